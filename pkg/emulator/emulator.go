@@ -1,0 +1,313 @@
+package emulator
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/linode/linodego"
+	"k8s.io/utils/clock"
+)
+
+// Emulator is a stateful Linode API server. Create it with New, serve it
+// with Start (or mount Handler yourself) and stop it with Close.
+type Emulator struct {
+	cfg   config
+	clock clock.PassiveClock
+	cat   *catalogue
+
+	// mu guards st. Reads take it shared; mutations and clock-driven
+	// transitions take it exclusively.
+	mu sync.RWMutex
+	st *state
+
+	faults  *faultSet
+	limiter *rateLimiter
+	obs     *observer
+	handler http.Handler
+
+	eventsMu  sync.Mutex
+	hooks     []func(InstanceEvent)
+	outbox    []InstanceEvent
+	deliverMu sync.Mutex
+
+	server   *http.Server
+	url      string
+	stopTick chan struct{}
+	tickDone chan struct{}
+}
+
+// tickInterval is how often a real-clock emulator advances state when no
+// requests arrive, so instance events fire on time.
+const tickInterval = 200 * time.Millisecond
+
+// New returns an emulator with the seeded catalogue and no other objects.
+// It panics if the embedded catalogue is corrupt, which is a build defect.
+func New(opts ...Option) *Emulator {
+	cfg := defaultConfig()
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	cat, err := loadCatalogue()
+	if err != nil {
+		panic(err)
+	}
+	e := &Emulator{
+		cfg:     cfg,
+		clock:   cfg.clock,
+		cat:     cat,
+		st:      newState(cfg.seed, cat),
+		faults:  newFaultSet(cfg.seed),
+		limiter: newRateLimiter(cfg.rateLimits),
+		obs:     newObserver(cfg.requestLogSize),
+	}
+	e.handler = e.buildHandler()
+	return e
+}
+
+// Handler serves the API (under /v4 and /v4beta) and the admin endpoints
+// (under /_emulator).
+func (e *Emulator) Handler() http.Handler { return e.handler }
+
+// Start listens on the configured address (127.0.0.1:0 by default) and
+// serves in the background.
+func (e *Emulator) Start() error {
+	if e.server != nil {
+		return errors.New("emulator already started")
+	}
+	ln, err := net.Listen("tcp", e.cfg.address)
+	if err != nil {
+		return err
+	}
+	e.server = &http.Server{Handler: e.handler, ReadHeaderTimeout: 10 * time.Second}
+	e.url = "http://" + ln.Addr().String()
+	go func() { _ = e.server.Serve(ln) }()
+	if e.cfg.realClock {
+		e.stopTick, e.tickDone = make(chan struct{}), make(chan struct{})
+		go e.tickLoop()
+	}
+	return nil
+}
+
+func (e *Emulator) tickLoop() {
+	defer close(e.tickDone)
+	t := time.NewTicker(tickInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stopTick:
+			return
+		case <-t.C:
+			e.Tick()
+		}
+	}
+}
+
+// Close stops serving; requests held by faults are released.
+func (e *Emulator) Close() error {
+	if e.server == nil {
+		return nil
+	}
+	if e.stopTick != nil {
+		close(e.stopTick)
+		<-e.tickDone
+	}
+	return e.server.Close()
+}
+
+// URL is the server's base URL without a version, e.g. http://127.0.0.1:8080.
+func (e *Emulator) URL() string { return e.url }
+
+// Token is the bearer token the emulator accepts.
+func (e *Emulator) Token() string { return e.cfg.token }
+
+// NewClient returns a linodego client for the emulator: v4 API, response
+// cache off (so tests see the emulator's current state) and no retries (so
+// injected faults reach the caller). Adjust it as needed.
+func (e *Emulator) NewClient() *linodego.Client {
+	c := linodego.NewClient(&http.Client{Timeout: 30 * time.Second})
+	c.SetBaseURL(e.URL())
+	c.SetAPIVersion("v4")
+	c.SetToken(e.Token())
+	c.SetRetryCount(0)
+	c.SetRetryWaitTime(10 * time.Millisecond)
+	c.SetRetryMaxWaitTime(100 * time.Millisecond)
+	c.UseCache(false)
+	return &c
+}
+
+// Tick applies every state transition due by the clock's current time and
+// delivers the resulting instance events. Requests do the same, so Tick is
+// only needed to observe events without making a request (e.g. after
+// stepping a fake clock).
+func (e *Emulator) Tick() {
+	e.sync()
+	e.deliver()
+}
+
+// sync applies due transitions. The lock-free check keeps the common case
+// (nothing due) on the shared lock path.
+func (e *Emulator) sync() {
+	if !e.st.isDue(e.clock.Now()) {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.st.advance(e.clock.Now())
+}
+
+// SetCapacity sets how many more Linodes of plan the region can launch
+// (pool nodes included). At zero, creates answer the capacity error and
+// /regions/availability reports the plan unavailable there. A negative n
+// makes the capacity unlimited again.
+func (e *Emulator) SetCapacity(regionID, planID string, n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	key := capacityKey{regionID, planID}
+	if n < 0 {
+		delete(e.st.capacity, key)
+		return
+	}
+	e.st.capacity[key] = n
+}
+
+// AddLKECluster creates an LKE cluster without pools on the tier's newest
+// version and returns its id. The region must offer the tier.
+func (e *Emulator) AddLKECluster(label, regionID, tier string) (int, error) {
+	if tier == "" {
+		tier = tierStandard
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, err := e.createClusterLocked(clusterCreateRequest{
+		Label: label, Region: regionID, Tier: tier, K8sVersion: e.cat.latestLKEVersion(tier),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("add LKE cluster %q: %w", label, err)
+	}
+	return c.ID, nil
+}
+
+// AddFirewall creates a firewall with default rules and returns its id.
+func (e *Emulator) AddFirewall(label string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.addFirewallLocked(label, nil).ID
+}
+
+// AddVPC creates a VPC and returns its id.
+func (e *Emulator) AddVPC(label, regionID string) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, err := e.validateRegion("region", regionID, capVPCs); err != nil {
+		return 0, fmt.Errorf("add VPC %q: %w", label, err)
+	}
+	return e.addVPCLocked(label, regionID).ID, nil
+}
+
+// AddVPCSubnet creates a subnet in a VPC and returns its id.
+func (e *Emulator) AddVPCSubnet(vpcID int, label, cidr string) (int, error) {
+	if err := validateSubnet("", subnetCreateRequest{Label: label, IPv4: cidr}); err != nil {
+		return 0, fmt.Errorf("add subnet %q: %w", label, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.st.vpcs[vpcID]; !ok {
+		return 0, fmt.Errorf("add subnet %q: VPC %d not found", label, vpcID)
+	}
+	return e.addSubnetLocked(vpcID, label, cidr).ID, nil
+}
+
+// InstanceInfo is a snapshot of a Linode for inspection.
+type InstanceInfo struct {
+	ID           int      `json:"id"`
+	Label        string   `json:"label"`
+	Type         string   `json:"type"`
+	Region       string   `json:"region"`
+	Status       string   `json:"status"`
+	Tags         []string `json:"tags"`
+	UserData     string   `json:"user_data,omitempty"` // base64, as submitted
+	FirewallID   int      `json:"firewall_id,omitempty"`
+	LKEClusterID int      `json:"lke_cluster_id,omitempty"`
+	LKEPoolID    int      `json:"lke_pool_id,omitempty"`
+	NodeID       string   `json:"node_id,omitempty"`
+}
+
+// NodeInfo is a snapshot of an LKE pool node.
+type NodeInfo struct {
+	ID         string `json:"id"`
+	InstanceID int    `json:"instance_id"` // 0 while the node has no Linode
+	Status     string `json:"status"`
+}
+
+// PoolInfo is a snapshot of an LKE pool, hidden enterprise nodes included.
+type PoolInfo struct {
+	ID        int        `json:"id"`
+	ClusterID int        `json:"cluster_id"`
+	Type      string     `json:"type"`
+	Count     int        `json:"count"`
+	Tags      []string   `json:"tags"`
+	Nodes     []NodeInfo `json:"nodes"`
+}
+
+// ClusterInfo is a snapshot of an LKE cluster.
+type ClusterInfo struct {
+	ID     int    `json:"id"`
+	Label  string `json:"label"`
+	Region string `json:"region"`
+	Tier   string `json:"tier"`
+}
+
+// Instances returns every Linode, by id.
+func (e *Emulator) Instances() []InstanceInfo {
+	e.sync()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := []InstanceInfo{}
+	for _, id := range sortedKeys(e.st.instances) {
+		in := e.st.instances[id]
+		out = append(out, InstanceInfo{
+			ID: in.ID, Label: in.Label, Type: in.Type, Region: in.Region, Status: in.Status,
+			Tags: slices.Clone(in.Tags), UserData: in.UserData, FirewallID: in.FirewallID,
+			LKEClusterID: in.LKEClusterID, LKEPoolID: in.LKEPoolID, NodeID: in.NodeID,
+		})
+	}
+	return out
+}
+
+// Pools returns the pools of an LKE cluster (all clusters when clusterID is
+// 0), by id.
+func (e *Emulator) Pools(clusterID int) []PoolInfo {
+	e.sync()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := []PoolInfo{}
+	for _, id := range sortedKeys(e.st.pools) {
+		p := e.st.pools[id]
+		if clusterID != 0 && p.ClusterID != clusterID {
+			continue
+		}
+		info := PoolInfo{ID: p.ID, ClusterID: p.ClusterID, Type: p.Type, Count: p.Count, Tags: slices.Clone(p.Tags)}
+		for _, n := range p.Nodes {
+			info.Nodes = append(info.Nodes, NodeInfo{ID: n.ID, InstanceID: n.InstanceID, Status: n.Status})
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// Clusters returns every LKE cluster, by id.
+func (e *Emulator) Clusters() []ClusterInfo {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := []ClusterInfo{}
+	for _, id := range sortedKeys(e.st.clusters) {
+		c := e.st.clusters[id]
+		out = append(out, ClusterInfo{ID: c.ID, Label: c.Label, Region: c.Region, Tier: c.Tier})
+	}
+	return out
+}

@@ -1,0 +1,441 @@
+package emulator
+
+import (
+	"encoding/base64"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Linode statuses the emulator moves through.
+const (
+	statusProvisioning = "provisioning"
+	statusBooting      = "booting"
+	statusRebooting    = "rebooting"
+	statusRunning      = "running"
+	statusOffline      = "offline"
+)
+
+type instance struct {
+	ID                int
+	Label             string
+	Group             string
+	Type              string
+	Region            string
+	Image             string
+	Status            string
+	Created, Updated  time.Time
+	IPv4              []string
+	IPv6              string
+	Tags              []string
+	HostUUID          string
+	UserData          string
+	DiskEncryption    string
+	WatchdogEnabled   bool
+	MaintenancePolicy string
+	FirewallID        int
+	PlacementGroupID  int
+	// Booted is false for Linodes created with "booted": false; they end
+	// "offline" instead of "running".
+	Booted bool
+	// LKEClusterID, LKEPoolID and NodeID are set on LKE pool nodes.
+	LKEClusterID int
+	LKEPoolID    int
+	NodeID       string
+	// announced records that the running event went out, so a reboot does
+	// not announce the Linode again.
+	announced bool
+}
+
+type instanceSpecs struct {
+	Disk               int `json:"disk"`
+	Memory             int `json:"memory"`
+	VCPUs              int `json:"vcpus"`
+	GPUs               int `json:"gpus"`
+	Transfer           int `json:"transfer"`
+	AcceleratedDevices int `json:"accelerated_devices"`
+}
+
+type instanceAlerts struct {
+	CPU           int   `json:"cpu"`
+	NetworkIn     int   `json:"network_in"`
+	NetworkOut    int   `json:"network_out"`
+	TransferQuota int   `json:"transfer_quota"`
+	IO            int   `json:"io"`
+	SystemAlerts  []any `json:"system_alerts"`
+	UserAlerts    []any `json:"user_alerts"`
+}
+
+type instanceBackups struct {
+	Enabled   bool `json:"enabled"`
+	Available bool `json:"available"`
+	Schedule  struct {
+		Day    *string `json:"day"`
+		Window *string `json:"window"`
+	} `json:"schedule"`
+	LastSuccessful *apiTime `json:"last_successful"`
+}
+
+type instancePlacementGroup struct {
+	ID                   int    `json:"id"`
+	Label                string `json:"label"`
+	PlacementGroupType   string `json:"placement_group_type"`
+	PlacementGroupPolicy string `json:"placement_group_policy"`
+	MigratingTo          *int   `json:"migrating_to"`
+}
+
+// instanceWire is a Linode as GET /linode/instances/{id} shows it.
+type instanceWire struct {
+	ID                  int                     `json:"id"`
+	Label               string                  `json:"label"`
+	Group               string                  `json:"group"`
+	Status              string                  `json:"status"`
+	Created             apiTime                 `json:"created"`
+	Updated             apiTime                 `json:"updated"`
+	Type                string                  `json:"type"`
+	IPv4                []string                `json:"ipv4"`
+	IPv6                string                  `json:"ipv6"`
+	Image               *string                 `json:"image"`
+	Region              string                  `json:"region"`
+	SiteType            string                  `json:"site_type"`
+	Specs               instanceSpecs           `json:"specs"`
+	Alerts              instanceAlerts          `json:"alerts"`
+	Backups             instanceBackups         `json:"backups"`
+	Hypervisor          string                  `json:"hypervisor"`
+	WatchdogEnabled     bool                    `json:"watchdog_enabled"`
+	Tags                []string                `json:"tags"`
+	HostUUID            string                  `json:"host_uuid"`
+	HasUserData         bool                    `json:"has_user_data"`
+	PlacementGroup      *instancePlacementGroup `json:"placement_group"`
+	DiskEncryption      string                  `json:"disk_encryption"`
+	LKEClusterID        *int                    `json:"lke_cluster_id"`
+	Capabilities        []string                `json:"capabilities"`
+	InterfaceGeneration string                  `json:"interface_generation"`
+	MaintenancePolicy   string                  `json:"maintenance_policy"`
+	Locks               []string                `json:"locks"`
+}
+
+func (e *Emulator) instanceWire(in *instance) instanceWire {
+	p := e.cat.typeByID[in.Type]
+	w := instanceWire{
+		ID: in.ID, Label: in.Label, Group: in.Group, Status: in.Status,
+		Created: apiTime(in.Created), Updated: apiTime(in.Updated),
+		Type: in.Type, IPv4: in.IPv4, IPv6: in.IPv6, Region: in.Region,
+		SiteType: e.cat.regionByID[in.Region].SiteType,
+		Specs: instanceSpecs{
+			Disk: p.Disk, Memory: p.Memory, VCPUs: p.VCPUs, GPUs: p.GPUs, Transfer: p.Transfer,
+		},
+		Alerts: instanceAlerts{
+			CPU: 90 * p.VCPUs, NetworkIn: 10, NetworkOut: 10, TransferQuota: 80, IO: 10000,
+			SystemAlerts: []any{}, UserAlerts: []any{},
+		},
+		Hypervisor: "kvm", WatchdogEnabled: in.WatchdogEnabled,
+		Tags: nonNil(in.Tags), HostUUID: in.HostUUID, HasUserData: in.UserData != "",
+		DiskEncryption:      in.DiskEncryption,
+		Capabilities:        []string{},
+		InterfaceGeneration: "legacy_config",
+		MaintenancePolicy:   in.MaintenancePolicy,
+		Locks:               []string{},
+	}
+	if in.Image != "" {
+		img := in.Image
+		w.Image = &img
+	}
+	if in.LKEClusterID != 0 {
+		id := in.LKEClusterID
+		w.LKEClusterID = &id
+	}
+	if pg, ok := e.st.placementGroups[in.PlacementGroupID]; ok {
+		w.PlacementGroup = &instancePlacementGroup{
+			ID: pg.ID, Label: pg.Label, PlacementGroupType: pg.Type, PlacementGroupPolicy: pg.Policy,
+		}
+	}
+	return w
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// instanceCreateRequest is the subset of POST /linode/instances the emulator
+// understands; other fields are accepted and ignored.
+type instanceCreateRequest struct {
+	Region         string   `json:"region"`
+	Type           string   `json:"type"`
+	Label          string   `json:"label"`
+	Group          string   `json:"group"`
+	Image          string   `json:"image"`
+	Tags           []string `json:"tags"`
+	FirewallID     int      `json:"firewall_id"`
+	DiskEncryption string   `json:"disk_encryption"`
+	PrivateIP      bool     `json:"private_ip"`
+	Booted         *bool    `json:"booted"`
+	IPv4           []string `json:"ipv4"`
+	Metadata       *struct {
+		UserData string `json:"user_data"`
+	} `json:"metadata"`
+	PlacementGroup *struct {
+		ID int `json:"id"`
+	} `json:"placement_group"`
+	MaintenancePolicy *string `json:"maintenance_policy"`
+}
+
+func (e *Emulator) listInstances(*http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	items := make([]instanceWire, 0, len(e.st.instances))
+	for _, id := range sortedKeys(e.st.instances) {
+		items = append(items, e.instanceWire(e.st.instances[id]))
+	}
+	return mustList(newList(items, instanceWire{}))
+}
+
+func (e *Emulator) getInstance(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	return e.instanceWire(in), nil
+}
+
+func (e *Emulator) lookupInstance(r *http.Request) (*instance, *apiError) {
+	id, err := strconv.Atoi(r.PathValue("linodeId"))
+	if err != nil {
+		return nil, errNotFound()
+	}
+	in, ok := e.st.instances[id]
+	if !ok {
+		return nil, errNotFound()
+	}
+	return in, nil
+}
+
+func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
+	var req instanceCreateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.validateInstanceCreate(&req); err != nil {
+		return nil, err
+	}
+	if err := e.st.takeCapacity("type", req.Region, req.Type, 1); err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	in := e.newInstance(now, req.Region, req.Type)
+	if req.Label != "" {
+		in.Label = req.Label
+	}
+	in.Group, in.Image, in.Tags = req.Group, req.Image, req.Tags
+	in.FirewallID = req.FirewallID
+	if req.DiskEncryption != "" {
+		in.DiskEncryption = req.DiskEncryption
+	}
+	if req.Booted != nil {
+		in.Booted = *req.Booted
+	}
+	if len(req.IPv4) > 0 {
+		in.IPv4 = slices.Clone(req.IPv4)
+	}
+	if req.PrivateIP {
+		in.IPv4 = append(in.IPv4, "192.168."+strconv.Itoa(in.ID>>8&0xff)+"."+strconv.Itoa(in.ID&0xff))
+	}
+	if req.Metadata != nil {
+		in.UserData = req.Metadata.UserData
+	}
+	if req.PlacementGroup != nil {
+		in.PlacementGroupID = req.PlacementGroup.ID
+	}
+	if req.MaintenancePolicy != nil {
+		in.MaintenancePolicy = *req.MaintenancePolicy
+	}
+	e.st.instances[in.ID] = in
+	e.startBoot(in, now)
+	return e.instanceWire(in), nil
+}
+
+func (e *Emulator) validateInstanceCreate(req *instanceCreateRequest) *apiError {
+	reg, err := e.validateRegion("region", req.Region, "")
+	if err != nil {
+		return err
+	}
+	if _, err := e.validatePlan("type", req.Type, reg); err != nil {
+		return err
+	}
+	if err := validateTags("tags", req.Tags); err != nil {
+		return err
+	}
+	if req.Label != "" && (len(req.Label) < 3 || len(req.Label) > 64) {
+		return errInvalid("label", "Length must be 3-64 characters")
+	}
+	if req.Image != "" {
+		if _, ok := e.cat.imageRaw[req.Image]; !ok {
+			return errInvalid("image", "No image exists with id "+req.Image)
+		}
+	}
+	if req.FirewallID != 0 {
+		if err := e.validateFirewall("firewall_id", req.FirewallID); err != nil {
+			return err
+		}
+	}
+	if req.Metadata != nil && req.Metadata.UserData != "" {
+		if !reg.has(capMetadata) {
+			return errInvalid("metadata.user_data", "Metadata is not available in region "+reg.ID)
+		}
+		if _, decErr := base64.StdEncoding.DecodeString(req.Metadata.UserData); decErr != nil {
+			return errInvalid("metadata.user_data", "Must be base64-encoded")
+		}
+	}
+	if req.DiskEncryption != "" && req.DiskEncryption != "enabled" && req.DiskEncryption != "disabled" {
+		return errInvalid("disk_encryption", "Must be one of enabled, disabled")
+	}
+	if req.PlacementGroup != nil {
+		pg, ok := e.st.placementGroups[req.PlacementGroup.ID]
+		if !ok {
+			return errInvalid("placement_group.id", "Placement group not found")
+		}
+		if pg.Region != req.Region {
+			return errInvalid("placement_group.id", "Placement group must be in the same region as the Linode")
+		}
+	}
+	return nil
+}
+
+// newInstance builds a provisioning Linode with the API's defaults; the
+// caller stores it and starts its boot.
+func (e *Emulator) newInstance(now time.Time, regionID, planID string) *instance {
+	id := e.st.nextID("instance")
+	return &instance{
+		ID: id, Label: "linode" + strconv.Itoa(id), Type: planID, Region: regionID,
+		Status: statusProvisioning, Created: now, Updated: now,
+		IPv4: []string{e.st.nextIPv4()}, IPv6: e.st.nextIPv6(),
+		HostUUID: e.st.hex(40), DiskEncryption: "enabled", WatchdogEnabled: true,
+		MaintenancePolicy: "linode/migrate", Booted: true,
+	}
+}
+
+// startBoot schedules provisioning -> booting -> running (or -> offline for
+// Linodes created with "booted": false).
+func (e *Emulator) startBoot(in *instance, now time.Time) {
+	id := in.ID
+	e.st.at(now.Add(e.cfg.delays.Provisioning), func(at time.Time) {
+		in, ok := e.st.instances[id]
+		if !ok || in.Status != statusProvisioning {
+			return
+		}
+		if !in.Booted {
+			e.setStatus(in, statusOffline, at)
+			return
+		}
+		e.setStatus(in, statusBooting, at)
+		e.finishBoot(in, at)
+	})
+}
+
+// finishBoot schedules the move from booting or rebooting to running.
+func (e *Emulator) finishBoot(in *instance, now time.Time) {
+	id, from := in.ID, in.Status
+	e.st.at(now.Add(e.cfg.delays.Booting), func(at time.Time) {
+		in, ok := e.st.instances[id]
+		if !ok || in.Status != from {
+			return
+		}
+		e.setStatus(in, statusRunning, at)
+		e.nodeInstanceRunning(in)
+		if !in.announced {
+			in.announced = true
+			e.emit(InstanceRunning, in, at)
+		}
+	})
+}
+
+func (e *Emulator) setStatus(in *instance, status string, at time.Time) {
+	in.Status = status
+	in.Updated = at
+}
+
+type instanceUpdateRequest struct {
+	Label             *string   `json:"label"`
+	Group             *string   `json:"group"`
+	Tags              *[]string `json:"tags"`
+	WatchdogEnabled   *bool     `json:"watchdog_enabled"`
+	MaintenancePolicy *string   `json:"maintenance_policy"`
+}
+
+func (e *Emulator) updateInstance(r *http.Request) (any, *apiError) {
+	var req instanceUpdateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	if req.Tags != nil {
+		if err := validateTags("tags", *req.Tags); err != nil {
+			return nil, err
+		}
+		in.Tags = slices.Clone(*req.Tags)
+	}
+	if req.Label != nil {
+		if len(*req.Label) < 3 || len(*req.Label) > 64 {
+			return nil, errInvalid("label", "Length must be 3-64 characters")
+		}
+		in.Label = *req.Label
+	}
+	if req.Group != nil {
+		in.Group = *req.Group
+	}
+	if req.WatchdogEnabled != nil {
+		in.WatchdogEnabled = *req.WatchdogEnabled
+	}
+	if req.MaintenancePolicy != nil {
+		in.MaintenancePolicy = *req.MaintenancePolicy
+	}
+	in.Updated = e.clock.Now()
+	return e.instanceWire(in), nil
+}
+
+func (e *Emulator) deleteInstance(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	e.removeInstance(in, e.clock.Now())
+	e.replaceLostNode(in, e.clock.Now())
+	return emptyObject{}, nil
+}
+
+// removeInstance deletes a Linode and announces it.
+func (e *Emulator) removeInstance(in *instance, now time.Time) {
+	delete(e.st.instances, in.ID)
+	e.emit(InstanceDeleted, in, now)
+}
+
+func (e *Emulator) rebootInstance(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	if in.Status != statusRunning && in.Status != statusOffline {
+		return nil, errBusy()
+	}
+	now := e.clock.Now()
+	e.setStatus(in, statusRebooting, now)
+	e.finishBoot(in, now)
+	return emptyObject{}, nil
+}

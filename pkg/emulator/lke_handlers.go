@@ -1,0 +1,461 @@
+package emulator
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+)
+
+type poolCreateRequest struct {
+	Count          int               `json:"count"`
+	Type           string            `json:"type"`
+	Disks          []poolDisk        `json:"disks"`
+	Tags           []string          `json:"tags"`
+	Labels         map[string]string `json:"labels"`
+	Taints         []poolTaint       `json:"taints"`
+	Label          *string           `json:"label"`
+	Autoscaler     *poolAutoscaler   `json:"autoscaler"`
+	FirewallID     *int              `json:"firewall_id"`
+	K8sVersion     *string           `json:"k8s_version"`
+	UpdateStrategy *string           `json:"update_strategy"`
+	DiskEncryption *string           `json:"disk_encryption"`
+}
+
+type clusterCreateRequest struct {
+	Label        string              `json:"label"`
+	Region       string              `json:"region"`
+	K8sVersion   string              `json:"k8s_version"`
+	Tier         string              `json:"tier"`
+	Tags         []string            `json:"tags"`
+	NodePools    []poolCreateRequest `json:"node_pools"`
+	ControlPlane *struct {
+		HighAvailability *bool `json:"high_availability"`
+	} `json:"control_plane"`
+}
+
+type poolUpdateRequest struct {
+	Count          int                `json:"count"`
+	Tags           *[]string          `json:"tags"`
+	Labels         *map[string]string `json:"labels"`
+	Taints         *[]poolTaint       `json:"taints"`
+	Label          *string            `json:"label"`
+	Autoscaler     *poolAutoscaler    `json:"autoscaler"`
+	FirewallID     *int               `json:"firewall_id"`
+	K8sVersion     *string            `json:"k8s_version"`
+	UpdateStrategy *string            `json:"update_strategy"`
+}
+
+func (e *Emulator) lookupCluster(r *http.Request) (*lkeCluster, *apiError) {
+	id, err := strconv.Atoi(r.PathValue("clusterId"))
+	if err != nil {
+		return nil, errNotFound()
+	}
+	c, ok := e.st.clusters[id]
+	if !ok {
+		return nil, errNotFound()
+	}
+	return c, nil
+}
+
+func (e *Emulator) lookupPool(r *http.Request) (*lkeCluster, *lkePool, *apiError) {
+	c, err := e.lookupCluster(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, convErr := strconv.Atoi(r.PathValue("poolId"))
+	if convErr != nil {
+		return nil, nil, errNotFound()
+	}
+	p, ok := e.st.pools[id]
+	if !ok || p.ClusterID != c.ID {
+		return nil, nil, errNotFound()
+	}
+	return c, p, nil
+}
+
+// lookupNode finds a node the pool currently lists; enterprise nodes still
+// hidden by the listing lag are not found either.
+func (e *Emulator) lookupNode(r *http.Request) (*lkeCluster, *lkePool, *lkeNode, *apiError) {
+	c, err := e.lookupCluster(r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p, n := e.poolOfNode(c.ID, r.PathValue("nodeId"))
+	if n == nil || n.VisibleAt.After(e.clock.Now()) {
+		return nil, nil, nil, errNotFound()
+	}
+	return c, p, n, nil
+}
+
+func (e *Emulator) listClusters(*http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	items := make([]clusterWire, 0, len(e.st.clusters))
+	for _, id := range sortedKeys(e.st.clusters) {
+		items = append(items, clusterToWire(e.st.clusters[id]))
+	}
+	return mustList(newList(items, clusterWire{}))
+}
+
+func (e *Emulator) getCluster(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	c, err := e.lookupCluster(r)
+	if err != nil {
+		return nil, err
+	}
+	return clusterToWire(c), nil
+}
+
+func (e *Emulator) createCluster(r *http.Request) (any, *apiError) {
+	var req clusterCreateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.NodePools) == 0 {
+		return nil, errInvalid("node_pools", "At least one node pool is required")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, err := e.createClusterLocked(req)
+	if err != nil {
+		return nil, err
+	}
+	return clusterToWire(c), nil
+}
+
+// createClusterLocked validates and creates a cluster with its pools. It
+// checks capacity for all pools before taking any, so a refused cluster
+// leaves no trace.
+func (e *Emulator) createClusterLocked(req clusterCreateRequest) (*lkeCluster, *apiError) {
+	if req.Tier == "" {
+		req.Tier = tierStandard
+	}
+	if req.Tier != tierStandard && req.Tier != tierEnterprise {
+		return nil, errInvalid("tier", "Must be one of standard, enterprise")
+	}
+	if len(req.Label) < 1 || len(req.Label) > 32 {
+		return nil, errInvalid("label", "Length must be 1-32 characters")
+	}
+	needed := capKubernetes
+	if req.Tier == tierEnterprise {
+		needed = capKubernetesEnterprise
+	}
+	reg, err := e.validateRegion("region", req.Region, needed)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(e.cat.lkeVersions[req.Tier], req.K8sVersion) {
+		return nil, errInvalid("k8s_version", fmt.Sprintf("%q is not a supported %s tier Kubernetes version", req.K8sVersion, req.Tier))
+	}
+	if err := validateTags("tags", req.Tags); err != nil {
+		return nil, err
+	}
+	c := &lkeCluster{Region: reg.ID, Tier: req.Tier}
+	need := map[string]int{}
+	for i, p := range req.NodePools {
+		prefix := fmt.Sprintf("node_pools[%d].", i)
+		if err := e.validatePoolCreate(prefix, c, &p); err != nil {
+			return nil, err
+		}
+		need[p.Type] += p.Count
+		if left, limited := e.st.capacity[capacityKey{reg.ID, p.Type}]; limited && left < need[p.Type] {
+			return nil, errInvalid(prefix+"type", capacityReason(p.Type, reg.ID))
+		}
+	}
+	now := e.clock.Now()
+	c.ID = e.st.nextID("cluster")
+	c.Label, c.K8sVersion, c.Tags = req.Label, req.K8sVersion, slices.Clone(req.Tags)
+	c.HighAvailability = req.Tier == tierEnterprise
+	if req.ControlPlane != nil && req.ControlPlane.HighAvailability != nil {
+		c.HighAvailability = *req.ControlPlane.HighAvailability
+	}
+	c.Created, c.Updated = now, now
+	e.st.clusters[c.ID] = c
+	for _, p := range req.NodePools {
+		_ = e.st.takeCapacity("type", reg.ID, p.Type, p.Count)
+		e.createPoolLocked(c, p, now)
+	}
+	return c, nil
+}
+
+// validatePoolCreate checks a pool request for cluster c; field names are
+// prefixed with prefix ("" for POST .../pools, "node_pools[i]." inside a
+// cluster create).
+func (e *Emulator) validatePoolCreate(prefix string, c *lkeCluster, p *poolCreateRequest) *apiError {
+	if p.Count < 1 || p.Count > 100 {
+		return errInvalid(prefix+"count", "Must be 1-100")
+	}
+	if err := e.validateLKEPlan(prefix+"type", p.Type, c.Region); err != nil {
+		return err
+	}
+	if err := validateTags(prefix+"tags", p.Tags); err != nil {
+		return err
+	}
+	if err := validateTaints(prefix+"taints", p.Taints); err != nil {
+		return err
+	}
+	if p.FirewallID != nil {
+		if err := e.validateFirewall(prefix+"firewall_id", *p.FirewallID); err != nil {
+			return err
+		}
+	}
+	if p.Autoscaler != nil {
+		if err := validateAutoscaler(prefix+"autoscaler", *p.Autoscaler); err != nil {
+			return err
+		}
+	}
+	if c.Tier != tierEnterprise && (p.K8sVersion != nil || p.UpdateStrategy != nil) {
+		return errInvalid(prefix+"k8s_version", "Per-pool versions are only supported on the enterprise tier")
+	}
+	if p.UpdateStrategy != nil {
+		if err := validateUpdateStrategy(prefix+"update_strategy", *p.UpdateStrategy); err != nil {
+			return err
+		}
+	}
+	if p.DiskEncryption != nil && *p.DiskEncryption != "enabled" && *p.DiskEncryption != "disabled" {
+		return errInvalid(prefix+"disk_encryption", "Must be one of enabled, disabled")
+	}
+	return nil
+}
+
+// createPoolLocked stores a validated pool and starts its nodes; capacity
+// has already been taken.
+func (e *Emulator) createPoolLocked(c *lkeCluster, req poolCreateRequest, now time.Time) *lkePool {
+	p := &lkePool{
+		ID: e.st.nextID("pool"), ClusterID: c.ID, Type: req.Type, Count: req.Count,
+		Disks: slices.Clone(req.Disks), Labels: maps.Clone(req.Labels), Taints: slices.Clone(req.Taints),
+		Tags: slices.Clone(req.Tags), DiskEncryption: "enabled", FirewallID: req.FirewallID,
+		Autoscaler: poolAutoscaler{Min: req.Count, Max: req.Count},
+	}
+	if req.Label != nil {
+		p.Label = *req.Label
+	}
+	if req.Autoscaler != nil {
+		p.Autoscaler = *req.Autoscaler
+	}
+	if req.DiskEncryption != nil {
+		p.DiskEncryption = *req.DiskEncryption
+	}
+	if c.Tier == tierEnterprise {
+		version, strategy := c.K8sVersion, "rolling_update"
+		if req.K8sVersion != nil {
+			version = *req.K8sVersion
+		}
+		if req.UpdateStrategy != nil {
+			strategy = *req.UpdateStrategy
+		}
+		p.K8sVersion, p.UpdateStrategy = &version, &strategy
+	}
+	e.st.pools[p.ID] = p
+	for range req.Count {
+		e.addNode(c, p, now)
+	}
+	return p
+}
+
+func (e *Emulator) deleteCluster(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, err := e.lookupCluster(r)
+	if err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	for _, p := range e.poolsOfCluster(c.ID) {
+		e.removePool(p, now)
+	}
+	delete(e.st.clusters, c.ID)
+	return emptyObject{}, nil
+}
+
+func (e *Emulator) listPools(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	c, err := e.lookupCluster(r)
+	if err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	var items []poolWire
+	for _, p := range e.poolsOfCluster(c.ID) {
+		items = append(items, poolToWire(p, now))
+	}
+	return mustList(newList(items, poolWire{}))
+}
+
+func (e *Emulator) getPool(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	_, p, err := e.lookupPool(r)
+	if err != nil {
+		return nil, err
+	}
+	return poolToWire(p, e.clock.Now()), nil
+}
+
+func (e *Emulator) createPool(r *http.Request) (any, *apiError) {
+	var req poolCreateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, err := e.lookupCluster(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.validatePoolCreate("", c, &req); err != nil {
+		return nil, err
+	}
+	if err := e.st.takeCapacity("type", c.Region, req.Type, req.Count); err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	return poolToWire(e.createPoolLocked(c, req, now), now), nil
+}
+
+func (e *Emulator) updatePool(r *http.Request) (any, *apiError) {
+	var req poolUpdateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, p, err := e.lookupPool(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.validatePoolUpdate(c, &req); err != nil {
+		return nil, err
+	}
+	if req.Count > p.Count {
+		if err := e.st.takeCapacity("type", c.Region, p.Type, req.Count-p.Count); err != nil {
+			return nil, err
+		}
+	}
+	now := e.clock.Now()
+	if req.Count != 0 && req.Count != p.Count {
+		e.resizePool(c, p, req.Count, now)
+	}
+	if req.Tags != nil {
+		p.Tags = slices.Clone(*req.Tags)
+	}
+	if req.Labels != nil {
+		p.Labels = maps.Clone(*req.Labels)
+	}
+	if req.Taints != nil {
+		p.Taints = slices.Clone(*req.Taints)
+	}
+	if req.Label != nil {
+		p.Label = *req.Label
+	}
+	if req.Autoscaler != nil {
+		p.Autoscaler = *req.Autoscaler
+	}
+	if req.FirewallID != nil {
+		p.FirewallID = req.FirewallID
+	}
+	if req.K8sVersion != nil {
+		p.K8sVersion = req.K8sVersion
+	}
+	if req.UpdateStrategy != nil {
+		p.UpdateStrategy = req.UpdateStrategy
+	}
+	return poolToWire(p, now), nil
+}
+
+func (e *Emulator) validatePoolUpdate(c *lkeCluster, req *poolUpdateRequest) *apiError {
+	if req.Count != 0 && (req.Count < 1 || req.Count > 100) {
+		return errInvalid("count", "Must be 1-100")
+	}
+	if req.Tags != nil {
+		if err := validateTags("tags", *req.Tags); err != nil {
+			return err
+		}
+	}
+	if req.Taints != nil {
+		if err := validateTaints("taints", *req.Taints); err != nil {
+			return err
+		}
+	}
+	if req.Autoscaler != nil {
+		if err := validateAutoscaler("autoscaler", *req.Autoscaler); err != nil {
+			return err
+		}
+	}
+	if req.FirewallID != nil {
+		if err := e.validateFirewall("firewall_id", *req.FirewallID); err != nil {
+			return err
+		}
+	}
+	if c.Tier != tierEnterprise && (req.K8sVersion != nil || req.UpdateStrategy != nil) {
+		return errInvalid("k8s_version", "Per-pool versions are only supported on the enterprise tier")
+	}
+	if req.UpdateStrategy != nil {
+		return validateUpdateStrategy("update_strategy", *req.UpdateStrategy)
+	}
+	return nil
+}
+
+func (e *Emulator) deletePool(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, p, err := e.lookupPool(r)
+	if err != nil {
+		return nil, err
+	}
+	e.removePool(p, e.clock.Now())
+	return emptyObject{}, nil
+}
+
+func (e *Emulator) recyclePool(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, p, err := e.lookupPool(r)
+	if err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	for _, n := range slices.Clone(p.Nodes) {
+		e.recycleNode(c, p, n, now)
+	}
+	return emptyObject{}, nil
+}
+
+func (e *Emulator) getNode(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	_, _, n, err := e.lookupNode(r)
+	if err != nil {
+		return nil, err
+	}
+	return nodeToWire(n), nil
+}
+
+// deleteNode removes exactly that node and its Linode, and shrinks the pool.
+func (e *Emulator) deleteNode(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, p, n, err := e.lookupNode(r)
+	if err != nil {
+		return nil, err
+	}
+	e.removeNode(p, n, e.clock.Now())
+	p.Count--
+	return emptyObject{}, nil
+}
+
+func (e *Emulator) recycleNodeHandler(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, p, n, err := e.lookupNode(r)
+	if err != nil {
+		return nil, err
+	}
+	e.recycleNode(c, p, n, e.clock.Now())
+	return emptyObject{}, nil
+}

@@ -1,0 +1,525 @@
+package emulator
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"time"
+)
+
+type firewall struct {
+	ID               int
+	Label            string
+	Tags             []string
+	Rules            json.RawMessage
+	Created, Updated time.Time
+}
+
+type firewallEntity struct {
+	ID           int     `json:"id"`
+	Type         string  `json:"type"`
+	Label        string  `json:"label"`
+	URL          string  `json:"url"`
+	ParentEntity *string `json:"parent_entity"`
+}
+
+type firewallWire struct {
+	ID       int              `json:"id"`
+	Label    string           `json:"label"`
+	Created  apiTime          `json:"created"`
+	Updated  apiTime          `json:"updated"`
+	Status   string           `json:"status"`
+	Rules    json.RawMessage  `json:"rules"`
+	Tags     []string         `json:"tags"`
+	Entities []firewallEntity `json:"entities"`
+}
+
+// defaultFirewallRules is what a firewall created without rules shows.
+var defaultFirewallRules = json.RawMessage(`{"inbound": [], "inbound_policy": "ACCEPT", "outbound": [], "outbound_policy": "ACCEPT", "version": 1, "fingerprint": "00000000"}`)
+
+// firewallToWire lists the Linodes created under the firewall as its
+// entities.
+func (e *Emulator) firewallToWire(f *firewall) firewallWire {
+	w := firewallWire{
+		ID: f.ID, Label: f.Label, Created: apiTime(f.Created), Updated: apiTime(f.Updated),
+		Status: "enabled", Rules: f.Rules, Tags: nonNil(f.Tags), Entities: []firewallEntity{},
+	}
+	if w.Rules == nil {
+		w.Rules = defaultFirewallRules
+	}
+	for _, id := range sortedKeys(e.st.instances) {
+		if in := e.st.instances[id]; in.FirewallID == f.ID {
+			w.Entities = append(w.Entities, firewallEntity{
+				ID: in.ID, Type: "linode", Label: in.Label, URL: fmt.Sprintf("/v4/linode/instances/%d", in.ID),
+			})
+		}
+	}
+	return w
+}
+
+func (e *Emulator) listFirewalls(*http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	items := make([]firewallWire, 0, len(e.st.firewalls))
+	for _, id := range sortedKeys(e.st.firewalls) {
+		items = append(items, e.firewallToWire(e.st.firewalls[id]))
+	}
+	return mustList(newList(items, firewallWire{}))
+}
+
+func (e *Emulator) lookupFirewall(r *http.Request) (*firewall, *apiError) {
+	id, err := strconv.Atoi(r.PathValue("firewallId"))
+	if err != nil {
+		return nil, errNotFound()
+	}
+	f, ok := e.st.firewalls[id]
+	if !ok {
+		return nil, errNotFound()
+	}
+	return f, nil
+}
+
+func (e *Emulator) getFirewall(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	f, err := e.lookupFirewall(r)
+	if err != nil {
+		return nil, err
+	}
+	return e.firewallToWire(f), nil
+}
+
+type firewallCreateRequest struct {
+	Label string          `json:"label"`
+	Tags  []string        `json:"tags"`
+	Rules json.RawMessage `json:"rules"`
+}
+
+func (e *Emulator) createFirewall(r *http.Request) (any, *apiError) {
+	var req firewallCreateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Label) < 3 || len(req.Label) > 32 {
+		return nil, errInvalid("label", "Length must be 3-32 characters")
+	}
+	if err := validateTags("tags", req.Tags); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f := e.addFirewallLocked(req.Label, req.Tags)
+	if len(req.Rules) > 0 {
+		f.Rules = firewallRulesWithVersion(req.Rules)
+	}
+	return e.firewallToWire(f), nil
+}
+
+// firewallRulesWithVersion adds the read-only version and fingerprint the
+// API reports to submitted rules.
+func firewallRulesWithVersion(rules json.RawMessage) json.RawMessage {
+	var m map[string]any
+	if json.Unmarshal(rules, &m) != nil || m == nil {
+		return defaultFirewallRules
+	}
+	m["version"] = 1
+	m["fingerprint"] = "00000000"
+	for _, k := range []string{"inbound_policy", "outbound_policy"} {
+		if _, ok := m[k]; !ok {
+			m[k] = "ACCEPT"
+		}
+	}
+	raw, _ := json.Marshal(m)
+	return raw
+}
+
+func (e *Emulator) addFirewallLocked(label string, tags []string) *firewall {
+	now := e.clock.Now()
+	f := &firewall{ID: e.st.nextID("firewall"), Label: label, Tags: slices.Clone(tags), Created: now, Updated: now}
+	e.st.firewalls[f.ID] = f
+	return f
+}
+
+func (e *Emulator) deleteFirewall(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f, err := e.lookupFirewall(r)
+	if err != nil {
+		return nil, err
+	}
+	delete(e.st.firewalls, f.ID)
+	return emptyObject{}, nil
+}
+
+type vpc struct {
+	ID               int
+	Label            string
+	Description      string
+	Region           string
+	Created, Updated time.Time
+}
+
+type subnet struct {
+	ID               int
+	VPCID            int
+	Label            string
+	IPv4             string
+	Created, Updated time.Time
+}
+
+type ipv4Range struct {
+	Range string `json:"range"`
+}
+
+type vpcWire struct {
+	ID          int          `json:"id"`
+	Label       string       `json:"label"`
+	Description string       `json:"description"`
+	Region      string       `json:"region"`
+	IPv4        []ipv4Range  `json:"ipv4"`
+	IPv6        []ipv4Range  `json:"ipv6"`
+	Subnets     []subnetWire `json:"subnets"`
+	VPCType     string       `json:"vpc_type"`
+	Created     apiTime      `json:"created"`
+	Updated     apiTime      `json:"updated"`
+}
+
+type subnetWire struct {
+	ID            int      `json:"id"`
+	Label         string   `json:"label"`
+	IPv4          string   `json:"ipv4"`
+	IPv6          []any    `json:"ipv6"`
+	Linodes       []any    `json:"linodes"`
+	Databases     []any    `json:"databases"`
+	Nodebalancers []any    `json:"nodebalancers"`
+	Created       apiTime  `json:"created"`
+	Updated       apiTime  `json:"updated"`
+}
+
+// vpcPrivateRanges are the ranges every VPC may draw subnets from.
+var vpcPrivateRanges = []ipv4Range{{"10.0.0.0/8"}, {"172.16.0.0/12"}, {"192.168.0.0/17"}}
+
+func subnetToWire(s *subnet) subnetWire {
+	return subnetWire{
+		ID: s.ID, Label: s.Label, IPv4: s.IPv4,
+		Linodes: []any{}, Databases: []any{}, Nodebalancers: []any{},
+		Created: apiTime(s.Created), Updated: apiTime(s.Updated),
+	}
+}
+
+func (e *Emulator) vpcToWire(v *vpc) vpcWire {
+	w := vpcWire{
+		ID: v.ID, Label: v.Label, Description: v.Description, Region: v.Region,
+		IPv4: vpcPrivateRanges, Subnets: []subnetWire{}, VPCType: "regular",
+		Created: apiTime(v.Created), Updated: apiTime(v.Updated),
+	}
+	for _, s := range e.subnetsOf(v.ID) {
+		w.Subnets = append(w.Subnets, subnetToWire(s))
+	}
+	return w
+}
+
+func (e *Emulator) subnetsOf(vpcID int) []*subnet {
+	var out []*subnet
+	for _, id := range sortedKeys(e.st.subnets) {
+		if s := e.st.subnets[id]; s.VPCID == vpcID {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (e *Emulator) lookupVPC(r *http.Request) (*vpc, *apiError) {
+	id, err := strconv.Atoi(r.PathValue("vpcId"))
+	if err != nil {
+		return nil, errNotFound()
+	}
+	v, ok := e.st.vpcs[id]
+	if !ok {
+		return nil, errNotFound()
+	}
+	return v, nil
+}
+
+func (e *Emulator) listVPCs(*http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	items := make([]vpcWire, 0, len(e.st.vpcs))
+	for _, id := range sortedKeys(e.st.vpcs) {
+		items = append(items, e.vpcToWire(e.st.vpcs[id]))
+	}
+	return mustList(newList(items, vpcWire{}))
+}
+
+func (e *Emulator) getVPC(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	v, err := e.lookupVPC(r)
+	if err != nil {
+		return nil, err
+	}
+	return e.vpcToWire(v), nil
+}
+
+type subnetCreateRequest struct {
+	Label string `json:"label"`
+	IPv4  string `json:"ipv4"`
+}
+
+type vpcCreateRequest struct {
+	Label       string                `json:"label"`
+	Description string                `json:"description"`
+	Region      string                `json:"region"`
+	Subnets     []subnetCreateRequest `json:"subnets"`
+}
+
+func (e *Emulator) createVPC(r *http.Request) (any, *apiError) {
+	var req vpcCreateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Label) < 1 || len(req.Label) > 64 {
+		return nil, errInvalid("label", "Length must be 1-64 characters")
+	}
+	for i, s := range req.Subnets {
+		if err := validateSubnet(fmt.Sprintf("subnets[%d].", i), s); err != nil {
+			return nil, err
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, err := e.validateRegion("region", req.Region, capVPCs); err != nil {
+		return nil, err
+	}
+	v := e.addVPCLocked(req.Label, req.Region)
+	v.Description = req.Description
+	for _, s := range req.Subnets {
+		e.addSubnetLocked(v.ID, s.Label, s.IPv4)
+	}
+	return e.vpcToWire(v), nil
+}
+
+func validateSubnet(prefix string, s subnetCreateRequest) *apiError {
+	if len(s.Label) < 1 || len(s.Label) > 64 {
+		return errInvalid(prefix+"label", "Length must be 1-64 characters")
+	}
+	if _, err := netip.ParsePrefix(s.IPv4); err != nil {
+		return errInvalid(prefix+"ipv4", "Must be an IPv4 range in CIDR notation")
+	}
+	return nil
+}
+
+func (e *Emulator) addVPCLocked(label, regionID string) *vpc {
+	now := e.clock.Now()
+	v := &vpc{ID: e.st.nextID("vpc"), Label: label, Region: regionID, Created: now, Updated: now}
+	e.st.vpcs[v.ID] = v
+	return v
+}
+
+func (e *Emulator) addSubnetLocked(vpcID int, label, ipv4 string) *subnet {
+	now := e.clock.Now()
+	s := &subnet{ID: e.st.nextID("subnet"), VPCID: vpcID, Label: label, IPv4: ipv4, Created: now, Updated: now}
+	e.st.subnets[s.ID] = s
+	return s
+}
+
+func (e *Emulator) deleteVPC(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, err := e.lookupVPC(r)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range e.subnetsOf(v.ID) {
+		delete(e.st.subnets, s.ID)
+	}
+	delete(e.st.vpcs, v.ID)
+	return emptyObject{}, nil
+}
+
+func (e *Emulator) listSubnets(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	v, err := e.lookupVPC(r)
+	if err != nil {
+		return nil, err
+	}
+	var items []subnetWire
+	for _, s := range e.subnetsOf(v.ID) {
+		items = append(items, subnetToWire(s))
+	}
+	return mustList(newList(items, subnetWire{}))
+}
+
+func (e *Emulator) getSubnet(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	v, err := e.lookupVPC(r)
+	if err != nil {
+		return nil, err
+	}
+	id, convErr := strconv.Atoi(r.PathValue("vpcSubnetId"))
+	if convErr != nil {
+		return nil, errNotFound()
+	}
+	s, ok := e.st.subnets[id]
+	if !ok || s.VPCID != v.ID {
+		return nil, errNotFound()
+	}
+	return subnetToWire(s), nil
+}
+
+func (e *Emulator) createSubnet(r *http.Request) (any, *apiError) {
+	var req subnetCreateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if err := validateSubnet("", req); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, err := e.lookupVPC(r)
+	if err != nil {
+		return nil, err
+	}
+	return subnetToWire(e.addSubnetLocked(v.ID, req.Label, req.IPv4)), nil
+}
+
+type placementGroup struct {
+	ID     int
+	Label  string
+	Region string
+	Type   string
+	Policy string
+}
+
+type placementGroupMember struct {
+	LinodeID    int  `json:"linode_id"`
+	IsCompliant bool `json:"is_compliant"`
+}
+
+type placementGroupWire struct {
+	ID                   int                    `json:"id"`
+	Label                string                 `json:"label"`
+	Region               string                 `json:"region"`
+	PlacementGroupType   string                 `json:"placement_group_type"`
+	PlacementGroupPolicy string                 `json:"placement_group_policy"`
+	IsCompliant          bool                   `json:"is_compliant"`
+	Members              []placementGroupMember `json:"members"`
+	Migrations           *struct{}              `json:"migrations"`
+}
+
+// placementGroupToWire lists the Linodes created into the group as members;
+// the emulator never breaks anti-affinity, so all are compliant.
+func (e *Emulator) placementGroupToWire(pg *placementGroup) placementGroupWire {
+	w := placementGroupWire{
+		ID: pg.ID, Label: pg.Label, Region: pg.Region, PlacementGroupType: pg.Type,
+		PlacementGroupPolicy: pg.Policy, IsCompliant: true, Members: []placementGroupMember{},
+	}
+	for _, id := range sortedKeys(e.st.instances) {
+		if e.st.instances[id].PlacementGroupID == pg.ID {
+			w.Members = append(w.Members, placementGroupMember{LinodeID: id, IsCompliant: true})
+		}
+	}
+	return w
+}
+
+func (e *Emulator) lookupPlacementGroup(r *http.Request) (*placementGroup, *apiError) {
+	id, err := strconv.Atoi(r.PathValue("groupId"))
+	if err != nil {
+		return nil, errNotFound()
+	}
+	pg, ok := e.st.placementGroups[id]
+	if !ok {
+		return nil, errNotFound()
+	}
+	return pg, nil
+}
+
+func (e *Emulator) listPlacementGroups(*http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	items := make([]placementGroupWire, 0, len(e.st.placementGroups))
+	for _, id := range sortedKeys(e.st.placementGroups) {
+		items = append(items, e.placementGroupToWire(e.st.placementGroups[id]))
+	}
+	return mustList(newList(items, placementGroupWire{}))
+}
+
+func (e *Emulator) getPlacementGroup(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	pg, err := e.lookupPlacementGroup(r)
+	if err != nil {
+		return nil, err
+	}
+	return e.placementGroupToWire(pg), nil
+}
+
+type placementGroupCreateRequest struct {
+	Label                string `json:"label"`
+	Region               string `json:"region"`
+	PlacementGroupType   string `json:"placement_group_type"`
+	PlacementGroupPolicy string `json:"placement_group_policy"`
+}
+
+func (e *Emulator) createPlacementGroup(r *http.Request) (any, *apiError) {
+	var req placementGroupCreateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Label) < 1 || len(req.Label) > 64 {
+		return nil, errInvalid("label", "Length must be 1-64 characters")
+	}
+	if req.PlacementGroupType != "anti_affinity:local" {
+		return nil, errInvalid("placement_group_type", "Must be anti_affinity:local")
+	}
+	if req.PlacementGroupPolicy != "strict" && req.PlacementGroupPolicy != "flexible" {
+		return nil, errInvalid("placement_group_policy", "Must be one of strict, flexible")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, err := e.validateRegion("region", req.Region, capPlacementGroup); err != nil {
+		return nil, err
+	}
+	pg := &placementGroup{
+		ID: e.st.nextID("placementGroup"), Label: req.Label, Region: req.Region,
+		Type: req.PlacementGroupType, Policy: req.PlacementGroupPolicy,
+	}
+	e.st.placementGroups[pg.ID] = pg
+	return e.placementGroupToWire(pg), nil
+}
+
+func (e *Emulator) updatePlacementGroup(r *http.Request) (any, *apiError) {
+	var req struct {
+		Label string `json:"label"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pg, err := e.lookupPlacementGroup(r)
+	if err != nil {
+		return nil, err
+	}
+	if req.Label != "" {
+		pg.Label = req.Label
+	}
+	return e.placementGroupToWire(pg), nil
+}
+
+func (e *Emulator) deletePlacementGroup(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pg, err := e.lookupPlacementGroup(r)
+	if err != nil {
+		return nil, err
+	}
+	delete(e.st.placementGroups, pg.ID)
+	return emptyObject{}, nil
+}

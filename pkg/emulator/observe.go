@@ -1,0 +1,155 @@
+package emulator
+
+import (
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// RequestRecord is one entry of the request log.
+type RequestRecord struct {
+	Time     time.Time     `json:"time"`
+	Method   string        `json:"method"`
+	Path     string        `json:"path"`
+	Route    string        `json:"route"` // "METHOD /template", empty for unknown paths
+	Status   int           `json:"status"`
+	Duration time.Duration `json:"duration"`
+}
+
+// observer keeps per-route counters and a bounded request log.
+type observer struct {
+	mu       sync.Mutex
+	counters map[string]int
+	log      []RequestRecord
+	size     int
+	next     int // ring position once the log is full
+}
+
+func newObserver(size int) *observer {
+	return &observer{counters: map[string]int{}, size: size}
+}
+
+func (o *observer) record(r *http.Request, routeName string, status int, start time.Time) {
+	rec := RequestRecord{
+		Time: start, Method: r.Method, Path: r.URL.Path, Route: routeName,
+		Status: status, Duration: time.Since(start),
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if routeName != "" {
+		o.counters[routeName]++
+	}
+	if o.size <= 0 {
+		return
+	}
+	if len(o.log) < o.size {
+		o.log = append(o.log, rec)
+		return
+	}
+	o.log[o.next] = rec
+	o.next = (o.next + 1) % o.size
+}
+
+// Counters returns how many requests each route received, keyed
+// "METHOD /template" (e.g. "GET /lke/clusters/{clusterId}/pools"), whatever
+// their outcome (401s, 429s and injected faults included).
+func (e *Emulator) Counters() map[string]int {
+	e.obs.mu.Lock()
+	defer e.obs.mu.Unlock()
+	return maps.Clone(e.obs.counters)
+}
+
+// ResetCounters zeroes the counters and empties the request log.
+func (e *Emulator) ResetCounters() {
+	e.obs.mu.Lock()
+	defer e.obs.mu.Unlock()
+	e.obs.counters = map[string]int{}
+	e.obs.log, e.obs.next = nil, 0
+}
+
+// Requests returns the request log, oldest first.
+func (e *Emulator) Requests() []RequestRecord {
+	e.obs.mu.Lock()
+	defer e.obs.mu.Unlock()
+	return append(slices.Clone(e.obs.log[e.obs.next:]), e.obs.log[:e.obs.next]...)
+}
+
+// InstanceEventType says what happened to a Linode.
+type InstanceEventType string
+
+const (
+	// InstanceRunning: the Linode reached "running" for the first time.
+	InstanceRunning InstanceEventType = "running"
+	// InstanceDeleted: the Linode is gone (deleted directly, or with its LKE
+	// node, pool or cluster).
+	InstanceDeleted InstanceEventType = "deleted"
+)
+
+// InstanceEvent tells a simulated cluster to start or stop a kubelet.
+type InstanceEvent struct {
+	Type       InstanceEventType
+	Time       time.Time // emulator clock time of the transition
+	InstanceID int
+	Label      string
+	PlanType   string
+	Region     string
+	Tags       []string
+	// LKEClusterID, LKEPoolID and NodeID are set for LKE pool nodes.
+	LKEClusterID int
+	LKEPoolID    int
+	NodeID       string
+}
+
+// OnInstanceEvent registers fn for instance events. Events are delivered in
+// order and outside the emulator's lock, by the goroutine whose request or
+// Tick caused them, or by one already delivering. fn may call the emulator,
+// over HTTP too.
+func (e *Emulator) OnInstanceEvent(fn func(InstanceEvent)) {
+	e.eventsMu.Lock()
+	defer e.eventsMu.Unlock()
+	e.hooks = append(e.hooks, fn)
+}
+
+// emit queues an event; callers hold e.mu.
+func (e *Emulator) emit(typ InstanceEventType, in *instance, at time.Time) {
+	e.eventsMu.Lock()
+	defer e.eventsMu.Unlock()
+	e.outbox = append(e.outbox, InstanceEvent{
+		Type: typ, Time: at, InstanceID: in.ID, Label: in.Label, PlanType: in.Type, Region: in.Region,
+		Tags: slices.Clone(in.Tags), LKEClusterID: in.LKEClusterID, LKEPoolID: in.LKEPoolID, NodeID: in.NodeID,
+	})
+}
+
+// deliver hands queued events to the hooks. Only one goroutine delivers at
+// a time, which keeps events in order; others leave their events to it
+// rather than wait, so a hook that calls the emulator cannot deadlock.
+func (e *Emulator) deliver() {
+	for e.pendingEvents() {
+		if !e.deliverMu.TryLock() {
+			return
+		}
+		for {
+			e.eventsMu.Lock()
+			events, hooks := e.outbox, slices.Clone(e.hooks)
+			e.outbox = nil
+			e.eventsMu.Unlock()
+			if len(events) == 0 {
+				break
+			}
+			for _, ev := range events {
+				for _, h := range hooks {
+					h(ev)
+				}
+			}
+		}
+		e.deliverMu.Unlock()
+	}
+}
+
+func (e *Emulator) pendingEvents() bool {
+	e.eventsMu.Lock()
+	defer e.eventsMu.Unlock()
+	return len(e.outbox) > 0
+}

@@ -1,0 +1,213 @@
+package emulator
+
+import (
+	"net/http"
+	"time"
+)
+
+// apiPrefixes are the API versions served; both see the same state.
+var apiPrefixes = []string{"/v4", "/v4beta"}
+
+// route is one API operation. path is the template below the version
+// prefix, with the parameter names of Linode's OpenAPI description; with
+// the method it names the route in counters, the request log and faults.
+type route struct {
+	method string
+	path   string
+	handle func(*http.Request) (any, *apiError)
+	// paginated marks collection GETs, which have their own rate limit.
+	paginated bool
+}
+
+func (rt route) name() string { return rt.method + " " + rt.path }
+
+func (e *Emulator) routes() []route {
+	get := func(path string, h func(*http.Request) (any, *apiError)) route {
+		return route{method: http.MethodGet, path: path, handle: h}
+	}
+	list := func(path string, h func(*http.Request) (any, *apiError)) route {
+		return route{method: http.MethodGet, path: path, handle: h, paginated: true}
+	}
+	post := func(path string, h func(*http.Request) (any, *apiError)) route {
+		return route{method: http.MethodPost, path: path, handle: h}
+	}
+	put := func(path string, h func(*http.Request) (any, *apiError)) route {
+		return route{method: http.MethodPut, path: path, handle: h}
+	}
+	del := func(path string, h func(*http.Request) (any, *apiError)) route {
+		return route{method: http.MethodDelete, path: path, handle: h}
+	}
+	return []route{
+		list("/regions", e.listRegions),
+		get("/regions/{regionId}", e.getRegion),
+		list("/regions/availability", e.listAvailability),
+		get("/regions/{regionId}/availability", e.getRegionAvailability),
+		list("/linode/types", e.listTypes),
+		get("/linode/types/{typeId}", e.getType),
+		list("/images", e.listImages),
+		get("/images/{imageId}", e.getImage),
+
+		list("/lke/versions", e.listLKEVersions),
+		get("/lke/versions/{version}", e.getLKEVersion),
+		list("/lke/types", e.listLKETypes),
+		list("/lke/clusters", e.listClusters),
+		post("/lke/clusters", e.createCluster),
+		get("/lke/clusters/{clusterId}", e.getCluster),
+		del("/lke/clusters/{clusterId}", e.deleteCluster),
+		list("/lke/clusters/{clusterId}/pools", e.listPools),
+		post("/lke/clusters/{clusterId}/pools", e.createPool),
+		get("/lke/clusters/{clusterId}/pools/{poolId}", e.getPool),
+		put("/lke/clusters/{clusterId}/pools/{poolId}", e.updatePool),
+		del("/lke/clusters/{clusterId}/pools/{poolId}", e.deletePool),
+		post("/lke/clusters/{clusterId}/pools/{poolId}/recycle", e.recyclePool),
+		get("/lke/clusters/{clusterId}/nodes/{nodeId}", e.getNode),
+		del("/lke/clusters/{clusterId}/nodes/{nodeId}", e.deleteNode),
+		post("/lke/clusters/{clusterId}/nodes/{nodeId}/recycle", e.recycleNodeHandler),
+
+		list("/linode/instances", e.listInstances),
+		post("/linode/instances", e.createInstance),
+		get("/linode/instances/{linodeId}", e.getInstance),
+		put("/linode/instances/{linodeId}", e.updateInstance),
+		del("/linode/instances/{linodeId}", e.deleteInstance),
+		post("/linode/instances/{linodeId}/reboot", e.rebootInstance),
+
+		list("/networking/firewalls", e.listFirewalls),
+		post("/networking/firewalls", e.createFirewall),
+		get("/networking/firewalls/{firewallId}", e.getFirewall),
+		del("/networking/firewalls/{firewallId}", e.deleteFirewall),
+
+		list("/vpcs", e.listVPCs),
+		post("/vpcs", e.createVPC),
+		get("/vpcs/{vpcId}", e.getVPC),
+		del("/vpcs/{vpcId}", e.deleteVPC),
+		list("/vpcs/{vpcId}/subnets", e.listSubnets),
+		post("/vpcs/{vpcId}/subnets", e.createSubnet),
+		get("/vpcs/{vpcId}/subnets/{vpcSubnetId}", e.getSubnet),
+
+		list("/placement/groups", e.listPlacementGroups),
+		post("/placement/groups", e.createPlacementGroup),
+		get("/placement/groups/{groupId}", e.getPlacementGroup),
+		put("/placement/groups/{groupId}", e.updatePlacementGroup),
+		del("/placement/groups/{groupId}", e.deletePlacementGroup),
+	}
+}
+
+// Routes lists the API routes the emulator serves as "METHOD /path" with
+// OpenAPI parameter names, without the version prefix.
+func (e *Emulator) Routes() []string {
+	var out []string
+	for _, rt := range e.routes() {
+		out = append(out, rt.name())
+	}
+	return out
+}
+
+func (e *Emulator) buildHandler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range e.routes() {
+		h := e.serveRoute(rt)
+		for _, prefix := range apiPrefixes {
+			mux.Handle(rt.method+" "+prefix+rt.path, h)
+		}
+	}
+	e.registerAdmin(mux)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		e.obs.record(r, "", http.StatusNotFound, time.Now())
+		writeError(w, errNotFound())
+	})
+	return mux
+}
+
+// serveRoute runs a request through authentication, rate limiting and fault
+// injection before the route's handler, and records it.
+func (e *Emulator) serveRoute(rt route) http.Handler {
+	name := rt.name()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		status := e.serve(w, r, rt)
+		e.obs.record(r, name, status, start)
+	})
+}
+
+func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
+	if r.Header.Get("Authorization") != "Bearer "+e.cfg.token {
+		err := errStatus(http.StatusUnauthorized, "Invalid Token")
+		writeError(w, err)
+		return err.Status
+	}
+	if err := e.limiter.admit(w.Header(), e.cfg.token, rt, e.clock.Now()); err != nil {
+		writeError(w, err)
+		return err.Status
+	}
+	fault := e.faults.decide(rt.method, rt.path)
+	if fault.latency > 0 || fault.hang {
+		if !waitFor(r, fault.latency, fault.hang) {
+			return statusClientClosed
+		}
+	}
+	if fault.status != 0 {
+		err := injectedError(w.Header(), fault.status)
+		writeError(w, err)
+		return err.Status
+	}
+
+	e.sync()
+	result, apiErr := rt.handle(r)
+	e.deliver()
+
+	status, body := http.StatusOK, []byte(nil)
+	if apiErr == nil {
+		body, apiErr = encodeResult(r, result)
+	}
+	if apiErr != nil {
+		status, body = apiErr.Status, errorBody(apiErr)
+	}
+	switch fault.lose {
+	case LoseWith502:
+		err := errStatus(http.StatusBadGateway, "Bad Gateway")
+		writeError(w, err)
+		return err.Status
+	case LoseByDroppingConnection:
+		dropConnection(w)
+		return statusConnectionDropped
+	}
+	writeBody(w, status, body)
+	return status
+}
+
+// Pseudo statuses recorded in the request log for requests that got no
+// HTTP answer.
+const (
+	statusClientClosed      = 499
+	statusConnectionDropped = 0
+)
+
+// waitFor sleeps for d, or until the client goes away when hang is set. It
+// reports whether the request should still be answered.
+func waitFor(r *http.Request, d time.Duration, hang bool) bool {
+	if hang {
+		<-r.Context().Done()
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// dropConnection closes the client's connection without an answer.
+func dropConnection(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	// Without a hijackable connection (HTTP/2), abort the handler: net/http
+	// then resets the stream.
+	panic(http.ErrAbortHandler)
+}

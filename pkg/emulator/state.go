@@ -1,0 +1,183 @@
+package emulator
+
+import (
+	"container/heap"
+	"fmt"
+	"math/rand"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// state is every mutable API object. It is guarded by Emulator.mu.
+type state struct {
+	clusters        map[int]*lkeCluster
+	pools           map[int]*lkePool
+	instances       map[int]*instance
+	firewalls       map[int]*firewall
+	vpcs            map[int]*vpc
+	subnets         map[int]*subnet
+	placementGroups map[int]*placementGroup
+
+	// capacity is how many more Linodes of a plan a region can launch; a
+	// missing entry means unlimited.
+	capacity map[capacityKey]int
+
+	ids      map[string]int
+	schedule transitionQueue
+	seq      uint64
+	// due mirrors nextDue as Unix nanoseconds (0: nothing pending) so
+	// requests can tell without the lock whether anything is due.
+	due      atomic.Int64
+	rng      *rand.Rand
+	ipSeq    int
+}
+
+type capacityKey struct{ region, plan string }
+
+// First ids per object kind, in the ranges the real API uses, so ids of
+// different kinds are never confused in tests.
+var firstIDs = map[string]int{
+	"cluster":        400000,
+	"pool":           800000,
+	"instance":       90000000,
+	"firewall":       3000000,
+	"vpc":            500000,
+	"subnet":         600000,
+	"placementGroup": 6000,
+}
+
+func newState(seed int64, cat *catalogue) *state {
+	s := &state{
+		clusters:        map[int]*lkeCluster{},
+		pools:           map[int]*lkePool{},
+		instances:       map[int]*instance{},
+		firewalls:       map[int]*firewall{},
+		vpcs:            map[int]*vpc{},
+		subnets:         map[int]*subnet{},
+		placementGroups: map[int]*placementGroup{},
+		capacity:        map[capacityKey]int{},
+		ids:             map[string]int{},
+		rng:             rand.New(rand.NewSource(seed)),
+	}
+	// Plans the catalogue lists as unavailable start with no capacity, so
+	// creating them fails the way the real API does.
+	for _, a := range cat.availability {
+		if !a.Available {
+			s.capacity[capacityKey{a.Region, a.Plan}] = 0
+		}
+	}
+	return s
+}
+
+func (s *state) nextID(kind string) int {
+	id, ok := s.ids[kind]
+	if !ok {
+		id = firstIDs[kind]
+	}
+	id++
+	s.ids[kind] = id
+	return id
+}
+
+// hex returns n random lowercase hex digits.
+func (s *state) hex(n int) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = digits[s.rng.Intn(len(digits))]
+	}
+	return string(b)
+}
+
+// nextIPv4 hands out addresses from 198.18.0.0/15, a range reserved for
+// benchmarking that no real Linode has.
+func (s *state) nextIPv4() string {
+	s.ipSeq++
+	n := s.ipSeq
+	return fmt.Sprintf("198.%d.%d.%d", 18+(n>>16)&1, (n>>8)&0xff, n&0xff)
+}
+
+// nextIPv6 hands out addresses from the documentation prefix.
+func (s *state) nextIPv6() string {
+	return fmt.Sprintf("2001:db8::%x/128", s.ipSeq)
+}
+
+// takeCapacity reserves n launches of plan in region, or answers the
+// capacity error (see the package documentation for its wording).
+func (s *state) takeCapacity(field, regionID, planID string, n int) *apiError {
+	key := capacityKey{regionID, planID}
+	left, limited := s.capacity[key]
+	if !limited {
+		return nil
+	}
+	if left < n {
+		return errInvalid(field, capacityReason(planID, regionID))
+	}
+	s.capacity[key] = left - n
+	return nil
+}
+
+// CapacityReasonMarker is the text every capacity error's reason contains.
+const CapacityReasonMarker = "insufficient capacity"
+
+func capacityReason(planID, regionID string) string {
+	return fmt.Sprintf("There is %s to create %s Linodes in %s at this time; choose another plan or region.",
+		CapacityReasonMarker, planID, regionID)
+}
+
+// transition is a state change due at a point in time. apply receives the
+// due time, not the time it ran, so timestamps stay deterministic however
+// late the emulator notices.
+type transition struct {
+	at    time.Time
+	seq   uint64
+	apply func(at time.Time)
+}
+
+type transitionQueue []transition
+
+func (q transitionQueue) Len() int { return len(q) }
+func (q transitionQueue) Less(i, j int) bool {
+	if !q[i].at.Equal(q[j].at) {
+		return q[i].at.Before(q[j].at)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q transitionQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *transitionQueue) Push(x any)   { *q = append(*q, x.(transition)) }
+func (q *transitionQueue) Pop() any {
+	old := *q
+	t := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return t
+}
+
+// at schedules fn. Transitions due at the same time run in scheduling order.
+func (s *state) at(when time.Time, fn func(at time.Time)) {
+	s.seq++
+	heap.Push(&s.schedule, transition{at: when, seq: s.seq, apply: fn})
+	s.due.Store(s.schedule[0].at.UnixNano())
+}
+
+// advance runs every transition due by now, including ones scheduled by
+// transitions that ran.
+func (s *state) advance(now time.Time) {
+	for len(s.schedule) > 0 && !s.schedule[0].at.After(now) {
+		t := heap.Pop(&s.schedule).(transition)
+		t.apply(t.at)
+	}
+	if len(s.schedule) == 0 {
+		s.due.Store(0)
+	} else {
+		s.due.Store(s.schedule[0].at.UnixNano())
+	}
+}
+
+// isDue reports, without the lock, whether a transition is due by now.
+func (s *state) isDue(now time.Time) bool {
+	due := s.due.Load()
+	return due != 0 && due <= now.UnixNano()
+}
+
+func errBusy() *apiError { return errStatus(http.StatusBadRequest, "Linode busy.") }
