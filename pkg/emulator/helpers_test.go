@@ -1,0 +1,81 @@
+package emulator
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linode/linodego"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// epoch is the fake clocks' start time.
+var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// startEmulator starts an emulator on a fake clock without rate limits and
+// returns it with a client and the clock.
+func startEmulator(t testing.TB, opts ...Option) (*Emulator, *linodego.Client, *clocktesting.FakeClock) {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(epoch)
+	e := New(append([]Option{WithClock(clk), WithoutRateLimits()}, opts...)...)
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e, e.NewClient(), clk
+}
+
+// apiErr asserts err is a linodego API error with that status and returns it.
+func apiErr(t *testing.T, err error, status int) *linodego.Error {
+	t.Helper()
+	var le *linodego.Error
+	if !errors.As(err, &le) {
+		t.Fatalf("want API error %d, got %v", status, err)
+	}
+	if le.Code != status {
+		t.Fatalf("want status %d, got %d: %v", status, le.Code, err)
+	}
+	return le
+}
+
+// wantField asserts err is a 400 naming field.
+func wantField(t *testing.T, err error, field string) *linodego.Error {
+	t.Helper()
+	le := apiErr(t, err, 400)
+	if le.Response == nil {
+		t.Fatalf("no response in %v", err)
+	}
+	if want := "[" + field + "]"; !strings.Contains(le.Message, want) {
+		t.Fatalf("want error on field %q, got %q", field, le.Message)
+	}
+	return le
+}
+
+// repoRoot walks up from the test's working directory to go.mod.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// sharedFile resolves a path under ../shared/linode-api from the repo root.
+func sharedFile(t testing.TB, name string) string {
+	return filepath.Join(repoRoot(t), "..", "shared", "linode-api", name)
+}
+
+func ptr[T any](v T) *T { return &v }
