@@ -1,0 +1,54 @@
+# karpenter-provider-linode. `make help` lists the targets.
+#
+# Karpenter core v1.15 needs Go 1.26.9 or newer; the Go command fetches this toolchain from the
+# module proxy on first use.
+export GOTOOLCHAIN := go1.27.3
+SHELL := /bin/bash
+
+BIN_DIR := $(CURDIR)/bin
+TOOLS_MOD := $(CURDIR)/hack/codegen
+CONTROLLER_GEN := $(BIN_DIR)/controller-gen
+GOTESTSUM := $(BIN_DIR)/gotestsum
+GOLANGCI_LINT := $(BIN_DIR)/golangci-lint
+
+# Packages whose tests also run under the race detector (concurrency is what they are about).
+RACE_PKGS ?= $(shell go list ./pkg/emulator/... 2>/dev/null)
+
+.PHONY: help
+help: ## Show this help
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+.PHONY: test
+test: k8s-binaries $(GOTESTSUM) ## Run every test against a real kube-apiserver, etcd and the Linode emulator
+	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh 2>/dev/null | tail -n1)" \
+		$(GOTESTSUM) --format testname -- -count=1 -timeout 30m ./...
+ifneq ($(strip $(RACE_PKGS)),)
+	$(GOTESTSUM) --format testname -- -count=1 -race -timeout 15m $(RACE_PKGS)
+endif
+
+.PHONY: k8s-binaries
+k8s-binaries: ## Build kube-apiserver, etcd, kube-scheduler, kube-controller-manager and kwok (minutes the first time)
+	hack/build-k8s-binaries.sh >/dev/null
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate the CRDs and deepcopy code from pkg/apis
+	cd pkg/apis && $(CONTROLLER_GEN) crd object:headerFile="../../hack/boilerplate.go.txt" \
+		paths="./v1/..." output:crd:artifacts:config=crds
+
+.PHONY: verify
+verify: ## Fail when generated files are stale or edited by hand, or go.mod is untidy
+	hack/verify.sh
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## go vet and golangci-lint
+	go vet ./...
+	$(GOLANGCI_LINT) run ./...
+
+# Tools are built from hack/codegen/go.mod, a module of their own, into bin/.
+build-tool = cd $(TOOLS_MOD) && go build -o $@ $(1)
+$(CONTROLLER_GEN): $(TOOLS_MOD)/go.mod
+	$(call build-tool,sigs.k8s.io/controller-tools/cmd/controller-gen)
+$(GOTESTSUM): $(TOOLS_MOD)/go.mod
+	$(call build-tool,gotest.tools/gotestsum)
+$(GOLANGCI_LINT): $(TOOLS_MOD)/go.mod
+	$(call build-tool,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)

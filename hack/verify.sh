@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Fails when a generated file differs from what `make generate` produces (stale, or edited by
+# hand), when go.mod/go.sum are untidy, or when Go files are not gofmt'ed. Leaves the tree as it was.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
+
+generated=(pkg/apis/crds pkg/apis/v1/zz_generated.deepcopy.go)
+snapshot="$(mktemp -d)"
+trap 'rm -rf "$snapshot"' EXIT
+cp -r --parents "${generated[@]}" "$snapshot"
+
+make --no-print-directory generate >/dev/null
+status=0
+for path in "${generated[@]}"; do
+  if ! diff -ru "$snapshot/$path" "$path"; then
+    status=1
+  fi
+done
+# Put back what was there, so that verify never rewrites a file under someone's hands.
+rm -rf "${generated[@]}"
+cp -r "$snapshot/." .
+if [[ $status -ne 0 ]]; then
+  echo "generated files are out of date or were edited by hand: run 'make generate' and commit the result" >&2
+fi
+
+if ! go mod tidy -diff >/dev/null; then
+  echo "go.mod/go.sum are not tidy: run 'go mod tidy'" >&2
+  status=1
+fi
+unformatted="$(gofmt -l $(git ls-files '*.go' | grep -v '^hack/'))"
+if [[ -n "$unformatted" ]]; then
+  echo "not gofmt'ed: $unformatted" >&2
+  status=1
+fi
+exit $status

@@ -1,0 +1,53 @@
+package v1
+
+import (
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/linode/karpenter-provider-linode/pkg/apis"
+)
+
+// Labels that describe a Linode plan. They are registered as well known so that NodePools and
+// pods can select on them ("dedicated CPU, 8+ vCPU, no GPU") and Karpenter core narrows the
+// plans it considers instead of rejecting the requirement as unknown.
+const (
+	LabelInstanceClass      = apis.Group + "/instance-class"       // plan class: standard, dedicated, highmem, premium, gpu, nanode, ...
+	LabelInstanceCPU        = apis.Group + "/instance-cpu"         // vCPUs
+	LabelInstanceMemory     = apis.Group + "/instance-memory"      // memory in MiB
+	LabelInstanceDisk       = apis.Group + "/instance-disk"        // disk in MiB
+	LabelInstanceGPUCount   = apis.Group + "/instance-gpu-count"   // GPUs
+	LabelInstanceGPUName    = apis.Group + "/instance-gpu-name"    // GPU model, for GPU plans
+	LabelInstanceGeneration = apis.Group + "/instance-generation"  // plan generation from the id prefix: g6 -> 6
+	LabelInstanceNetworkOut = apis.Group + "/instance-network-out" // outbound bandwidth in Mbit/s
+	LabelInstanceTransfer   = apis.Group + "/instance-transfer"    // monthly transfer quota in GB
+)
+
+// Annotations the provider writes on NodeClaims and NodeClasses.
+const (
+	// AnnotationNodeClassHash records the hash of the LinodeNodeClass spec a node was launched
+	// with; a different hash later means the node has drifted.
+	AnnotationNodeClassHash = apis.Group + "/linodenodeclass-hash"
+	// AnnotationNodeClassHashVersion changes when the hashing itself changes, so that an upgrade
+	// of the provider does not make every node look drifted.
+	AnnotationNodeClassHashVersion = apis.Group + "/linodenodeclass-hash-version"
+)
+
+// NodeClassHashVersion is the current value of AnnotationNodeClassHashVersion.
+const NodeClassHashVersion = "v1"
+
+// TerminationFinalizer keeps a LinodeNodeClass until no NodeClaim uses it.
+const TerminationFinalizer = apis.Group + "/termination"
+
+func init() {
+	karpv1.RestrictedLabelDomains.Insert(apis.Group)
+	karpv1.WellKnownLabels.Insert(
+		LabelInstanceClass,
+		LabelInstanceCPU,
+		LabelInstanceMemory,
+		LabelInstanceDisk,
+		LabelInstanceGPUCount,
+		LabelInstanceGPUName,
+		LabelInstanceGeneration,
+		LabelInstanceNetworkOut,
+		LabelInstanceTransfer,
+	)
+}
