@@ -1,0 +1,66 @@
+// Package linode is the provider's only door to the Linode API: a narrow interface over the
+// linodego client, the client's construction, and the classification of its errors.
+//
+// Everything else in the project depends on API, never on *linodego.Client, so a reader sees
+// in one place every Linode call the provider can make.
+package linode
+
+import (
+	"context"
+
+	"github.com/linode/linodego"
+)
+
+// API is the subset of linodego the provider uses. *linodego.Client implements it; tests use the
+// same client aimed at the emulator (pkg/emulator), never a mock.
+type API interface {
+	CatalogueAPI
+	LKEAPI
+	InstanceAPI
+	NetworkingAPI
+}
+
+// CatalogueAPI reads what Linode sells and where.
+type CatalogueAPI interface {
+	ListTypes(ctx context.Context, opts *linodego.ListOptions) ([]linodego.LinodeType, error)
+	ListRegions(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Region, error)
+	ListRegionsAvailability(ctx context.Context, opts *linodego.ListOptions) ([]linodego.RegionAvailability, error)
+	ListImages(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Image, error)
+	GetImage(ctx context.Context, imageID string) (*linodego.Image, error)
+	ListLKEVersions(ctx context.Context, opts *linodego.ListOptions) ([]linodego.LKEVersion, error)
+}
+
+// LKEAPI manages LKE clusters' node pools and their nodes.
+type LKEAPI interface {
+	ListLKEClusters(ctx context.Context, opts *linodego.ListOptions) ([]linodego.LKECluster, error)
+	GetLKECluster(ctx context.Context, clusterID int) (*linodego.LKECluster, error)
+	ListLKENodePools(ctx context.Context, clusterID int, opts *linodego.ListOptions) ([]linodego.LKENodePool, error)
+	GetLKENodePool(ctx context.Context, clusterID, poolID int) (*linodego.LKENodePool, error)
+	CreateLKENodePool(ctx context.Context, clusterID int, opts linodego.LKENodePoolCreateOptions) (*linodego.LKENodePool, error)
+	UpdateLKENodePool(ctx context.Context, clusterID, poolID int, opts linodego.LKENodePoolUpdateOptions) (*linodego.LKENodePool, error)
+	DeleteLKENodePool(ctx context.Context, clusterID, poolID int) error
+	GetLKENodePoolNode(ctx context.Context, clusterID int, nodeID string) (*linodego.LKENodePoolLinode, error)
+	DeleteLKENodePoolNode(ctx context.Context, clusterID int, nodeID string) error
+}
+
+// InstanceAPI manages plain Linodes (instance mode) and reboots LKE nodes' Linodes.
+type InstanceAPI interface {
+	ListInstances(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Instance, error)
+	GetInstance(ctx context.Context, linodeID int) (*linodego.Instance, error)
+	CreateInstance(ctx context.Context, opts linodego.InstanceCreateOptions) (*linodego.Instance, error)
+	DeleteInstance(ctx context.Context, linodeID int) error
+	RebootInstance(ctx context.Context, linodeID int, configID int) error
+}
+
+// NetworkingAPI resolves the firewalls, VPC subnets and placement groups a NodeClass names.
+type NetworkingAPI interface {
+	GetFirewall(ctx context.Context, firewallID int) (*linodego.Firewall, error)
+	ListVPCs(ctx context.Context, opts *linodego.ListOptions) ([]linodego.VPC, error)
+	ListVPCSubnets(ctx context.Context, vpcID int, opts *linodego.ListOptions) ([]linodego.VPCSubnet, error)
+	GetVPCSubnet(ctx context.Context, vpcID, subnetID int) (*linodego.VPCSubnet, error)
+	ListPlacementGroups(ctx context.Context, opts *linodego.ListOptions) ([]linodego.PlacementGroup, error)
+	GetPlacementGroup(ctx context.Context, id int) (*linodego.PlacementGroup, error)
+	CreatePlacementGroup(ctx context.Context, opts linodego.PlacementGroupCreateOptions) (*linodego.PlacementGroup, error)
+}
+
+var _ API = (*linodego.Client)(nil)

@@ -1,0 +1,145 @@
+// Package options holds the provider's settings. Like Karpenter core's, they come from flags or
+// environment variables, are parsed once at start-up and travel in the context.
+package options
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
+	"sigs.k8s.io/karpenter/pkg/utils/env"
+)
+
+// Mode is how the provider launches nodes.
+type Mode string
+
+const (
+	// ModeLKE launches each node as a single-node pool of a managed LKE cluster.
+	ModeLKE Mode = "lke"
+	// ModeInstance launches plain Linodes that join a self-managed cluster.
+	ModeInstance Mode = "instance"
+)
+
+// Options are the provider's settings.
+type Options struct {
+	// ClusterName is the label of the LKE cluster (LKE mode) or the name the provider tags its
+	// Linodes with (instance mode).
+	ClusterName string
+	// Token is the Linode API token. It is never logged.
+	Token string
+	// Region overrides the region discovered from the LKE cluster; instance mode requires it.
+	Region string
+	// Mode is lke or instance.
+	Mode Mode
+	// APIURL is the Linode API root, e.g. https://api.linode.com or the emulator's URL.
+	APIURL string
+	// APIVersion is v4, or v4beta for LKE Enterprise clusters.
+	APIVersion string
+	// HypervisorMemoryPercent is the share of a plan's memory the hypervisor and guest kernel
+	// keep, so never reaches the kubelet.
+	HypervisorMemoryPercent float64
+	// CatalogueRefreshInterval is how often plans, prices and regions are re-read.
+	CatalogueRefreshInterval time.Duration
+}
+
+// Injectables lists the provider's option sets for Karpenter core's injection.
+var Injectables = []coreoptions.Injectable{&Options{}}
+
+// AddFlags registers the settings; each flag also reads the environment variable named in its help.
+func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
+	fs.StringVar(&o.ClusterName, "cluster-name", env.WithDefaultString("CLUSTER_NAME", ""), "[CLUSTER_NAME] Label of the LKE cluster to manage (required).")
+	fs.StringVar(&o.Token, "linode-token", env.WithDefaultString("LINODE_TOKEN", ""), "[LINODE_TOKEN] Linode API token with read/write access to Kubernetes and Linodes (required). Prefer the environment variable: flags are visible in the process list.")
+	fs.StringVar(&o.Region, "linode-region", env.WithDefaultString("LINODE_REGION", ""), "[LINODE_REGION] Region to launch in; by default the LKE cluster's region.")
+	fs.StringVar((*string)(&o.Mode), "karpenter-mode", env.WithDefaultString("KARPENTER_MODE", string(ModeLKE)), "[KARPENTER_MODE] lke (node pools of an LKE cluster) or instance (plain Linodes).")
+	fs.StringVar(&o.APIURL, "linode-url", env.WithDefaultString("LINODE_URL", "https://api.linode.com"), "[LINODE_URL] Linode API root URL, without the version.")
+	fs.StringVar(&o.APIVersion, "linode-api-version", env.WithDefaultString("LINODE_API_VERSION", "v4"), "[LINODE_API_VERSION] v4, or v4beta for LKE Enterprise clusters.")
+	fs.Float64Var(&o.HypervisorMemoryPercent, "hypervisor-memory-percent", floatFromEnv("HYPERVISOR_MEMORY_PERCENT", 2.5), "[HYPERVISOR_MEMORY_PERCENT] Share of a plan's memory not visible to the node.")
+	fs.DurationVar(&o.CatalogueRefreshInterval, "catalogue-refresh-interval", env.WithDefaultDuration("CATALOGUE_REFRESH_INTERVAL", 12*time.Hour), "[CATALOGUE_REFRESH_INTERVAL] How often plans, prices and regions are re-read.")
+}
+
+// Parse parses the flags and validates the result, naming each bad setting and what to do.
+func (o *Options) Parse(fs *coreoptions.FlagSet, args ...string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		return fmt.Errorf("parsing flags: %w", err)
+	}
+	return o.Validate()
+}
+
+// Validate checks every setting and reports all problems at once, one line each.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.ClusterName == "" {
+		errs = append(errs, errors.New("CLUSTER_NAME is not set: set it to the label of your LKE cluster (helm: --set settings.clusterName=...)"))
+	}
+	if o.Token == "" {
+		errs = append(errs, errors.New("LINODE_TOKEN is not set: create a personal access token with Kubernetes and Linodes read/write scopes (helm: --set apiToken=... or --set existingSecret=...)"))
+	}
+	switch o.Mode {
+	case ModeLKE:
+	case ModeInstance:
+		if o.Region == "" {
+			errs = append(errs, errors.New("LINODE_REGION is not set: instance mode has no LKE cluster to discover it from; set it, e.g. us-ord"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("KARPENTER_MODE %q is not valid: use lke or instance", o.Mode))
+	}
+	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("LINODE_URL %q is not an http(s) URL: use https://api.linode.com, or the emulator's URL", o.APIURL))
+	} else if strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v4") || strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v4beta") {
+		errs = append(errs, fmt.Errorf("LINODE_URL %q includes the API version: drop it and set LINODE_API_VERSION instead", o.APIURL))
+	}
+	if o.APIVersion != "v4" && o.APIVersion != "v4beta" {
+		errs = append(errs, fmt.Errorf("LINODE_API_VERSION %q is not valid: use v4, or v4beta for LKE Enterprise", o.APIVersion))
+	}
+	if math.IsNaN(o.HypervisorMemoryPercent) || o.HypervisorMemoryPercent < 0 || o.HypervisorMemoryPercent >= 50 {
+		errs = append(errs, fmt.Errorf("HYPERVISOR_MEMORY_PERCENT %v is not valid: use a percentage from 0 to 50", o.HypervisorMemoryPercent))
+	}
+	if o.CatalogueRefreshInterval < time.Minute {
+		errs = append(errs, fmt.Errorf("CATALOGUE_REFRESH_INTERVAL %v is too short: use at least 1m (Linode rate-limits listings)", o.CatalogueRefreshInterval))
+	}
+	return errors.Join(errs...)
+}
+
+// floatFromEnv reads a number from the environment; a malformed value becomes NaN so that
+// Validate names the variable instead of silently using the default.
+func floatFromEnv(key string, def float64) float64 {
+	value, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	f, err := strconv.ParseFloat(value, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return f
+}
+
+// ToContext stores the options in ctx.
+func (o *Options) ToContext(ctx context.Context) context.Context { return ToContext(ctx, o) }
+
+type optionsKey struct{}
+
+// ToContext returns a context carrying opts.
+func ToContext(ctx context.Context, opts *Options) context.Context {
+	return context.WithValue(ctx, optionsKey{}, opts)
+}
+
+// FromContext returns the options stored in ctx; it panics if there are none, a wiring bug.
+func FromContext(ctx context.Context) *Options {
+	opts, ok := ctx.Value(optionsKey{}).(*Options)
+	if !ok {
+		panic("provider options missing from context")
+	}
+	return opts
+}
