@@ -176,6 +176,7 @@ func (e *Emulator) createClusterLocked(req clusterCreateRequest) (*lkeCluster, *
 	c.Created, c.Updated = now, now
 	e.st.clusters[c.ID] = c
 	for _, p := range req.NodePools {
+		// Cannot fail: capacity was checked for all pools above.
 		_ = e.st.takeCapacity("type", reg.ID, p.Type, p.Count)
 		e.createPoolLocked(c, p, now)
 	}

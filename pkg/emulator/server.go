@@ -92,16 +92,6 @@ func (e *Emulator) routes() []route {
 	}
 }
 
-// Routes lists the API routes the emulator serves as "METHOD /path" with
-// OpenAPI parameter names, without the version prefix.
-func (e *Emulator) Routes() []string {
-	var out []string
-	for _, rt := range e.routes() {
-		out = append(out, rt.name())
-	}
-	return out
-}
-
 func (e *Emulator) buildHandler() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range e.routes() {

@@ -1,0 +1,116 @@
+// Package emulator is a stateful, in-process Linode API v4 server for tests,
+// demos and benchmarks. It speaks the real wire format, so the real linodego
+// client (and anything built on it) runs against it unchanged:
+//
+//	e := emulator.New(emulator.WithClock(fakeClock), emulator.WithoutRateLimits())
+//	_ = e.Start()            // 127.0.0.1:<random port>
+//	defer e.Close()
+//	client := e.NewClient()  // linodego, no retries, no cache
+//
+// # Routes
+//
+// Under both /v4 and /v4beta (one shared state): regions (+ /{id},
+// /availability, /{id}/availability), linode/types (+ /{id}), images
+// (+ /{id}), lke/versions (+ /{version}), lke/types, lke/clusters (list,
+// create, get, delete), lke/clusters/{id}/pools (list, create, get, update,
+// delete, recycle), lke/clusters/{id}/nodes/{nodeId} (get, delete,
+// recycle), linode/instances (list, create, get, update, delete, reboot),
+// networking/firewalls (list, create, get, delete), vpcs (list, create, get,
+// delete) and their subnets (list, create, get), placement/groups (list,
+// create, get, update, delete). Every route exists in Linode's OpenAPI
+// description and uses its parameter names; counters, the request log and
+// faults name routes the same way, e.g. "GET /lke/clusters/{clusterId}/pools".
+//
+// # Wire format
+//
+// Lists are pages: {"data": [...], "page": p, "pages": n, "results": total},
+// page_size 25-500 (default 100). X-Filter supports field equality, +and,
+// +or, +eq, +neq, +contains, +gt, +gte, +lt, +lte, +order_by and +order; a
+// filter that does not parse, uses an unknown operator or names an unknown
+// field is a 400 on field "X-Filter" (never "match everything"). Errors are
+// {"errors": [{"reason": "...", "field": "..."}]} with Content-Type exactly
+// application/json; a missing object is 404 {"errors": [{"reason": "Not
+// found"}]}; a missing or wrong "Authorization: Bearer <token>" is 401.
+// Timestamps have no zone ("2006-01-02T15:04:05").
+//
+// # Validation
+//
+// Creates answer 400 with the offending field for: unknown region or plan;
+// a region lacking the capability needed ("Kubernetes", "Kubernetes
+// Enterprise" for enterprise clusters, "GPU Linodes" for gpu plans,
+// "Premium Plans" for premium plans, "VPCs", "Placement Group", "Metadata"
+// for user data); pool count outside 1-100; tags longer than 50 characters;
+// an unknown firewall_id; an unsupported LKE version. LKE refuses Nanode
+// plans with the API's own wording, "The Linode type g6-nanode-1 is
+// currently not supported by LKE", on field "type".
+//
+// # Capacity
+//
+// SetCapacity(region, plan, n) says how many more Linodes of the plan the
+// region can launch (pool nodes included; deletes do not give capacity
+// back). Plans the seeded /regions/availability lists as unavailable start
+// at zero; everything else is unlimited. A create that needs more answers
+//
+//	400 {"errors": [{"field": "type", "reason": "There is insufficient capacity to create <plan> Linodes in <region> at this time; choose another plan or region."}]}
+//
+// (field "node_pools[i].type" in a cluster create). The reason always
+// contains CapacityReasonMarker ("insufficient capacity"), which tells
+// capacity errors apart from validation errors; the live API's wording for
+// this case could not be confirmed.
+//
+// # State machines
+//
+// State changes are scheduled on the emulator's clock (k8s.io/utils/clock)
+// and applied, in due order and stamped with their due time, by the next
+// request or Tick once the clock passes them; with a fake clock the emulator
+// is fully deterministic. Defaults (DefaultDelays; scale them with
+// WithDelayScale, 0 for instant):
+//
+//   - An LKE pool node starts "not_ready" with "instance_id": null; after
+//     NodeInstance (10 s) its Linode exists, labelled lke<clusterID>-<nodeID>
+//     where nodeID is <poolID>-<hex>.
+//   - A Linode is "provisioning" for Provisioning (60 s), then "booting" for
+//     Booting (90 s), then "running" (its node turns "ready"); with
+//     "booted": false it ends "offline". A reboot is "rebooting" for Booting.
+//   - Standard tier: node Linodes carry lke_cluster_id and none of the pool's
+//     tags. Enterprise tier: they carry the pool's tags plus
+//     "nodepool=<poolID>" and "lke<clusterID>", and new nodes are missing from
+//     the pool's "nodes" for EnterpriseNodeListing (45 s; the API documents
+//     30-60 s) while the pool's count already includes them.
+//   - DELETE .../nodes/{nodeId} answers {} and removes exactly that node and
+//     its Linode, shrinking the pool's count; a pool update of count adds
+//     nodes or removes the newest; deleting a pool or cluster deletes its
+//     Linodes; recycling replaces nodes with new ones. Deleting a node's
+//     Linode directly makes LKE give the node a new one.
+//
+// OnInstanceEvent reports a Linode's first "running" and its deletion, with
+// its id, label, plan, region, tags and LKE cluster, pool and node, so a
+// simulated cluster can start and stop kubelets. With the real clock a
+// background ticker applies due transitions every 200 ms.
+//
+// # Rate limits
+//
+// Per token, over fixed windows on the emulator's clock (DefaultRateLimits,
+// Linode's published figures): 200 paginated GETs per minute, 20 Linode
+// creates per 15 s, 1600 other requests per minute. Answers carry
+// X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset; over budget
+// is 429 with Retry-After. WithoutRateLimits disables them.
+//
+// # Faults and observability
+//
+// InjectFault (or POST /_emulator/faults) makes matching requests fail with
+// a sequence of statuses or at a seeded error rate (429s carry Retry-After),
+// adds latency, hangs them until the client gives up, or applies them and
+// then loses the answer (502, or a dropped connection). Counters and
+// Requests report per-route counts and a bounded request log; the admin
+// endpoints under /_emulator (see registerAdmin) expose the same, capacity
+// and a state snapshot, without a token. Instances, Pools and Clusters
+// snapshot state for leak checks.
+//
+// # Catalogue
+//
+// Regions, plans (with region_prices and add-ons), availability, LKE types
+// and versions and public images come from catalogue.json, embedded in the
+// package and derived from real API answers (Linode-recorded fixtures of the
+// linodego project); the emulator needs no files at run time.
+package emulator

@@ -1,0 +1,34 @@
+package emulator
+
+import (
+	"os"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// TestRoutesExistInOpenAPI checks every route the emulator serves against
+// Linode's OpenAPI description. Parameter names follow the description, so
+// paths compare verbatim; the admin endpoints are not API routes.
+func TestRoutesExistInOpenAPI(t *testing.T) {
+	path := sharedFile(t, "openapi.yaml")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("OpenAPI description not available: %v", err)
+	}
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromFile(path)
+	if err != nil {
+		t.Fatalf("load %s: %v", path, err)
+	}
+	e := New()
+	for _, rt := range e.routes() {
+		item := doc.Paths.Find("/{apiVersion}" + rt.path)
+		if item == nil {
+			t.Errorf("%s: path not in the OpenAPI description", rt.name())
+			continue
+		}
+		if item.GetOperation(rt.method) == nil {
+			t.Errorf("%s: method not in the OpenAPI description", rt.name())
+		}
+	}
+}
