@@ -272,7 +272,7 @@ func (e *Emulator) Instances() []InstanceInfo {
 		in := e.st.instances[id]
 		out = append(out, InstanceInfo{
 			ID: in.ID, Label: in.Label, Type: in.Type, Region: in.Region, Status: in.Status,
-			Tags: slices.Clone(in.Tags), UserData: in.UserData, FirewallID: in.FirewallID,
+			Tags: nonNil(slices.Clone(in.Tags)), UserData: in.UserData, FirewallID: in.FirewallID,
 			LKEClusterID: in.LKEClusterID, LKEPoolID: in.LKEPoolID, NodeID: in.NodeID,
 		})
 	}
@@ -291,7 +291,7 @@ func (e *Emulator) Pools(clusterID int) []PoolInfo {
 		if clusterID != 0 && p.ClusterID != clusterID {
 			continue
 		}
-		info := PoolInfo{ID: p.ID, ClusterID: p.ClusterID, Type: p.Type, Count: p.Count, Tags: slices.Clone(p.Tags)}
+		info := PoolInfo{ID: p.ID, ClusterID: p.ClusterID, Type: p.Type, Count: p.Count, Tags: nonNil(slices.Clone(p.Tags))}
 		for _, n := range p.Nodes {
 			info.Nodes = append(info.Nodes, NodeInfo{ID: n.ID, InstanceID: n.InstanceID, Status: n.Status})
 		}

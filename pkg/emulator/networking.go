@@ -188,15 +188,15 @@ type vpcWire struct {
 }
 
 type subnetWire struct {
-	ID            int      `json:"id"`
-	Label         string   `json:"label"`
-	IPv4          string   `json:"ipv4"`
-	IPv6          []any    `json:"ipv6"`
-	Linodes       []any    `json:"linodes"`
-	Databases     []any    `json:"databases"`
-	Nodebalancers []any    `json:"nodebalancers"`
-	Created       apiTime  `json:"created"`
-	Updated       apiTime  `json:"updated"`
+	ID            int     `json:"id"`
+	Label         string  `json:"label"`
+	IPv4          string  `json:"ipv4"`
+	IPv6          []any   `json:"ipv6"`
+	Linodes       []any   `json:"linodes"`
+	Databases     []any   `json:"databases"`
+	Nodebalancers []any   `json:"nodebalancers"`
+	Created       apiTime `json:"created"`
+	Updated       apiTime `json:"updated"`
 }
 
 // vpcPrivateRanges are the ranges every VPC may draw subnets from.

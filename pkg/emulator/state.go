@@ -28,9 +28,9 @@ type state struct {
 	seq      uint64
 	// due mirrors nextDue as Unix nanoseconds (0: nothing pending) so
 	// requests can tell without the lock whether anything is due.
-	due      atomic.Int64
-	rng      *rand.Rand
-	ipSeq    int
+	due   atomic.Int64
+	rng   *rand.Rand
+	ipSeq int
 }
 
 type capacityKey struct{ region, plan string }
