@@ -24,7 +24,10 @@ func startEmulator(t testing.TB, opts ...Option) (*Emulator, *linodego.Client, *
 	if err := e.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = e.Close() })
+	t.Cleanup(func() {
+		recordLinodegoRoutes(e)
+		_ = e.Close()
+	})
 	return e, e.NewClient(), clk
 }
 

@@ -16,6 +16,8 @@ type RequestRecord struct {
 	Route    string        `json:"route"` // "METHOD /template", empty for unknown paths
 	Status   int           `json:"status"`
 	Duration time.Duration `json:"duration"`
+	// UserAgent tells which client sent the request, e.g. linodego's.
+	UserAgent string `json:"userAgent"`
 }
 
 // observer keeps per-route counters and a bounded request log.
@@ -34,7 +36,7 @@ func newObserver(size int) *observer {
 func (o *observer) record(r *http.Request, routeName string, status int, start time.Time) {
 	rec := RequestRecord{
 		Time: start, Method: r.Method, Path: r.URL.Path, Route: routeName,
-		Status: status, Duration: time.Since(start),
+		Status: status, Duration: time.Since(start), UserAgent: r.UserAgent(),
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
