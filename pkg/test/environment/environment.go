@@ -1,7 +1,7 @@
 // Package environment starts a real Kubernetes control plane for tests: kube-apiserver and etcd
 // through controller-runtime's envtest, with Karpenter core's CRDs and ours installed, and, when a
 // test asks for them, kube-scheduler, kube-controller-manager and kwok against the same apiserver.
-// The binaries come from hack/build-k8s-binaries.sh (see BinaryDir).
+// The binaries come from hack/build-k8s-binaries.sh (see component.BinaryDir).
 package environment
 
 import (
@@ -14,11 +14,11 @@ import (
 	"github.com/awslabs/operatorpkg/object"
 	"github.com/awslabs/operatorpkg/option"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	coreapis "sigs.k8s.io/karpenter/pkg/apis"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis/crds"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
 )
 
 // CRDs are every CustomResourceDefinition the provider needs: Karpenter core's and ours.
@@ -64,7 +64,7 @@ type Environment struct {
 	KubeconfigPath string
 	// LogDir holds each component's log.
 	LogDir     string
-	processes  []*process
+	processes  []*component.Process
 	binDir     string
 	workingDir string
 }
@@ -72,7 +72,7 @@ type Environment struct {
 // New starts the control plane. Stop it with Stop.
 func New(opts ...option.Function[Options]) (*Environment, error) {
 	o := option.Resolve(opts...)
-	binDir, err := BinaryDir()
+	binDir, err := component.BinaryDir()
 	if err != nil {
 		return nil, err
 	}
@@ -97,69 +97,29 @@ func New(opts ...option.Function[Options]) (*Environment, error) {
 }
 
 func (e *Environment) start(o *Options) error {
-	admin, err := e.ControlPlane.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return fmt.Errorf("creating an admin user: %w", err)
-	}
-	kubeconfig, err := admin.KubeConfig()
-	if err != nil {
-		return err
-	}
 	e.KubeconfigPath = filepath.Join(e.workingDir, "kubeconfig")
-	if err := os.WriteFile(e.KubeconfigPath, kubeconfig, 0o600); err != nil {
+	if err := component.WriteAdminKubeconfig(&e.ControlPlane, e.KubeconfigPath); err != nil {
 		return err
 	}
+	binDir := e.binDir
+	var specs []component.Spec
 	if o.scheduler {
-		if err := e.run("kube-scheduler", "--kubeconfig="+e.KubeconfigPath, "--leader-elect=false", "--secure-port=0"); err != nil {
-			return err
-		}
+		specs = append(specs, component.KubeScheduler(binDir, e.KubeconfigPath))
 	}
 	if o.controllerManager {
-		if err := e.run("kube-controller-manager", "--kubeconfig="+e.KubeconfigPath, "--leader-elect=false",
-			"--secure-port=0", "--use-service-account-credentials=false",
-			"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,daemonset-controller,job-controller"); err != nil {
-			return err
-		}
+		specs = append(specs, component.KubeControllerManager(binDir, e.KubeconfigPath))
 	}
 	if o.kwokSelector != "" {
-		stages := filepath.Join(e.binDir, "kwok-stages")
-		args := []string{"--kubeconfig=" + e.KubeconfigPath, "--manage-all-nodes=false",
-			"--manage-nodes-with-label-selector=" + o.kwokSelector, "--node-lease-duration-seconds=40"}
-		for _, stage := range []string{"node-initialize", "node-heartbeat-with-lease", "pod-ready", "pod-complete", "pod-delete"} {
-			args = append(args, "--config="+filepath.Join(stages, stage+".yaml"))
-		}
-		if err := e.run("kwok", args...); err != nil {
-			return err
-		}
+		specs = append(specs, component.Kwok(binDir, e.KubeconfigPath, component.KwokNodes{LabelSelector: o.kwokSelector}))
 	}
-	// A component with a bad flag or no access exits at once; catch that here rather than as a
-	// test that waits for pods that are never scheduled.
-	time.Sleep(300 * time.Millisecond)
-	for _, p := range e.processes {
-		if err := p.checkRunning(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (e *Environment) run(name string, args ...string) error {
-	p, err := startProcess(e.binDir, e.LogDir, name, args...)
-	if err != nil {
-		return err
-	}
-	e.processes = append(e.processes, p)
-	return nil
+	var err error
+	e.processes, err = component.StartAll(e.LogDir, specs...)
+	return err
 }
 
 // Stop stops every component, then the apiserver and etcd, and removes the working directory.
 func (e *Environment) Stop() error {
-	var errs []error
-	for i := len(e.processes) - 1; i >= 0; i-- {
-		errs = append(errs, e.processes[i].stop(5*time.Second))
-	}
-	errs = append(errs, e.Environment.Stop())
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(component.StopAll(e.processes, 5*time.Second), e.Environment.Stop()); err != nil {
 		return fmt.Errorf("%w (component logs kept in %s)", err, e.LogDir)
 	}
 	return os.RemoveAll(e.workingDir)

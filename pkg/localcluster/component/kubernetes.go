@@ -1,0 +1,62 @@
+package component
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// KubeScheduler binds pods to nodes.
+func KubeScheduler(binDir, kubeconfig string) Spec {
+	return Spec{Name: "kube-scheduler", Path: filepath.Join(binDir, "kube-scheduler"),
+		Args: []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0"}}
+}
+
+// KubeControllerManager runs the workload controllers, so Deployments become ReplicaSets and
+// pods, and owned objects are garbage-collected.
+func KubeControllerManager(binDir, kubeconfig string) Spec {
+	return Spec{Name: "kube-controller-manager", Path: filepath.Join(binDir, "kube-controller-manager"),
+		Args: []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0",
+			"--use-service-account-credentials=false",
+			"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,daemonset-controller,job-controller"}}
+}
+
+// KwokNodes says which nodes kwok acts as the kubelet of: those matching a label selector or an
+// annotation selector (kubectl syntax, e.g. "lke.linode.com/pool-id" or "kwok.x-k8s.io/node=fake").
+type KwokNodes struct {
+	LabelSelector      string
+	AnnotationSelector string
+}
+
+// Kwok keeps the selected nodes Ready (heartbeats and leases) and runs and deletes their pods.
+func Kwok(binDir, kubeconfig string, nodes KwokNodes) Spec {
+	args := []string{"--kubeconfig=" + kubeconfig, "--manage-all-nodes=false", "--node-lease-duration-seconds=40"}
+	if nodes.LabelSelector != "" {
+		args = append(args, "--manage-nodes-with-label-selector="+nodes.LabelSelector)
+	}
+	if nodes.AnnotationSelector != "" {
+		args = append(args, "--manage-nodes-with-annotation-selector="+nodes.AnnotationSelector)
+	}
+	// The bare kwok binary has no behaviour of its own: build-k8s-binaries.sh copies its stage
+	// manifests next to it.
+	for _, stage := range []string{"node-initialize", "node-heartbeat-with-lease", "pod-ready", "pod-complete", "pod-delete"} {
+		args = append(args, "--config="+filepath.Join(binDir, "kwok-stages", stage+".yaml"))
+	}
+	return Spec{Name: "kwok", Path: filepath.Join(binDir, "kwok"), Args: args}
+}
+
+// WriteAdminKubeconfig writes a kubeconfig for a system:masters user of the control plane to path,
+// for the components, for kubectl and for the person at the keyboard.
+func WriteAdminKubeconfig(controlPlane *envtest.ControlPlane, path string) error {
+	admin, err := controlPlane.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("creating an admin user: %w", err)
+	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, kubeconfig, 0o600)
+}
