@@ -1,0 +1,227 @@
+// Package nodesim plays the part of the kubelets of a local cluster. For every Linode the Linode
+// API emulator reports running, it registers a Node the way the node's kubelet would on LKE; when
+// the Linode is deleted, it removes the Node, as Linode's cloud controller manager does. kwok
+// then keeps those Nodes Ready and runs their pods (it selects them by AnnotationKwokNode).
+//
+// An LKE node registers under its Linode's label (lke<clusterID>-<poolID>-<hex>) with provider ID
+// linode://<id>, the pool's labels and taints and nothing else of its own (LKE's kubelet has no
+// start-up taints), plus the labels kubelet and the cloud controller manager add: hostname, os,
+// arch, instance type, region and lke.linode.com/pool-id. A node of a plain Linode (instance mode)
+// registers with karpenter.sh/unregistered:NoExecute, as the provider's cloud-init tells kubelet to.
+package nodesim
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/linode/linodego"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+)
+
+const (
+	// LabelLKEPoolID is the label LKE puts on every node of a pool.
+	LabelLKEPoolID = "lke.linode.com/pool-id"
+	// AnnotationKwokNode marks the Nodes kwok acts as the kubelet of (kwok's own convention).
+	AnnotationKwokNode = "kwok.x-k8s.io/node"
+	// KwokAnnotationSelector selects those Nodes, for kwok's --manage-nodes-with-annotation-selector.
+	KwokAnnotationSelector = AnnotationKwokNode + "=fake"
+)
+
+// Event is a Node the simulator registered or removed.
+type Event struct {
+	// Registered is true for a new Node, false for a removed one.
+	Registered bool
+	NodeName   string
+	InstanceID int
+	PlanType   string
+	// LinodeEventTime is when the emulator reported the Linode running or deleted.
+	LinodeEventTime time.Time
+}
+
+// Simulator registers and removes Nodes as the emulator's Linodes come and go. Create it with New
+// before the first Linode is created, and run it with Run.
+type Simulator struct {
+	kube   client.Client
+	emu    *emulator.Emulator
+	linode *linodego.Client
+	model  ResourceModel
+
+	mu      sync.Mutex
+	pending []emulator.InstanceEvent
+	wake    chan struct{}
+	plans   map[string]linodego.LinodeType
+
+	observers []func(Event)
+}
+
+// New returns a simulator for the emulator's Linodes. It reads pools and plans through the Linode
+// API, as the rest of the system does, and writes Nodes with kube.
+func New(kube client.Client, emu *emulator.Emulator, model ResourceModel) *Simulator {
+	s := &Simulator{
+		kube:  kube,
+		emu:   emu,
+		model: model,
+		wake:  make(chan struct{}, 1),
+		plans: map[string]linodego.LinodeType{},
+	}
+	// The emulator delivers events from the goroutine of whichever API request caused them (often
+	// the controller's): queue them and return at once rather than hold that request up.
+	emu.OnInstanceEvent(func(ev emulator.InstanceEvent) {
+		s.mu.Lock()
+		s.pending = append(s.pending, ev)
+		s.mu.Unlock()
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	})
+	return s
+}
+
+// OnEvent registers fn to hear about every Node registered or removed. Call it before Run.
+func (s *Simulator) OnEvent(fn func(Event)) { s.observers = append(s.observers, fn) }
+
+// Run handles the emulator's events, in order, until ctx is done. The emulator must be serving.
+func (s *Simulator) Run(ctx context.Context) {
+	s.linode = s.emu.NewClient()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		}
+		for {
+			s.mu.Lock()
+			events := s.pending
+			s.pending = nil
+			s.mu.Unlock()
+			if len(events) == 0 {
+				break
+			}
+			for _, ev := range events {
+				if err := s.handle(ctx, ev); err != nil && ctx.Err() == nil {
+					log.FromContext(ctx).Error(err, "node simulator", "linode", ev.Label, "event", ev.Type)
+				}
+			}
+		}
+	}
+}
+
+func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error {
+	switch ev.Type {
+	case emulator.InstanceRunning:
+		node, err := s.nodeFor(ctx, ev)
+		if err != nil || node == nil {
+			return err
+		}
+		create := func() error {
+			if err := s.kube.Create(ctx, node); !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			return nil
+		}
+		if err := retry(ctx, create); err != nil {
+			return fmt.Errorf("registering node %s: %w", node.Name, err)
+		}
+		s.notify(Event{Registered: true, NodeName: node.Name, InstanceID: ev.InstanceID, PlanType: ev.PlanType, LinodeEventTime: ev.Time})
+	case emulator.InstanceDeleted:
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ev.Label}}
+		err := retry(ctx, func() error { return client.IgnoreNotFound(s.kube.Delete(ctx, node)) })
+		if err != nil {
+			return fmt.Errorf("removing node %s: %w", node.Name, err)
+		}
+		s.notify(Event{NodeName: node.Name, InstanceID: ev.InstanceID, PlanType: ev.PlanType, LinodeEventTime: ev.Time})
+	}
+	return nil
+}
+
+func (s *Simulator) notify(ev Event) {
+	for _, fn := range s.observers {
+		fn(ev)
+	}
+}
+
+// nodeFor builds the Node the Linode's kubelet registers; nil when the Linode's pool is already
+// gone, as its deletion event follows.
+func (s *Simulator) nodeFor(ctx context.Context, ev emulator.InstanceEvent) (*corev1.Node, error) {
+	plan, err := s.plan(ctx, ev.PlanType)
+	if err != nil {
+		return nil, err
+	}
+	capacity, allocatable := s.model.Resources(plan)
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: ev.Label,
+			Labels: map[string]string{
+				corev1.LabelHostname:           ev.Label,
+				corev1.LabelOSStable:           "linux",
+				corev1.LabelArchStable:         "amd64",
+				corev1.LabelInstanceTypeStable: ev.PlanType,
+				corev1.LabelInstanceType:       ev.PlanType,
+				corev1.LabelTopologyRegion:     ev.Region,
+			},
+			Annotations: map[string]string{AnnotationKwokNode: "fake"},
+		},
+		Spec: corev1.NodeSpec{ProviderID: nodeprovider.ProviderID(ev.InstanceID)},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: allocatable,
+			NodeInfo:    corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
+		},
+	}
+	if ev.LKEClusterID == 0 {
+		node.Spec.Taints = []corev1.Taint{karpv1.UnregisteredNoExecuteTaint}
+		return node, nil
+	}
+	pool, err := s.linode.GetLKENodePool(ctx, ev.LKEClusterID, ev.LKEPoolID)
+	if linodego.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading LKE pool %d: %w", ev.LKEPoolID, err)
+	}
+	for key, value := range pool.Labels {
+		node.Labels[key] = value
+	}
+	node.Labels[LabelLKEPoolID] = strconv.Itoa(pool.ID)
+	for _, t := range pool.Taints {
+		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+	}
+	return node, nil
+}
+
+// plan reads a Linode plan once; plans do not change while a cluster runs.
+func (s *Simulator) plan(ctx context.Context, id string) (linodego.LinodeType, error) {
+	if plan, ok := s.plans[id]; ok {
+		return plan, nil
+	}
+	plan, err := s.linode.GetType(ctx, id)
+	if err != nil {
+		return linodego.LinodeType{}, fmt.Errorf("reading plan %s: %w", id, err)
+	}
+	s.plans[id] = *plan
+	return *plan, nil
+}
+
+// retry rides out a busy apiserver for a few seconds and returns the last error.
+func retry(ctx context.Context, fn func() error) error {
+	var last error
+	_ = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Steps: 7},
+		func(context.Context) (bool, error) {
+			last = fn()
+			return last == nil, nil
+		})
+	return last
+}

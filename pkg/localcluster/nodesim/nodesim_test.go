@@ -1,0 +1,230 @@
+package nodesim_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linode/linodego"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
+	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+)
+
+var env *environment.Environment
+
+func TestMain(m *testing.M) {
+	var err error
+	if env, err = environment.New(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// delayScale shrinks the emulator's 160 s from pool create to running Linode to 1.6 s: long enough
+// to see that no node registers early, short enough for a unit test.
+const delayScale = 0.01
+
+func startSimulator(t *testing.T) (*emulator.Emulator, *linodego.Client) {
+	t.Helper()
+	emu := emulator.New(emulator.WithDelayScale(delayScale), emulator.WithoutRateLimits())
+	sim := nodesim.New(env.Client, emu, nodesim.DefaultResourceModel())
+	if err := emu.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { sim.Run(ctx); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		_ = emu.Close()
+	})
+	return emu, emu.NewClient()
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestLKENodeRegistersLikeLKEKubelet(t *testing.T) {
+	ctx := context.Background()
+	emu, linode := startSimulator(t)
+	clusterID, err := emu.AddLKECluster("sim", "us-ord", "standard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := linode.CreateLKENodePool(ctx, clusterID, linodego.LKENodePoolCreateOptions{
+		Count: 1, Type: "g6-dedicated-4",
+		Labels: linodego.LKENodePoolLabels{"karpenter.sh/nodepool": "default", "team": "payments"},
+		Taints: []linodego.LKENodePoolTaint{{Key: "dedicated", Value: "payments", Effect: linodego.LKENodePoolTaintEffectNoSchedule}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := time.Now()
+
+	var instance emulator.InstanceInfo
+	waitFor(t, "the pool's Linode", 5*time.Second, func() bool {
+		for _, in := range emu.Instances() {
+			if in.LKEPoolID == pool.ID {
+				instance = in
+				return true
+			}
+		}
+		return false
+	})
+	if instance.Status == "running" {
+		t.Fatalf("Linode %s is already running %v after the pool was created; the delay scale is too small for this test", instance.Label, time.Since(created))
+	}
+	var nodes corev1.NodeList
+	if err := env.Client.List(ctx, &nodes); err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 0 {
+		t.Fatalf("a node registered before its Linode was running: %s", nodes.Items[0].Name)
+	}
+
+	node := &corev1.Node{}
+	waitFor(t, "node "+instance.Label, 10*time.Second, func() bool {
+		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node) == nil
+	})
+	if got := emu.Instances(); got[0].Status != "running" {
+		t.Errorf("node registered while its Linode was %s", got[0].Status)
+	}
+	if want := fmt.Sprintf("linode://%d", instance.ID); node.Spec.ProviderID != want {
+		t.Errorf("provider ID %q, want %q", node.Spec.ProviderID, want)
+	}
+	for key, want := range map[string]string{
+		"karpenter.sh/nodepool":        "default",
+		"team":                         "payments",
+		nodesim.LabelLKEPoolID:         fmt.Sprint(pool.ID),
+		corev1.LabelInstanceTypeStable: "g6-dedicated-4",
+		corev1.LabelTopologyRegion:     "us-ord",
+		corev1.LabelHostname:           instance.Label,
+		corev1.LabelArchStable:         "amd64",
+		corev1.LabelOSStable:           "linux",
+	} {
+		if node.Labels[key] != want {
+			t.Errorf("label %s = %q, want %q", key, node.Labels[key], want)
+		}
+	}
+	wantTaints := []corev1.Taint{{Key: "dedicated", Value: "payments", Effect: corev1.TaintEffectNoSchedule}}
+	if taints := registeredTaints(node); len(taints) != 1 || !taints[0].MatchTaint(&wantTaints[0]) {
+		t.Errorf("taints %v, want only the pool's %v (LKE's kubelet has no start-up taints)", node.Spec.Taints, wantTaints)
+	}
+	capacity := node.Status.Capacity
+	if capacity.Cpu().Value() != 4 || capacity.Pods().Value() != 110 ||
+		capacity.StorageEphemeral().Cmp(resource.MustParse("160Gi")) != 0 {
+		t.Errorf("capacity %v, want 4 CPUs, 110 pods and the plan's 160 GiB disk", capacity)
+	}
+	planMemory := resource.MustParse("8Gi")
+	if m := capacity.Memory(); m.Cmp(planMemory) >= 0 || m.Value() < planMemory.Value()*95/100 {
+		t.Errorf("memory capacity %s, want a little under the plan's 8 GiB", m)
+	}
+	if node.Status.Allocatable.Memory().Cmp(*capacity.Memory()) >= 0 || node.Status.Allocatable.Cpu().Cmp(*capacity.Cpu()) >= 0 {
+		t.Errorf("allocatable %v is not less than capacity %v", node.Status.Allocatable, capacity)
+	}
+
+	if err := linode.DeleteLKENodePoolNode(ctx, clusterID, instance.NodeID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "node "+instance.Label+" to be removed with its Linode", 5*time.Second, func() bool {
+		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, &corev1.Node{}) != nil
+	})
+}
+
+func TestGPUPlanAdvertisesGPUs(t *testing.T) {
+	ctx := context.Background()
+	emu, linode := startSimulator(t)
+	// GPU plans start without capacity, as on Linode, where /regions/availability lists them.
+	emu.SetCapacity("us-ord", "g1-gpu-rtx6000-2", 1)
+	clusterID, err := emu.AddLKECluster("gpu", "us-ord", "standard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := linode.CreateLKENodePool(ctx, clusterID, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g1-gpu-rtx6000-2"}); err != nil {
+		t.Fatal(err)
+	}
+	var node corev1.Node
+	waitFor(t, "the GPU node", 10*time.Second, func() bool {
+		var nodes corev1.NodeList
+		if err := env.Client.List(ctx, &nodes, client.HasLabels{nodesim.LabelLKEPoolID}); err != nil || len(nodes.Items) == 0 {
+			return false
+		}
+		node = nodes.Items[0]
+		return node.Labels[corev1.LabelInstanceTypeStable] == "g1-gpu-rtx6000-2"
+	})
+	if gpus := node.Status.Allocatable[nodesim.ResourceGPU]; gpus.Value() != 2 {
+		t.Errorf("allocatable %s = %s, want 2", nodesim.ResourceGPU, gpus.String())
+	}
+	cleanUpNodes(t)
+}
+
+func TestPlainLinodeRegistersUnregistered(t *testing.T) {
+	ctx := context.Background()
+	_, linode := startSimulator(t)
+	booted := true
+	instance, err := linode.CreateInstance(ctx, linodego.InstanceCreateOptions{
+		Region: "us-ord", Type: "g6-standard-2", Label: "plain-node", Image: "linode/ubuntu24.04", Booted: &booted, RootPass: "Not-a-real-password-1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := &corev1.Node{}
+	waitFor(t, "node plain-node", 10*time.Second, func() bool {
+		return env.Client.Get(ctx, types.NamespacedName{Name: "plain-node"}, node) == nil
+	})
+	if taints := registeredTaints(node); len(taints) != 1 || !taints[0].MatchTaint(&karpv1.UnregisteredNoExecuteTaint) {
+		t.Errorf("taints %v, want %v as the provider's cloud-init registers kubelet", node.Spec.Taints, karpv1.UnregisteredNoExecuteTaint)
+	}
+	if _, ok := node.Labels[nodesim.LabelLKEPoolID]; ok {
+		t.Errorf("a plain Linode's node carries %s", nodesim.LabelLKEPoolID)
+	}
+	if err := linode.DeleteInstance(ctx, instance.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "node plain-node to be removed", 5*time.Second, func() bool {
+		return env.Client.Get(ctx, types.NamespacedName{Name: "plain-node"}, &corev1.Node{}) != nil
+	})
+}
+
+// registeredTaints leaves out the taints the apiserver adds to every new Node from its conditions
+// (node.kubernetes.io/not-ready and the like): those are Kubernetes', not kubelet's.
+func registeredTaints(node *corev1.Node) []corev1.Taint {
+	var taints []corev1.Taint
+	for _, taint := range node.Spec.Taints {
+		if !strings.HasPrefix(taint.Key, "node.kubernetes.io/") {
+			taints = append(taints, taint)
+		}
+	}
+	return taints
+}
+
+func cleanUpNodes(t *testing.T) {
+	t.Helper()
+	if err := env.Client.DeleteAllOf(context.Background(), &corev1.Node{}); err != nil {
+		t.Fatal(err)
+	}
+}
