@@ -5,7 +5,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/awslabs/operatorpkg/object"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	coreapis "sigs.k8s.io/karpenter/pkg/apis"
+
+	"github.com/linode/karpenter-provider-linode/pkg/apis/crds"
 )
 
 // KubeScheduler binds pods to nodes.
@@ -60,4 +65,10 @@ func WriteAdminKubeconfig(controlPlane *envtest.ControlPlane, path string) error
 		return err
 	}
 	return os.WriteFile(path, kubeconfig, 0o600)
+}
+
+// CRDs are every CustomResourceDefinition the provider needs: Karpenter core's and ours.
+func CRDs() []*apiextensionsv1.CustomResourceDefinition {
+	return append(coreapis.CRDs[:len(coreapis.CRDs):len(coreapis.CRDs)],
+		object.Unmarshal[apiextensionsv1.CustomResourceDefinition](crds.LinodeNodeClass))
 }

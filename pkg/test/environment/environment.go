@@ -11,21 +11,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/awslabs/operatorpkg/object"
 	"github.com/awslabs/operatorpkg/option"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	coreapis "sigs.k8s.io/karpenter/pkg/apis"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
-	"github.com/linode/karpenter-provider-linode/pkg/apis/crds"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
 )
-
-// CRDs are every CustomResourceDefinition the provider needs: Karpenter core's and ours.
-func CRDs() []*apiextensionsv1.CustomResourceDefinition {
-	return append(coreapis.CRDs[:len(coreapis.CRDs):len(coreapis.CRDs)],
-		object.Unmarshal[apiextensionsv1.CustomResourceDefinition](crds.LinodeNodeClass))
-}
 
 // Options say which components to run besides kube-apiserver and etcd.
 type Options struct {
@@ -85,7 +75,7 @@ func New(opts ...option.Function[Options]) (*Environment, error) {
 		return nil, err
 	}
 	env := &Environment{
-		Environment: coretest.NewEnvironment(append([]option.Function[coretest.EnvironmentOptions]{coretest.WithCRDs(CRDs()...)}, o.core...)...),
+		Environment: coretest.NewEnvironment(append([]option.Function[coretest.EnvironmentOptions]{coretest.WithCRDs(component.CRDs()...)}, o.core...)...),
 		LogDir:      workingDir,
 		binDir:      binDir,
 		workingDir:  workingDir,

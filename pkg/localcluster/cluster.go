@@ -1,0 +1,334 @@
+// Package localcluster runs the whole system on one machine, without a Linode account: etcd,
+// kube-apiserver, kube-scheduler, kube-controller-manager and kwok (the binaries from
+// hack/build-k8s-binaries.sh), the Linode API emulator with an LKE cluster seeded, a node
+// simulator that registers a Node for every Linode the emulator boots (package nodesim), and the
+// provider's controller as a process configured the way the Helm chart configures it.
+//
+// The demo (cmd/demo), the end-to-end tests (test/e2e) and cmd/localcluster, which leaves a
+// cluster running for kubectl, all start it with Start.
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
+)
+
+// Modes of the controller (its KARPENTER_MODE).
+const (
+	ModeLKE      = "lke"
+	ModeInstance = "instance"
+)
+
+// Options describe the cluster to run. The zero value of a field means its default.
+type Options struct {
+	// ClusterName is the label of the seeded LKE cluster and the controller's CLUSTER_NAME ("demo").
+	ClusterName string
+	// Region of the LKE cluster and the nodes ("us-ord").
+	Region string
+	// Tier is the LKE tier, standard or enterprise ("standard"); enterprise uses API v4beta.
+	Tier string
+	// Mode is the controller's mode, lke or instance ("lke").
+	Mode string
+	// DelayScale multiplies the emulator's delays (LKE node to Linode 10 s, provisioning 60 s,
+	// booting 90 s); 0.03 makes a node boot in about 5 s.
+	DelayScale float64
+	// ControllerBinary is the controller to run; when empty, cmd/controller is built into WorkDir.
+	ControllerBinary string
+	// ControllerEnv adds to or overrides the controller's environment (e.g. BATCH_IDLE_DURATION=500ms).
+	ControllerEnv []string
+	// WorkDir holds the kubeconfig, the component logs and the controller binary; a new temporary
+	// directory when empty.
+	WorkDir string
+	// Progress hears about each step as it happens; nil for silence.
+	Progress func(step string)
+}
+
+// DefaultDelayScale makes a Linode go from create to running in about 5 s (160 s on Linode).
+const DefaultDelayScale = 0.03
+
+// HypervisorMemoryPercent is told to both the controller and the node simulator, so that the
+// memory Karpenter expects on a node is the memory the node reports.
+const HypervisorMemoryPercent = 2.5
+
+func (o *Options) defaults() {
+	if o.ClusterName == "" {
+		o.ClusterName = "demo"
+	}
+	if o.Region == "" {
+		o.Region = "us-ord"
+	}
+	if o.Tier == "" {
+		o.Tier = "standard"
+	}
+	if o.Mode == "" {
+		o.Mode = ModeLKE
+	}
+	if o.DelayScale == 0 {
+		o.DelayScale = DefaultDelayScale
+	}
+	if o.Progress == nil {
+		o.Progress = func(string) {}
+	}
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	// Kube is a client of the cluster, with Karpenter's and the provider's types registered.
+	Kube client.Client
+	// KubeconfigPath is an admin kubeconfig, for kubectl.
+	KubeconfigPath string
+	// LogDir holds each component's log, the controller's included.
+	LogDir string
+	// Emulator is the Linode API the controller talks to.
+	Emulator *emulator.Emulator
+	// LKEClusterID is the seeded LKE cluster's id (0 in instance mode).
+	LKEClusterID int
+	// Nodes is the node simulator; OnEvent tells when it registers or removes a Node.
+	Nodes *nodesim.Simulator
+
+	opts         Options
+	controlPlane *envtest.Environment
+	components   []*component.Process
+	controller   *component.Process
+	stopNodes    context.CancelFunc
+	nodesDone    chan struct{}
+	ownWorkDir   bool
+}
+
+// Start starts every component and the controller and waits until the controller is ready.
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+	opts.defaults()
+	c := &Cluster{opts: opts, LogDir: opts.WorkDir}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Stop())
+		}
+	}()
+	if c.LogDir == "" {
+		if c.LogDir, err = os.MkdirTemp("", "karpenter-linode-cluster-"); err != nil {
+			return nil, err
+		}
+		c.ownWorkDir = true
+	} else if err := os.MkdirAll(c.LogDir, 0o755); err != nil {
+		return nil, err
+	}
+	binDir, err := component.BinaryDir()
+	if err != nil {
+		return nil, err
+	}
+	controllerBinary := opts.ControllerBinary
+	if controllerBinary == "" {
+		opts.Progress("building the controller (cmd/controller)")
+		controllerBinary = filepath.Join(c.LogDir, "controller")
+		if err := BuildController(ctx, controllerBinary); err != nil {
+			return nil, err
+		}
+	}
+
+	opts.Progress("starting etcd and kube-apiserver " + component.KubernetesVersion)
+	c.controlPlane = &envtest.Environment{
+		BinaryAssetsDirectory: binDir,
+		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: component.CRDs()},
+	}
+	restConfig, err := c.controlPlane.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+	}
+	if c.Kube, err = client.New(restConfig, client.Options{Scheme: scheme.Scheme}); err != nil {
+		return nil, err
+	}
+	c.KubeconfigPath = filepath.Join(c.LogDir, "kubeconfig")
+	if err := component.WriteAdminKubeconfig(&c.controlPlane.ControlPlane, c.KubeconfigPath); err != nil {
+		return nil, err
+	}
+
+	opts.Progress(fmt.Sprintf("starting the Linode API emulator with LKE cluster %q in %s (boot delays x%g)", opts.ClusterName, opts.Region, opts.DelayScale))
+	c.Emulator = emulator.New(emulator.WithDelayScale(opts.DelayScale))
+	if opts.Mode == ModeLKE {
+		if c.LKEClusterID, err = c.Emulator.AddLKECluster(opts.ClusterName, opts.Region, opts.Tier); err != nil {
+			return nil, err
+		}
+	}
+	c.Nodes = nodesim.New(c.Kube, c.Emulator, nodesim.ResourceModel{HypervisorMemoryPercent: HypervisorMemoryPercent, MaxPods: 110})
+	if err := c.Emulator.Start(); err != nil {
+		return nil, err
+	}
+	nodesCtx, stopNodes := context.WithCancel(log.IntoContext(context.Background(), c.simulatorLogger()))
+	c.stopNodes, c.nodesDone = stopNodes, make(chan struct{})
+	go func() { c.Nodes.Run(nodesCtx); close(c.nodesDone) }()
+
+	opts.Progress("starting kube-scheduler, kube-controller-manager and kwok (the simulated kubelets)")
+	if c.components, err = component.StartAll(c.LogDir,
+		component.KubeScheduler(binDir, c.KubeconfigPath),
+		component.KubeControllerManager(binDir, c.KubeconfigPath),
+		component.Kwok(binDir, c.KubeconfigPath, component.KwokNodes{AnnotationSelector: nodesim.KwokAnnotationSelector}),
+	); err != nil {
+		return nil, err
+	}
+
+	opts.Progress("starting the controller")
+	if err := c.startController(ctx, controllerBinary); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// simulatorLogger writes the node simulator's errors to its own log file.
+func (c *Cluster) simulatorLogger() logr.Logger {
+	f, err := os.Create(filepath.Join(c.LogDir, "node-simulator.log"))
+	if err != nil {
+		return logr.Discard()
+	}
+	return logr.FromSlogHandler(slog.NewTextHandler(f, nil))
+}
+
+// startController runs the controller with the settings the Helm chart would give it (one
+// replica, so no leader election) and waits for its readiness probe.
+func (c *Cluster) startController(ctx context.Context, binary string) error {
+	ports, err := freePorts(2)
+	if err != nil {
+		return err
+	}
+	apiVersion := "v4"
+	if c.opts.Tier == "enterprise" {
+		apiVersion = "v4beta"
+	}
+	env := []string{
+		"KUBECONFIG=" + c.KubeconfigPath,
+		"CLUSTER_NAME=" + c.opts.ClusterName,
+		"KARPENTER_MODE=" + c.opts.Mode,
+		"LINODE_TOKEN=" + c.Emulator.Token(),
+		"LINODE_URL=" + c.Emulator.URL(),
+		"LINODE_API_VERSION=" + apiVersion,
+		"HYPERVISOR_MEMORY_PERCENT=" + strconv.FormatFloat(HypervisorMemoryPercent, 'f', -1, 64),
+		"DISABLE_LEADER_ELECTION=true",
+		"METRICS_PORT=" + strconv.Itoa(ports[0]),
+		"HEALTH_PROBE_PORT=" + strconv.Itoa(ports[1]),
+		"SYSTEM_NAMESPACE=kube-system",
+		"LOG_LEVEL=info",
+	}
+	if c.opts.Mode == ModeInstance {
+		env = append(env, "LINODE_REGION="+c.opts.Region)
+	}
+	env = append(env, c.opts.ControllerEnv...)
+	c.controller, err = component.Start(component.Spec{Name: "controller", Path: binary, Env: env}, c.LogDir)
+	if err != nil {
+		return err
+	}
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1])
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		if err := c.controller.CheckRunning(); err != nil {
+			return err
+		}
+		if resp, err := http.Get(readyz); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the controller was not ready within 2 minutes; the end of its log:\n%s", component.Tail(c.controller.LogPath(), 3000))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// ControllerLog is the path of the controller's log.
+func (c *Cluster) ControllerLog() string { return filepath.Join(c.LogDir, "controller.log") }
+
+// CheckHealthy reports a component or the controller that has exited.
+func (c *Cluster) CheckHealthy() error {
+	var errs []error
+	for _, p := range append(c.components, c.controller) {
+		if p != nil {
+			errs = append(errs, p.CheckRunning())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Stop stops the controller first, so it launches nothing more, then everything else. The work
+// directory is removed only if Start created it and everything stopped cleanly.
+func (c *Cluster) Stop() error {
+	var errs []error
+	if c.controller != nil {
+		errs = append(errs, c.controller.Stop(10*time.Second))
+	}
+	errs = append(errs, component.StopAll(c.components, 5*time.Second))
+	if c.stopNodes != nil {
+		c.stopNodes()
+		<-c.nodesDone
+	}
+	if c.Emulator != nil {
+		errs = append(errs, c.Emulator.Close())
+	}
+	if c.controlPlane != nil {
+		errs = append(errs, c.controlPlane.Stop())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w (logs kept in %s)", err, c.LogDir)
+	}
+	if c.ownWorkDir {
+		return os.RemoveAll(c.LogDir)
+	}
+	return nil
+}
+
+// BuildController builds cmd/controller into path. It runs the go command from the working
+// directory, which must be inside this module (as it is for make, go test and go run).
+func BuildController(ctx context.Context, path string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", path, "github.com/linode/karpenter-provider-linode/cmd/controller")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the controller: %w\n%s", err, out)
+	}
+	return nil
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// ConsoleProgress prints each step with the time since start, for Options.Progress.
+func ConsoleProgress(w io.Writer, start time.Time) func(string) {
+	return func(step string) {
+		fmt.Fprintf(w, "[%6.1fs] %s\n", time.Since(start).Seconds(), step)
+	}
+}
