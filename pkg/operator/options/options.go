@@ -48,6 +48,18 @@ type Options struct {
 	HypervisorMemoryPercent float64
 	// CatalogueRefreshInterval is how often plans, prices and regions are re-read.
 	CatalogueRefreshInterval time.Duration
+	// DisableWebhook turns off the Node mutating webhook and its certificate controller.
+	DisableWebhook bool
+	// WebhookPort is the port the webhook server listens on.
+	WebhookPort int
+	// WebhookServiceName is the Service in front of the webhook: its certificate names it.
+	WebhookServiceName string
+	// SystemNamespace is the controller's namespace, where the webhook certificate is kept.
+	SystemNamespace string
+
+	// malformedEnvironment names environment variables whose values could not be parsed. Core's
+	// helpers fall back to the default for those, which would hide a typo; Validate reports them.
+	malformedEnvironment []error
 }
 
 // Injectables lists the provider's option sets for Karpenter core's injection.
@@ -61,8 +73,13 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.StringVar((*string)(&o.Mode), "karpenter-mode", env.WithDefaultString("KARPENTER_MODE", string(ModeLKE)), "[KARPENTER_MODE] lke (node pools of an LKE cluster) or instance (plain Linodes).")
 	fs.StringVar(&o.APIURL, "linode-url", env.WithDefaultString("LINODE_URL", "https://api.linode.com"), "[LINODE_URL] Linode API root URL, without the version.")
 	fs.StringVar(&o.APIVersion, "linode-api-version", env.WithDefaultString("LINODE_API_VERSION", "v4"), "[LINODE_API_VERSION] v4, or v4beta for LKE Enterprise clusters.")
-	fs.Float64Var(&o.HypervisorMemoryPercent, "hypervisor-memory-percent", floatFromEnv("HYPERVISOR_MEMORY_PERCENT", 2.5), "[HYPERVISOR_MEMORY_PERCENT] Share of a plan's memory not visible to the node.")
-	fs.DurationVar(&o.CatalogueRefreshInterval, "catalogue-refresh-interval", env.WithDefaultDuration("CATALOGUE_REFRESH_INTERVAL", 12*time.Hour), "[CATALOGUE_REFRESH_INTERVAL] How often plans, prices and regions are re-read.")
+	o.malformedEnvironment = nil
+	fs.Float64Var(&o.HypervisorMemoryPercent, "hypervisor-memory-percent", o.floatFromEnv("HYPERVISOR_MEMORY_PERCENT", 2.5), "[HYPERVISOR_MEMORY_PERCENT] Share of a plan's memory not visible to the node.")
+	fs.DurationVar(&o.CatalogueRefreshInterval, "catalogue-refresh-interval", o.durationFromEnv("CATALOGUE_REFRESH_INTERVAL", 12*time.Hour), "[CATALOGUE_REFRESH_INTERVAL] How often plans, prices and regions are re-read.")
+	fs.BoolVar(&o.DisableWebhook, "disable-webhook", o.boolFromEnv("DISABLE_WEBHOOK", false), "[DISABLE_WEBHOOK] Do not serve the Node mutating webhook.")
+	fs.IntVar(&o.WebhookPort, "webhook-port", o.intFromEnv("WEBHOOK_PORT", 8443), "[WEBHOOK_PORT] Port of the Node mutating webhook's HTTPS server.")
+	fs.StringVar(&o.WebhookServiceName, "webhook-service", env.WithDefaultString("WEBHOOK_SERVICE", "karpenter-webhook"), "[WEBHOOK_SERVICE] Name of the webhook's Service, which its serving certificate names.")
+	fs.StringVar(&o.SystemNamespace, "system-namespace", env.WithDefaultString("SYSTEM_NAMESPACE", "kube-system"), "[SYSTEM_NAMESPACE] Namespace the controller runs in.")
 }
 
 // Parse parses the flags and validates the result, naming each bad setting and what to do.
@@ -78,7 +95,7 @@ func (o *Options) Parse(fs *coreoptions.FlagSet, args ...string) error {
 
 // Validate checks every setting and reports all problems at once, one line each.
 func (o *Options) Validate() error {
-	var errs []error
+	errs := append([]error(nil), o.malformedEnvironment...)
 	if o.ClusterName == "" {
 		errs = append(errs, errors.New("CLUSTER_NAME is not set: set it to the label of your LKE cluster (helm: --set settings.clusterName=...)"))
 	}
@@ -102,8 +119,11 @@ func (o *Options) Validate() error {
 	if o.APIVersion != "v4" && o.APIVersion != "v4beta" {
 		errs = append(errs, fmt.Errorf("LINODE_API_VERSION %q is not valid: use v4, or v4beta for LKE Enterprise", o.APIVersion))
 	}
-	if math.IsNaN(o.HypervisorMemoryPercent) || o.HypervisorMemoryPercent < 0 || o.HypervisorMemoryPercent >= 50 {
+	if !(o.HypervisorMemoryPercent >= 0 && o.HypervisorMemoryPercent < 50) {
 		errs = append(errs, fmt.Errorf("HYPERVISOR_MEMORY_PERCENT %v is not valid: use a percentage from 0 to 50", o.HypervisorMemoryPercent))
+	}
+	if !o.DisableWebhook && (o.WebhookPort < 1 || o.WebhookPort > 65535) {
+		errs = append(errs, fmt.Errorf("WEBHOOK_PORT %d is not a port: use 1-65535 (helm: webhook.port)", o.WebhookPort))
 	}
 	if o.CatalogueRefreshInterval < time.Minute {
 		errs = append(errs, fmt.Errorf("CATALOGUE_REFRESH_INTERVAL %v is too short: use at least 1m (Linode rate-limits listings)", o.CatalogueRefreshInterval))
@@ -111,18 +131,60 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// floatFromEnv reads a number from the environment; a malformed value becomes NaN so that
-// Validate names the variable instead of silently using the default.
-func floatFromEnv(key string, def float64) float64 {
+// floatFromEnv reads a number from the environment, noting a malformed value for Validate.
+func (o *Options) floatFromEnv(key string, def float64) float64 {
 	value, ok := os.LookupEnv(key)
 	if !ok {
 		return def
 	}
 	f, err := strconv.ParseFloat(value, 64)
-	if err != nil {
-		return math.NaN()
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		o.malformedEnvironment = append(o.malformedEnvironment, fmt.Errorf("%s %q is not a number: use a percentage such as 2.5", key, value))
+		return def
 	}
 	return f
+}
+
+// intFromEnv reads an integer from the environment, noting a malformed value for Validate.
+func (o *Options) intFromEnv(key string, def int) int {
+	value, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	i, err := strconv.Atoi(value)
+	if err != nil {
+		o.malformedEnvironment = append(o.malformedEnvironment, fmt.Errorf("%s %q is not a whole number", key, value))
+		return def
+	}
+	return i
+}
+
+// boolFromEnv reads true or false from the environment, noting a malformed value for Validate.
+func (o *Options) boolFromEnv(key string, def bool) bool {
+	value, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	b, err := strconv.ParseBool(value)
+	if err != nil {
+		o.malformedEnvironment = append(o.malformedEnvironment, fmt.Errorf("%s %q is not a boolean: use true or false", key, value))
+		return def
+	}
+	return b
+}
+
+// durationFromEnv reads a duration from the environment, noting a malformed value for Validate.
+func (o *Options) durationFromEnv(key string, def time.Duration) time.Duration {
+	value, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(value)
+	if err != nil {
+		o.malformedEnvironment = append(o.malformedEnvironment, fmt.Errorf("%s %q is not a duration: use a number with a unit, such as 12h or 30m", key, value))
+		return def
+	}
+	return d
 }
 
 // ToContext stores the options in ctx.

@@ -1,0 +1,172 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/linode/linodego"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+)
+
+// ConfigError is a start-up failure only the user can fix (a refused token, an unknown cluster
+// or region): retrying cannot help, so the controller exits with the message.
+type ConfigError struct {
+	Message string
+}
+
+func (e *ConfigError) Error() string { return e.Message }
+
+// Target is what the start-up checks found: where the controller launches nodes.
+type Target struct {
+	// Cluster is the LKE cluster named by CLUSTER_NAME; nil in instance mode.
+	Cluster *linodego.LKECluster
+	// Region is LINODE_REGION, or the LKE cluster's region.
+	Region string
+}
+
+// CheckLinode asks the Linode API whether the settings make sense: that it accepts the token,
+// that the LKE cluster exists (LKE mode) and that the region does. A *ConfigError means the
+// settings are wrong; any other error is the API's own failure and worth retrying.
+func CheckLinode(ctx context.Context, api linode.API, opts *options.Options) (*Target, error) {
+	target := &Target{Region: opts.Region}
+	if opts.Mode == options.ModeLKE {
+		cluster, err := findCluster(ctx, api, opts)
+		if err != nil {
+			return nil, err
+		}
+		target.Cluster = cluster
+		if target.Region == "" {
+			target.Region = cluster.Region
+		}
+	}
+	regions, err := api.ListRegions(ctx, nil)
+	if err != nil {
+		return nil, classify(err)
+	}
+	if !slices.ContainsFunc(regions, func(r linodego.Region) bool { return r.ID == target.Region }) {
+		return nil, &ConfigError{Message: fmt.Sprintf("LINODE_REGION %q is not a Linode region: use one of %s (helm: region)",
+			target.Region, strings.Join(regionIDs(regions), ", "))}
+	}
+	return target, nil
+}
+
+func findCluster(ctx context.Context, api linode.API, opts *options.Options) (*linodego.LKECluster, error) {
+	clusters, err := api.ListLKEClusters(ctx, nil)
+	if err != nil {
+		return nil, classify(err)
+	}
+	var labels []string
+	for i := range clusters {
+		if clusters[i].Label == opts.ClusterName {
+			return &clusters[i], nil
+		}
+		labels = append(labels, fmt.Sprintf("%q", clusters[i].Label))
+	}
+	visible := "this token sees no LKE clusters (does it have the Kubernetes read/write scope?)"
+	if len(labels) > 0 {
+		visible = "clusters this token sees: " + strings.Join(labels, ", ")
+	}
+	return nil, &ConfigError{Message: fmt.Sprintf("CLUSTER_NAME %q matches no LKE cluster; %s. Set it to the cluster's label (helm: settings.clusterName)",
+		opts.ClusterName, visible)}
+}
+
+// classify turns a refused token into a ConfigError and leaves every other failure retryable:
+// a 5xx, a 429 or a timeout says nothing about the settings.
+func classify(err error) error {
+	if linode.IsUnauthorized(err) {
+		status := http.StatusUnauthorized
+		var apiErr *linodego.Error
+		if errors.As(err, &apiErr) {
+			status = apiErr.Code
+		}
+		return &ConfigError{Message: fmt.Sprintf("the Linode API refused LINODE_TOKEN (%d %s): use a current personal access token with read/write access to Kubernetes and Linodes (helm: apiToken or existingSecret), then restart the controller",
+			status, http.StatusText(status))}
+	}
+	return err
+}
+
+func regionIDs(regions []linodego.Region) []string {
+	ids := make([]string, 0, len(regions))
+	for _, r := range regions {
+		ids = append(ids, r.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Backoff bounds the waits between start-up checks while the Linode API is failing.
+type Backoff struct {
+	Initial, Max time.Duration
+}
+
+// DefaultBackoff doubles from 1s to 1m: quick recovery from a blip, and at most one request a
+// minute during an outage.
+var DefaultBackoff = Backoff{Initial: time.Second, Max: time.Minute}
+
+// WaitForLinode runs CheckLinode until it succeeds or fails for a reason only the user can fix,
+// waiting between attempts while the API fails transiently. A controller that exited on a
+// Linode outage would crash-loop through it; this one stays up, not ready, and says why.
+// status receives the reason the controller is not ready yet.
+func WaitForLinode(ctx context.Context, api linode.API, opts *options.Options, backoff Backoff, status *StartupStatus) (*Target, error) {
+	wait := backoff.Initial
+	for attempt := 1; ; attempt++ {
+		target, err := CheckLinode(ctx, api, opts)
+		if err == nil {
+			return target, nil
+		}
+		var configErr *ConfigError
+		if errors.As(err, &configErr) {
+			return nil, configErr
+		}
+		reason := RedactToken(fmt.Sprintf("waiting for the Linode API at %s: %v", opts.APIURL, err), opts.Token)
+		status.set(reason)
+		log.FromContext(ctx).Info("Linode API unavailable, retrying", "error", RedactToken(err.Error(), opts.Token), "attempt", attempt, "retryIn", wait.String())
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, backoff.Max)
+	}
+}
+
+// RedactToken removes the token from a message. linodego never puts the token in an error
+// (it travels only in the Authorization header, and its debug output is never enabled), but
+// an error can echo user input: a token pasted into LINODE_URL would otherwise be logged.
+func RedactToken(message, token string) string {
+	if token == "" {
+		return message
+	}
+	return strings.ReplaceAll(message, token, "[redacted]")
+}
+
+// StartupStatus is why the controller is not ready yet, for the readiness probe.
+type StartupStatus struct {
+	mu     sync.Mutex
+	reason string
+}
+
+func (s *StartupStatus) set(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reason = reason
+}
+
+// Reason returns why the controller is not ready yet.
+func (s *StartupStatus) Reason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reason == "" {
+		return "checking the settings against the Linode API"
+	}
+	return s.reason
+}

@@ -1,0 +1,161 @@
+package operator_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/operator"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+)
+
+const testToken = "0123456789abcdef-test-token"
+
+func startEmulator(t *testing.T) *emulator.Emulator {
+	t.Helper()
+	e := emulator.New(emulator.WithToken(testToken), emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	if _, err := e.AddLKECluster("prod", "us-ord", "standard"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.AddLKECluster("staging", "us-east", "standard"); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func client(t *testing.T, e *emulator.Emulator, token string) linode.API {
+	t.Helper()
+	opts := linode.DefaultClientOptions()
+	opts.URL, opts.Token, opts.RetryCount = e.URL(), token, 0
+	c, err := linode.NewClient(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestCheckLinode(t *testing.T) {
+	e := startEmulator(t)
+	tests := []struct {
+		name       string
+		token      string
+		opts       options.Options
+		wantRegion string
+		// wantConfigError is a fragment of the message the user reads; empty when the check passes.
+		wantConfigError string
+	}{
+		{
+			name:       "LKE mode takes the cluster's region",
+			opts:       options.Options{Mode: options.ModeLKE, ClusterName: "staging"},
+			wantRegion: "us-east",
+		},
+		{
+			name:       "a region override wins",
+			opts:       options.Options{Mode: options.ModeLKE, ClusterName: "prod", Region: "us-sea"},
+			wantRegion: "us-sea",
+		},
+		{
+			name:       "instance mode needs no LKE cluster",
+			opts:       options.Options{Mode: options.ModeInstance, ClusterName: "self-managed", Region: "us-ord"},
+			wantRegion: "us-ord",
+		},
+		{
+			name:            "a refused token says so and what to do",
+			token:           "not-the-token",
+			opts:            options.Options{Mode: options.ModeLKE, ClusterName: "prod"},
+			wantConfigError: "the Linode API refused LINODE_TOKEN (401 Unauthorized): use a current personal access token",
+		},
+		{
+			name:            "an unknown cluster lists the clusters the token sees",
+			opts:            options.Options{Mode: options.ModeLKE, ClusterName: "prdo"},
+			wantConfigError: `CLUSTER_NAME "prdo" matches no LKE cluster; clusters this token sees: "prod", "staging"`,
+		},
+		{
+			name:            "an unknown region",
+			opts:            options.Options{Mode: options.ModeInstance, ClusterName: "self-managed", Region: "us-nowhere"},
+			wantConfigError: `LINODE_REGION "us-nowhere" is not a Linode region: use one of`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			token := testToken
+			if tt.token != "" {
+				token = tt.token
+			}
+			target, err := operator.CheckLinode(context.Background(), client(t, e, token), &tt.opts)
+			if tt.wantConfigError != "" {
+				var configErr *operator.ConfigError
+				if !errors.As(err, &configErr) || !strings.Contains(configErr.Message, tt.wantConfigError) {
+					t.Fatalf("CheckLinode error = %v, want a ConfigError containing %q", err, tt.wantConfigError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("CheckLinode: %v", err)
+			}
+			if target.Region != tt.wantRegion {
+				t.Errorf("region = %q, want %q", target.Region, tt.wantRegion)
+			}
+			if (target.Cluster != nil) != (tt.opts.Mode == options.ModeLKE) {
+				t.Errorf("cluster = %+v in %s mode", target.Cluster, tt.opts.Mode)
+			}
+		})
+	}
+}
+
+func TestWaitForLinodeRetriesTransientFailures(t *testing.T) {
+	tests := []struct {
+		name   string
+		faults []int
+	}{
+		{name: "server errors", faults: []int{500, 502, 503}},
+		{name: "rate limits", faults: []int{429, 429}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := startEmulator(t)
+			e.InjectFault(emulator.Fault{Method: "GET", Route: "/lke/clusters", Sequence: tt.faults})
+			var status operator.StartupStatus
+			opts := &options.Options{Mode: options.ModeLKE, ClusterName: "prod", Token: testToken, APIURL: e.URL()}
+			target, err := operator.WaitForLinode(context.Background(), client(t, e, testToken), opts,
+				operator.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}, &status)
+			if err != nil {
+				t.Fatalf("WaitForLinode: %v", err)
+			}
+			if target.Cluster == nil || target.Cluster.Label != "prod" {
+				t.Errorf("cluster = %+v, want prod", target.Cluster)
+			}
+			if got := e.Counters()["GET /lke/clusters"]; got != len(tt.faults)+1 {
+				t.Errorf("cluster listings = %d, want %d (one per failure, then success)", got, len(tt.faults)+1)
+			}
+			if !strings.Contains(status.Reason(), "waiting for the Linode API") {
+				t.Errorf("readiness reason = %q, want it to say it waits for the Linode API", status.Reason())
+			}
+		})
+	}
+}
+
+func TestWaitForLinodeStopsOnConfigErrors(t *testing.T) {
+	e := startEmulator(t)
+	opts := &options.Options{Mode: options.ModeLKE, ClusterName: "prod", Token: "wrong", APIURL: e.URL()}
+	_, err := operator.WaitForLinode(context.Background(), client(t, e, "wrong"), opts, operator.DefaultBackoff, &operator.StartupStatus{})
+	var configErr *operator.ConfigError
+	if !errors.As(err, &configErr) {
+		t.Fatalf("WaitForLinode error = %v, want a ConfigError without retrying", err)
+	}
+}
+
+func TestRedactToken(t *testing.T) {
+	got := operator.RedactToken(`parse "https://`+testToken+`@api.linode.com": invalid`, testToken)
+	if strings.Contains(got, testToken) || !strings.Contains(got, "[redacted]") {
+		t.Errorf("RedactToken = %q", got)
+	}
+}

@@ -1,0 +1,126 @@
+package operator_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
+
+	"github.com/linode/karpenter-provider-linode/pkg/operator"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+)
+
+// validEnvironment is what the Helm chart sets with the required values given.
+var validEnvironment = map[string]string{
+	"CLUSTER_NAME": "prod",
+	"LINODE_TOKEN": "secret-token-value",
+}
+
+func TestParseSettings(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		// wantProblems are fragments of the expected problems, one per line, in order.
+		wantProblems []string
+	}{
+		{name: "the chart's required values are enough"},
+		{
+			name:         "nothing set names both required settings",
+			env:          map[string]string{"CLUSTER_NAME": "", "LINODE_TOKEN": ""},
+			wantProblems: []string{"CLUSTER_NAME is not set", "LINODE_TOKEN is not set"},
+		},
+		{
+			name:         "unknown mode",
+			env:          map[string]string{"KARPENTER_MODE": "eks"},
+			wantProblems: []string{`KARPENTER_MODE "eks" is not valid: use lke or instance`},
+		},
+		{
+			name:         "instance mode needs a region",
+			env:          map[string]string{"KARPENTER_MODE": "instance"},
+			wantProblems: []string{"LINODE_REGION is not set"},
+		},
+		{
+			name:         "API URL with the version in it",
+			env:          map[string]string{"LINODE_URL": "https://api.linode.com/v4"},
+			wantProblems: []string{"includes the API version: drop it and set LINODE_API_VERSION"},
+		},
+		{
+			name:         "malformed durations of ours and of core's are named, not replaced by defaults",
+			env:          map[string]string{"CATALOGUE_REFRESH_INTERVAL": "daily", "BATCH_MAX_DURATION": "10"},
+			wantProblems: []string{`BATCH_MAX_DURATION "10" is not valid: use a duration such as 10s`, `CATALOGUE_REFRESH_INTERVAL "daily" is not a duration`},
+		},
+		{
+			name:         "core's enumerations say what is valid",
+			env:          map[string]string{"LOG_LEVEL": "verbose", "FEATURE_GATES": "NodeRepair=yes"},
+			wantProblems: []string{`LOG_LEVEL "verbose" is not valid: use debug, info or error`, `FEATURE_GATES "NodeRepair=yes" is not valid`},
+		},
+		{
+			name:         "an unknown flag",
+			args:         []string{"--cluster=prod"},
+			wantProblems: []string{"flag provided but not defined: -cluster"},
+		},
+		{
+			name: "flags override the environment",
+			env:  map[string]string{"CLUSTER_NAME": ""},
+			args: []string{"--cluster-name=prod"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for key, value := range validEnvironment {
+				t.Setenv(key, value)
+			}
+			for key, value := range tt.env {
+				t.Setenv(key, value)
+			}
+			ctx, err := operator.ParseSettings(context.Background(), tt.args, io.Discard)
+			if len(tt.wantProblems) == 0 {
+				if err != nil {
+					t.Fatalf("ParseSettings: %v", err)
+				}
+				if got := options.FromContext(ctx).ClusterName; got != "prod" {
+					t.Errorf("cluster name in context = %q, want prod", got)
+				}
+				if got := coreoptions.FromContext(ctx).BatchMaxDuration.String(); got != "10s" {
+					t.Errorf("core's batch max duration in context = %s, want the default 10s", got)
+				}
+				return
+			}
+			var settingsErr *operator.SettingsError
+			if !errors.As(err, &settingsErr) {
+				t.Fatalf("ParseSettings error = %v, want a SettingsError", err)
+			}
+			if len(settingsErr.Problems) != len(tt.wantProblems) {
+				t.Fatalf("problems = %q, want %d", settingsErr.Problems, len(tt.wantProblems))
+			}
+			for i, want := range tt.wantProblems {
+				if !strings.Contains(settingsErr.Problems[i], want) {
+					t.Errorf("problem %d = %q, want it to contain %q", i, settingsErr.Problems[i], want)
+				}
+				if strings.Contains(settingsErr.Problems[i], "\n") {
+					t.Errorf("problem %d spans several lines: %q", i, settingsErr.Problems[i])
+				}
+			}
+			if strings.Contains(err.Error(), validEnvironment["LINODE_TOKEN"]) {
+				t.Errorf("the error shows the token: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseSettingsHelp(t *testing.T) {
+	var usage strings.Builder
+	_, err := operator.ParseSettings(context.Background(), []string{"--help"}, &usage)
+	if !errors.Is(err, operator.ErrHelp) {
+		t.Fatalf("ParseSettings(--help) = %v, want ErrHelp", err)
+	}
+	for _, setting := range []string{"CLUSTER_NAME", "LINODE_TOKEN", "KARPENTER_MODE", "batch-max-duration"} {
+		if !strings.Contains(usage.String(), setting) {
+			t.Errorf("--help does not mention %s", setting)
+		}
+	}
+}
