@@ -34,6 +34,14 @@ type Provider interface {
 	Reboot(ctx context.Context, node *Node) error
 }
 
+// DriftDetector is implemented by providers whose nodes can drift from their NodeClass in ways
+// the NodeClass's spec hash cannot see: settings changed on the node behind Karpenter's back, or
+// versions that move on the cluster's side.
+type DriftDetector interface {
+	// IsDrifted returns why the node no longer matches the NodeClass, or "" when it still does.
+	IsDrifted(ctx context.Context, nodeClass *v1.LinodeNodeClass, node *Node) (cloudprovider.DriftReason, error)
+}
+
 // Node is a Linode launched for a NodeClaim, in either mode.
 type Node struct {
 	// InstanceID is the Linode's id; 0 while LKE has not yet created the Linode for a pool node.
@@ -50,7 +58,8 @@ type Node struct {
 	Status string
 	// Tags are all the Linode tags on the node or its pool.
 	Tags []string
-	// Created is when the node (or its pool) was created.
+	// Created is when the node was created; zero when the API does not say (LKE pools carry no
+	// creation time).
 	Created time.Time
 	// LKE identifies the pool and pool node in LKE mode; nil in instance mode.
 	LKE *LKENode

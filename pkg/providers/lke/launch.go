@@ -1,0 +1,133 @@
+package lke
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/linode/linodego"
+	"github.com/samber/lo"
+	corev1 "k8s.io/api/core/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+)
+
+// cheapestLaunchable picks the plan whose offering in the cluster's region is the cheapest one
+// that is available and compatible with the NodeClaim. Plans that just ran out of capacity are
+// skipped even if the instance types Karpenter passed predate that news.
+func (p *Provider) cheapestLaunchable(nodeClaim *karpv1.NodeClaim, instanceTypes []*cloudprovider.InstanceType) (string, error) {
+	requirements := scheduling.NewNodeSelectorRequirementsWithMinValues(nodeClaim.Spec.Requirements...)
+	var cheapest string
+	var cheapestPrice float64
+	for _, instanceType := range instanceTypes {
+		if p.unavailable.IsUnavailable(instanceType.Name, p.cluster.Region) {
+			continue
+		}
+		for _, offering := range instanceType.Offerings.Compatible(requirements) {
+			if !offering.Launchable() || offering.Zone() != p.cluster.Region {
+				continue
+			}
+			// Ties go to the plan that sorts first, so the choice does not depend on input order.
+			if cheapest == "" || offering.Price < cheapestPrice || (offering.Price == cheapestPrice && instanceType.Name < cheapest) {
+				cheapest, cheapestPrice = instanceType.Name, offering.Price
+			}
+		}
+	}
+	if cheapest == "" {
+		return "", cloudprovider.NewInsufficientCapacityError(fmt.Errorf("none of the %d instance types has a launchable offering in %s", len(instanceTypes), p.cluster.Region))
+	}
+	return cheapest, nil
+}
+
+// poolCreateOptions describe the NodeClaim's single-node pool. The autoscaler stays off: the
+// pool's size is Karpenter's decision alone.
+func (p *Provider) poolCreateOptions(nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceType string) linodego.LKENodePoolCreateOptions {
+	opts := linodego.LKENodePoolCreateOptions{
+		Count:      1,
+		Type:       instanceType,
+		Tags:       p.poolTags(nodeClass, nodeClaim),
+		Labels:     poolLabels(nodeClaim),
+		Taints:     poolTaints(nodeClaim.Spec.Taints),
+		Label:      lo.ToPtr(nodeClaim.Name),
+		Autoscaler: &linodego.LKENodePoolAutoscaler{Enabled: false, Min: 1, Max: 1},
+		FirewallID: nodeClass.Spec.FirewallID,
+	}
+	if encryption := nodeClass.Spec.DiskEncryption; encryption != nil {
+		opts.DiskEncryption = lo.ToPtr(linodego.InstanceDiskEncryption(*encryption))
+	}
+	// The standard tier refuses per-pool versions; there the NodeClass controller reports the
+	// fields as unusable instead of every launch failing.
+	if p.cluster.Tier == TierEnterprise {
+		opts.K8sVersion = nodeClass.Spec.LKEK8sVersion
+		if strategy := nodeClass.Spec.UpdateStrategy; strategy != nil {
+			opts.UpdateStrategy = lo.ToPtr(linodego.LKENodePoolUpdateStrategy(*strategy))
+		}
+	}
+	return opts
+}
+
+// poolTags are the ownership tags followed by the NodeClass's own tags.
+func (p *Provider) poolTags(nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim) []string {
+	tags := []string{
+		nodeprovider.ClusterTag(p.clusterName),
+		nodeprovider.NodeClaimTag(nodeClaim.Name),
+		nodeprovider.NodePoolTag(nodeClaim.Labels[karpv1.NodePoolLabelKey]),
+	}
+	for _, tag := range nodeClass.Spec.Tags {
+		if !slices.Contains(tags, string(tag)) {
+			tags = append(tags, string(tag))
+		}
+	}
+	return tags
+}
+
+// poolLabels are the NodeClaim's labels and single-valued requirements that LKE may put on the
+// node. LKE applies them to the node for as long as the pool lives, so the node carries them from
+// its first moment instead of waiting for Karpenter's registration to copy them over.
+func poolLabels(nodeClaim *karpv1.NodeClaim) linodego.LKENodePoolLabels {
+	labels := linodego.LKENodePoolLabels{}
+	for _, requirement := range nodeClaim.Spec.Requirements {
+		if requirement.Operator == corev1.NodeSelectorOpIn && len(requirement.Values) == 1 {
+			labels[requirement.Key] = requirement.Values[0]
+		}
+	}
+	maps.Copy(labels, nodeClaim.Labels)
+	maps.DeleteFunc(labels, func(key, _ string) bool { return !poolMaySetLabel(key) })
+	return labels
+}
+
+// poolMaySetLabel excludes the labels of the kubernetes.io and k8s.io domains, which belong to the
+// kubelet and the cloud controller manager (zone, instance type, hostname) and which the
+// NodeRestriction admission plugin keeps off a node's own registration, and the labels Karpenter
+// core sets to mark a node's progress: a node labelled registered before it is would skip that step.
+func poolMaySetLabel(key string) bool {
+	if key == karpv1.NodeRegisteredLabelKey || key == karpv1.NodeInitializedLabelKey {
+		return false
+	}
+	domain := karpv1.GetLabelDomain(key)
+	for _, reserved := range []string{"kubernetes.io", "k8s.io"} {
+		if domain == reserved || strings.HasSuffix(domain, "."+reserved) {
+			return strings.HasSuffix(domain, "node.kubernetes.io") || strings.HasSuffix(domain, "kubelet.kubernetes.io")
+		}
+	}
+	return true
+}
+
+// poolTaints are the NodePool's taints. Start-up taints stay off the pool: LKE re-applies pool
+// taints forever, and a start-up taint must go once the node's daemons have removed it.
+func poolTaints(taints []corev1.Taint) []linodego.LKENodePoolTaint {
+	out := make([]linodego.LKENodePoolTaint, 0, len(taints))
+	for _, taint := range taints {
+		out = append(out, linodego.LKENodePoolTaint{
+			Key:    taint.Key,
+			Value:  taint.Value,
+			Effect: linodego.LKENodePoolTaintEffect(taint.Effect),
+		})
+	}
+	return out
+}

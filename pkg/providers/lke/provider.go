@@ -1,0 +1,309 @@
+package lke
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/awslabs/operatorpkg/option"
+	"github.com/linode/linodego"
+	"github.com/samber/lo"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/cache"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+)
+
+// API is the part of the Linode API the LKE provider calls.
+type API interface {
+	linode.LKEAPI
+	RebootInstance(ctx context.Context, linodeID int, configID int) error
+}
+
+const (
+	// DefaultListingTTL is how long one listing of the pools answers Get and List.
+	DefaultListingTTL = 5 * time.Second
+	// DefaultLaunchTimeout bounds how long Create waits for LKE to create a pool's Linode. LKE
+	// takes about 10 s; the enterprise tier lists a new node only after another 30-60 s.
+	DefaultLaunchTimeout = 2 * time.Minute
+	// DefaultPollInterval is the first wait before reading a new pool back; waits double from
+	// there up to maxPollInterval.
+	DefaultPollInterval = 2 * time.Second
+
+	maxPollInterval = 10 * time.Second
+	// missRefreshAge is how old a listing may be and still prove a node gone: a Linode missing from
+	// an older listing is looked for in a new one first.
+	missRefreshAge = time.Second
+	// clusterVersionTTL is how long the cluster's Kubernetes version is trusted for drift.
+	clusterVersionTTL = 5 * time.Minute
+)
+
+// Options tune the provider; the defaults suit the live API.
+type Options struct {
+	ListingTTL    time.Duration
+	LaunchTimeout time.Duration
+	PollInterval  time.Duration
+	Clock         clock.Clock
+}
+
+// WithListingTTL sets how long one pool listing answers Get and List.
+func WithListingTTL(ttl time.Duration) option.Function[Options] {
+	return func(o *Options) { o.ListingTTL = ttl }
+}
+
+// WithLaunchTimeout sets how long Create waits for a new pool's Linode before it gives up and
+// lets Karpenter retry.
+func WithLaunchTimeout(timeout time.Duration) option.Function[Options] {
+	return func(o *Options) { o.LaunchTimeout = timeout }
+}
+
+// WithPollInterval sets the first wait before a new pool is read back.
+func WithPollInterval(interval time.Duration) option.Function[Options] {
+	return func(o *Options) { o.PollInterval = interval }
+}
+
+// WithClock sets the clock that times listings and waits.
+func WithClock(clk clock.Clock) option.Function[Options] {
+	return func(o *Options) { o.Clock = clk }
+}
+
+// Provider launches each NodeClaim as a single-node pool of the LKE cluster.
+type Provider struct {
+	api         API
+	cluster     *Cluster
+	clusterName string
+	unavailable *cache.UnavailableOfferings
+	pools       *poolCache
+	opts        Options
+
+	versionMu        sync.Mutex
+	clusterVersion   string
+	clusterVersionAt time.Time
+}
+
+var (
+	_ nodeprovider.Provider      = (*Provider)(nil)
+	_ nodeprovider.DriftDetector = (*Provider)(nil)
+)
+
+// NewProvider returns a provider for the cluster. clusterName is the CLUSTER_NAME setting the
+// ownership tags carry; unavailable learns of plans a region has no capacity for.
+func NewProvider(api API, cluster *Cluster, clusterName string, unavailable *cache.UnavailableOfferings, opts ...option.Function[Options]) *Provider {
+	resolved := option.Resolve(append([]option.Function[Options]{
+		WithListingTTL(DefaultListingTTL),
+		WithLaunchTimeout(DefaultLaunchTimeout),
+		WithPollInterval(DefaultPollInterval),
+		WithClock(clock.RealClock{}),
+	}, opts...)...)
+	return &Provider{
+		api:              api,
+		cluster:          cluster,
+		clusterName:      clusterName,
+		unavailable:      unavailable,
+		pools:            newPoolCache(api, cluster.ID, nodeprovider.ClusterTag(clusterName), resolved.Clock),
+		opts:             *resolved,
+		clusterVersion:   cluster.K8sVersion,
+		clusterVersionAt: resolved.Clock.Now(),
+	}
+}
+
+// Create launches a single-node pool for the NodeClaim, or resumes waiting for the pool an
+// earlier attempt created, and returns the node once LKE has created its Linode.
+func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceTypes []*cloudprovider.InstanceType) (*nodeprovider.Node, error) {
+	listing, err := p.pools.get(ctx, p.opts.ListingTTL)
+	if err != nil {
+		return nil, fmt.Errorf("listing node pools to find an earlier launch: %w", err)
+	}
+	pool, found := listing.byNodeClaim(nodeClaim.Name)
+	if found {
+		log.FromContext(ctx).WithValues("pool-id", pool.ID).V(1).Info("resuming the launch of an existing node pool")
+		return p.awaitInstance(ctx, pool)
+	}
+	instanceType, err := p.cheapestLaunchable(nodeClaim, instanceTypes)
+	if err != nil {
+		return nil, err
+	}
+	created, err := p.api.CreateLKENodePool(ctx, p.cluster.ID, p.poolCreateOptions(nodeClass, nodeClaim, instanceType))
+	if err != nil {
+		return nil, p.launchError(ctx, err, instanceType)
+	}
+	p.pools.put(*created)
+	log.FromContext(ctx).WithValues("pool-id", created.ID, "instance-type", instanceType).V(1).Info("created node pool")
+	return p.awaitInstance(ctx, *created)
+}
+
+// launchError classifies a failed pool create: capacity sends Karpenter to another offering, a
+// refused request needs the NodeClass changed, and anything else (rate limit, outage, lost
+// answer) is retried by Karpenter after a fresh look for the pool.
+func (p *Provider) launchError(ctx context.Context, err error, instanceType string) error {
+	switch {
+	case linode.IsInsufficientCapacity(err):
+		p.unavailable.MarkUnavailable(ctx, linode.Reason(err), instanceType, p.cluster.Region)
+		return cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching %s in %s: %w", instanceType, p.cluster.Region, err))
+	case linode.IsInvalidRequest(err):
+		return nodeprovider.NewInvalidLaunchError(err, instanceType, linode.Reason(err))
+	default:
+		// The pool may exist although the answer never arrived: the next attempt must list anew.
+		p.pools.invalidate()
+		return fmt.Errorf("creating node pool of %s: %w", instanceType, err)
+	}
+}
+
+// awaitInstance reads the pool back until LKE has created its node's Linode, for at most the
+// launch timeout. Giving up is an ordinary error: Karpenter retries Create, which finds this pool
+// by its tag and waits again instead of launching a second one.
+func (p *Provider) awaitInstance(ctx context.Context, pool linodego.LKENodePool) (*nodeprovider.Node, error) {
+	deadline := p.opts.Clock.Now().Add(p.opts.LaunchTimeout)
+	interval := p.opts.PollInterval
+	for {
+		if member, ok := launchedNode(pool); ok {
+			p.pools.put(pool)
+			return p.nodeOf(pool, member), nil
+		}
+		remaining := deadline.Sub(p.opts.Clock.Now())
+		if remaining <= 0 {
+			return nil, fmt.Errorf("LKE has not created the Linode of node pool %d within %s; the next attempt waits for the same pool", pool.ID, p.opts.LaunchTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-p.opts.Clock.After(min(interval, remaining)):
+		}
+		interval = min(2*interval, maxPollInterval)
+		refreshed, err := p.api.GetLKENodePool(ctx, p.cluster.ID, pool.ID)
+		if err != nil {
+			if linode.IsNotFound(err) {
+				p.pools.remove(pool.ID)
+				return nil, fmt.Errorf("node pool %d was deleted before its Linode was created: %w", pool.ID, err)
+			}
+			return nil, fmt.Errorf("reading node pool %d: %w", pool.ID, err)
+		}
+		pool = *refreshed
+	}
+}
+
+// Get finds the node by its Linode in the pool listing.
+func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.Node, error) {
+	id, err := nodeprovider.ParseProviderID(providerID)
+	if err != nil {
+		return nil, err
+	}
+	listing, err := p.pools.get(ctx, p.opts.ListingTTL)
+	if err != nil {
+		return nil, fmt.Errorf("listing node pools: %w", err)
+	}
+	pool, member, found := listing.byInstance(id)
+	if !found && listing.age(p.opts.Clock) >= missRefreshAge {
+		if listing, err = p.pools.get(ctx, missRefreshAge); err != nil {
+			return nil, fmt.Errorf("listing node pools: %w", err)
+		}
+		pool, member, found = listing.byInstance(id)
+	}
+	if !found {
+		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("no node pool of LKE cluster %d holds Linode %d", p.cluster.ID, id))
+	}
+	return p.nodeOf(pool, member), nil
+}
+
+// List returns the nodes of every pool the provider launched for this cluster; a pool whose node
+// LKE does not list yet counts as one node without a Linode.
+func (p *Provider) List(ctx context.Context) ([]*nodeprovider.Node, error) {
+	listing, err := p.pools.get(ctx, p.opts.ListingTTL)
+	if err != nil {
+		return nil, fmt.Errorf("listing node pools: %w", err)
+	}
+	nodes := make([]*nodeprovider.Node, 0, len(listing.pools))
+	for _, pool := range listing.pools {
+		nodes = append(nodes, p.nodesOf(pool)...)
+	}
+	return nodes, nil
+}
+
+// Delete removes the node's pool, or only the node when the pool holds others.
+func (p *Provider) Delete(ctx context.Context, node *nodeprovider.Node) error {
+	if node.LKE == nil {
+		return fmt.Errorf("Linode %d is not a node of an LKE pool", node.InstanceID)
+	}
+	poolID, nodeID := node.LKE.PoolID, node.LKE.NodeID
+	onlyTheNode := node.LKE.PoolSize > 1 && nodeID != ""
+	var err error
+	if onlyTheNode {
+		err = p.api.DeleteLKENodePoolNode(ctx, p.cluster.ID, nodeID)
+	} else {
+		err = p.api.DeleteLKENodePool(ctx, p.cluster.ID, poolID)
+	}
+	if err != nil && !linode.IsNotFound(err) {
+		return fmt.Errorf("deleting node pool %d: %w", poolID, err)
+	}
+	if onlyTheNode {
+		p.pools.invalidate()
+	} else {
+		p.pools.remove(poolID)
+	}
+	if err != nil {
+		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("node pool %d is gone: %w", poolID, err))
+	}
+	log.FromContext(ctx).WithValues("pool-id", poolID, "node-id", nodeID).V(1).Info("deleted LKE node")
+	return nil
+}
+
+// Reboot restarts the node's Linode in place.
+func (p *Provider) Reboot(ctx context.Context, node *nodeprovider.Node) error {
+	err := p.api.RebootInstance(ctx, node.InstanceID, 0)
+	switch {
+	case err == nil:
+		return nil
+	case linode.IsNotFound(err):
+		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("rebooting Linode %d: %w", node.InstanceID, err))
+	case linode.IsInvalidRequest(err), linode.IsUnauthorized(err):
+		return cloudprovider.NewNodeRebootFailedError(fmt.Errorf("rebooting Linode %d: %w", node.InstanceID, err))
+	default:
+		return fmt.Errorf("rebooting Linode %d: %w", node.InstanceID, err)
+	}
+}
+
+// nodesOf turns a pool into its nodes; a pool whose node LKE does not list yet gives one node
+// without a Linode, so that the pool is never invisible.
+func (p *Provider) nodesOf(pool linodego.LKENodePool) []*nodeprovider.Node {
+	if len(pool.Linodes) == 0 {
+		return []*nodeprovider.Node{p.nodeOf(pool, linodego.LKENodePoolLinode{})}
+	}
+	nodes := make([]*nodeprovider.Node, 0, len(pool.Linodes))
+	for _, member := range pool.Linodes {
+		nodes = append(nodes, p.nodeOf(pool, member))
+	}
+	return nodes
+}
+
+func (p *Provider) nodeOf(pool linodego.LKENodePool, member linodego.LKENodePoolLinode) *nodeprovider.Node {
+	nodeClaimName, _ := nodeprovider.TagValue(pool.Tags, nodeprovider.TagKeyNodeClaim)
+	nodePoolName, _ := nodeprovider.TagValue(pool.Tags, nodeprovider.TagKeyNodePool)
+	return &nodeprovider.Node{
+		InstanceID:    member.InstanceID,
+		NodeClaimName: nodeClaimName,
+		NodePoolName:  nodePoolName,
+		InstanceType:  pool.Type,
+		Region:        p.cluster.Region,
+		Status:        string(member.Status),
+		Tags:          pool.Tags,
+		LKE: &nodeprovider.LKENode{
+			ClusterID:  p.cluster.ID,
+			PoolID:     pool.ID,
+			NodeID:     member.ID,
+			PoolSize:   pool.Count,
+			K8sVersion: lo.FromPtr(pool.K8sVersion),
+			FirewallID: lo.FromPtr(pool.FirewallID),
+		},
+	}
+}
+
+// launchedNode is the node of a single-node pool once LKE lists it with its Linode.
+func launchedNode(pool linodego.LKENodePool) (linodego.LKENodePoolLinode, bool) {
+	return lo.Find(pool.Linodes, func(member linodego.LKENodePoolLinode) bool { return member.InstanceID != 0 })
+}

@@ -1,0 +1,392 @@
+package lke_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/awslabs/operatorpkg/option"
+	"github.com/linode/linodego"
+	"github.com/samber/lo"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+)
+
+const poolsRoute = "/lke/clusters/{clusterId}/pools"
+
+func TestDiscoverCluster(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	if f.cluster.Region != region || f.cluster.Tier != lke.TierStandard || f.cluster.K8sVersion == "" || f.cluster.ID == 0 {
+		t.Fatalf("discovered %+v", f.cluster)
+	}
+	overridden, err := lke.DiscoverCluster(context.Background(), f.client, clusterName, "us-sea")
+	if err != nil || overridden.Region != "us-sea" {
+		t.Fatalf("region override: %+v, %v", overridden, err)
+	}
+	if _, err := lke.DiscoverCluster(context.Background(), f.client, "no-such-cluster", ""); err == nil || !strings.Contains(err.Error(), "CLUSTER_NAME") {
+		t.Fatalf("a missing cluster gave %v, want an error naming CLUSTER_NAME", err)
+	}
+}
+
+func TestCreateLaunchesOneTaggedSingleNodePoolInThreeCalls(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	firewallID := f.emulator.AddFirewall("nodes")
+	class := nodeClass()
+	class.Spec.FirewallID = &firewallID
+	f.emulator.ResetCounters()
+
+	node, err := f.provider.Create(context.Background(), class, nodeClaim("default-abcde"), plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := f.calls(); calls > 3 {
+		t.Errorf("launching one node cost %d API calls, want at most 3: %v", calls, f.emulator.Counters())
+	}
+	pools := f.emulator.Pools(f.cluster.ID)
+	if len(pools) != 1 || pools[0].Count != 1 || pools[0].Type != "g6-standard-2" {
+		t.Fatalf("want one single-node pool of the cheapest plan g6-standard-2, got %+v", pools)
+	}
+	instances := f.emulator.Instances()
+	if len(instances) != 1 || node.ProviderID() != nodeprovider.ProviderID(instances[0].ID) {
+		t.Fatalf("node %q, instances %+v", node.ProviderID(), instances)
+	}
+	for _, tag := range []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag("default-abcde"), nodeprovider.NodePoolTag("default"), "team-payments"} {
+		if !slices.Contains(pools[0].Tags, tag) {
+			t.Errorf("pool tags %v lack %q", pools[0].Tags, tag)
+		}
+	}
+	pool, err := f.client.GetLKENodePool(context.Background(), f.cluster.ID, pools[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLabels := linodego.LKENodePoolLabels{"karpenter.sh/nodepool": "default", "team": "payments", "karpenter.sh/capacity-type": "on-demand"}
+	if !maps.Equal(pool.Labels, wantLabels) {
+		t.Errorf("pool labels %v, want %v (no kubernetes.io labels)", pool.Labels, wantLabels)
+	}
+	if len(pool.Taints) != 1 || pool.Taints[0].Key != "dedicated" {
+		t.Errorf("pool taints %+v, want only the NodePool's taint, never a start-up taint", pool.Taints)
+	}
+	if pool.Autoscaler.Enabled || lo.FromPtr(pool.FirewallID) != firewallID || lo.FromPtr(pool.Label) != "default-abcde" {
+		t.Errorf("pool autoscaler %+v, firewall %v, label %v", pool.Autoscaler, lo.FromPtr(pool.FirewallID), lo.FromPtr(pool.Label))
+	}
+	if node.NodeClaimName != "default-abcde" || node.NodePoolName != "default" || node.InstanceType != "g6-standard-2" || node.Region != region {
+		t.Errorf("node %+v", node)
+	}
+}
+
+func TestCreateIsIdempotent(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault emulator.Fault
+		// failsFirst: the first attempt returns an error that Karpenter retries.
+		failsFirst bool
+	}{
+		{
+			name:       "response lost after the pool was created",
+			fault:      emulator.Fault{Method: http.MethodPost, Route: poolsRoute, LoseResponse: emulator.LoseWith502, Count: 1},
+			failsFirst: true,
+		},
+		{
+			name:       "connection dropped after the pool was created",
+			fault:      emulator.Fault{Method: http.MethodPost, Route: poolsRoute, LoseResponse: emulator.LoseByDroppingConnection, Count: 1},
+			failsFirst: true,
+		},
+		{
+			name:       "server error before the pool was created",
+			fault:      emulator.Fault{Method: http.MethodPost, Route: poolsRoute, Sequence: []int{http.StatusInternalServerError}},
+			failsFirst: true,
+		},
+		{
+			name:  "rate-limit storm, retried by the client honouring Retry-After",
+			fault: emulator.Fault{Method: http.MethodPost, Route: poolsRoute, Sequence: []int{429, 429, 429}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{retries: 5})
+			f.emulator.InjectFault(tc.fault)
+			claim := nodeClaim("default-retry")
+
+			node, err := f.provider.Create(context.Background(), nodeClass(), claim, plans())
+			if tc.failsFirst {
+				if err == nil {
+					t.Fatal("the first attempt succeeded despite the fault")
+				}
+				if cloudprovider.IsInsufficientCapacityError(err) || nodeprovider.IsInvalidLaunch(err) {
+					t.Fatalf("a transient failure was classified as capacity or invalid: %v", err)
+				}
+				node, err = f.provider.Create(context.Background(), nodeClass(), claim, plans())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			pools, instances := f.emulator.Pools(f.cluster.ID), f.emulator.Instances()
+			if len(pools) != 1 || len(instances) != 1 {
+				t.Fatalf("want exactly one pool and one Linode for the NodeClaim, got %d pools, %d Linodes", len(pools), len(instances))
+			}
+			if node.ProviderID() != nodeprovider.ProviderID(instances[0].ID) {
+				t.Fatalf("node %s is not the Linode %d", node.ProviderID(), instances[0].ID)
+			}
+		})
+	}
+}
+
+func TestCreateWaitsBoundedForTheLinodeAndResumes(t *testing.T) {
+	// LKE takes 10 s to create a pool node's Linode; the emulator's clock stands still until stepped.
+	f := newFixture(t, fixtureOptions{
+		emulator: []emulator.Option{emulator.WithDelays(emulator.DefaultDelays())},
+		provider: []option.Function[lke.Options]{lke.WithLaunchTimeout(50 * time.Millisecond)},
+	})
+	claim := nodeClaim("default-slow")
+	if _, err := f.provider.Create(context.Background(), nodeClass(), claim, plans()); err == nil {
+		t.Fatal("Create returned a node before LKE created its Linode")
+	}
+	f.clock.Step(10 * time.Second)
+	node, err := f.provider.Create(context.Background(), nodeClass(), claim, plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pools := f.emulator.Pools(f.cluster.ID); len(pools) != 1 || node.InstanceID == 0 {
+		t.Fatalf("want the first attempt's pool to carry the node, got %d pools and node %+v", len(pools), node)
+	}
+}
+
+func TestCreateOnExhaustedCapacityMovesToTheNextPlan(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.emulator.SetCapacity(region, "g6-standard-2", 0)
+
+	_, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-first"), plans())
+	if !cloudprovider.IsInsufficientCapacityError(err) {
+		t.Fatalf("want an InsufficientCapacityError, got %v", err)
+	}
+	if !f.unavailable.IsUnavailable("g6-standard-2", region) {
+		t.Fatal("the exhausted plan was not marked unavailable")
+	}
+	node, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-second"), plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.InstanceType != "g6-dedicated-2" {
+		t.Fatalf("the next attempt launched %s, want the next cheapest plan g6-dedicated-2", node.InstanceType)
+	}
+	if pools := f.emulator.Pools(f.cluster.ID); len(pools) != 1 {
+		t.Fatalf("want one pool, got %d", len(pools))
+	}
+}
+
+func TestCreateErrorsAreClassified(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		instanceTypes []*cloudprovider.InstanceType
+		fault         *emulator.Fault
+		check         func(error) bool
+		wantReason    string
+	}{
+		{
+			name:          "a plan LKE refuses is an invalid launch carrying the API's reason",
+			instanceTypes: []*cloudprovider.InstanceType{plan("g6-nanode-1", 0.0075)},
+			check:         nodeprovider.IsInvalidLaunch,
+			wantReason:    "not supported by LKE",
+		},
+		{
+			name:          "no launchable offering is insufficient capacity",
+			instanceTypes: []*cloudprovider.InstanceType{},
+			check:         cloudprovider.IsInsufficientCapacityError,
+		},
+		{
+			name:          "server errors are neither",
+			instanceTypes: plans(),
+			fault:         &emulator.Fault{Method: http.MethodPost, Route: poolsRoute, Sequence: []int{http.StatusServiceUnavailable}},
+			check: func(err error) bool {
+				return err != nil && !cloudprovider.IsInsufficientCapacityError(err) && !nodeprovider.IsInvalidLaunch(err)
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{})
+			if tc.fault != nil {
+				f.emulator.InjectFault(*tc.fault)
+			}
+			_, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-err"), tc.instanceTypes)
+			if !tc.check(err) {
+				t.Fatalf("unexpected classification of %v", err)
+			}
+			var invalid *nodeprovider.InvalidLaunchError
+			if tc.wantReason != "" && (!errors.As(err, &invalid) || !strings.Contains(invalid.Reason, tc.wantReason)) {
+				t.Fatalf("want reason containing %q, got %v", tc.wantReason, err)
+			}
+			if f.unavailable.IsUnavailable("g6-nanode-1", region) {
+				t.Fatal("an invalid request marked the plan unavailable")
+			}
+		})
+	}
+}
+
+func TestDeleteRetriesUntilTheAPISaysGone(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	node, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-del"), plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.emulator.InjectFault(emulator.Fault{Method: http.MethodDelete, Route: poolsRoute + "/{poolId}", Sequence: []int{http.StatusInternalServerError}})
+	if err := f.provider.Delete(context.Background(), node); err == nil || cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Fatalf("a 500 on delete gave %v, want an error to retry", err)
+	}
+	if got, err := f.provider.Get(context.Background(), node.ProviderID()); err != nil || got.InstanceID != node.InstanceID {
+		t.Fatalf("after a failed delete the node must still be found: %v", err)
+	}
+	if err := f.provider.Delete(context.Background(), node); err != nil {
+		t.Fatalf("the retried delete failed: %v", err)
+	}
+	if _, err := f.provider.Get(context.Background(), node.ProviderID()); !cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Fatalf("Get after delete gave %v, want NodeClaimNotFound", err)
+	}
+	if err := f.provider.Delete(context.Background(), node); !cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Fatalf("deleting again gave %v, want NodeClaimNotFound", err)
+	}
+	if pools, instances := f.emulator.Pools(f.cluster.ID), f.emulator.Instances(); len(pools) != 0 || len(instances) != 0 {
+		t.Fatalf("leaked %d pools and %d Linodes", len(pools), len(instances))
+	}
+}
+
+func TestGetNeverTreatsAnAPIErrorAsGone(t *testing.T) {
+	f := newFixture(t, fixtureOptions{provider: []option.Function[lke.Options]{lke.WithListingTTL(0)}})
+	node, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-get"), plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, status := range []int{http.StatusInternalServerError, http.StatusUnauthorized, http.StatusNotFound} {
+		f.emulator.InjectFault(emulator.Fault{Method: http.MethodGet, Route: poolsRoute, Sequence: []int{status}})
+		if _, err := f.provider.Get(context.Background(), node.ProviderID()); err == nil || cloudprovider.IsNodeClaimNotFoundError(err) {
+			t.Errorf("a %d listing gave %v, want an error that is not NodeClaimNotFound", status, err)
+		}
+	}
+}
+
+func TestListingCostsOneCallPerPageOf500Pools(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	createPools(t, f, 500)
+	f.emulator.ResetCounters()
+
+	nodes, err := f.provider.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 500 {
+		t.Fatalf("listed %d nodes, want 500", len(nodes))
+	}
+	for _, node := range nodes {
+		if _, err := f.provider.Get(context.Background(), node.ProviderID()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls := f.emulator.Counters()["GET "+poolsRoute]; calls > 2 || f.calls() != calls {
+		t.Fatalf("listing 500 nodes and getting each cost %v, want at most 2 pool listings and nothing else", f.emulator.Counters())
+	}
+}
+
+func TestOnlyPoolsWithTheClusterTagCount(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	if _, err := f.client.CreateLKENodePool(context.Background(), f.cluster.ID, linodego.LKENodePoolCreateOptions{
+		Count: 1, Type: "g6-standard-2", Tags: []string{nodeprovider.ClusterTag("another-cluster"), nodeprovider.NodeClaimTag("default-abcde")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := f.provider.List(context.Background())
+	if err != nil || len(nodes) != 0 {
+		t.Fatalf("listed %d nodes (%v), want none: the pool belongs to another cluster's Karpenter", len(nodes), err)
+	}
+	if _, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-abcde"), plans()); err != nil {
+		t.Fatal(err)
+	}
+	if pools := f.emulator.Pools(f.cluster.ID); len(pools) != 2 {
+		t.Fatalf("want our own pool next to the foreign one, got %d pools", len(pools))
+	}
+}
+
+func TestDrift(t *testing.T) {
+	f := newFixture(t, fixtureOptions{tier: lke.TierEnterprise})
+	first, second := f.emulator.AddFirewall("first"), f.emulator.AddFirewall("second")
+	class := nodeClass()
+	class.Spec.FirewallID = &first
+	class.Spec.LKEK8sVersion = lo.ToPtr(strings.Join(strings.SplitN(strings.TrimPrefix(f.cluster.K8sVersion, "v"), ".", 3)[:2], "."))
+	class.Spec.UpdateStrategy = lo.ToPtr(v1.UpdateStrategyOnRecycle)
+	node, err := f.provider.Create(context.Background(), class, nodeClaim("default-drift"), plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := f.client.GetLKENodePool(context.Background(), f.cluster.ID, node.LKE.PoolID)
+	if err != nil || lo.FromPtr(pool.UpdateStrategy) != linodego.LKENodePoolOnRecycle {
+		t.Fatalf("enterprise pool %+v, %v: want the NodeClass's update strategy", pool, err)
+	}
+	drifted := func() string {
+		t.Helper()
+		current, err := f.provider.Get(context.Background(), node.ProviderID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		reason, err := f.provider.IsDrifted(context.Background(), class, current)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(reason)
+	}
+	if reason := drifted(); reason != "" {
+		t.Fatalf("a fresh node drifted: %s", reason)
+	}
+	class.Spec.LKEK8sVersion = lo.ToPtr("1.99")
+	if reason := drifted(); reason != string(lke.DriftReasonKubernetesVersion) {
+		t.Fatalf("a pinned version change gave %q", reason)
+	}
+	class.Spec.LKEK8sVersion = nil
+	if _, err := f.client.UpdateLKENodePool(context.Background(), f.cluster.ID, node.LKE.PoolID, linodego.LKENodePoolUpdateOptions{FirewallID: &second}); err != nil {
+		t.Fatal(err)
+	}
+	f.provider = lke.NewProvider(f.client, f.cluster, clusterName, f.unavailable)
+	if reason := drifted(); reason != string(lke.DriftReasonFirewall) {
+		t.Fatalf("a firewall changed behind Karpenter's back gave %q", reason)
+	}
+}
+
+func TestReboot(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	node, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-reboot"), plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.emulator.ResetCounters()
+	if err := f.provider.Reboot(context.Background(), node); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.emulator.Counters()["POST /linode/instances/{linodeId}/reboot"]; n != 1 {
+		t.Fatalf("want one reboot request, got %v", f.emulator.Counters())
+	}
+	gone := *node
+	gone.InstanceID = 999999
+	if err := f.provider.Reboot(context.Background(), &gone); !cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Fatalf("rebooting a missing Linode gave %v, want NodeClaimNotFound", err)
+	}
+}
+
+// createPools makes n single-node pools as the provider would, straight through the API.
+func createPools(t testing.TB, f *fixture, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := f.client.CreateLKENodePool(context.Background(), f.cluster.ID, linodego.LKENodePoolCreateOptions{
+			Count: 1, Type: "g6-standard-2",
+			Tags: []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag(fmt.Sprintf("default-%05d", i)), nodeprovider.NodePoolTag("default")},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.emulator.Tick()
+}
