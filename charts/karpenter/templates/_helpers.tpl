@@ -1,0 +1,131 @@
+{{/* The chart's name. */}}
+{{- define "karpenter.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The full name of the release's objects; the release name alone when it already contains the chart's name. */}}
+{{- define "karpenter.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "karpenter.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels of every object. */}}
+{{- define "karpenter.labels" -}}
+helm.sh/chart: {{ include "karpenter.chart" . }}
+{{ include "karpenter.selectorLabels" . }}
+{{- if .Chart.AppVersion }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.additionalLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Labels that select the controller pods: `kubectl get pods -l app.kubernetes.io/name=karpenter`. */}}
+{{- define "karpenter.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "karpenter.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Metadata annotations of every object. */}}
+{{- define "karpenter.annotations" -}}
+{{- with .Values.additionalAnnotations }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{- define "karpenter.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "karpenter.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret holding the Linode token: the user's own, or the one this chart creates from apiToken. */}}
+{{- define "karpenter.tokenSecretName" -}}
+{{- default (include "karpenter.fullname" .) .Values.existingSecret }}
+{{- end }}
+
+{{- define "karpenter.tokenSecretKey" -}}
+{{- if .Values.existingSecret }}{{ .Values.existingSecretKey }}{{ else }}LINODE_TOKEN{{ end }}
+{{- end }}
+
+{{/* The webhook's Service, also the name in its serving certificate. */}}
+{{- define "karpenter.webhookServiceName" -}}
+{{- printf "%s-webhook" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "karpenter.image" -}}
+{{- $tag := default (printf "v%s" .Chart.AppVersion) .Values.image.tag }}
+{{- if .Values.image.digest }}
+{{- printf "%s:%s@%s" .Values.image.repository $tag .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- end }}
+{{- end }}
+
+{{/* FEATURE_GATES for Karpenter core, from settings.featureGates. */}}
+{{- define "karpenter.featureGates" -}}
+{{- $gates := .Values.settings.featureGates -}}
+NodeRepair={{ $gates.nodeRepair }},NodeOverlay={{ $gates.nodeOverlay }},StaticCapacity={{ $gates.staticCapacity }},CapacityBuffer={{ $gates.capacityBuffer }},PodDeletionCostManagement={{ $gates.podDeletionCostManagement }}
+{{- end }}
+
+{{/* Fails the install with a message naming the value to set, rather than letting the controller crash-loop. */}}
+{{- define "karpenter.validateValues" -}}
+{{- if not .Values.settings.clusterName }}
+{{- fail "settings.clusterName is required: set it to the label of your LKE cluster (--set settings.clusterName=my-cluster)" }}
+{{- end }}
+{{- if and (not .Values.existingSecret) (not .Values.apiToken) }}
+{{- fail "a Linode API token is required: --set apiToken=$LINODE_TOKEN, or --set existingSecret=<Secret name> for a Secret holding it under existingSecretKey" }}
+{{- end }}
+{{- if and (eq .Values.settings.mode "instance") (not .Values.region) }}
+{{- fail "region is required in instance mode: there is no LKE cluster to take it from (--set region=us-ord)" }}
+{{- end }}
+{{- end }}
+
+{{/* Adds the chart's selector labels to every pod (anti-)affinity term and topology spread
+constraint that has no labelSelector, so `topologyKey: kubernetes.io/hostname` alone means
+"not next to another controller replica". */}}
+{{- define "karpenter.withSelector" -}}
+{{- if not (hasKey ._target "labelSelector") }}
+{{- $_ := set ._target "labelSelector" (dict "matchLabels" (include "karpenter.selectorLabels" .root | fromYaml)) }}
+{{- end }}
+{{- end }}
+
+{{- define "karpenter.affinity" -}}
+{{- $affinity := deepCopy .Values.affinity }}
+{{- range $kind := list "podAffinity" "podAntiAffinity" }}
+{{- with (get $affinity $kind) }}
+{{- range $term := (get . "requiredDuringSchedulingIgnoredDuringExecution" | default list) }}
+{{- include "karpenter.withSelector" (dict "_target" $term "root" $) }}
+{{- end }}
+{{- range $weighted := (get . "preferredDuringSchedulingIgnoredDuringExecution" | default list) }}
+{{- include "karpenter.withSelector" (dict "_target" $weighted.podAffinityTerm "root" $) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml $affinity }}
+{{- end }}
+
+{{- define "karpenter.topologySpreadConstraints" -}}
+{{- $constraints := deepCopy .Values.topologySpreadConstraints }}
+{{- range $constraint := $constraints }}
+{{- include "karpenter.withSelector" (dict "_target" $constraint "root" $) }}
+{{- end }}
+{{- toYaml $constraints }}
+{{- end }}

@@ -1,0 +1,351 @@
+package charts_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	coreapis "sigs.k8s.io/karpenter/pkg/apis"
+
+	"github.com/linode/karpenter-provider-linode/pkg/apis/crds"
+	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/test/charts"
+)
+
+// required are the values the install instructions always give.
+func required(overrides map[string]any) map[string]any {
+	values := map[string]any{
+		"apiToken": "chart-test-token",
+		"settings": map[string]any{"clusterName": "prod"},
+	}
+	for key, value := range overrides {
+		if nested, ok := value.(map[string]any); ok {
+			if existing, ok := values[key].(map[string]any); ok {
+				for k, v := range nested {
+					existing[k] = v
+				}
+				continue
+			}
+		}
+		values[key] = value
+	}
+	return values
+}
+
+var valueMatrix = []struct {
+	name   string
+	values map[string]any
+}{
+	{name: "defaults", values: required(nil)},
+	{name: "existing secret", values: required(map[string]any{"apiToken": "", "existingSecret": "linode-credentials", "existingSecretKey": "token"})},
+	{name: "instance mode", values: required(map[string]any{"region": "us-ord", "settings": map[string]any{"mode": "instance"}})},
+	{name: "region override", values: required(map[string]any{"region": "us-sea"})},
+	{name: "enterprise API", values: required(map[string]any{"settings": map[string]any{"apiVersion": "v4beta", "apiURL": "http://linode-emulator.kube-system:8080"}})},
+	{name: "webhook off", values: required(map[string]any{"webhook": map[string]any{"enabled": false}})},
+	{name: "service monitor", values: required(map[string]any{"serviceMonitor": map[string]any{"enabled": true}})},
+	{name: "feature gates and batching", values: required(map[string]any{"settings": map[string]any{
+		"batchMaxDuration": "30s", "batchIdleDuration": "2s", "featureGates": map[string]any{"nodeRepair": true}}})},
+}
+
+func TestChartsPassHelmLint(t *testing.T) {
+	for _, chart := range []string{"karpenter-crd", "karpenter"} {
+		t.Run(chart, func(t *testing.T) {
+			result := lint.RunAll(charts.Dir(chart), required(nil), charts.Namespace)
+			for _, message := range result.Messages {
+				// INFO messages are suggestions (e.g. an icon); warnings and errors fail.
+				if message.Severity > support.InfoSev {
+					t.Errorf("helm lint: %s", message)
+				}
+			}
+		})
+	}
+}
+
+func TestCRDChartMatchesItsSources(t *testing.T) {
+	want := map[string][]byte{
+		"karpenter.k8s.linode_linodenodeclasses.yaml": crds.LinodeNodeClass,
+		"karpenter.sh_nodepools.yaml":                 coreapis.NodePoolCRD,
+		"karpenter.sh_nodeclaims.yaml":                coreapis.NodeClaimCRD,
+		"karpenter.sh_nodeoverlays.yaml":              coreapis.NodeOverlayCRD,
+		"autoscaling.x-k8s.io_capacitybuffers.yaml":   coreapis.CapacityBufferCRD,
+	}
+	dir := filepath.Join(charts.Dir("karpenter-crd"), "templates")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, entry := range entries {
+		source, ok := want[entry.Name()]
+		if !ok {
+			t.Errorf("%s is in the chart but is not a CRD the controller embeds", entry.Name())
+			continue
+		}
+		delete(want, entry.Name())
+		got, err := os.ReadFile(filepath.Join(dir, entry.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(source) {
+			t.Errorf("%s differs from its source: run hack/sync-chart-crds.sh (make generate)", entry.Name())
+		}
+	}
+	for name := range want {
+		t.Errorf("%s is missing from the chart: run hack/sync-chart-crds.sh (make generate)", name)
+	}
+}
+
+func TestRenderRefusesIncompleteValues(t *testing.T) {
+	tests := []struct {
+		name    string
+		values  map[string]any
+		message string
+	}{
+		{
+			name:    "no cluster name",
+			values:  map[string]any{"apiToken": "t"},
+			message: "settings.clusterName is required: set it to the label of your LKE cluster",
+		},
+		{
+			name:    "no token",
+			values:  map[string]any{"settings": map[string]any{"clusterName": "prod"}},
+			message: "a Linode API token is required: --set apiToken=$LINODE_TOKEN, or --set existingSecret=",
+		},
+		{
+			name:    "instance mode without a region",
+			values:  required(map[string]any{"settings": map[string]any{"mode": "instance"}}),
+			message: "region is required in instance mode",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := charts.Render("karpenter", tt.values)
+			if err == nil || !strings.Contains(err.Error(), tt.message) {
+				t.Fatalf("Render error = %v, want one containing %q", err, tt.message)
+			}
+		})
+	}
+}
+
+func TestRenderedDeployment(t *testing.T) {
+	tests := []struct {
+		name   string
+		values map[string]any
+		check  func(t *testing.T, objects []*unstructured.Unstructured, env map[string]string)
+	}{
+		{
+			name:   "defaults",
+			values: required(nil),
+			check: func(t *testing.T, objects []*unstructured.Unstructured, env map[string]string) {
+				want := map[string]string{
+					"CLUSTER_NAME": "prod", "KARPENTER_MODE": "lke", "LINODE_TOKEN": "chart-test-token",
+					"LINODE_URL": "https://api.linode.com", "LINODE_API_VERSION": "v4", "LOG_LEVEL": "info",
+					"BATCH_MAX_DURATION": "10s", "BATCH_IDLE_DURATION": "1s", "DISABLE_WEBHOOK": "false",
+					"LEADER_ELECTION_NAMESPACE": charts.Namespace, "MEMORY_LIMIT": "1073741824", "CPU_REQUESTS": "500",
+				}
+				for key, value := range want {
+					if env[key] != value {
+						t.Errorf("%s = %q, want %q", key, env[key], value)
+					}
+				}
+				if _, ok := env["LINODE_REGION"]; ok {
+					t.Errorf("LINODE_REGION is set without a region value: it would override the cluster's")
+				}
+				if charts.Find(objects, "MutatingWebhookConfiguration", "karpenter") == nil {
+					t.Errorf("the webhook is enabled by default but not rendered")
+				}
+			},
+		},
+		{
+			name:   "existing secret",
+			values: required(map[string]any{"apiToken": "", "existingSecret": "linode-credentials", "existingSecretKey": "token"}),
+			check: func(t *testing.T, objects []*unstructured.Unstructured, env map[string]string) {
+				if env["LINODE_TOKEN"] != "from-existing-secret" {
+					t.Errorf("LINODE_TOKEN = %q, want the existing Secret's", env["LINODE_TOKEN"])
+				}
+				if charts.Find(objects, "Secret", "karpenter") != nil {
+					t.Errorf("the chart rendered its own Secret although existingSecret is set")
+				}
+			},
+		},
+		{
+			name:   "instance mode with a region",
+			values: required(map[string]any{"region": "us-ord", "settings": map[string]any{"mode": "instance"}}),
+			check: func(t *testing.T, _ []*unstructured.Unstructured, env map[string]string) {
+				if env["KARPENTER_MODE"] != "instance" || env["LINODE_REGION"] != "us-ord" {
+					t.Errorf("KARPENTER_MODE = %q, LINODE_REGION = %q", env["KARPENTER_MODE"], env["LINODE_REGION"])
+				}
+			},
+		},
+		{
+			name:   "webhook off",
+			values: required(map[string]any{"webhook": map[string]any{"enabled": false}}),
+			check: func(t *testing.T, objects []*unstructured.Unstructured, env map[string]string) {
+				if env["DISABLE_WEBHOOK"] != "true" {
+					t.Errorf("DISABLE_WEBHOOK = %q, want true", env["DISABLE_WEBHOOK"])
+				}
+				if charts.Find(objects, "MutatingWebhookConfiguration", "karpenter") != nil {
+					t.Errorf("MutatingWebhookConfiguration rendered with the webhook off")
+				}
+				if charts.Find(objects, "Service", "karpenter-webhook") != nil {
+					t.Errorf("webhook Service rendered with the webhook off")
+				}
+			},
+		},
+		{
+			name:   "feature gates",
+			values: required(map[string]any{"settings": map[string]any{"featureGates": map[string]any{"nodeRepair": true}}}),
+			check: func(t *testing.T, _ []*unstructured.Unstructured, env map[string]string) {
+				if !strings.Contains(env["FEATURE_GATES"], "NodeRepair=true") || !strings.Contains(env["FEATURE_GATES"], "NodeOverlay=false") {
+					t.Errorf("FEATURE_GATES = %q", env["FEATURE_GATES"])
+				}
+			},
+		},
+	}
+	existing := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "linode-credentials"}, Data: map[string][]byte{"token": []byte("from-existing-secret")}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objects, err := charts.Render("karpenter", tt.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env, err := charts.ControllerEnvironment(objects, existing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, objects, env)
+		})
+	}
+}
+
+func TestDeploymentKeepsTheControllerAvailableAndOffItsOwnNodes(t *testing.T) {
+	objects, err := charts.Render("karpenter", required(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployment, err := charts.As[appsv1.Deployment](charts.Find(objects, "Deployment", "karpenter"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := deployment.Spec.Template.Spec
+	if *deployment.Spec.Replicas != 2 {
+		t.Errorf("replicas = %d, want 2", *deployment.Spec.Replicas)
+	}
+	if spec.PriorityClassName != "system-cluster-critical" {
+		t.Errorf("priorityClassName = %q", spec.PriorityClassName)
+	}
+	if !slices.ContainsFunc(spec.Tolerations, func(t corev1.Toleration) bool { return t.Key == "CriticalAddonsOnly" }) {
+		t.Errorf("no CriticalAddonsOnly toleration: %v", spec.Tolerations)
+	}
+	terms := spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) != 1 || !slices.ContainsFunc(terms[0].MatchExpressions, func(r corev1.NodeSelectorRequirement) bool {
+		return r.Key == "karpenter.sh/nodepool" && r.Operator == corev1.NodeSelectorOpDoesNotExist
+	}) {
+		t.Errorf("the controller may be scheduled onto nodes it manages: %+v", terms)
+	}
+	antiAffinity := spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if len(antiAffinity) != 1 || antiAffinity[0].LabelSelector == nil ||
+		antiAffinity[0].LabelSelector.MatchLabels["app.kubernetes.io/name"] != "karpenter" {
+		t.Errorf("replicas may share a node: anti-affinity %+v", antiAffinity)
+	}
+	container := spec.Containers[0]
+	if container.Name != "controller" {
+		t.Errorf("container name = %q; `kubectl logs -c controller` needs controller", container.Name)
+	}
+	sc := container.SecurityContext
+	if sc == nil || !*sc.ReadOnlyRootFilesystem || !*sc.RunAsNonRoot || *sc.AllowPrivilegeEscalation {
+		t.Errorf("container securityContext = %+v, want non-root, read-only, no privilege escalation", sc)
+	}
+	if container.ReadinessProbe == nil || container.ReadinessProbe.HTTPGet.Path != "/readyz" ||
+		container.LivenessProbe == nil || container.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Errorf("probes = %+v, %+v", container.ReadinessProbe, container.LivenessProbe)
+	}
+	if deployment.Spec.Template.Labels["app.kubernetes.io/name"] != "karpenter" {
+		t.Errorf("pod labels = %v; `kubectl get pods -l app.kubernetes.io/name=karpenter` finds nothing", deployment.Spec.Template.Labels)
+	}
+	if charts.Find(objects, "PodDisruptionBudget", "karpenter") == nil {
+		t.Errorf("no PodDisruptionBudget")
+	}
+}
+
+// serviceMonitorCRD stands in for the Prometheus Operator's CRD, which the chart's optional
+// ServiceMonitor needs; its schema is not what this test is about.
+var serviceMonitorCRD = &apiextensionsv1.CustomResourceDefinition{
+	ObjectMeta: metav1.ObjectMeta{Name: "servicemonitors.monitoring.coreos.com"},
+	Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+		Group: "monitoring.coreos.com",
+		Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "servicemonitors", Singular: "servicemonitor", Kind: "ServiceMonitor", ListKind: "ServiceMonitorList"},
+		Scope: apiextensionsv1.NamespaceScoped,
+		Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+			Name: "v1", Served: true, Storage: true,
+			Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+				Type: "object", XPreserveUnknownFields: new(true),
+			}},
+		}},
+	},
+}
+
+// TestRenderedChartsApply installs what the charts render, for each set of values, into a real
+// apiserver with server-side apply, as `helm upgrade --install` would.
+func TestRenderedChartsApply(t *testing.T) {
+	env, err := environment.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx := context.Background()
+	if err := env.Client.Create(ctx, serviceMonitorCRD); err != nil {
+		t.Fatal(err)
+	}
+
+	crdObjects, err := charts.Render("karpenter-crd", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(crdObjects) != 5 {
+		t.Errorf("karpenter-crd rendered %d objects, want 5 CRDs", len(crdObjects))
+	}
+	applyAll(ctx, t, env.Client, crdObjects)
+
+	for _, tt := range valueMatrix {
+		t.Run(tt.name, func(t *testing.T) {
+			objects, err := charts.Render("karpenter", tt.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			applyAll(ctx, t, env.Client, objects)
+		})
+	}
+}
+
+func applyAll(ctx context.Context, t *testing.T, c client.Client, objects []*unstructured.Unstructured) {
+	t.Helper()
+	for _, obj := range objects {
+		err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("helm"), client.ForceOwnership)
+		if err != nil {
+			t.Errorf("apply %s: %v", describe(obj), err)
+		}
+	}
+}
+
+func describe(obj *unstructured.Unstructured) string {
+	if obj.GetNamespace() == "" {
+		return fmt.Sprintf("%s %s", obj.GetKind(), obj.GetName())
+	}
+	return fmt.Sprintf("%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+}
