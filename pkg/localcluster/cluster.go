@@ -332,3 +332,6 @@ func ConsoleProgress(w io.Writer, start time.Time) func(string) {
 		fmt.Fprintf(w, "[%6.1fs] %s\n", time.Since(start).Seconds(), step)
 	}
 }
+
+// Region is the region of the seeded LKE cluster and of the nodes.
+func (c *Cluster) Region() string { return c.opts.Region }

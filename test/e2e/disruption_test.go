@@ -1,0 +1,100 @@
+package e2e_test
+
+import (
+	"time"
+
+	"slices"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+)
+
+var _ = Describe("Disruption", func() {
+	It("drains a node deleted by hand, deletes its Linode and reschedules its pods", func(ctx SpecContext) {
+		f := newFixture("manual")
+		f.create(ctx)
+		Expect(kube.Create(ctx, f.deployment("inflate", 2, "1"))).To(Succeed())
+		f.expectRunning(ctx, "inflate", 2)
+		node := f.nodes(ctx)[0]
+		instanceID, err := nodeprovider.ParseProviderID(node.Spec.ProviderID)
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(kube.Delete(ctx, &node)).To(Succeed())
+		Eventually(func(g Gomega) {
+			current := &corev1.Node{}
+			g.Expect(kube.Get(ctx, client.ObjectKeyFromObject(&node), current)).To(Succeed())
+			g.Expect(current.DeletionTimestamp.IsZero()).To(BeFalse())
+			g.Expect(current.Finalizers).To(ContainElement(karpv1.TerminationFinalizer), "Karpenter's finalizer holds the node while it drains")
+		}).WithContext(ctx).Should(Succeed())
+		Eventually(func() []emulator.InstanceInfo { return cluster.Emulator.Instances() }).WithContext(ctx).
+			ShouldNot(ContainElement(HaveField("ID", instanceID)), "the node's Linode is deleted")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(kube.Get(ctx, client.ObjectKeyFromObject(&node), &corev1.Node{}))
+		}).WithContext(ctx).Should(BeTrue(), "the node is gone")
+		f.expectRunning(ctx, "inflate", 2)
+		for _, pod := range f.pods(ctx, "inflate") {
+			Expect(pod.Spec.NodeName).NotTo(Equal(node.Name))
+		}
+	})
+
+	It("replaces nodes whose LinodeNodeClass changed (drift)", func(ctx SpecContext) {
+		f := newFixture("drift")
+		f.create(ctx)
+		Expect(kube.Create(ctx, f.deployment("inflate", 1, "1"))).To(Succeed())
+		f.expectRunning(ctx, "inflate", 1)
+		original := f.nodeClaims(ctx)
+		Expect(original).To(HaveLen(1))
+
+		patch := client.MergeFrom(f.nodeClass.DeepCopy())
+		f.nodeClass.Spec.Tags = append(f.nodeClass.Spec.Tags, "e2e:drifted")
+		Expect(kube.Patch(ctx, f.nodeClass, patch)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			claims := f.nodeClaims(ctx)
+			g.Expect(claims).To(HaveLen(1))
+			g.Expect(claims[0].Name).NotTo(Equal(original[0].Name), "the drifted NodeClaim is replaced")
+			g.Expect(claims[0].StatusConditions().IsTrue(karpv1.ConditionTypeInitialized)).To(BeTrue())
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		f.expectRunning(ctx, "inflate", 1)
+		Eventually(func(g Gomega) {
+			pools := cluster.Emulator.Pools(0)
+			g.Expect(pools).To(HaveLen(1))
+			g.Expect(pools[0].Tags).To(ContainElement("e2e:drifted"), "the replacement carries the new tag")
+		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("keeps a LinodeNodeClass deleted while in use until its nodes are gone", func(ctx SpecContext) {
+		f := newFixture("nodeclass-deleted")
+		f.create(ctx)
+		Expect(kube.Create(ctx, f.deployment("inflate", 1, "1"))).To(Succeed())
+		f.expectRunning(ctx, "inflate", 1)
+
+		Expect(kube.Delete(ctx, f.nodeClass)).To(Succeed())
+		current := &v1.LinodeNodeClass{}
+		Expect(kube.Get(ctx, client.ObjectKeyFromObject(f.nodeClass), current)).To(Succeed())
+		Expect(current.Finalizers).To(ContainElement(v1.TerminationFinalizer))
+		Expect(current.DeletionTimestamp.IsZero()).To(BeFalse())
+
+		By("launching nothing more for it")
+		Expect(kube.Create(ctx, f.deployment("more", 2, "1"))).To(Succeed())
+		claimsBefore := len(f.nodeClaims(ctx))
+		consistently(ctx, func() int {
+			return len(slices.DeleteFunc(f.nodeClaims(ctx), func(c karpv1.NodeClaim) bool { return !c.DeletionTimestamp.IsZero() }))
+		}).Should(BeNumerically("<=", claimsBefore))
+
+		By("letting it go once its NodePool and nodes are gone")
+		Expect(kube.Delete(ctx, f.nodePool)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(kube.Get(ctx, client.ObjectKeyFromObject(f.nodeClass), &v1.LinodeNodeClass{}))
+		}).WithContext(ctx).Should(BeTrue())
+		Expect(cluster.CheckNoLinodeResources()).To(Succeed())
+	})
+})

@@ -1,0 +1,71 @@
+// Package e2e runs the whole system, as a user would: the controller binary against a local
+// cluster of real Kubernetes components with kwok kubelets and the Linode API emulator (package
+// localcluster). Each spec brings its own LinodeNodeClass and NodePool, pins its pods to that
+// NodePool, and ends by checking the emulator: no Linode or LKE pool without a NodeClaim, no
+// NodeClaim without exactly one Node, and after teardown no Linode resources at all.
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+)
+
+// delayScale makes a Linode boot in about 3 s (160 s on Linode): slow enough that launches overlap
+// and pods wait, fast enough for the suite to finish in minutes.
+const delayScale = 0.02
+
+var (
+	cluster *localcluster.Cluster
+	kube    client.Client
+	// failed keeps the cluster's logs after a failing run.
+	failed bool
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(2 * time.Minute)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	RunSpecs(t, "End-to-end")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	workDir, err := os.MkdirTemp("", "karpenter-linode-e2e-")
+	Expect(err).NotTo(HaveOccurred())
+	cluster, err = localcluster.Start(ctx, localcluster.Options{
+		ClusterName: "e2e",
+		WorkDir:     workDir,
+		DelayScale:  delayScale,
+		// Shorter batching windows than the defaults (1 s idle, 10 s max) keep each spec short.
+		ControllerEnv: []string{"BATCH_IDLE_DURATION=500ms", "BATCH_MAX_DURATION=3s"},
+		Progress:      func(step string) { fmt.Fprintln(GinkgoWriter, step) },
+	})
+	Expect(err).NotTo(HaveOccurred())
+	kube = cluster.Kube
+	DeferCleanup(func() {
+		Expect(cluster.Stop()).To(Succeed())
+		if failed {
+			fmt.Fprintf(os.Stderr, "logs of the cluster's components and the controller: %s\n", workDir)
+			return
+		}
+		Expect(os.RemoveAll(workDir)).To(Succeed())
+	})
+}, NodeTimeout(5*time.Minute))
+
+var _ = ReportAfterEach(func(report SpecReport) {
+	if report.Failed() {
+		failed = true
+	}
+})
+
+var _ = AfterEach(func(ctx context.Context) {
+	Expect(cluster.CheckHealthy()).To(Succeed(), "a component or the controller died")
+})
