@@ -349,3 +349,37 @@ func describe(obj *unstructured.Unstructured) string {
 	}
 	return fmt.Sprintf("%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
 }
+
+// TestExamplesAreAccepted applies every file in examples/ to a real apiserver with the CRDs
+// installed, so a user who copies one gets no validation error.
+func TestExamplesAreAccepted(t *testing.T) {
+	env, err := environment.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	files, err := filepath.Glob(filepath.Join(charts.Dir(".."), "examples", "*.yaml"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("examples: %v, %v", files, err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			objects, err := charts.DecodeFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[string]bool{}
+			for _, obj := range objects {
+				kinds[obj.GetKind()] = true
+			}
+			if !kinds["LinodeNodeClass"] || !kinds["NodePool"] {
+				t.Errorf("kinds = %v, want a LinodeNodeClass and a NodePool", kinds)
+			}
+			applyAll(context.Background(), t, env.Client, objects)
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -200,4 +201,13 @@ func ControllerEnvironment(objects []*unstructured.Unstructured, externalSecrets
 		}
 	}
 	return env, nil
+}
+
+// DecodeFile decodes every object in a YAML file.
+func DecodeFile(path string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return decode(string(data))
 }
