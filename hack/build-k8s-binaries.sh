@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes binaries the tests and the local cluster run: kube-apiserver,
-# kube-scheduler, kube-controller-manager (Kubernetes v1.36.1), etcd (v3.6.8) and kwok (v0.8.0).
+# kube-scheduler, kube-controller-manager, kubectl (Kubernetes v1.36.1), etcd (v3.6.8) and kwok (v0.8.0).
 # They cannot be downloaded here, so they are compiled from the Go module proxy through the
 # nested tools module in hack/tools. Binaries go to a cache directory outside the work tree and
 # are rebuilt only when missing, with kwok's stage manifests beside them. Prints the directory on the last line of stdout.
@@ -44,6 +44,8 @@ build etcd go.etcd.io/etcd/server/v3 "-s -w -X go.etcd.io/etcd/api/v3/version.Gi
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
 build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$k8s_ldflags"
 build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_ldflags"
+# kubectl, for poking at the local cluster (make demo, cmd/localcluster).
+build kubectl k8s.io/kubernetes/cmd/kubectl "$k8s_ldflags"
 build kwok sigs.k8s.io/kwok/cmd/kwok "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$kwok_version"
 
 # kwok ships its behaviours (make a node Ready, keep its lease, run and delete pods) as Stage
