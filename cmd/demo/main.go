@@ -65,10 +65,10 @@ func run(ctx context.Context, mode string, timeScale float64, replicas int, keep
 	if err != nil {
 		return fmt.Errorf("starting the local cluster: %w (logs in %s)", err, workDir)
 	}
-	fmt.Printf("\nkubectl works too: export KUBECONFIG=%s\n", cluster.KubeconfigPath)
+	fmt.Printf("\nkubectl works too: export KUBECONFIG=%s; alias kubectl=%s\n", cluster.KubeconfigPath, cluster.Kubectl)
 	defer func() {
 		if keep && err == nil {
-			fmt.Printf("\n--keep: the cluster keeps running. export KUBECONFIG=%s; Ctrl-C stops it.\n", cluster.KubeconfigPath)
+			fmt.Printf("\n--keep: the cluster keeps running; Ctrl-C stops it.\n  export KUBECONFIG=%s\n  alias kubectl=%s\n", cluster.KubeconfigPath, cluster.Kubectl)
 			<-ctx.Done()
 		}
 		if stopErr := cluster.Stop(); stopErr != nil {

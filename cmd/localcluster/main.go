@@ -60,11 +60,12 @@ func run() error {
 The cluster is running (Kubernetes %s, Linode API emulator at %s).
 
   export KUBECONFIG=%s
+  alias kubectl=%s
   kubectl apply -f examples/default.yaml
 
 Logs:  %s
 Ctrl-C stops everything.
-`, component.KubernetesVersion, cluster.Emulator.URL(), cluster.KubeconfigPath, filepath.Join(cluster.LogDir, "*.log"))
+`, component.KubernetesVersion, cluster.Emulator.URL(), cluster.KubeconfigPath, cluster.Kubectl, filepath.Join(cluster.LogDir, "*.log"))
 
 	select {
 	case <-ctx.Done():

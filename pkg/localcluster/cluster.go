@@ -105,6 +105,8 @@ type Cluster struct {
 	LKEClusterID int
 	// Nodes is the node simulator; OnEvent tells when it registers or removes a Node.
 	Nodes *nodesim.Simulator
+	// Kubectl is the kubectl built with the other binaries.
+	Kubectl string
 
 	opts         Options
 	controlPlane *envtest.Environment
@@ -136,6 +138,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
+	c.Kubectl = filepath.Join(binDir, "kubectl")
 	controllerBinary := opts.ControllerBinary
 	if controllerBinary == "" {
 		opts.Progress("building the controller (cmd/controller)")
