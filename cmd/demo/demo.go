@@ -101,7 +101,7 @@ func (d *demo) waitFor(ctx context.Context, what string, timeout time.Duration, 
 }
 
 func (d *demo) applyDefaults(ctx context.Context) error {
-	objects, source, err := readManifests()
+	objects, err := readManifests()
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (d *demo) applyDefaults(ctx context.Context) error {
 		if err := d.kube.Create(ctx, obj); err != nil {
 			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
-		fmt.Printf("  %s/%s created (from %s)\n", strings.ToLower(obj.GetKind()), obj.GetName(), source)
+		fmt.Printf("  %s/%s created (from %s)\n", strings.ToLower(obj.GetKind()), obj.GetName(), defaultManifests)
 	}
 	fmt.Printf("  (demo tuning: consolidateAfter %s, disruption budget %s)\n", demoConsolidateAfter, demoBudget)
 	for _, name := range nodeClasses {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -21,50 +22,13 @@ const (
 	deploymentName   = "inflate"
 )
 
-// readmeManifests are the README's LinodeNodeClass and NodePool, applied when the repository has
-// no examples/default.yaml.
-const readmeManifests = `
-apiVersion: karpenter.k8s.linode/v1
-kind: LinodeNodeClass
-metadata:
-  name: default
-spec:
-  tags: ["team:platform"]
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: default
-spec:
-  template:
-    spec:
-      nodeClassRef:
-        group: karpenter.k8s.linode
-        kind: LinodeNodeClass
-        name: default
-      requirements:
-        - key: karpenter.k8s.linode/instance-class
-          operator: In
-          values: ["standard", "dedicated"]
-  limits:
-    cpu: "64"
-  disruption:
-    consolidationPolicy: WhenEmptyOrUnderutilized
-    consolidateAfter: 1m
-`
-
-// readManifests reads the default LinodeNodeClass and NodePool and says where they came from.
-func readManifests() ([]*unstructured.Unstructured, string, error) {
-	source := defaultManifests
+// readManifests reads the README's default LinodeNodeClass and NodePool.
+func readManifests() ([]*unstructured.Unstructured, error) {
 	data, err := os.ReadFile(defaultManifests)
-	if errors.Is(err, os.ErrNotExist) {
-		source, data, err = "the README", []byte(readmeManifests), nil
-	}
 	if err != nil {
-		return nil, "", err
+		return nil, fmt.Errorf("%w (run the demo from the repository root)", err)
 	}
-	objects, err := decodeManifests(data)
-	return objects, source, err
+	return decodeManifests(data)
 }
 
 func decodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
