@@ -1,0 +1,240 @@
+// Package cloudprovider is Karpenter core's view of Linode: it turns NodeClaims into nodes through
+// a node provider (an LKE pool or a plain Linode, depending on the mode) and describes the plans
+// those nodes can have through the instance type provider.
+package cloudprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/awslabs/operatorpkg/status"
+	"github.com/samber/lo"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+	"sigs.k8s.io/karpenter/pkg/utils/resources"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+)
+
+// Name is the cloud provider's name in Karpenter's metrics and logs.
+const Name = "linode"
+
+// LaunchRejectedReason is the reason of a NodeClaim's Launched condition when Linode refused the
+// launch as invalid; the condition's message is Linode's own explanation.
+const LaunchRejectedReason = "LaunchRejected"
+
+// DriftReasonNodeClass: the NodeClass's spec changed since the node was launched.
+const DriftReasonNodeClass cloudprovider.DriftReason = "NodeClassDrift"
+
+// InstanceTypeProvider lists the plans a NodeClass can launch, with their offerings and prices.
+type InstanceTypeProvider interface {
+	List(ctx context.Context, nodeClass *v1.LinodeNodeClass) ([]*cloudprovider.InstanceType, error)
+}
+
+// CloudProvider implements Karpenter core's cloudprovider.CloudProvider for Linode.
+type CloudProvider struct {
+	kubeClient    client.Client
+	instanceTypes InstanceTypeProvider
+	nodes         nodeprovider.Provider
+}
+
+var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
+
+// New returns a cloud provider that launches nodes through nodes.
+func New(kubeClient client.Client, instanceTypes InstanceTypeProvider, nodes nodeprovider.Provider) *CloudProvider {
+	return &CloudProvider{kubeClient: kubeClient, instanceTypes: instanceTypes, nodes: nodes}
+}
+
+// Create launches a node for the NodeClaim on the cheapest compatible plan and returns the
+// NodeClaim as launched: provider ID, the plan's labels, capacity and allocatable resources.
+func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim) (*karpv1.NodeClaim, error) {
+	nodeClass, err := c.resolveNodeClass(ctx, nodeClaim.Spec.NodeClassRef)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			// Core deletes the NodeClaim and tries again with what the NodePool says next.
+			return nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("resolving NodeClass: %w", err))
+		}
+		return nil, cloudprovider.NewCreateError(fmt.Errorf("resolving NodeClass: %w", err), "NodeClassResolutionFailed", "Failed to resolve the LinodeNodeClass")
+	}
+	if ready := nodeClass.StatusConditions().Get(status.ConditionReady); !ready.IsTrue() {
+		return nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("LinodeNodeClass %q is not ready: %s", nodeClass.Name, ready.Message))
+	}
+	all, err := c.instanceTypes.List(ctx, nodeClass)
+	if err != nil {
+		return nil, cloudprovider.NewCreateError(fmt.Errorf("listing instance types: %w", err), "InstanceTypeResolutionFailed", "Failed to list the plans")
+	}
+	compatible := compatibleInstanceTypes(nodeClaim, all)
+	if len(compatible) == 0 {
+		return nil, cloudprovider.NewInsufficientCapacityError(errors.New("no plan satisfies the NodeClaim's requirements and resources with an available offering"))
+	}
+	node, err := c.nodes.Create(ctx, nodeClass, nodeClaim, compatible)
+	if err != nil {
+		var invalid *nodeprovider.InvalidLaunchError
+		if errors.As(err, &invalid) {
+			return nil, cloudprovider.NewCreateError(err, LaunchRejectedReason, invalid.Reason)
+		}
+		return nil, fmt.Errorf("launching node: %w", err)
+	}
+	instanceType, found := lo.Find(all, func(it *cloudprovider.InstanceType) bool { return it.Name == node.InstanceType })
+	if !found {
+		return nil, fmt.Errorf("launched plan %s is not in the catalogue", node.InstanceType)
+	}
+	launched := c.toNodeClaim(node, instanceType)
+	launched.Annotations = map[string]string{
+		v1.AnnotationNodeClassHash:        nodeClass.Hash(),
+		v1.AnnotationNodeClassHashVersion: v1.NodeClassHashVersion,
+	}
+	return launched, nil
+}
+
+// compatibleInstanceTypes are the plans that meet the NodeClaim's requirements, fit its resource
+// requests and have an available offering it can use.
+func compatibleInstanceTypes(nodeClaim *karpv1.NodeClaim, instanceTypes []*cloudprovider.InstanceType) []*cloudprovider.InstanceType {
+	requirements := scheduling.NewNodeSelectorRequirementsWithMinValues(nodeClaim.Spec.Requirements...)
+	return lo.Filter(instanceTypes, func(it *cloudprovider.InstanceType, _ int) bool {
+		return requirements.IsCompatible(it.Requirements, scheduling.AllowUndefinedWellKnownLabels) &&
+			it.Offerings.Available().HasCompatible(requirements) &&
+			resources.Fits(nodeClaim.Spec.Resources.Requests, it.Allocatable())
+	})
+}
+
+// Get returns the NodeClaim of the node with the provider ID.
+func (c *CloudProvider) Get(ctx context.Context, providerID string) (*karpv1.NodeClaim, error) {
+	node, err := c.nodes.Get(ctx, providerID)
+	if err != nil {
+		return nil, fmt.Errorf("getting node: %w", err)
+	}
+	return c.toNodeClaim(node, nil), nil
+}
+
+// List returns a NodeClaim for every node the provider launched for this cluster.
+func (c *CloudProvider) List(ctx context.Context) ([]*karpv1.NodeClaim, error) {
+	nodes, err := c.nodes.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	return lo.Map(nodes, func(node *nodeprovider.Node, _ int) *karpv1.NodeClaim { return c.toNodeClaim(node, nil) }), nil
+}
+
+// Delete removes the NodeClaim's node; it returns a NodeClaimNotFoundError once the node is gone.
+func (c *CloudProvider) Delete(ctx context.Context, nodeClaim *karpv1.NodeClaim) error {
+	node, err := c.nodes.Get(ctx, nodeClaim.Status.ProviderID)
+	if err != nil {
+		return fmt.Errorf("finding node to delete: %w", err)
+	}
+	return c.nodes.Delete(ctx, node)
+}
+
+// Reboot restarts the NodeClaim's node in place.
+func (c *CloudProvider) Reboot(ctx context.Context, nodeClaim *karpv1.NodeClaim, _ string) error {
+	node, err := c.nodes.Get(ctx, nodeClaim.Status.ProviderID)
+	if err != nil {
+		return fmt.Errorf("finding node to reboot: %w", err)
+	}
+	return c.nodes.Reboot(ctx, node)
+}
+
+// GetInstanceTypes returns every plan of the NodePool's NodeClass, available or not.
+func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *karpv1.NodePool) ([]*cloudprovider.InstanceType, error) {
+	nodeClass, err := c.resolveNodeClass(ctx, nodePool.Spec.Template.Spec.NodeClassRef)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			// Without its NodeClass the NodePool can launch nothing; core reports the NodePool.
+			log.FromContext(ctx).WithValues("NodePool", nodePool.Name).V(1).Info("NodePool's LinodeNodeClass not found")
+			return nil, nil
+		}
+		return nil, fmt.Errorf("resolving NodeClass: %w", err)
+	}
+	return c.instanceTypes.List(ctx, nodeClass)
+}
+
+// IsDrifted reports a NodeClaim whose NodeClass spec changed since launch, or whose node no
+// longer matches the NodeClass and cluster in ways the node provider can see.
+func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *karpv1.NodeClaim) (cloudprovider.DriftReason, error) {
+	nodeClass, err := c.resolveNodeClass(ctx, nodeClaim.Spec.NodeClassRef)
+	if err != nil {
+		return "", client.IgnoreNotFound(fmt.Errorf("resolving NodeClass: %w", err))
+	}
+	// A NodeClaim hashed by another version of the hashing cannot be compared; it is not drifted
+	// for that reason alone.
+	if nodeClaim.Annotations[v1.AnnotationNodeClassHashVersion] == v1.NodeClassHashVersion &&
+		nodeClaim.Annotations[v1.AnnotationNodeClassHash] != nodeClass.Hash() {
+		return DriftReasonNodeClass, nil
+	}
+	detector, ok := c.nodes.(nodeprovider.DriftDetector)
+	if !ok || nodeClaim.Status.ProviderID == "" {
+		return "", nil
+	}
+	node, err := c.nodes.Get(ctx, nodeClaim.Status.ProviderID)
+	if err != nil {
+		return "", cloudprovider.IgnoreNodeClaimNotFoundError(fmt.Errorf("getting node: %w", err))
+	}
+	return detector.IsDrifted(ctx, nodeClass, node)
+}
+
+// Name is "linode".
+func (c *CloudProvider) Name() string { return Name }
+
+// GetSupportedNodeClasses returns the LinodeNodeClass.
+func (c *CloudProvider) GetSupportedNodeClasses() []status.Object {
+	return []status.Object{&v1.LinodeNodeClass{}}
+}
+
+func (c *CloudProvider) resolveNodeClass(ctx context.Context, ref *karpv1.NodeClassReference) (*v1.LinodeNodeClass, error) {
+	if ref == nil {
+		return nil, apierrors.NewNotFound(v1.SchemeGroupVersion.WithResource("linodenodeclasses").GroupResource(), "")
+	}
+	nodeClass := &v1.LinodeNodeClass{}
+	if err := c.kubeClient.Get(ctx, types.NamespacedName{Name: ref.Name}, nodeClass); err != nil {
+		return nil, err
+	}
+	// A NodeClass being deleted launches nothing more; its nodes are being replaced.
+	if !nodeClass.DeletionTimestamp.IsZero() {
+		return nil, apierrors.NewNotFound(v1.SchemeGroupVersion.WithResource("linodenodeclasses").GroupResource(), ref.Name)
+	}
+	return nodeClass, nil
+}
+
+// toNodeClaim describes a node as a NodeClaim. The instance type, when known, adds the plan's
+// labels and resources; Get and List leave them out, core only needs the identity there.
+func (c *CloudProvider) toNodeClaim(node *nodeprovider.Node, instanceType *cloudprovider.InstanceType) *karpv1.NodeClaim {
+	labels := map[string]string{}
+	if instanceType != nil {
+		for key, requirement := range instanceType.Requirements {
+			if requirement.Len() == 1 && requirement.Operator() == corev1.NodeSelectorOpIn {
+				labels[key] = requirement.Values()[0]
+			}
+		}
+	}
+	labels[corev1.LabelInstanceTypeStable] = node.InstanceType
+	labels[corev1.LabelTopologyRegion] = node.Region
+	// Linode has no zones; the region is the smallest placement unit and serves as the zone.
+	labels[corev1.LabelTopologyZone] = node.Region
+	labels[karpv1.CapacityTypeLabelKey] = karpv1.CapacityTypeOnDemand
+	if node.NodePoolName != "" {
+		labels[karpv1.NodePoolLabelKey] = node.NodePoolName
+	}
+	nodeClaim := &karpv1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              node.NodeClaimName,
+			Labels:            labels,
+			CreationTimestamp: metav1.NewTime(node.Created),
+		},
+		Status: karpv1.NodeClaimStatus{ProviderID: node.ProviderID()},
+	}
+	if instanceType != nil {
+		nodeClaim.Status.Capacity = lo.PickBy(instanceType.Capacity, func(_ corev1.ResourceName, quantity resource.Quantity) bool { return !quantity.IsZero() })
+		nodeClaim.Status.Allocatable = lo.PickBy(instanceType.Allocatable(), func(_ corev1.ResourceName, quantity resource.Quantity) bool { return !quantity.IsZero() })
+	}
+	return nodeClaim
+}

@@ -1,0 +1,37 @@
+package cloudprovider
+
+import (
+	"time"
+
+	"github.com/samber/lo"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+)
+
+// unhealthyToleration is how long a node may stay not Ready before it is replaced: long enough to
+// ride out a kubelet restart or an LKE node upgrade, short enough that a dead Linode does not hold
+// its pods for hours.
+const unhealthyToleration = 30 * time.Minute
+
+// RepairPolicies replace nodes whose kubelet stays not Ready. Ready=False is the set's single
+// default fallback, as core requires; Ready=Unknown (the kubelet stopped reporting) matches any
+// reason. Both skip the drain: a kubelet that does not report cannot evict pods either.
+func (c *CloudProvider) RepairPolicies() []cloudprovider.RepairPolicy {
+	return []cloudprovider.RepairPolicy{
+		{
+			ConditionType:          corev1.NodeReady,
+			ConditionStatus:        corev1.ConditionFalse,
+			TolerationDuration:     unhealthyToleration,
+			TerminationGracePeriod: lo.ToPtr(time.Duration(0)),
+			Action:                 cloudprovider.ReplaceNode,
+		},
+		{
+			ConditionType:          corev1.NodeReady,
+			ConditionStatus:        corev1.ConditionUnknown,
+			ReasonRegex:            ".*",
+			TolerationDuration:     unhealthyToleration,
+			TerminationGracePeriod: lo.ToPtr(time.Duration(0)),
+			Action:                 cloudprovider.ReplaceNode,
+		},
+	}
+}
