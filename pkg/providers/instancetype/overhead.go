@@ -144,15 +144,16 @@ func evictionThreshold(capacity corev1.ResourceList, kubelet *v1.KubeletConfigur
 	return thresholds
 }
 
-// thresholdQuantity is a threshold as a quantity: a percentage of the capacity, or a quantity.
+// thresholdQuantity is a threshold as a quantity: a percentage of the capacity, computed as the
+// kubelet does (a float32 fraction, truncated), or a quantity.
 func thresholdQuantity(threshold v1.EvictionThreshold, capacity resource.Quantity) resource.Quantity {
 	value := string(threshold)
 	if percent, ok := strings.CutSuffix(value, "%"); ok {
-		fraction, err := strconv.ParseFloat(percent, 64)
+		fraction, err := strconv.ParseFloat(percent, 32)
 		if err != nil {
 			return resource.Quantity{}
 		}
-		return *resource.NewQuantity(int64(math.Ceil(float64(capacity.Value())*fraction/100)), resource.BinarySI)
+		return *resource.NewQuantity(int64(float64(capacity.Value())*float64(float32(fraction/100))), resource.BinarySI)
 	}
 	quantity, err := resource.ParseQuantity(value)
 	if err != nil {

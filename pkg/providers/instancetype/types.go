@@ -1,6 +1,7 @@
 package instancetype
 
 import (
+	"math"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,7 +36,7 @@ func (p *DefaultProvider) newInstanceType(cat *catalogue, plan *plan, kubelet *v
 // requirements are the plan's labels. Every plan has a GPU count, "0" for plans without GPUs,
 // so that a NodePool can ask for "no GPU" (In ["0"] or Lt "1") as well as for GPUs (Gt "0").
 func (p *DefaultProvider) requirements(plan *plan) scheduling.Requirements {
-	requirements := scheduling.NewRequirements(
+	return scheduling.NewRequirements(
 		scheduling.NewRequirement(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, plan.ID),
 		scheduling.NewRequirement(corev1.LabelArchStable, corev1.NodeSelectorOpIn, karpv1.ArchitectureAmd64),
 		scheduling.NewRequirement(corev1.LabelOSStable, corev1.NodeSelectorOpIn, string(corev1.Linux)),
@@ -49,16 +50,17 @@ func (p *DefaultProvider) requirements(plan *plan) scheduling.Requirements {
 		scheduling.NewRequirement(v1.LabelInstanceGPUCount, corev1.NodeSelectorOpIn, strconv.Itoa(plan.GPUs)),
 		scheduling.NewRequirement(v1.LabelInstanceNetworkOut, corev1.NodeSelectorOpIn, strconv.Itoa(plan.NetworkOut)),
 		scheduling.NewRequirement(v1.LabelInstanceTransfer, corev1.NodeSelectorOpIn, strconv.Itoa(plan.Transfer)),
-		scheduling.NewRequirement(v1.LabelInstanceGPUName, corev1.NodeSelectorOpDoesNotExist),
-		scheduling.NewRequirement(v1.LabelInstanceGeneration, corev1.NodeSelectorOpDoesNotExist),
+		optionalRequirement(v1.LabelInstanceGPUName, plan.gpuName),
+		optionalRequirement(v1.LabelInstanceGeneration, plan.generation),
 	)
-	if plan.gpuName != "" {
-		requirements.Add(scheduling.NewRequirement(v1.LabelInstanceGPUName, corev1.NodeSelectorOpIn, plan.gpuName))
+}
+
+// optionalRequirement is In value, or DoesNotExist for a plan that does not say.
+func optionalRequirement(key, value string) *scheduling.Requirement {
+	if value == "" {
+		return scheduling.NewRequirement(key, corev1.NodeSelectorOpDoesNotExist)
 	}
-	if plan.generation != "" {
-		requirements.Add(scheduling.NewRequirement(v1.LabelInstanceGeneration, corev1.NodeSelectorOpIn, plan.generation))
-	}
-	return requirements
+	return scheduling.NewRequirement(key, corev1.NodeSelectorOpIn, value)
 }
 
 // offering is the plan's single offering: on demand, in the cluster's region, which is also the
@@ -84,8 +86,9 @@ func (p *DefaultProvider) capacityOf(plan *plan, kubelet *v1.KubeletConfiguratio
 	memory, learned := p.capacity.memory(plan.ID)
 	if !learned {
 		planBytes := int64(plan.Memory) * mebibyte
+		hypervisorBytes := int64(math.Round(float64(planBytes) * p.options.HypervisorMemoryPercent / 100))
 		// Whole KiB, as a kubelet reports it.
-		memory = int64(float64(planBytes)*(1-p.options.HypervisorMemoryPercent/100)) / 1024 * 1024
+		memory = (planBytes - hypervisorBytes) / 1024 * 1024
 	}
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewQuantity(int64(plan.VCPUs), resource.DecimalSI),
