@@ -93,8 +93,8 @@ func (d *demo) waitFor(ctx context.Context, what string, timeout time.Duration, 
 		select {
 		case <-ctx.Done():
 			fmt.Printf("  ✗ %s: not after %v\n", what, timeout)
-			return fmt.Errorf("%s: not after %v; the end of the controller's log:\n%s", what, timeout,
-				tailLog(d.cluster.ControllerLog()))
+			return fmt.Errorf("%s: not after %v; the controller's latest errors:\n  %s", what, timeout,
+				strings.Join(d.cluster.RecentControllerErrors(5), "\n  "))
 		case <-time.After(pollInterval):
 		}
 	}

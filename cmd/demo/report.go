@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"time"
-
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
 )
 
 // count is how many pods satisfy pred.
@@ -107,5 +105,3 @@ func (d *demo) printCost(ctx context.Context) {
 	fmt.Printf("  At its peak the fleet cost $%.3f an hour ($%.2f a month). Linode bills by the hour,\n"+
 		"  capped at the monthly price; boot delays here are %g× Linode's.\n", d.peakHourly, d.peakMonthly, d.timeScale)
 }
-
-func tailLog(path string) string { return component.Tail(path, 2500) }
