@@ -31,6 +31,8 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 )
@@ -48,7 +50,6 @@ var (
 	linodeClient  *linodego.Client
 	lkeCluster    *lke.Cluster
 	unavailable   *cache.UnavailableOfferings
-	catalogue     *emulatorCatalogue
 	cloudProvider *linodecloudprovider.CloudProvider
 	cluster       *state.Cluster
 	prov          *provisioning.Provisioner
@@ -90,9 +91,10 @@ var _ = BeforeEach(func() {
 	Expect(err).ToNot(HaveOccurred())
 
 	unavailable = cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
-	catalogue = &emulatorCatalogue{api: linodeClient, region: region, unavailable: unavailable}
+	instanceTypes := instancetype.NewDefaultProvider(linodeClient, lkeCluster.Region, options.ModeLKE, unavailable)
+	Expect(instanceTypes.UpdateCatalogue(ctx)).To(Succeed())
 	nodes := lke.NewProvider(linodeClient, lkeCluster, clusterName, unavailable, lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5*time.Second))
-	cloudProvider = linodecloudprovider.New(env.Client, catalogue, nodes)
+	cloudProvider = linodecloudprovider.New(env.Client, instanceTypes, nodes)
 
 	cluster = state.NewCluster(env.Clock, env.Client, cloudProvider)
 	recorder := events.NewRecorder(&record.FakeRecorder{})
