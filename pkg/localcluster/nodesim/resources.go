@@ -1,6 +1,8 @@
 package nodesim
 
 import (
+	"math"
+
 	"github.com/linode/linodego"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -25,24 +27,23 @@ func DefaultResourceModel() ResourceModel {
 }
 
 // Resources returns the capacity and allocatable resources of a node of the plan. Allocatable is
-// capacity less kubelet's reservations for the system and its hard eviction threshold, with the
-// reservation figures Karpenter's providers use for nodes of the same size: CPU 6% of the first
-// core, 1% of the second, 0.5% of the next two and 0.25% of the rest; memory 255 MiB plus 11 MiB
-// per pod; 100 MiB eviction threshold; 10% of the disk for eviction.
+// capacity less what LKE's kubelet configuration reserves, GKE's tiered figures (CPU: 6% of the
+// first core, 1% of the second, 0.5% of the next two, 0.25% of the rest; memory: 25% of the
+// first 4 GiB, 20% of the next 4, 10% of the next 8, 6% of the next 112, 2% of the rest), and
+// kubelet's default hard eviction thresholds (100 MiB of memory, 10% of the disk).
 func (m ResourceModel) Resources(plan linodego.LinodeType) (capacity, allocatable corev1.ResourceList) {
-	const mib = 1 << 20
-	memoryBytes := int64(float64(plan.Memory) * (1 - m.HypervisorMemoryPercent/100) * mib)
+	memoryBytes := int64(float64(plan.Memory)*(1-m.HypervisorMemoryPercent/100)) * mib
 	diskBytes := int64(plan.Disk) * mib
+	milliCPU := int64(plan.VCPUs) * 1000
 	capacity = corev1.ResourceList{
-		corev1.ResourceCPU:              *resource.NewQuantity(int64(plan.VCPUs), resource.DecimalSI),
+		corev1.ResourceCPU:              *resource.NewMilliQuantity(milliCPU, resource.DecimalSI),
 		corev1.ResourceMemory:           *resource.NewQuantity(memoryBytes, resource.BinarySI),
 		corev1.ResourceEphemeralStorage: *resource.NewQuantity(diskBytes, resource.BinarySI),
 		corev1.ResourcePods:             *resource.NewQuantity(m.MaxPods, resource.DecimalSI),
 	}
-	reservedMemory := (255+11*m.MaxPods)*mib + 100*mib
 	allocatable = corev1.ResourceList{
-		corev1.ResourceCPU:              *resource.NewMilliQuantity(int64(plan.VCPUs)*1000-reservedCPUMillis(plan.VCPUs), resource.DecimalSI),
-		corev1.ResourceMemory:           *resource.NewQuantity(memoryBytes-reservedMemory, resource.BinarySI),
+		corev1.ResourceCPU:              *resource.NewMilliQuantity(milliCPU-tiered(milliCPU, cpuTiers), resource.DecimalSI),
+		corev1.ResourceMemory:           *resource.NewQuantity(memoryBytes-tiered(memoryBytes, memoryTiers)/mib*mib-100*mib, resource.BinarySI),
 		corev1.ResourceEphemeralStorage: *resource.NewQuantity(diskBytes*9/10, resource.BinarySI),
 		corev1.ResourcePods:             *resource.NewQuantity(m.MaxPods, resource.DecimalSI),
 	}
@@ -53,19 +54,31 @@ func (m ResourceModel) Resources(plan linodego.LinodeType) (capacity, allocatabl
 	return capacity, allocatable
 }
 
-func reservedCPUMillis(vcpus int) int64 {
+const (
+	mib = 1 << 20
+	gib = 1 << 30
+)
+
+// tier reserves fraction of the amount between the previous tier's upTo and this one's.
+type tier struct {
+	upTo     int64
+	fraction float64
+}
+
+var (
+	cpuTiers    = []tier{{1000, 0.06}, {2000, 0.01}, {4000, 0.005}, {math.MaxInt64, 0.0025}}
+	memoryTiers = []tier{{4 * gib, 0.25}, {8 * gib, 0.20}, {16 * gib, 0.10}, {128 * gib, 0.06}, {math.MaxInt64, 0.02}}
+)
+
+func tiered(amount int64, tiers []tier) int64 {
 	var reserved float64
-	for core := 1; core <= vcpus; core++ {
-		switch {
-		case core == 1:
-			reserved += 60
-		case core == 2:
-			reserved += 10
-		case core <= 4:
-			reserved += 5
-		default:
-			reserved += 2.5
+	var below int64
+	for _, t := range tiers {
+		if amount <= below {
+			break
 		}
+		reserved += float64(min(amount, t.upTo)-below) * t.fraction
+		below = t.upTo
 	}
-	return int64(reserved)
+	return int64(math.Round(reserved))
 }
