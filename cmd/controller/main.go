@@ -1,0 +1,47 @@
+// Command controller is Karpenter for Linode: Karpenter core's controllers with the Linode
+// cloud provider. It is configured by environment variables (or the equivalent flags, see
+// --help), which the Helm chart in charts/karpenter sets.
+//
+// Start-up happens in this order, so that every mistake a user can make is reported in words:
+//  1. the settings are parsed and validated; each problem is one line on stderr, exit status 2;
+//  2. the settings are checked against the Linode API (token, cluster, region): a refused token
+//     or an unknown cluster exits with status 1; an API outage is waited out, with /readyz
+//     failing and saying why;
+//  3. Karpenter core's operator starts with our controllers: leader election, probes, metrics.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/linode/karpenter-provider-linode/pkg/operator"
+)
+
+func main() {
+	os.Exit(run(context.Background()))
+}
+
+func run(ctx context.Context) int {
+	ctx, err := operator.ParseSettings(ctx, os.Args[1:], os.Stdout)
+	if errors.Is(err, operator.ErrHelp) {
+		return 0
+	}
+	var settingsErr *operator.SettingsError
+	if errors.As(err, &settingsErr) {
+		for _, problem := range settingsErr.Problems {
+			fmt.Fprintln(os.Stderr, "karpenter: "+problem)
+		}
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "karpenter: "+err.Error())
+		return 2
+	}
+	if err := operator.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "karpenter: "+err.Error())
+		return 1
+	}
+	return 0
+}

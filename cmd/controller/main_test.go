@@ -1,0 +1,293 @@
+package main_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+)
+
+// token is what the emulator accepts; the tests look for it in everything the controller writes.
+const token = "tok-5f1c0e9b2d7a4c8e"
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "karpenter-controller-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "controller")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the controller:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// process is a running controller and what it wrote.
+type process struct {
+	cmd    *exec.Cmd
+	output *syncBuffer
+	done   chan struct{}
+	err    error
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// start runs the controller with env as its whole environment (plus PATH and HOME), so that
+// nothing of the test's own environment changes its behaviour.
+func start(t *testing.T, env map[string]string) *process {
+	t.Helper()
+	cmd := exec.Command(binary)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for key, value := range env {
+		cmd.Env = append(cmd.Env, key+"="+value)
+	}
+	p := &process{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.output, p.output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() { p.stop(t) })
+	return p
+}
+
+// wait returns the exit code once the process exits, or fails the test after timeout.
+func (p *process) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		t.Fatalf("the controller was still running after %s; it wrote:\n%s", timeout, p.output)
+	}
+	var exitErr *exec.ExitError
+	if errors.As(p.err, &exitErr) {
+		return exitErr.ExitCode()
+	}
+	return 0
+}
+
+func (p *process) stop(t *testing.T) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		t.Errorf("the controller did not stop within 15s of SIGINT")
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+}
+
+func get(url string) (int, string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// eventually polls until condition holds or fails the test with the controller's output.
+func eventually(t *testing.T, p *process, timeout time.Duration, what string, condition func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !condition() {
+		select {
+		case <-p.done:
+			t.Fatalf("the controller exited while waiting until %s; it wrote:\n%s", what, p.output)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not %s within %s; the end of the controller's output:\n%s", what, timeout, tail(p.output.String(), 40))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func startEmulator(t *testing.T) *emulator.Emulator {
+	t.Helper()
+	e := emulator.New(emulator.WithToken(token), emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	if _, err := e.AddLKECluster("prod", "us-ord", "standard"); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestStartupReportsMisconfiguration starts the controller the way users get it wrong and
+// checks that it exits with the line that says what to fix, never showing the token.
+func TestStartupReportsMisconfiguration(t *testing.T) {
+	e := startEmulator(t)
+	base := func(overrides map[string]string) map[string]string {
+		env := map[string]string{
+			"CLUSTER_NAME": "prod", "LINODE_TOKEN": token, "LINODE_URL": e.URL(),
+			"HEALTH_PROBE_PORT": freePort(t), "METRICS_PORT": freePort(t),
+		}
+		for key, value := range overrides {
+			if value == "" {
+				delete(env, key)
+			} else {
+				env[key] = value
+			}
+		}
+		return env
+	}
+	tests := []struct {
+		name     string
+		env      map[string]string
+		wantCode int
+		wantLine string
+	}{
+		{
+			name:     "no token",
+			env:      base(map[string]string{"LINODE_TOKEN": ""}),
+			wantCode: 2,
+			wantLine: "karpenter: LINODE_TOKEN is not set: create a personal access token",
+		},
+		{
+			name:     "no cluster name",
+			env:      base(map[string]string{"CLUSTER_NAME": ""}),
+			wantCode: 2,
+			wantLine: "karpenter: CLUSTER_NAME is not set: set it to the label of your LKE cluster",
+		},
+		{
+			name:     "unknown mode",
+			env:      base(map[string]string{"KARPENTER_MODE": "fargate"}),
+			wantCode: 2,
+			wantLine: `karpenter: KARPENTER_MODE "fargate" is not valid: use lke or instance`,
+		},
+		{
+			name:     "malformed batch duration",
+			env:      base(map[string]string{"BATCH_IDLE_DURATION": "1"}),
+			wantCode: 2,
+			wantLine: `karpenter: BATCH_IDLE_DURATION "1" is not valid: use a duration such as 1s`,
+		},
+		{
+			name:     "unknown cluster name",
+			env:      base(map[string]string{"CLUSTER_NAME": "prdo"}),
+			wantCode: 1,
+			wantLine: `karpenter: CLUSTER_NAME "prdo" matches no LKE cluster; clusters this token sees: "prod"`,
+		},
+		{
+			name:     "token refused",
+			env:      base(map[string]string{"LINODE_TOKEN": "tok-revoked-0000"}),
+			wantCode: 1,
+			wantLine: "karpenter: the Linode API refused LINODE_TOKEN (401 Unauthorized)",
+		},
+		{
+			name:     "unknown region",
+			env:      base(map[string]string{"LINODE_REGION": "us-nowhere"}),
+			wantCode: 1,
+			wantLine: `karpenter: LINODE_REGION "us-nowhere" is not a Linode region`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := start(t, tt.env)
+			code := p.wait(t, 30*time.Second)
+			output := p.output.String()
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d", code, tt.wantCode)
+			}
+			if !strings.Contains(output, tt.wantLine+"") {
+				t.Errorf("output lacks %q:\n%s", tt.wantLine, output)
+			}
+			if strings.Contains(output, "goroutine ") || strings.Contains(output, "panic") {
+				t.Errorf("the controller crashed instead of explaining:\n%s", output)
+			}
+			for _, secret := range []string{token, tt.env["LINODE_TOKEN"]} {
+				if secret != "" && strings.Contains(output, secret) {
+					t.Errorf("the output shows the token %q:\n%s", secret, output)
+				}
+			}
+		})
+	}
+}
+
+// TestStartupWaitsOutLinodeOutages: while the Linode API fails, the controller stays up, live
+// but not ready, and says why; it neither exits nor crash-loops.
+func TestStartupWaitsOutLinodeOutages(t *testing.T) {
+	e := startEmulator(t)
+	e.InjectFault(emulator.Fault{Route: "/lke/clusters", ErrorRate: 1, ErrorStatus: http.StatusInternalServerError})
+	probePort := freePort(t)
+	p := start(t, map[string]string{
+		"CLUSTER_NAME": "prod", "LINODE_TOKEN": token, "LINODE_URL": e.URL(),
+		"HEALTH_PROBE_PORT": probePort, "METRICS_PORT": freePort(t),
+	})
+	var readyBody string
+	eventually(t, p, 20*time.Second, "reporting the outage on /readyz", func() bool {
+		code, body, err := get("http://127.0.0.1:" + probePort + "/readyz")
+		readyBody = body
+		return err == nil && code == http.StatusServiceUnavailable && strings.Contains(body, "waiting for the Linode API")
+	})
+	if code, _, err := get("http://127.0.0.1:" + probePort + "/healthz"); err != nil || code != http.StatusOK {
+		t.Errorf("/healthz = %d, %v during the outage; the kubelet would restart the pod", code, err)
+	}
+	eventually(t, p, 20*time.Second, "retrying at least twice", func() bool {
+		return strings.Count(p.output.String(), "Linode API unavailable, retrying") >= 2
+	})
+	if strings.Contains(readyBody+p.output.String(), token) {
+		t.Errorf("the token shows in the output or the readiness answer")
+	}
+}
+
+// tail returns the last n lines of text.
+func tail(text string, n int) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

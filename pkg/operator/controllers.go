@@ -1,0 +1,66 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/awslabs/operatorpkg/controller"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider/metrics"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
+	corecontrollers "sigs.k8s.io/karpenter/pkg/controllers"
+	"sigs.k8s.io/karpenter/pkg/controllers/node/health"
+	"sigs.k8s.io/karpenter/pkg/controllers/state"
+	coreoperator "sigs.k8s.io/karpenter/pkg/operator"
+
+	"github.com/linode/karpenter-provider-linode/pkg/cache"
+	"github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+)
+
+// unavailableOfferingsTTL is how long a plan a region had no capacity for is left out of
+// scheduling before it is tried again.
+const unavailableOfferingsTTL = 3 * time.Minute
+
+// NewControllers builds the Linode cloud provider for target and returns Karpenter core's
+// controllers driving it, followed by the provider's own.
+func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, target *Target) ([]controller.Controller, error) {
+	opts := options.FromContext(ctx)
+	unavailable := cache.NewUnavailableOfferings(unavailableOfferingsTTL)
+	instanceTypes := instancetype.NewDefaultProvider(api, target.Region, opts.Mode, unavailable,
+		instancetype.WithHypervisorMemoryPercent(opts.HypervisorMemoryPercent))
+	nodes, err := newNodeProvider(ctx, api, opts, target, unavailable)
+	if err != nil {
+		return nil, err
+	}
+
+	linodeCloudProvider := cloudprovider.New(core.GetClient(), instanceTypes, nodes)
+	overlayUndecoratedCloudProvider := metrics.Decorate(linodeCloudProvider)
+	cloudProvider := overlay.Decorate(overlayUndecoratedCloudProvider, core.GetClient(), core.InstanceTypeStore)
+	repairPolicyMatcher, err := health.NewRepairPolicyMatcher(ctx, cloudProvider)
+	if err != nil {
+		return nil, fmt.Errorf("the cloud provider's repair policies: %w", err)
+	}
+	clusterState := state.NewCluster(core.Clock, core.GetClient(), cloudProvider, state.WithRepairPolicyMatcher(repairPolicyMatcher))
+
+	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
+		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
+	return controllers, nil
+}
+
+func newNodeProvider(ctx context.Context, api linode.API, opts *options.Options, target *Target, unavailable *cache.UnavailableOfferings) (nodeprovider.Provider, error) {
+	switch opts.Mode {
+	case options.ModeLKE:
+		cluster, err := lke.DiscoverCluster(ctx, api, opts.ClusterName, opts.Region)
+		if err != nil {
+			return nil, err
+		}
+		return lke.NewProvider(api, cluster, opts.ClusterName, unavailable), nil
+	default:
+		return nil, fmt.Errorf("KARPENTER_MODE %q has no node provider in this build", opts.Mode)
+	}
+}

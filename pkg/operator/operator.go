@@ -1,0 +1,117 @@
+// Package operator assembles the controller: it checks the settings (ours and Karpenter core's)
+// before core's operator sees them, checks them against the Linode API, then starts core's
+// operator (leader election, probes, metrics) with the Linode cloud provider and the provider's
+// own controllers.
+package operator
+
+import (
+	"context"
+	"fmt"
+	"os/signal"
+	"syscall"
+
+	"github.com/awslabs/operatorpkg/serrors"
+	"github.com/go-logr/zapr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	coreoperator "sigs.k8s.io/karpenter/pkg/operator"
+	"sigs.k8s.io/karpenter/pkg/operator/logging"
+	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
+
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+)
+
+// Run starts the controller from settings parsed by ParseSettings and blocks until SIGTERM or
+// SIGINT. It returns an error, in words for the user, when the controller cannot start.
+func Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	ctx = log.IntoContext(ctx, serrors.NewLogger(zapr.NewLogger(logging.NewLogger(ctx, "controller"))))
+	opts := options.FromContext(ctx)
+
+	api, err := linode.NewClient(ClientOptions(opts))
+	if err != nil {
+		return err
+	}
+	api.SetLogger(restyLogger{log: log.FromContext(ctx).WithName("linode"), token: opts.Token})
+	status := &StartupStatus{}
+	stopProbes, err := ServeStartupProbes(coreoptions.FromContext(ctx).HealthProbePort, status)
+	if err != nil {
+		return err
+	}
+	target, err := WaitForLinode(ctx, api, opts, DefaultBackoff, status)
+	if err := stopProbes(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		// Stopped while waiting for the Linode API: a normal shutdown.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("found the Linode side of the cluster", "mode", opts.Mode, "region", target.Region, "cluster", clusterDescription(target))
+
+	// Core's operator reads the settings again (they parse, ParseSettings checked them) and
+	// binds the probe and metrics ports.
+	coreCtx, core := coreoperator.NewOperator()
+	coreCtx, cancel := context.WithCancel(coreCtx)
+	defer cancel()
+	context.AfterFunc(ctx, cancel)
+	if err := checkCRDs(core.GetRESTMapper(), opts.SystemNamespace); err != nil {
+		return err
+	}
+	controllers, err := NewControllers(coreCtx, core, api, target)
+	if err != nil {
+		return err
+	}
+	core.WithControllers(coreCtx, controllers...).Start(coreCtx)
+	return nil
+}
+
+// ClientOptions are the Linode client's settings for opts.
+func ClientOptions(opts *options.Options) linode.ClientOptions {
+	client := linode.DefaultClientOptions()
+	client.Token = opts.Token
+	client.URL = opts.APIURL
+	client.Version = opts.APIVersion
+	return client
+}
+
+func clusterDescription(target *Target) string {
+	if target.Cluster == nil {
+		return "none (instance mode)"
+	}
+	return fmt.Sprintf("%s (id %d, %s tier)", target.Cluster.Label, target.Cluster.ID, tierOf(target.Cluster.Tier))
+}
+
+func tierOf(tier string) string {
+	if tier == "" {
+		return "standard"
+	}
+	return tier
+}
+
+// requiredCRDs are the resources the controller cannot run without; without them core's
+// readiness check fails with no word about the fix.
+var requiredCRDs = []schema.GroupVersionKind{
+	{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"},
+	{Group: "karpenter.sh", Version: "v1", Kind: "NodeClaim"},
+	{Group: "karpenter.k8s.linode", Version: "v1", Kind: "LinodeNodeClass"},
+}
+
+func checkCRDs(mapper meta.RESTMapper, namespace string) error {
+	var missing []string
+	for _, gvk := range requiredCRDs {
+		if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			missing = append(missing, gvk.Kind)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the cluster has no %v CustomResourceDefinitions: install them first (helm upgrade --install karpenter-crd charts/karpenter-crd --namespace %s)",
+			missing, namespace)
+	}
+	return nil
+}
