@@ -81,6 +81,10 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 		return len(e.Pools(clusterID)) > 0
 	})
 
+	_, metrics, err = get("http://127.0.0.1:" + metricsPort + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.stop(t)
 	written := p.output.String() + metrics + allEvents(ctx, t, env.Client)
 	if strings.Contains(written, token) {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
+	catalogue "github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype/capacity"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
@@ -49,7 +51,15 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
-	return controllers, nil
+	return append(controllers, linodeControllers(opts, instanceTypes)...), nil
+}
+
+// linodeControllers are the provider's own controllers.
+func linodeControllers(opts *options.Options, instanceTypes *instancetype.DefaultProvider) []controller.Controller {
+	return []controller.Controller{
+		catalogue.NewController(instanceTypes, opts.CatalogueRefreshInterval),
+		capacity.NewController(instanceTypes),
+	}
 }
 
 func newNodeProvider(ctx context.Context, api linode.API, opts *options.Options, target *Target, unavailable *cache.UnavailableOfferings) (nodeprovider.Provider, error) {
