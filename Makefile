@@ -52,3 +52,8 @@ $(GOTESTSUM): $(TOOLS_MOD)/go.mod
 	$(call build-tool,gotest.tools/gotestsum)
 $(GOLANGCI_LINT): $(TOOLS_MOD)/go.mod
 	$(call build-tool,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+
+IMAGE ?= karpenter-provider-linode:dev
+.PHONY: image
+image: ## Build the controller image from the Dockerfile (needs a container engine: docker or podman)
+	docker build --build-arg VERSION="$$(git describe --tags --always --dirty)" -t $(IMAGE) .
