@@ -146,6 +146,3 @@ func (p *DefaultProvider) UpdateCatalogue(ctx context.Context) error {
 	catalogueLastRefresh.Set(float64(next.readAt.Unix()), nil)
 	return nil
 }
-
-// Region is the region the provider's offerings are in.
-func (p *DefaultProvider) Region() string { return p.region }
