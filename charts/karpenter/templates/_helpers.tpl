@@ -70,6 +70,11 @@ annotations:
 {{- printf "%s-webhook" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* The Secret the controller keeps the webhook's serving certificate in. */}}
+{{- define "karpenter.webhookCertSecretName" -}}
+{{- printf "%s-cert" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
 {{- define "karpenter.image" -}}
 {{- $tag := default (printf "v%s" .Chart.AppVersion) .Values.image.tag }}
 {{- if .Values.image.digest }}

@@ -54,6 +54,10 @@ type Options struct {
 	WebhookPort int
 	// WebhookServiceName is the Service in front of the webhook: its certificate names it.
 	WebhookServiceName string
+	// WebhookCertSecretName is the Secret, in SystemNamespace, holding the webhook's certificate.
+	WebhookCertSecretName string
+	// WebhookConfigurationName is the MutatingWebhookConfiguration whose caBundle trusts it.
+	WebhookConfigurationName string
 	// SystemNamespace is the controller's namespace, where the webhook certificate is kept.
 	SystemNamespace string
 
@@ -79,6 +83,8 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.BoolVar(&o.DisableWebhook, "disable-webhook", o.boolFromEnv("DISABLE_WEBHOOK", false), "[DISABLE_WEBHOOK] Do not serve the Node mutating webhook.")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.intFromEnv("WEBHOOK_PORT", 8443), "[WEBHOOK_PORT] Port of the Node mutating webhook's HTTPS server.")
 	fs.StringVar(&o.WebhookServiceName, "webhook-service", env.WithDefaultString("WEBHOOK_SERVICE", "karpenter-webhook"), "[WEBHOOK_SERVICE] Name of the webhook's Service, which its serving certificate names.")
+	fs.StringVar(&o.WebhookCertSecretName, "webhook-cert-secret", env.WithDefaultString("WEBHOOK_CERT_SECRET", "karpenter-cert"), "[WEBHOOK_CERT_SECRET] Secret the controller keeps the webhook's serving certificate in.")
+	fs.StringVar(&o.WebhookConfigurationName, "webhook-configuration", env.WithDefaultString("WEBHOOK_CONFIGURATION", "karpenter"), "[WEBHOOK_CONFIGURATION] MutatingWebhookConfiguration whose caBundle the controller keeps.")
 	fs.StringVar(&o.SystemNamespace, "system-namespace", env.WithDefaultString("SYSTEM_NAMESPACE", "kube-system"), "[SYSTEM_NAMESPACE] Namespace the controller runs in.")
 }
 
