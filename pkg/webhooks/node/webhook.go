@@ -1,0 +1,133 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+)
+
+// Path is where the webhook server serves the webhook; the MutatingWebhookConfiguration calls it.
+const Path = "/mutate-node"
+
+// nodeClaimProviderIDIndex is the field index Karpenter core's operator registers on NodeClaims.
+const nodeClaimProviderIDIndex = "status.providerID"
+
+// NodeLister lists the nodes of the pools this cluster's Karpenter launched, from a listing the
+// node provider caches: the webhook adds no Linode API calls of its own.
+type NodeLister interface {
+	List(ctx context.Context) ([]*nodeprovider.Node, error)
+}
+
+// Webhook adds Karpenter's registration taints to the Nodes of the pools Karpenter launched.
+type Webhook struct {
+	kubeClient client.Reader
+	nodes      NodeLister
+	clusterID  int
+	decoder    admission.Decoder
+}
+
+// NewWebhook returns the webhook for the LKE cluster clusterID. kubeClient should read from the
+// manager's cache, with core's status.providerID index on NodeClaims; nodes is the LKE node
+// provider, whose pool listing it shares.
+func NewWebhook(kubeClient client.Reader, nodes NodeLister, clusterID int) *Webhook {
+	return &Webhook{kubeClient: kubeClient, nodes: nodes, clusterID: clusterID, decoder: admission.NewDecoder(scheme.Scheme)}
+}
+
+// Register serves the webhook at Path.
+func (w *Webhook) Register(server webhook.Server) {
+	server.Register(Path, &admission.Webhook{Handler: w})
+}
+
+// Handle admits a Node, with the registration taints added when it joins from one of our pools.
+func (w *Webhook) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create {
+		return admission.Allowed("")
+	}
+	node := &corev1.Node{}
+	if err := w.decoder.Decode(req, node); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	name, ok := ParseLKENodeName(node.Name)
+	if !ok || name.ClusterID != w.clusterID {
+		return admission.Allowed("")
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("Node", node.Name))
+	nodeClaim, err := w.nodeClaimFor(ctx, node, name.PoolID)
+	if err != nil {
+		// Admitting the Node untouched only costs core's race protection; refusing it would keep
+		// the node out of the cluster.
+		log.FromContext(ctx).Error(err, "admitting node without registration taints")
+		return admission.Allowed("")
+	}
+	if nodeClaim == nil {
+		return admission.Allowed("")
+	}
+	taints := TaintsToAdd(node, nodeClaim)
+	if len(taints) == 0 {
+		return admission.Allowed("")
+	}
+	log.FromContext(ctx).V(1).Info("adding registration taints", "NodeClaim", nodeClaim.Name, "taints", len(taints))
+	return admission.Patched("", TaintPatch(node, taints)...)
+}
+
+// nodeClaimFor finds the NodeClaim that launched the node: by provider ID when the NodeClaim
+// already records it, otherwise through the pool's NodeClaim tag. It returns nil when no
+// NodeClaim owns the pool.
+func (w *Webhook) nodeClaimFor(ctx context.Context, node *corev1.Node, poolID int) (*karpv1.NodeClaim, error) {
+	if node.Spec.ProviderID != "" {
+		nodeClaims := &karpv1.NodeClaimList{}
+		if err := w.kubeClient.List(ctx, nodeClaims, client.MatchingFields{nodeClaimProviderIDIndex: node.Spec.ProviderID}); err != nil {
+			return nil, fmt.Errorf("listing NodeClaims by provider ID: %w", err)
+		}
+		if len(nodeClaims.Items) == 1 {
+			return &nodeClaims.Items[0], nil
+		}
+	}
+	nodes, err := w.nodes.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing node pools: %w", err)
+	}
+	pool := slices.IndexFunc(nodes, func(n *nodeprovider.Node) bool {
+		return n.LKE != nil && n.LKE.ClusterID == w.clusterID && n.LKE.PoolID == poolID
+	})
+	if pool < 0 {
+		return nil, nil
+	}
+	tags := nodes[pool].Tags
+	nodeClaims := &karpv1.NodeClaimList{}
+	if err := w.kubeClient.List(ctx, nodeClaims); err != nil {
+		return nil, fmt.Errorf("listing NodeClaims: %w", err)
+	}
+	// Tags of long names are hashed, so the tag is compared rather than the name read back from it.
+	for i := range nodeClaims.Items {
+		if slices.Contains(tags, nodeprovider.NodeClaimTag(nodeClaims.Items[i].Name)) {
+			return &nodeClaims.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// TaintPatch is the JSON patch that appends taints to the Node's.
+func TaintPatch(node *corev1.Node, taints []corev1.Taint) []jsonpatch.JsonPatchOperation {
+	if len(node.Spec.Taints) == 0 {
+		return []jsonpatch.JsonPatchOperation{{Operation: "add", Path: "/spec/taints", Value: taints}}
+	}
+	patch := make([]jsonpatch.JsonPatchOperation, len(taints))
+	for i, taint := range taints {
+		patch[i] = jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/taints/-", Value: taint}
+	}
+	return patch
+}
