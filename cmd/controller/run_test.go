@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -34,7 +35,7 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 	clusterID := e.Clusters()[0].ID
 	ctx := context.Background()
 
-	metricsPort, probePort := freePort(t), freePort(t)
+	metricsPort, probePort, webhookPort := freePort(t), freePort(t), freePort(t)
 	objects, err := charts.Render("karpenter", map[string]any{
 		"apiToken": token,
 		"settings": map[string]any{"clusterName": "prod", "apiURL": e.URL(), "batchIdleDuration": "200ms"},
@@ -42,9 +43,17 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 			"metrics":     map[string]any{"port": metricsPort},
 			"healthProbe": map[string]any{"port": probePort},
 		},
+		"webhook": map[string]any{"port": webhookPort},
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Install the release's objects, as `helm install` would; the Deployment stays without pods
+	// (nothing runs them here), and the test runs its controller instead.
+	for _, obj := range objects {
+		if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("helm"), client.ForceOwnership); err != nil {
+			t.Fatalf("installing %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
 	}
 	controllerEnv, err := charts.ControllerEnvironment(objects)
 	if err != nil {
@@ -57,6 +66,14 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 		code, _, err := get("http://127.0.0.1:" + probePort + "/readyz")
 		return err == nil && code == http.StatusOK
 	})
+	// The controller issued the webhook's certificate and made the apiserver trust it.
+	webhookConfiguration := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "karpenter"}, webhookConfiguration); err != nil {
+		t.Fatal(err)
+	}
+	if len(webhookConfiguration.Webhooks) != 1 || len(webhookConfiguration.Webhooks[0].ClientConfig.CABundle) == 0 {
+		t.Errorf("the Node webhook's caBundle is empty once the controller is ready")
+	}
 	code, metrics, err := get("http://127.0.0.1:" + metricsPort + "/metrics")
 	if err != nil || code != http.StatusOK || !strings.Contains(metrics, "karpenter_build_info") {
 		t.Fatalf("/metrics = %d, %v; karpenter_build_info missing", code, err)

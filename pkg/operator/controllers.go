@@ -35,7 +35,7 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 	unavailable := cache.NewUnavailableOfferings(unavailableOfferingsTTL)
 	instanceTypes := instancetype.NewDefaultProvider(api, target.Region, opts.Mode, unavailable,
 		instancetype.WithHypervisorMemoryPercent(opts.HypervisorMemoryPercent))
-	nodes, err := newNodeProvider(ctx, api, opts, target, unavailable)
+	nodes, cluster, err := newNodeProvider(ctx, api, opts, unavailable)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,15 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
-	return append(controllers, linodeControllers(opts, instanceTypes)...), nil
+	controllers = append(controllers, linodeControllers(opts, instanceTypes)...)
+	if cluster != nil && !opts.DisableWebhook {
+		certificates, err := serveNodeWebhook(core, opts, nodes, cluster.ID)
+		if err != nil {
+			return nil, err
+		}
+		controllers = append(controllers, certificates)
+	}
+	return controllers, nil
 }
 
 // linodeControllers are the provider's own controllers.
@@ -62,15 +70,16 @@ func linodeControllers(opts *options.Options, instanceTypes *instancetype.Defaul
 	}
 }
 
-func newNodeProvider(ctx context.Context, api linode.API, opts *options.Options, target *Target, unavailable *cache.UnavailableOfferings) (nodeprovider.Provider, error) {
+// newNodeProvider returns the node provider of the mode, and in LKE mode the cluster.
+func newNodeProvider(ctx context.Context, api linode.API, opts *options.Options, unavailable *cache.UnavailableOfferings) (nodeprovider.Provider, *lke.Cluster, error) {
 	switch opts.Mode {
 	case options.ModeLKE:
 		cluster, err := lke.DiscoverCluster(ctx, api, opts.ClusterName, opts.Region)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return lke.NewProvider(api, cluster, opts.ClusterName, unavailable), nil
+		return lke.NewProvider(api, cluster, opts.ClusterName, unavailable), cluster, nil
 	default:
-		return nil, fmt.Errorf("KARPENTER_MODE %q has no node provider in this build", opts.Mode)
+		return nil, nil, fmt.Errorf("KARPENTER_MODE %q has no node provider in this build", opts.Mode)
 	}
 }

@@ -11,9 +11,11 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis/crds"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
 	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
@@ -381,5 +384,26 @@ func TestExamplesAreAccepted(t *testing.T) {
 			}
 			applyAll(context.Background(), t, env.Client, objects)
 		})
+	}
+}
+
+// TestWebhookConfigurationMatchesTheWebhook: the chart's MutatingWebhookConfiguration sends the
+// apiserver exactly where, and exactly what, the webhook package serves.
+func TestWebhookConfigurationMatchesTheWebhook(t *testing.T) {
+	objects, err := charts.Render("karpenter", required(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := charts.As[admissionregistrationv1.MutatingWebhookConfiguration](charts.Find(objects, "MutatingWebhookConfiguration", "karpenter"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rendered.Webhooks[0]
+	want := node.Configuration("karpenter", got.ClientConfig).Webhooks[0]
+	if got.ClientConfig.Service == nil || *got.ClientConfig.Service.Path != node.Path {
+		t.Errorf("the chart calls %+v, the webhook serves %s", got.ClientConfig.Service, node.Path)
+	}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("the chart's webhook differs from the webhook package's:\nchart:   %+v\npackage: %+v", got, want)
 	}
 }
