@@ -1,0 +1,192 @@
+package nodeclass
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/awslabs/operatorpkg/status"
+	"github.com/linode/linodego"
+	"github.com/samber/lo"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	controllerruntime "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/events"
+	"sigs.k8s.io/karpenter/pkg/utils/result"
+
+	"github.com/linode/karpenter-provider-linode/pkg/apis"
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+)
+
+// revalidateInterval is how often a class is checked again without a change of its own: a
+// firewall can be deleted behind Karpenter's back.
+const revalidateInterval = 5 * time.Minute
+
+// API is the part of the Linode API the controller reads.
+type API interface {
+	GetFirewall(ctx context.Context, firewallID int) (*linodego.Firewall, error)
+	ListLKEVersions(ctx context.Context, opts *linodego.ListOptions) ([]linodego.LKEVersion, error)
+	GetImage(ctx context.Context, imageID string) (*linodego.Image, error)
+}
+
+// resolver sets one condition of a class, and the object it resolves to, from the spec.
+type resolver interface {
+	Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error)
+}
+
+// Controller reconciles LinodeNodeClasses.
+type Controller struct {
+	kubeClient client.Client
+	recorder   events.Recorder
+	resolvers  []resolver
+}
+
+// NewController returns the controller. cluster is the LKE cluster in LKE mode and nil in
+// instance mode.
+func NewController(kubeClient client.Client, recorder events.Recorder, api API, cluster *lke.Cluster) *Controller {
+	resolvers := []resolver{&firewall{api: api}, &validation{api: api, cluster: cluster}}
+	if cluster != nil {
+		resolvers = append(resolvers, notApplicableInLKE{})
+	} else {
+		resolvers = append(resolvers, &image{api: api}, instanceNetworking{})
+	}
+	return &Controller{kubeClient: kubeClient, recorder: recorder, resolvers: resolvers}
+}
+
+// Reconcile resolves the class and reports on it, or lets it go once nothing uses it.
+func (c *Controller) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+	if !nodeClass.DeletionTimestamp.IsZero() {
+		return c.finalize(ctx, nodeClass)
+	}
+	if !controllerutil.ContainsFinalizer(nodeClass, v1.TerminationFinalizer) {
+		stored := nodeClass.DeepCopy()
+		controllerutil.AddFinalizer(nodeClass, v1.TerminationFinalizer)
+		if err := c.kubeClient.Patch(ctx, nodeClass, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	stored := nodeClass.DeepCopy()
+	wasReady := stored.StatusConditions().Root().IsTrue()
+	results := []reconcile.Result{{RequeueAfter: revalidateInterval}}
+	var errs []error
+	for _, r := range c.resolvers {
+		res, err := r.Reconcile(ctx, nodeClass)
+		results = append(results, res)
+		errs = append(errs, err)
+	}
+	explainReadiness(nodeClass)
+	if !equality.Semantic.DeepEqual(stored.Status, nodeClass.Status) {
+		// The lock keeps a launch rejection recorded meanwhile from being overwritten.
+		if err := c.kubeClient.Status().Patch(ctx, nodeClass, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsConflict(err) {
+				return reconcile.Result{Requeue: true}, nil
+			}
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	c.publishReadiness(nodeClass, wasReady)
+	return result.Min(results...), errors.Join(errs...)
+}
+
+// explainReadiness makes a class that is not Ready say why in the words of the conditions that
+// fail, rather than listing their types, since core and the cloud provider quote Ready's message.
+func explainReadiness(nodeClass *v1.LinodeNodeClass) {
+	conditions := nodeClass.StatusConditions()
+	failed := lo.Filter(nodeClass.Status.Conditions, func(condition status.Condition, _ int) bool {
+		return condition.Type != status.ConditionReady && condition.IsFalse()
+	})
+	if len(failed) == 0 {
+		return
+	}
+	conditions.SetFalse(status.ConditionReady, failed[0].Reason, strings.Join(lo.Map(failed, func(condition status.Condition, _ int) string {
+		return condition.Message
+	}), "; "))
+}
+
+// publishReadiness tells the operator when the class becomes usable, and why it is not while it
+// is not; the recorder drops repeats of the same reason and message.
+func (c *Controller) publishReadiness(nodeClass *v1.LinodeNodeClass, wasReady bool) {
+	ready := nodeClass.StatusConditions().Root()
+	switch {
+	case ready.IsTrue() && !wasReady:
+		c.recorder.Publish(readyEvent(nodeClass))
+	case ready.IsFalse():
+		c.recorder.Publish(notReadyEvent(nodeClass, ready.Reason, ready.Message))
+	}
+}
+
+// finalize releases the class once no NodeClaim refers to it: core needs the class to delete a
+// NodeClaim's node.
+func (c *Controller) finalize(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(nodeClass, v1.TerminationFinalizer) {
+		return reconcile.Result{}, nil
+	}
+	nodeClaims := &karpv1.NodeClaimList{}
+	if err := c.kubeClient.List(ctx, nodeClaims); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing NodeClaims: %w", err)
+	}
+	var users []string
+	for i := range nodeClaims.Items {
+		if refersTo(&nodeClaims.Items[i], nodeClass) {
+			users = append(users, nodeClaims.Items[i].Name)
+		}
+	}
+	if len(users) > 0 {
+		c.recorder.Publish(waitingOnNodeClaimsEvent(nodeClass, users))
+		// Deleted NodeClaims wake the controller; the requeue is a safety net.
+		return reconcile.Result{RequeueAfter: time.Minute}, nil
+	}
+	stored := nodeClass.DeepCopy()
+	controllerutil.RemoveFinalizer(nodeClass, v1.TerminationFinalizer)
+	if err := c.kubeClient.Patch(ctx, nodeClass, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	return reconcile.Result{}, nil
+}
+
+func refersTo(nodeClaim *karpv1.NodeClaim, nodeClass *v1.LinodeNodeClass) bool {
+	ref := nodeClaim.Spec.NodeClassRef
+	return ref != nil && ref.Group == apis.Group && ref.Kind == kind && ref.Name == nodeClass.Name
+}
+
+const kind = "LinodeNodeClass"
+
+// Register watches classes, and the deletions of NodeClaims of classes that wait on them.
+func (c *Controller) Register(_ context.Context, m manager.Manager) error {
+	return controllerruntime.NewControllerManagedBy(m).
+		Named("nodeclass").
+		For(&v1.LinodeNodeClass{}).
+		Watches(&karpv1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(c.terminatingNodeClassOf), builder.WithPredicates(predicate.Funcs{
+			CreateFunc:  func(event.CreateEvent) bool { return false },
+			UpdateFunc:  func(event.UpdateEvent) bool { return false },
+			DeleteFunc:  func(event.DeleteEvent) bool { return true },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+		})).
+		Complete(reconcile.AsReconciler(m.GetClient(), c))
+}
+
+// terminatingNodeClassOf is the class of a deleted NodeClaim if that class is waiting to be
+// deleted; classes in use need no API calls for a NodeClaim's departure.
+func (c *Controller) terminatingNodeClassOf(ctx context.Context, o client.Object) []reconcile.Request {
+	nodeClaim, ok := o.(*karpv1.NodeClaim)
+	if !ok || nodeClaim.Spec.NodeClassRef == nil || nodeClaim.Spec.NodeClassRef.Group != apis.Group || nodeClaim.Spec.NodeClassRef.Kind != kind {
+		return nil
+	}
+	nodeClass := &v1.LinodeNodeClass{}
+	if err := c.kubeClient.Get(ctx, client.ObjectKey{Name: nodeClaim.Spec.NodeClassRef.Name}, nodeClass); err != nil || nodeClass.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(nodeClass)}}
+}

@@ -1,0 +1,86 @@
+package nodeclass
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
+)
+
+// Reasons of the instance-mode conditions.
+const (
+	// ReasonNotApplicable: LKE chooses the node's image and networking; the field has no effect.
+	ReasonNotApplicable = "NotApplicable"
+	// ReasonImageNotFound: the image the class names does not exist or is not visible to the token.
+	ReasonImageNotFound = "ImageNotFound"
+	// ReasonImageRequired: instance mode needs an image to install.
+	ReasonImageRequired = "ImageRequired"
+	// ReasonUnsupported: this build cannot resolve the field in instance mode.
+	ReasonUnsupported = "Unsupported"
+)
+
+// notApplicableInLKE marks the instance-mode conditions as not applying: LKE installs its own
+// image and networking on a pool's nodes.
+type notApplicableInLKE struct{}
+
+func (notApplicableInLKE) Reconcile(_ context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+	nodeClass.Status.Image, nodeClass.Status.Subnet, nodeClass.Status.PlacementGroup = nil, nil, nil
+	for _, condition := range []string{v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady, v1.ConditionTypePlacementGroupReady} {
+		nodeClass.StatusConditions().SetTrueWithReason(condition, ReasonNotApplicable, "LKE chooses the image and networking of node pools; the field applies in instance mode only")
+	}
+	return reconcile.Result{}, nil
+}
+
+// image resolves spec.image in instance mode.
+type image struct {
+	api API
+}
+
+func (i *image) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+	switch {
+	case nodeClass.Spec.Image != nil:
+	case nodeClass.Spec.ImageSelector != nil:
+		nodeClass.Status.Image = nil
+		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeImageReady, ReasonUnsupported, "imageSelector is not resolved by this build: name the image with image")
+		return reconcile.Result{}, nil
+	default:
+		nodeClass.Status.Image = nil
+		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeImageReady, ReasonImageRequired, "instance mode installs the image the class names: set image, e.g. linode/ubuntu24.04")
+		return reconcile.Result{}, nil
+	}
+	found, err := i.api.GetImage(ctx, *nodeClass.Spec.Image)
+	if err != nil {
+		if linode.IsNotFound(err) {
+			nodeClass.Status.Image = nil
+			nodeClass.StatusConditions().SetFalse(v1.ConditionTypeImageReady, ReasonImageNotFound,
+				fmt.Sprintf("image %q does not exist or is not visible to the API token", *nodeClass.Spec.Image))
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, fmt.Errorf("reading image %q: %w", *nodeClass.Spec.Image, err)
+	}
+	nodeClass.Status.Image = &v1.ResolvedImage{ID: found.ID, Label: found.Label}
+	nodeClass.StatusConditions().SetTrue(v1.ConditionTypeImageReady)
+	return reconcile.Result{}, nil
+}
+
+// instanceNetworking reports the VPC subnet and placement group in instance mode, which this build
+// does not resolve yet: a class that asks for them is refused rather than launched without them.
+type instanceNetworking struct{}
+
+func (instanceNetworking) Reconcile(_ context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+	nodeClass.Status.Subnet, nodeClass.Status.PlacementGroup = nil, nil
+	if nodeClass.Spec.VPC != nil {
+		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeSubnetReady, ReasonUnsupported, "vpc is not resolved by this build: remove it")
+	} else {
+		nodeClass.StatusConditions().SetTrue(v1.ConditionTypeSubnetReady)
+	}
+	if nodeClass.Spec.PlacementGroup != nil {
+		nodeClass.StatusConditions().SetFalse(v1.ConditionTypePlacementGroupReady, ReasonUnsupported, "placementGroup is not resolved by this build: remove it")
+	} else {
+		nodeClass.StatusConditions().SetTrue(v1.ConditionTypePlacementGroupReady)
+	}
+	return reconcile.Result{}, nil
+}

@@ -1,0 +1,182 @@
+package nodeclass_test
+
+import (
+	"net/http"
+
+	"github.com/awslabs/operatorpkg/status"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	coretest "sigs.k8s.io/karpenter/pkg/test"
+	. "sigs.k8s.io/karpenter/pkg/test/expectations"
+
+	"github.com/linode/karpenter-provider-linode/pkg/apis"
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+)
+
+func newNodeClass(spec v1.LinodeNodeClassSpec) *v1.LinodeNodeClass {
+	return &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: spec}
+}
+
+// reconciled runs the controller on the class and returns it as stored.
+func reconciled(controller *nodeclass.Controller, nodeClass *v1.LinodeNodeClass) *v1.LinodeNodeClass {
+	GinkgoHelper()
+	ExpectObjectReconciled(ctx, env.Client, controller, nodeClass)
+	return ExpectExists(ctx, env.Client, nodeClass)
+}
+
+func expectCondition(nodeClass *v1.LinodeNodeClass, conditionType string, want metav1.ConditionStatus, reason string) *status.Condition {
+	GinkgoHelper()
+	condition := nodeClass.StatusConditions().Get(conditionType)
+	Expect(condition).ToNot(BeNil())
+	Expect(condition.Status).To(Equal(want), "%s: %s", conditionType, condition.Message)
+	Expect(condition.Reason).To(Equal(reason))
+	return condition
+}
+
+var _ = Describe("LKE mode", func() {
+	var controller *nodeclass.Controller
+	var cluster *lke.Cluster
+	BeforeEach(func() {
+		cluster = lkeCluster(lke.TierStandard, "us-ord")
+		controller = newController(cluster)
+	})
+
+	It("makes a class without options Ready, with the instance-mode fields not applicable", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		Expect(nodeClass.Finalizers).To(ContainElement(v1.TerminationFinalizer))
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+		for _, condition := range []string{v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady, v1.ConditionTypePlacementGroupReady} {
+			expectCondition(nodeClass, condition, metav1.ConditionTrue, nodeclass.ReasonNotApplicable)
+		}
+		Expect(recordedContaining("Normal Ready")).To(BeTrue())
+	})
+
+	It("resolves the firewall", func() {
+		id := emu.AddFirewall("nodes")
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{FirewallID: &id})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		Expect(nodeClass.Status.Firewall).To(Equal(&v1.ResolvedFirewall{ID: id, Label: "nodes"}))
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+	})
+
+	It("is not Ready, saying which firewall is missing, when the firewall does not exist", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{FirewallID: new(4242)})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		Expect(nodeClass.Status.Firewall).To(BeNil())
+		Expect(expectCondition(nodeClass, v1.ConditionTypeFirewallReady, metav1.ConditionFalse, nodeclass.ReasonFirewallNotFound).Message).To(ContainSubstring("4242"))
+		ready := expectCondition(nodeClass, status.ConditionReady, metav1.ConditionFalse, nodeclass.ReasonFirewallNotFound)
+		Expect(ready.Message).To(ContainSubstring("firewall 4242 does not exist"))
+		Expect(recordedContaining("Warning FirewallNotFound")).To(BeTrue())
+	})
+
+	It("keeps what it knew when the API fails, and retries", func() {
+		id := emu.AddFirewall("nodes")
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{FirewallID: &id})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		reconciled(controller, nodeClass)
+		emu.InjectFault(emulator.Fault{Method: http.MethodGet, Route: "/networking/firewalls/{firewallId}", Sequence: []int{http.StatusServiceUnavailable}})
+		Expect(ExpectObjectReconcileFailed(ctx, env.Client, controller, nodeClass)).To(HaveOccurred())
+		nodeClass = ExpectExists(ctx, env.Client, nodeClass)
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+		Expect(nodeClass.Status.Firewall).ToNot(BeNil())
+	})
+
+	It("refuses Enterprise-only fields on a standard cluster", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{LKEK8sVersion: new("1.34"), UpdateStrategy: new(v1.UpdateStrategyOnRecycle)})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, nodeclass.ReasonEnterpriseTierRequired)
+		Expect(condition.Message).To(And(ContainSubstring("lkeK8sVersion and updateStrategy"), ContainSubstring("standard tier")))
+		Expect(nodeClass.StatusConditions().Root().IsFalse()).To(BeTrue())
+	})
+
+	It("keeps a launch rejection until the class changes", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		Expect(nodeclass.RecordLaunchRejection(ctx, env.Client, nodeClass, "disk_encryption is not available in us-ord")).To(Succeed())
+
+		nodeClass = reconciled(controller, nodeClass)
+		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, nodeclass.ReasonLaunchRejected)
+		Expect(condition.Message).To(ContainSubstring("disk_encryption is not available in us-ord"))
+		Expect(expectCondition(nodeClass, status.ConditionReady, metav1.ConditionFalse, nodeclass.ReasonLaunchRejected).Message).To(ContainSubstring("disk_encryption"))
+		Expect(recordedContaining("Warning LaunchRejected")).To(BeTrue())
+
+		nodeClass.Spec.Tags = []v1.Tag{"team-a"}
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionTrue, v1.ConditionTypeValidationSucceeded)
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+	})
+
+	It("holds a deleted class until no NodeClaim uses it", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{Spec: karpv1.NodeClaimSpec{
+			NodeClassRef: &karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: nodeClass.Name},
+		}})
+		ExpectApplied(ctx, env.Client, nodeClaim)
+
+		Expect(env.Client.Delete(ctx, nodeClass)).To(Succeed())
+		nodeClass = reconciled(controller, nodeClass)
+		Expect(nodeClass.DeletionTimestamp.IsZero()).To(BeFalse())
+		Expect(recordedContaining("waiting on NodeClaims " + nodeClaim.Name)).To(BeTrue())
+
+		ExpectFinalizersRemoved(ctx, env.Client, nodeClaim)
+		ExpectDeleted(ctx, env.Client, nodeClaim)
+		ExpectObjectReconciled(ctx, env.Client, controller, nodeClass)
+		ExpectNotFound(ctx, env.Client, nodeClass)
+	})
+})
+
+var _ = Describe("LKE Enterprise", func() {
+	var controller *nodeclass.Controller
+	BeforeEach(func() { controller = newController(lkeCluster(lke.TierEnterprise, "us-mia")) })
+
+	It("accepts a Kubernetes version LKE offers", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{LKEK8sVersion: new("1.34"), UpdateStrategy: new(v1.UpdateStrategyRollingUpdate)})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+	})
+
+	It("refuses a Kubernetes version LKE does not offer, naming those it does", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{LKEK8sVersion: new("1.20")})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, nodeclass.ReasonUnsupportedK8sVersion)
+		Expect(condition.Message).To(And(ContainSubstring("1.20"), ContainSubstring("1.34")))
+	})
+})
+
+var _ = Describe("Instance mode", func() {
+	var controller *nodeclass.Controller
+	BeforeEach(func() { controller = newController(nil) })
+
+	It("resolves the image", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{Image: new("linode/almalinux9")})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		Expect(nodeClass.Status.Image).ToNot(BeNil())
+		Expect(nodeClass.Status.Image.ID).To(Equal("linode/almalinux9"))
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+	})
+
+	It("is not Ready when the image does not exist", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{Image: new("linode/no-such-image")})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		Expect(expectCondition(nodeClass, v1.ConditionTypeImageReady, metav1.ConditionFalse, nodeclass.ReasonImageNotFound).Message).To(ContainSubstring("linode/no-such-image"))
+		Expect(nodeClass.StatusConditions().Root().IsFalse()).To(BeTrue())
+	})
+})
