@@ -279,7 +279,7 @@ func (d *demo) deleteNodeByHand(ctx context.Context) error {
 	node := slices.MaxFunc(nodes.Items, func(a, b corev1.Node) int { return len(onNode(a.Name)) - len(onNode(b.Name)) })
 	d.manualNode = node.Name
 	evicted := onNode(node.Name)
-	fmt.Printf("  kubectl delete node %s   (%s, %d pods)\n", node.Name, node.Spec.ProviderID, len(evicted))
+	fmt.Printf("  kubectl delete node %s   (%s, %s)\n", node.Name, node.Spec.ProviderID, plural(len(evicted), "pod"))
 	if err := d.kube.Delete(ctx, &node); err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func (d *demo) deleteNodeByHand(ctx context.Context) error {
 		return err
 	}
 	fmt.Printf("      finalizers: %s\n", strings.Join(finalizers, ", "))
-	if err := d.waitFor(ctx, fmt.Sprintf("its %d pods evicted (drained)", len(evicted)), time.Minute, func(ctx context.Context) (bool, error) {
+	if err := d.waitFor(ctx, fmt.Sprintf("its %s evicted (drained)", plural(len(evicted), "pod")), time.Minute, func(ctx context.Context) (bool, error) {
 		return len(filter(d.pods(ctx), func(p corev1.Pod) bool { return p.Spec.NodeName == node.Name })) == 0, nil
 	}); err != nil {
 		return err
@@ -324,7 +324,7 @@ func (d *demo) scaleDown(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("  kubectl delete deployment %s   (%d nodes now)\n", deploymentName, len(claims))
+	fmt.Printf("  kubectl delete deployment %s   (%s now)\n", deploymentName, plural(len(claims), "node"))
 	if err := d.kube.Delete(ctx, inflate(), client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 		return err
 	}
@@ -333,7 +333,7 @@ func (d *demo) scaleDown(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := d.waitFor(ctx, fmt.Sprintf("consolidation removed the %d empty nodes", len(claims)), 3*time.Minute, func(ctx context.Context) (bool, error) {
+	if err := d.waitFor(ctx, fmt.Sprintf("consolidation removed the empty %s", plural(len(claims), "node")), 3*time.Minute, func(ctx context.Context) (bool, error) {
 		var nodes corev1.NodeList
 		if err := d.kube.List(ctx, &nodes, client.HasLabels{karpv1.NodePoolLabelKey}); err != nil {
 			return false, err
@@ -346,6 +346,14 @@ func (d *demo) scaleDown(ctx context.Context) error {
 	return d.waitFor(ctx, "no Linode and no LKE pool left in the account", time.Minute, func(context.Context) (bool, error) {
 		return d.cluster.CheckNoLinodeResources() == nil, nil
 	})
+}
+
+// plural is "1 node", "2 nodes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func all[T any](items []T, pred func(T) bool) bool {

@@ -99,9 +99,9 @@ func (d *demo) printCost(ctx context.Context) {
 	sort.Strings(plans)
 	for _, plan := range plans {
 		use := uses[plan]
-		fmt.Printf("  %-16s %2d Linodes  %6.1f node-minutes  $%.5f\n", plan, use.count, use.up.Minutes(), use.cost)
+		fmt.Printf("  %-16s %-11s %6.1f node-minutes  $%.5f\n", plan, plural(use.count, "Linode"), use.up.Minutes(), use.cost)
 	}
-	fmt.Printf("  %-16s %2d Linodes  %6.1f node-minutes  $%.5f\n", "total", len(linodes), totalUp.Minutes(), total)
+	fmt.Printf("  %-16s %-11s %6.1f node-minutes  $%.5f\n", "total", plural(len(linodes), "Linode"), totalUp.Minutes(), total)
 	fmt.Printf("  At its peak the fleet cost $%.3f an hour ($%.2f a month). Linode bills by the hour,\n"+
 		"  capped at the monthly price; boot delays here are %g× Linode's.\n", d.peakHourly, d.peakMonthly, d.timeScale)
 }
