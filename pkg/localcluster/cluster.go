@@ -208,9 +208,15 @@ func (c *Cluster) simulatorLogger() logr.Logger {
 // startController runs the controller with the settings the Helm chart would give it (one
 // replica, so no leader election) and waits for its readiness probe.
 func (c *Cluster) startController(ctx context.Context, binary string) error {
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		return err
+	}
+	webhookPort := int32(ports[2])
+	if c.opts.Mode == ModeLKE {
+		if err := c.registerNodeWebhook(ctx, webhookPort); err != nil {
+			return err
+		}
 	}
 	apiVersion := "v4"
 	if c.opts.Tier == "enterprise" {
@@ -227,11 +233,14 @@ func (c *Cluster) startController(ctx context.Context, binary string) error {
 		"DISABLE_LEADER_ELECTION=true",
 		"METRICS_PORT=" + strconv.Itoa(ports[0]),
 		"HEALTH_PROBE_PORT=" + strconv.Itoa(ports[1]),
-		"SYSTEM_NAMESPACE=kube-system",
 		"LOG_LEVEL=info",
 	}
-	if c.opts.Mode == ModeInstance {
-		env = append(env, "LINODE_REGION="+c.opts.Region)
+	// The Node webhook gives LKE nodes the taints LKE cannot register them with; instance-mode
+	// kubelets register with them already.
+	if c.opts.Mode == ModeLKE {
+		env = append(env, webhookEnv(webhookPort)...)
+	} else {
+		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true", "SYSTEM_NAMESPACE="+webhookNamespace)
 	}
 	env = append(env, c.opts.ControllerEnv...)
 	c.controller, err = component.Start(component.Spec{Name: "controller", Path: binary, Env: env}, c.LogDir)
