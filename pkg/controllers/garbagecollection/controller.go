@@ -1,0 +1,210 @@
+// Package garbagecollection deletes the nodes this cluster's Karpenter launched that no NodeClaim
+// owns any more: the pools of launches whose NodeClaim was deleted while Linode was still
+// answering, or whose answer was lost. Karpenter core only deletes what a NodeClaim records, so
+// without this such pools would run, and be billed, forever.
+//
+// Only the node provider's nodes are considered, and the provider lists only pools and Linodes
+// carrying this cluster's ownership tag; the controller checks that tag again before it deletes.
+// A node must stay unowned for longer than a launch can take before it goes, so that a launch in
+// progress, whose NodeClaim does not record the node yet, is never mistaken for a leak.
+package garbagecollection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	opmetrics "github.com/awslabs/operatorpkg/metrics"
+	"github.com/awslabs/operatorpkg/option"
+	"github.com/awslabs/operatorpkg/reconciler"
+	"github.com/awslabs/operatorpkg/singleton"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+	controllerruntime "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/metrics"
+
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+)
+
+const (
+	// DefaultInterval is how often the nodes are compared with the NodeClaims.
+	DefaultInterval = 2 * time.Minute
+	// DefaultGracePeriod is how long a node may stay unowned: twice core's five-minute launch
+	// timeout, so that no launch in progress is collected.
+	DefaultGracePeriod = 10 * time.Minute
+)
+
+// NodesDeleted counts the nodes deleted for having no NodeClaim.
+var NodesDeleted = opmetrics.NewPrometheusCounter(crmetrics.Registry, prometheus.CounterOpts{
+	Namespace: metrics.Namespace,
+	Subsystem: "linode_garbage_collection",
+	Name:      "nodes_deleted_total",
+	Help:      "Nodes deleted because no NodeClaim owned them for longer than the grace period, by the NodePool they were launched for.",
+}, []opmetrics.Label{{Name: metrics.NodePoolLabel, Help: "The NodePool the node was launched for."}}, opmetrics.Beta)
+
+// NodeProvider is the part of the node provider the controller uses.
+type NodeProvider interface {
+	List(ctx context.Context) ([]*nodeprovider.Node, error)
+	Delete(ctx context.Context, node *nodeprovider.Node) error
+}
+
+// Options tune the controller.
+type Options struct {
+	Interval    time.Duration
+	GracePeriod time.Duration
+	Clock       clock.Clock
+}
+
+// WithInterval sets how often the controller runs.
+func WithInterval(d time.Duration) option.Function[Options] {
+	return func(o *Options) { o.Interval = d }
+}
+
+// WithGracePeriod sets how long a node may stay unowned before it is deleted; keep it longer than
+// a launch can take.
+func WithGracePeriod(d time.Duration) option.Function[Options] {
+	return func(o *Options) { o.GracePeriod = d }
+}
+
+// WithClock sets the clock that times the grace period.
+func WithClock(clk clock.Clock) option.Function[Options] {
+	return func(o *Options) { o.Clock = clk }
+}
+
+// Controller deletes nodes no NodeClaim owns.
+type Controller struct {
+	kubeClient client.Client
+	nodes      NodeProvider
+	clusterTag string
+	opts       Options
+	// unownedSince is when each node was first seen without a NodeClaim, by node key. The
+	// provider's listing carries no creation time for LKE pools, and after a restart the count
+	// starts again, which only ever delays a deletion.
+	unownedSince map[string]time.Time
+}
+
+// NewController returns a controller for the nodes tagged with clusterName's ownership tag.
+func NewController(kubeClient client.Client, nodes NodeProvider, clusterName string, opts ...option.Function[Options]) *Controller {
+	resolved := option.Resolve(append([]option.Function[Options]{
+		WithInterval(DefaultInterval),
+		WithGracePeriod(DefaultGracePeriod),
+		WithClock(clock.RealClock{}),
+	}, opts...)...)
+	return &Controller{
+		kubeClient:   kubeClient,
+		nodes:        nodes,
+		clusterTag:   nodeprovider.ClusterTag(clusterName),
+		opts:         *resolved,
+		unownedSince: map[string]time.Time{},
+	}
+}
+
+// Reconcile deletes the nodes that have been unowned for longer than the grace period.
+func (c *Controller) Reconcile(ctx context.Context) (reconciler.Result, error) {
+	nodes, err := c.nodes.List(ctx)
+	if err != nil {
+		return reconciler.Result{}, fmt.Errorf("listing nodes: %w", err)
+	}
+	nodeClaims := &karpv1.NodeClaimList{}
+	if err := c.kubeClient.List(ctx, nodeClaims); err != nil {
+		return reconciler.Result{}, fmt.Errorf("listing NodeClaims: %w", err)
+	}
+	owners := newOwners(nodeClaims.Items)
+	now := c.opts.Clock.Now()
+	seen := make(map[string]bool, len(nodes))
+	var errs []error
+	for _, node := range nodes {
+		if owners.own(node) || !slices.Contains(node.Tags, c.clusterTag) {
+			continue
+		}
+		key := keyOf(node)
+		seen[key] = true
+		since, known := c.unownedSince[key]
+		if !known {
+			c.unownedSince[key] = now
+			continue
+		}
+		if now.Sub(since) < c.opts.GracePeriod || (!node.Created.IsZero() && now.Sub(node.Created) < c.opts.GracePeriod) {
+			continue
+		}
+		if err := c.delete(ctx, node, now.Sub(since)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		delete(c.unownedSince, key)
+	}
+	// A node that was adopted or went away starts its grace period afresh if it is ever unowned again.
+	for key := range c.unownedSince {
+		if !seen[key] {
+			delete(c.unownedSince, key)
+		}
+	}
+	return reconciler.Result{RequeueAfter: c.opts.Interval}, errors.Join(errs...)
+}
+
+func (c *Controller) delete(ctx context.Context, node *nodeprovider.Node, unownedFor time.Duration) error {
+	logger := log.FromContext(ctx).WithValues("provider-id", node.ProviderID(), "nodeclaim-tag", node.NodeClaimName, "unowned-for", unownedFor.Round(time.Second))
+	if node.LKE != nil {
+		logger = logger.WithValues("pool-id", node.LKE.PoolID)
+	}
+	if err := c.nodes.Delete(ctx, node); err != nil && !cloudprovider.IsNodeClaimNotFoundError(err) {
+		return fmt.Errorf("deleting unowned node %s: %w", keyOf(node), err)
+	}
+	NodesDeleted.Inc(map[string]string{metrics.NodePoolLabel: node.NodePoolName})
+	logger.Info("deleted a node no NodeClaim owns")
+	return nil
+}
+
+// keyOf identifies a node across listings: by its Linode, or by its pool while LKE has not
+// created the Linode yet.
+func keyOf(node *nodeprovider.Node) string {
+	if node.InstanceID != 0 {
+		return node.ProviderID()
+	}
+	if node.LKE != nil {
+		return "lke-pool/" + strconv.Itoa(node.LKE.PoolID)
+	}
+	return ""
+}
+
+// owners answers whether a NodeClaim owns a node: one records its provider ID, or its name's tag
+// is on the node (a launch that has not recorded the node yet).
+type owners struct {
+	providerIDs   map[string]bool
+	nodeClaimTags map[string]bool
+}
+
+func newOwners(nodeClaims []karpv1.NodeClaim) owners {
+	o := owners{providerIDs: map[string]bool{}, nodeClaimTags: map[string]bool{}}
+	for i := range nodeClaims {
+		if id := nodeClaims[i].Status.ProviderID; id != "" {
+			o.providerIDs[id] = true
+		}
+		o.nodeClaimTags[nodeprovider.NodeClaimTag(nodeClaims[i].Name)] = true
+	}
+	return o
+}
+
+func (o owners) own(node *nodeprovider.Node) bool {
+	if node.InstanceID != 0 && o.providerIDs[node.ProviderID()] {
+		return true
+	}
+	return slices.ContainsFunc(node.Tags, func(tag string) bool { return o.nodeClaimTags[tag] })
+}
+
+// Register runs the controller as a singleton.
+func (c *Controller) Register(_ context.Context, m manager.Manager) error {
+	return controllerruntime.NewControllerManagedBy(m).
+		Named("garbagecollection").
+		WatchesRawSource(singleton.Source()).
+		Complete(singleton.AsReconciler(c))
+}
