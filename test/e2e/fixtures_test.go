@@ -69,7 +69,7 @@ func (f *fixture) create(ctx context.Context) {
 	Expect(kube.Create(ctx, f.nodePool)).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(kube.Get(ctx, client.ObjectKeyFromObject(f.nodeClass), f.nodeClass)).To(Succeed())
-		g.Expect(f.nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue(), "LinodeNodeClass %s is not Ready", f.name)
+		g.Expect(f.nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue(), "LinodeNodeClass %s is not Ready: %v", f.name, f.nodeClass.Status.Conditions)
 		g.Expect(kube.Get(ctx, client.ObjectKeyFromObject(f.nodePool), f.nodePool)).To(Succeed())
 		g.Expect(f.nodePool.StatusConditions().Root().IsTrue()).To(BeTrue(), "NodePool %s is not Ready", f.name)
 	}).WithContext(ctx).Should(Succeed())

@@ -34,6 +34,9 @@ func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(2 * time.Minute)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	// Every wait here is given the spec's context; without this, such a wait has no timeout of
+	// its own and a missing behaviour hangs the suite instead of failing the spec.
+	EnforceDefaultTimeoutsWhenUsingContexts()
 	RunSpecs(t, "End-to-end")
 }
 

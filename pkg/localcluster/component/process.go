@@ -42,8 +42,9 @@ func Start(spec Spec, logDir string) (*Process, error) {
 	cmd.Env = append(os.Environ(), spec.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// A process group of its own, so that stopping the component stops nothing else and
-	// everything it spawned.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// everything it spawned; and a signal when this process dies, so that a test killed by its
+	// timeout leaves no component behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", spec.Name, err)
