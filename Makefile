@@ -26,6 +26,14 @@ ifneq ($(strip $(RACE_PKGS)),)
 	$(GOTESTSUM) --format testname -- -count=1 -race -timeout 15m $(RACE_PKGS)
 endif
 
+.PHONY: demo
+demo: ## The README walk-through on a local cluster and the Linode API emulator (no Linode account); DEMO_FLAGS=--keep
+	go run ./cmd/demo $(DEMO_FLAGS)
+
+.PHONY: e2e
+e2e: k8s-binaries ## Only the end-to-end suite: the controller on a local cluster with kwok kubelets and the emulator
+	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh 2>/dev/null | tail -n1)" go test -count=1 -timeout 15m ./test/e2e/...
+
 .PHONY: k8s-binaries
 k8s-binaries: ## Build kube-apiserver, etcd, kube-scheduler, kube-controller-manager and kwok (minutes the first time)
 	hack/build-k8s-binaries.sh >/dev/null
@@ -34,6 +42,7 @@ k8s-binaries: ## Build kube-apiserver, etcd, kube-scheduler, kube-controller-man
 generate: $(CONTROLLER_GEN) ## Generate the CRDs and deepcopy code from pkg/apis
 	cd pkg/apis && $(CONTROLLER_GEN) crd object:headerFile="../../hack/boilerplate.go.txt" \
 		paths="./v1/..." output:crd:artifacts:config=crds
+	hack/sync-chart-crds.sh
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or edited by hand, or go.mod is untidy

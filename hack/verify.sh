@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 
-generated=(pkg/apis/crds pkg/apis/v1/zz_generated.deepcopy.go)
+generated=(pkg/apis/crds pkg/apis/v1/zz_generated.deepcopy.go charts/karpenter-crd/templates)
 snapshot="$(mktemp -d)"
 trap 'rm -rf "$snapshot"' EXIT
 cp -r --parents "${generated[@]}" "$snapshot"

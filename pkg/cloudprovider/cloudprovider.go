@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
@@ -81,6 +82,10 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 	if err != nil {
 		var invalid *nodeprovider.InvalidLaunchError
 		if errors.As(err, &invalid) {
+			// Retrying cannot help until the NodeClass changes: say so where the user looks.
+			if recordErr := nodeclass.RecordLaunchRejection(ctx, c.kubeClient, nodeClass, invalid.Reason); recordErr != nil {
+				log.FromContext(ctx).Error(recordErr, "recording the launch rejection on the LinodeNodeClass", "linodenodeclass", nodeClass.Name)
+			}
 			return nil, cloudprovider.NewCreateError(err, LaunchRejectedReason, invalid.Reason)
 		}
 		return nil, fmt.Errorf("launching node: %w", err)

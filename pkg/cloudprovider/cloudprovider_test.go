@@ -23,6 +23,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
@@ -187,6 +188,11 @@ var _ = Describe("Create", func() {
 		Expect(createErr.ConditionReason).To(Equal(linodecloudprovider.LaunchRejectedReason))
 		Expect(createErr.ConditionMessage).ToNot(BeEmpty())
 		Expect(unavailable.IsUnavailable("g6-standard-2", region)).To(BeFalse())
+		nodeClass = ExpectExists(ctx, env.Client, nodeClass)
+		validation := nodeClass.StatusConditions().Get(v1.ConditionTypeValidationSucceeded)
+		Expect(validation.IsFalse()).To(BeTrue())
+		Expect(validation.Reason).To(Equal(nodeclass.ReasonLaunchRejected))
+		Expect(validation.Message).To(ContainSubstring(createErr.ConditionMessage))
 	})
 	It("answers exhausted capacity with InsufficientCapacity, and the next attempt picks the next plan", func() {
 		emu.SetCapacity(region, "g6-standard-1", 0)

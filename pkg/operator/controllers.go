@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/awslabs/operatorpkg/controller"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/metrics"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/garbagecollection"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	catalogue "github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype/capacity"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
@@ -24,15 +25,11 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
-// unavailableOfferingsTTL is how long a plan a region had no capacity for is left out of
-// scheduling before it is tried again.
-const unavailableOfferingsTTL = 3 * time.Minute
-
 // NewControllers builds the Linode cloud provider for target and returns Karpenter core's
 // controllers driving it, followed by the provider's own.
 func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, target *Target) ([]controller.Controller, error) {
 	opts := options.FromContext(ctx)
-	unavailable := cache.NewUnavailableOfferings(unavailableOfferingsTTL)
+	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
 	instanceTypes := instancetype.NewDefaultProvider(api, target.Region, opts.Mode, unavailable,
 		instancetype.WithHypervisorMemoryPercent(opts.HypervisorMemoryPercent))
 	nodes, cluster, err := newNodeProvider(ctx, api, opts, unavailable)
@@ -51,7 +48,7 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
-	controllers = append(controllers, linodeControllers(opts, instanceTypes)...)
+	controllers = append(controllers, linodeControllers(core, opts, api, instanceTypes, nodes, cluster)...)
 	if cluster != nil && !opts.DisableWebhook {
 		certificates, err := serveNodeWebhook(core, opts, nodes, cluster.ID)
 		if err != nil {
@@ -63,10 +60,13 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 }
 
 // linodeControllers are the provider's own controllers.
-func linodeControllers(opts *options.Options, instanceTypes *instancetype.DefaultProvider) []controller.Controller {
+func linodeControllers(core *coreoperator.Operator, opts *options.Options, api linode.API, instanceTypes *instancetype.DefaultProvider,
+	nodes nodeprovider.Provider, cluster *lke.Cluster) []controller.Controller {
 	return []controller.Controller{
 		catalogue.NewController(instanceTypes, opts.CatalogueRefreshInterval),
 		capacity.NewController(instanceTypes),
+		nodeclass.NewController(core.GetClient(), core.EventRecorder, api, cluster),
+		garbagecollection.NewController(core.GetClient(), nodes, opts.ClusterName),
 	}
 }
 
