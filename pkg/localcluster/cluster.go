@@ -61,6 +61,11 @@ type Options struct {
 	WorkDir string
 	// Progress hears about each step as it happens; nil for silence.
 	Progress func(step string)
+	// PlanCapacity says how many more Linodes of each plan the region can launch, for plans
+	// Linode sells in limited numbers (the emulator starts those at zero, as the API's
+	// availability list does). It is set before the controller starts, because the controller
+	// reads plan availability when it reads the catalogue.
+	PlanCapacity map[string]int
 }
 
 // DefaultDelayScale makes a Linode go from create to running in about 5 s (160 s on Linode).
@@ -173,6 +178,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}
 	}
 	c.Nodes = nodesim.New(c.Kube, c.Emulator, nodesim.ResourceModel{HypervisorMemoryPercent: HypervisorMemoryPercent, MaxPods: 110})
+	for plan, count := range opts.PlanCapacity {
+		c.Emulator.SetCapacity(opts.Region, plan, count)
+	}
 	if err := c.Emulator.Start(); err != nil {
 		return nil, err
 	}

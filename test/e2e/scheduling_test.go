@@ -39,11 +39,7 @@ var _ = Describe("Scheduling", func() {
 	})
 
 	It("launches a GPU plan for a pod that asks for a GPU", func(ctx SpecContext) {
-		// Linode lists GPU plans as capacity-limited; the emulator starts them at zero.
-		for _, plan := range []string{"g1-gpu-rtx6000-1", "g1-gpu-rtx6000-2"} {
-			cluster.Emulator.SetCapacity(cluster.Region(), plan, 2)
-			DeferCleanup(cluster.Emulator.SetCapacity, cluster.Region(), plan, 0)
-		}
+		// The suite gives the region capacity for GPU plans (localcluster.Options.PlanCapacity).
 		f := newFixture("gpu")
 		f.nodePool.Spec.Template.Spec.Requirements[0].Values = []string{"standard", "dedicated", "gpu"}
 		f.create(ctx)

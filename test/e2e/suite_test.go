@@ -50,6 +50,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		// Shorter batching windows than the defaults (1 s idle, 10 s max) keep each spec short.
 		ControllerEnv: []string{"BATCH_IDLE_DURATION=500ms", "BATCH_MAX_DURATION=3s"},
 		Progress:      func(step string) { fmt.Fprintln(GinkgoWriter, step) },
+		// Linode sells GPU plans in limited numbers; the GPU spec needs a couple.
+		PlanCapacity: map[string]int{"g1-gpu-rtx6000-1": 2, "g1-gpu-rtx6000-2": 2},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	kube = cluster.Kube
