@@ -175,6 +175,22 @@ func (e *Emulator) SetCapacity(regionID, planID string, n int) {
 	e.st.capacity[key] = n
 }
 
+// SetDelays changes the state machine's delays for what starts from now on; Linodes already on
+// their way keep the delays they started with. Tests use it to slow launches down for one
+// scenario without a new emulator.
+func (e *Emulator) SetDelays(d Delays) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cfg.delays = d
+}
+
+// Delays returns the state machine's delays in effect.
+func (e *Emulator) Delays() Delays {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.cfg.delays
+}
+
 // AddLKECluster creates an LKE cluster without pools on the tier's newest
 // version and returns its id. The region must offer the tier.
 func (e *Emulator) AddLKECluster(label, regionID, tier string) (int, error) {

@@ -117,9 +117,13 @@ type Cluster struct {
 	controlPlane *envtest.Environment
 	components   []*component.Process
 	controller   *component.Process
-	stopNodes    context.CancelFunc
-	nodesDone    chan struct{}
-	ownWorkDir   bool
+	// controllerBinary and controllerPorts (metrics, health probe, webhook) stay the same when
+	// the controller restarts, so the webhook's registration stays valid.
+	controllerBinary string
+	controllerPorts  []int
+	stopNodes        context.CancelFunc
+	nodesDone        chan struct{}
+	ownWorkDir       bool
 }
 
 // Start starts every component and the controller and waits until the controller is ready.
@@ -198,11 +202,49 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 
 	opts.Progress("starting the controller")
-	if err := c.startController(ctx, controllerBinary); err != nil {
+	c.controllerBinary = controllerBinary
+	if c.controllerPorts, err = freePorts(3); err != nil {
+		return nil, err
+	}
+	if opts.Mode == ModeLKE {
+		if err := c.registerNodeWebhook(ctx, c.webhookPort()); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.startController(ctx); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
+
+// RestartOptions say how RestartController stops the controller and how it starts it again.
+type RestartOptions struct {
+	// Crash kills the controller at once, as an OOM kill or a lost node would, instead of letting
+	// it shut down.
+	Crash bool
+	// Env, when not nil, replaces Options.ControllerEnv from this start on.
+	Env []string
+}
+
+// RestartController stops the controller and starts it again with the same binary and ports,
+// waiting until it is ready. Its log continues in the same file.
+func (c *Cluster) RestartController(ctx context.Context, opts RestartOptions) error {
+	var err error
+	if opts.Crash {
+		err = c.controller.Kill()
+	} else {
+		err = c.controller.Stop(10 * time.Second)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.Env != nil {
+		c.opts.ControllerEnv = opts.Env
+	}
+	return c.startController(ctx)
+}
+
+func (c *Cluster) webhookPort() int32 { return int32(c.controllerPorts[2]) }
 
 // simulatorLogger writes the node simulator's errors to its own log file.
 func (c *Cluster) simulatorLogger() logr.Logger {
@@ -215,17 +257,8 @@ func (c *Cluster) simulatorLogger() logr.Logger {
 
 // startController runs the controller with the settings the Helm chart would give it (one
 // replica, so no leader election) and waits for its readiness probe.
-func (c *Cluster) startController(ctx context.Context, binary string) error {
-	ports, err := freePorts(3)
-	if err != nil {
-		return err
-	}
-	webhookPort := int32(ports[2])
-	if c.opts.Mode == ModeLKE {
-		if err := c.registerNodeWebhook(ctx, webhookPort); err != nil {
-			return err
-		}
-	}
+func (c *Cluster) startController(ctx context.Context) error {
+	ports := c.controllerPorts
 	apiVersion := "v4"
 	if c.opts.Tier == "enterprise" {
 		apiVersion = "v4beta"
@@ -246,12 +279,13 @@ func (c *Cluster) startController(ctx context.Context, binary string) error {
 	// The Node webhook gives LKE nodes the taints LKE cannot register them with; instance-mode
 	// kubelets register with them already.
 	if c.opts.Mode == ModeLKE {
-		env = append(env, webhookEnv(webhookPort)...)
+		env = append(env, webhookEnv(c.webhookPort())...)
 	} else {
 		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true", "SYSTEM_NAMESPACE="+webhookNamespace)
 	}
 	env = append(env, c.opts.ControllerEnv...)
-	c.controller, err = component.Start(component.Spec{Name: "controller", Path: binary, Env: env}, c.LogDir)
+	var err error
+	c.controller, err = component.Start(component.Spec{Name: "controller", Path: c.controllerBinary, Env: env}, c.LogDir)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,10 @@ import (
 // and pods wait, fast enough for the suite to finish in minutes.
 const delayScale = 0.02
 
+// controllerEnv has shorter batching windows than core's defaults (1 s idle, 10 s max), which
+// keeps each spec short.
+var controllerEnv = []string{"BATCH_IDLE_DURATION=500ms", "BATCH_MAX_DURATION=3s"}
+
 var (
 	cluster *localcluster.Cluster
 	kube    client.Client
@@ -44,11 +48,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	workDir, err := os.MkdirTemp("", "karpenter-linode-e2e-")
 	Expect(err).NotTo(HaveOccurred())
 	cluster, err = localcluster.Start(ctx, localcluster.Options{
-		ClusterName: "e2e",
-		WorkDir:     workDir,
-		DelayScale:  delayScale,
-		// Shorter batching windows than the defaults (1 s idle, 10 s max) keep each spec short.
-		ControllerEnv: []string{"BATCH_IDLE_DURATION=500ms", "BATCH_MAX_DURATION=3s"},
+		ClusterName:   "e2e",
+		WorkDir:       workDir,
+		DelayScale:    delayScale,
+		ControllerEnv: controllerEnv,
 		Progress:      func(step string) { fmt.Fprintln(GinkgoWriter, step) },
 		// Linode sells GPU plans in limited numbers; the GPU spec needs a couple.
 		PlanCapacity: map[string]int{"g1-gpu-rtx6000-1": 2, "g1-gpu-rtx6000-2": 2},

@@ -34,7 +34,9 @@ type Process struct {
 // Start starts the component, its output going to a log file in logDir.
 func Start(spec Spec, logDir string) (*Process, error) {
 	logPath := filepath.Join(logDir, spec.Name+".log")
-	logFile, err := os.Create(logPath)
+	// Appending, so a component started again (the controller after a restart) keeps the log of
+	// its earlier run above the new one.
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +97,21 @@ func (p *Process) Stop(grace time.Duration) error {
 		<-p.exited
 		return errors.New(p.name + " did not stop in time and was killed")
 	}
+}
+
+// Kill kills the component and everything it spawned at once, without a chance to clean up,
+// and waits until it has exited.
+func (p *Process) Kill() error {
+	select {
+	case <-p.exited:
+		return fmt.Errorf("%s had already exited (%v)", p.name, p.err)
+	default:
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing %s: %w", p.name, err)
+	}
+	<-p.exited
+	return nil
 }
 
 // Tail returns the last maxBytes of a file, or why it could not be read.

@@ -1,0 +1,127 @@
+package e2e_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+)
+
+// poolCreateRoute is the emulator's counter for LKE pool creates: one per launched node.
+const poolCreateRoute = "POST /lke/clusters/{clusterId}/pools"
+
+// Specs here change the emulator's delays and restart the controller; each puts both back.
+var _ = Describe("Registration and launches that take time", func() {
+	It("creates no duplicate NodeClaims while 50 pods wait 3 minutes for their nodes, with default batching", func(ctx SpecContext) {
+		// Core's default batching (1 s idle, 10 s max): the suite's shorter windows are dropped.
+		Expect(cluster.RestartController(ctx, localcluster.RestartOptions{Env: []string{}})).To(Succeed())
+		DeferCleanup(restoreController)
+		bootDelay := 3 * time.Minute
+		cluster.Emulator.SetDelays(emulator.DefaultDelays().Scaled(bootDelay.Seconds() / totalBoot(emulator.DefaultDelays()).Seconds()))
+		DeferCleanup(restoreDelays)
+
+		f := newFixture("slow-boot")
+		// Plans of at most 8 vCPUs, so the 50 pods need several nodes, each a chance for a duplicate.
+		f.nodePool.Spec.Template.Spec.Requirements = append(f.nodePool.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
+			Key: v1.LabelInstanceCPU, Operator: corev1.NodeSelectorOpLt, Values: []string{"9"},
+		})
+		f.create(ctx)
+		poolsBefore := cluster.Emulator.Counters()[poolCreateRoute]
+		seen := map[string]bool{}
+		recordClaims := func() int {
+			for _, claim := range f.nodeClaims(ctx) {
+				seen[claim.Name] = true
+			}
+			return len(seen)
+		}
+		Expect(kube.Create(ctx, f.deployment("inflate", 50, "1"))).To(Succeed())
+
+		By("launching once for the 50 pods")
+		Eventually(func(g Gomega) {
+			claims := f.nodeClaims(ctx)
+			g.Expect(claims).NotTo(BeEmpty())
+			for _, claim := range claims {
+				g.Expect(claim.StatusConditions().IsTrue(karpv1.ConditionTypeLaunched)).To(BeTrue(), "NodeClaim %s launched", claim.Name)
+			}
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		launched := recordClaims()
+		AddReportEntry("NodeClaims launched for 50 pods", launched)
+		Expect(launched).To(BeNumerically(">", 1), "plans of at most 8 vCPUs cannot hold 50 one-CPU pods on one node")
+		Expect(f.nodes(ctx)).To(BeEmpty(), "no node has booted yet")
+
+		By("launching nothing more while the nodes boot")
+		Consistently(func(g Gomega) {
+			g.Expect(recordClaims()).To(Equal(launched), "NodeClaims created while the first ones were still booting")
+		}).WithContext(ctx).WithTimeout(bootDelay - 30*time.Second).WithPolling(time.Second).Should(Succeed())
+
+		By("running every pod on the nodes launched first, each node in use")
+		Eventually(func(g Gomega) {
+			recordClaims()
+			pods := f.pods(ctx, "inflate")
+			g.Expect(pods).To(HaveLen(50))
+			for _, pod := range pods {
+				g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), "pod %s", pod.Name)
+			}
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		Expect(seen).To(HaveLen(launched), "NodeClaims ever created")
+		nodesInUse := map[string]bool{}
+		for _, pod := range f.pods(ctx, "inflate") {
+			nodesInUse[pod.Spec.NodeName] = true
+		}
+		Expect(f.nodes(ctx)).To(HaveLen(launched))
+		Expect(nodesInUse).To(HaveLen(launched), "every launched node runs some of the pods")
+		Expect(cluster.Emulator.Counters()[poolCreateRoute]-poolsBefore).To(Equal(launched), "one LKE pool created per NodeClaim")
+		for _, node := range f.nodes(ctx) {
+			Expect(hasTaint(node, karpv1.UnregisteredNoExecuteTaint.Key, corev1.TaintEffectNoExecute)).To(BeFalse(),
+				"core removed the unregistered taint from %s once it registered", node.Name)
+		}
+	}, SpecTimeout(10*time.Minute))
+
+	It("launches one node per NodeClaim when the controller crashes in the middle of a launch", func(ctx SpecContext) {
+		// LKE takes 20 s to give a new pool its Linode, so the crash lands while Create waits.
+		delays := emulator.DefaultDelays().Scaled(delayScale)
+		delays.NodeInstance = 20 * time.Second
+		cluster.Emulator.SetDelays(delays)
+		DeferCleanup(restoreDelays)
+
+		f := newFixture("crash")
+		f.create(ctx)
+		poolsBefore := cluster.Emulator.Counters()[poolCreateRoute]
+		Expect(kube.Create(ctx, f.deployment("inflate", 3, "1"))).To(Succeed())
+		Eventually(func() int { return cluster.Emulator.Counters()[poolCreateRoute] - poolsBefore }).WithContext(ctx).
+			Should(BeNumerically(">", 0), "a pool is created")
+		claims := f.nodeClaims(ctx)
+		Expect(claims).NotTo(BeEmpty())
+		for _, claim := range claims {
+			Expect(claim.Status.ProviderID).To(BeEmpty(), "NodeClaim %s is still launching when the controller crashes", claim.Name)
+		}
+
+		Expect(cluster.RestartController(ctx, localcluster.RestartOptions{Crash: true})).To(Succeed())
+
+		f.expectRunning(ctx, "inflate", 3)
+		Eventually(cluster.CheckConsistency).WithContext(ctx).Should(Succeed())
+		claims = f.nodeClaims(ctx)
+		Expect(f.nodes(ctx)).To(HaveLen(len(claims)))
+		Expect(cluster.Emulator.Counters()[poolCreateRoute]-poolsBefore).To(Equal(len(claims)),
+			"the restarted controller found the pools its predecessor created instead of creating more")
+	}, SpecTimeout(5*time.Minute))
+})
+
+// restoreController brings back the suite's controller settings.
+func restoreController(ctx context.Context) {
+	Expect(cluster.RestartController(ctx, localcluster.RestartOptions{Env: controllerEnv})).To(Succeed())
+}
+
+// restoreDelays brings back the suite's boot delays.
+func restoreDelays() { cluster.Emulator.SetDelays(emulator.DefaultDelays().Scaled(delayScale)) }
+
+// totalBoot is how long a new LKE node takes from its pool's create to a running Linode.
+func totalBoot(d emulator.Delays) time.Duration { return d.NodeInstance + d.Provisioning + d.Booting }
