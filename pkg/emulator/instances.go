@@ -323,9 +323,10 @@ func (e *Emulator) newInstance(now time.Time, regionID, planID string) *instance
 }
 
 // startBoot schedules provisioning -> booting -> running (or -> offline for
-// Linodes created with "booted": false).
+// Linodes created with "booted": false). Both stages take the delays in effect
+// now, so a later SetDelays does not change a boot already under way.
 func (e *Emulator) startBoot(in *instance, now time.Time) {
-	id := in.ID
+	id, bootDelay := in.ID, e.cfg.delays.Booting
 	e.st.at(now.Add(e.cfg.delays.Provisioning), func(at time.Time) {
 		in, ok := e.st.instances[id]
 		if !ok || in.Status != statusProvisioning {
@@ -336,14 +337,14 @@ func (e *Emulator) startBoot(in *instance, now time.Time) {
 			return
 		}
 		e.setStatus(in, statusBooting, at)
-		e.finishBoot(in, at)
+		e.finishBoot(in, at, bootDelay)
 	})
 }
 
-// finishBoot schedules the move from booting or rebooting to running.
-func (e *Emulator) finishBoot(in *instance, now time.Time) {
+// finishBoot schedules the move from booting or rebooting to running after delay.
+func (e *Emulator) finishBoot(in *instance, now time.Time, delay time.Duration) {
 	id, from := in.ID, in.Status
-	e.st.at(now.Add(e.cfg.delays.Booting), func(at time.Time) {
+	e.st.at(now.Add(delay), func(at time.Time) {
 		in, ok := e.st.instances[id]
 		if !ok || in.Status != from {
 			return
@@ -436,6 +437,6 @@ func (e *Emulator) rebootInstance(r *http.Request) (any, *apiError) {
 	}
 	now := e.clock.Now()
 	e.setStatus(in, statusRebooting, now)
-	e.finishBoot(in, now)
+	e.finishBoot(in, now, e.cfg.delays.Booting)
 	return emptyObject{}, nil
 }

@@ -126,3 +126,33 @@ func TestInstanceValidation(t *testing.T) {
 		t.Fatalf("valid instance refused: %v", err)
 	}
 }
+
+func TestSetDelaysAppliesToLinodesCreatedAfterwards(t *testing.T) {
+	e, c, clk := startEmulator(t)
+	ctx := context.Background()
+	create := func(label string) int {
+		t.Helper()
+		in, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Label: label, Image: "linode/ubuntu22.04"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in.ID
+	}
+	before := create("before")
+	e.SetDelays(Delays{Provisioning: time.Hour, Booting: time.Hour})
+	if got := e.Delays().Booting; got != time.Hour {
+		t.Fatalf("Delays() after SetDelays: booting %s", got)
+	}
+	after := create("after")
+
+	clk.Step(DefaultDelays().Provisioning + DefaultDelays().Booting)
+	for _, tc := range []struct {
+		id   int
+		want linodego.InstanceStatus
+	}{{before, linodego.InstanceRunning}, {after, linodego.InstanceProvisioning}} {
+		got, err := c.GetInstance(ctx, tc.id)
+		if err != nil || got.Status != tc.want {
+			t.Errorf("Linode %s: want %s, got %+v, %v", got.Label, tc.want, got, err)
+		}
+	}
+}
