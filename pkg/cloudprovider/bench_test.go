@@ -1,0 +1,88 @@
+package cloudprovider_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes/scheme"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/linode/karpenter-provider-linode/pkg/cache"
+	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+)
+
+// BenchmarkGetInstanceTypes is what core's provisioner and disruption controllers call for every
+// NodePool: the NodeClass read through an informer cache over a real kube-apiserver, as the
+// controller's manager serves it, then the instance types of the plans (a warm catalogue).
+func BenchmarkGetInstanceTypes(b *testing.B) {
+	env, err := environment.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = env.Stop() })
+	// Cleanups run last first: the informers' watches end before the apiserver stops, which
+	// would otherwise wait for them.
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	informers, err := crcache.New(env.Config, crcache.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = informers.Start(ctx) }()
+	kubeClient, err := client.New(env.Config, client.Options{Scheme: scheme.Scheme, Cache: &client.CacheOptions{Reader: informers}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nodeClass := readyNodeClass("default")
+	if err := kubeClient.Create(ctx, nodeClass); err != nil {
+		b.Fatal(err)
+	}
+
+	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
+	if err := e.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = e.Close() })
+	if _, err := e.AddLKECluster(clusterName, region, string(lke.TierStandard)); err != nil {
+		b.Fatal(err)
+	}
+	api := e.NewClient()
+	cluster, err := lke.DiscoverCluster(ctx, api, clusterName, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
+	instanceTypes := instancetype.NewDefaultProvider(api, cluster.Region, options.ModeLKE, unavailable)
+	if err := instanceTypes.UpdateCatalogue(ctx); err != nil {
+		b.Fatal(err)
+	}
+	cp := linodecloudprovider.New(kubeClient, instanceTypes, lke.NewProvider(api, cluster, clusterName, unavailable))
+	nodePool := nodePoolFor("default", nodeClass)
+
+	// The first read starts the NodeClass informer; wait until the cache holds the NodeClass.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		its, err := cp.GetInstanceTypes(ctx, nodePool)
+		if err == nil && len(its) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("no instance types after 30s: %d, %v", len(its), err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if its, err := cp.GetInstanceTypes(ctx, nodePool); err != nil || len(its) == 0 {
+			b.Fatalf("%d instance types, %v", len(its), err)
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// hotPath is a Go benchmark of a path every provisioning round or every node takes.
+type hotPath struct {
+	pkg       string // relative to the module root
+	benchmark string
+	what      string
+}
+
+var hotPaths = []hotPath{
+	{"./pkg/cloudprovider", "BenchmarkGetInstanceTypes", "GetInstanceTypes: NodeClass from an informer cache over kube-apiserver, warm catalogue"},
+	{"./pkg/providers/instancetype", "BenchmarkList", "instance types of a NodeClass from the warm catalogue"},
+	{"./pkg/providers/instancetype", "BenchmarkListCold", "instance types rebuilt after an offering ran out of capacity"},
+	{"./pkg/providers/lke", "BenchmarkList", "List with 1,000 single-node pools in the cluster"},
+	{"./pkg/providers/lke", "BenchmarkCreate", "Create against the Linode API emulator: pool create and read-back"},
+	{"./pkg/webhooks/node", "BenchmarkAdmissionDecision", "the Node webhook's decision for one of our nodes"},
+}
+
+// GoBenchmarks runs the hot paths' Go benchmarks in one go test, one package at a time so that
+// they do not compete for the cores, and reports ns/op with allocs/op and B/op in the note.
+// quick shortens -benchtime for a smoke run. It runs from the module root found from the
+// working directory, with the environment's Go toolchain settings.
+func GoBenchmarks(ctx context.Context, quick bool) ([]Row, error) {
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args := benchmarkArgs(quick)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	output, err := cmd.CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tail(string(output), 40))
+	}
+	results, err := parseBenchmarks(string(output))
+	if err != nil {
+		return nil, err
+	}
+	return benchmarkRows(results, "go "+shellJoin(args))
+}
+
+func benchmarkArgs(quick bool) []string {
+	names := map[string]bool{}
+	var benchmarks, pkgs []string
+	for _, h := range hotPaths {
+		if !names[h.benchmark] {
+			names[h.benchmark] = true
+			benchmarks = append(benchmarks, h.benchmark)
+		}
+		if len(pkgs) == 0 || pkgs[len(pkgs)-1] != h.pkg {
+			pkgs = append(pkgs, h.pkg)
+		}
+	}
+	args := []string{"test", "-p", "1", "-run", "^$", "-bench", "^(" + strings.Join(benchmarks, "|") + ")$", "-benchmem"}
+	if quick {
+		args = append(args, "-benchtime", "100ms")
+	}
+	return append(args, pkgs...)
+}
+
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the module: go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("the Go benchmarks run from the repository: the working directory is not in a module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// benchmarkResult is one line of go test -bench -benchmem output.
+type benchmarkResult struct {
+	// pkg is the import path the "pkg:" line above it named.
+	pkg string
+	// name is the benchmark with its sub-benchmarks, without the GOMAXPROCS suffix.
+	name                          string
+	nsPerOp, bytesPerOp, allocsOp float64
+}
+
+var (
+	benchmarkLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+	// go test writes a sub-benchmark's spaces as underscores; the report shows them as named.
+	underscores = strings.NewReplacer("_", " ")
+)
+
+// parseBenchmarks reads go test -bench -benchmem output.
+func parseBenchmarks(output string) ([]benchmarkResult, error) {
+	var results []benchmarkResult
+	pkg := ""
+	scanner := bufio.NewScanner(strings.NewReader(output))
+	for scanner.Scan() {
+		line := scanner.Text()
+		if rest, ok := strings.CutPrefix(line, "pkg: "); ok {
+			pkg = strings.TrimSpace(rest)
+			continue
+		}
+		match := benchmarkLine.FindStringSubmatch(line)
+		if match == nil {
+			continue
+		}
+		result := benchmarkResult{pkg: pkg, name: underscores.Replace(match[1])}
+		fields := strings.Fields(match[2])
+		if len(fields)%2 != 0 {
+			return nil, fmt.Errorf("benchmark line %q: values and units do not pair up", line)
+		}
+		measured := map[string]bool{}
+		for i := 0; i < len(fields); i += 2 {
+			value, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("benchmark line %q: %w", line, err)
+			}
+			switch fields[i+1] {
+			case "ns/op":
+				result.nsPerOp = value
+			case "B/op":
+				result.bytesPerOp = value
+			case "allocs/op":
+				result.allocsOp = value
+			default:
+				continue
+			}
+			measured[fields[i+1]] = true
+		}
+		if len(measured) != 3 {
+			return nil, fmt.Errorf("benchmark line %q: want ns/op, B/op and allocs/op (-benchmem)", line)
+		}
+		results = append(results, result)
+	}
+	return results, scanner.Err()
+}
+
+// benchmarkRows makes a row of each result, and fails when a hot path has no result: a renamed
+// benchmark must not drop out of the report unnoticed.
+func benchmarkRows(results []benchmarkResult, command string) ([]Row, error) {
+	var rows []Row
+	for _, h := range hotPaths {
+		found := false
+		for _, r := range results {
+			if !strings.HasSuffix(r.pkg, strings.TrimPrefix(h.pkg, ".")) || (r.name != h.benchmark && !strings.HasPrefix(r.name, h.benchmark+"/")) {
+				continue
+			}
+			found = true
+			rows = append(rows, Row{
+				Scenario: "Go benchmarks",
+				Metric:   strings.TrimPrefix(h.pkg, "./pkg/") + " " + r.name,
+				Value:    r.nsPerOp,
+				Unit:     "ns/op",
+				Command:  command,
+				Note:     fmt.Sprintf("%s allocs/op, %s B/op; %s", formatCount(r.allocsOp), formatCount(r.bytesPerOp), h.what),
+			})
+		}
+		if !found {
+			return nil, fmt.Errorf("no result for %s in %s", h.benchmark, h.pkg)
+		}
+	}
+	return rows, nil
+}
+
+func formatCount(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// shellJoin quotes the arguments that a shell would otherwise expand.
+func shellJoin(args []string) string {
+	quoted := make([]string, len(args))
+	for i, arg := range args {
+		if strings.ContainsAny(arg, "^$|()*? ") {
+			arg = "'" + arg + "'"
+		}
+		quoted[i] = arg
+	}
+	return strings.Join(quoted, " ")
+}
+
+func tail(s string, lines int) string {
+	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+)
+
+const sampleBenchmarkOutput = `goos: linux
+goarch: amd64
+pkg: github.com/linode/karpenter-provider-linode/pkg/cloudprovider
+cpu: AMD EPYC
+BenchmarkGetInstanceTypes-2   	   50017	      2340 ns/op	    1224 B/op	       8 allocs/op
+PASS
+ok  	github.com/linode/karpenter-provider-linode/pkg/cloudprovider	9.114s
+pkg: github.com/linode/karpenter-provider-linode/pkg/providers/instancetype
+BenchmarkList/default_kubelet-2         	 5000000	       212.5 ns/op	       0 B/op	       0 allocs/op
+BenchmarkList/custom_kubelet-2          	 3000000	       401 ns/op	      16 B/op	       1 allocs/op
+BenchmarkListCold-2                     	    2000	    512345 ns/op	  401234 B/op	    4321 allocs/op
+PASS
+ok  	github.com/linode/karpenter-provider-linode/pkg/providers/instancetype	3.2s
+pkg: github.com/linode/karpenter-provider-linode/pkg/providers/lke
+BenchmarkList/1000_pools,_listed_every_time-2         	      50	  23456789 ns/op	 9876543 B/op	   98765 allocs/op
+    bench_test.go:25: a log line of the benchmark
+BenchmarkList/1000_pools,_shared_listing-2            	  100000	     10234 ns/op	   81920 B/op	       1 allocs/op
+BenchmarkCreate-2                                     	    1000	   1234567 ns/op	   45678 B/op	     567 allocs/op
+PASS
+pkg: github.com/linode/karpenter-provider-linode/pkg/webhooks/node
+BenchmarkAdmissionDecision-2   	 1000000	      1050 ns/op	     720 B/op	      12 allocs/op
+PASS
+`
+
+func TestParseBenchmarks(t *testing.T) {
+	results, err := parseBenchmarks(sampleBenchmarkOutput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 8 {
+		t.Fatalf("%d results, want 8: %+v", len(results), results)
+	}
+	list := results[1]
+	if list.pkg != "github.com/linode/karpenter-provider-linode/pkg/providers/instancetype" || list.name != "BenchmarkList/default kubelet" ||
+		list.nsPerOp != 212.5 || list.bytesPerOp != 0 || list.allocsOp != 0 {
+		t.Fatalf("second result = %+v", list)
+	}
+	shared := results[5]
+	if shared.name != "BenchmarkList/1000 pools, shared listing" || shared.nsPerOp != 10234 || shared.bytesPerOp != 81920 || shared.allocsOp != 1 {
+		t.Fatalf("sixth result = %+v", shared)
+	}
+
+	rows, err := benchmarkRows(results, "go test ...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 8 {
+		t.Fatalf("%d rows, want 8", len(rows))
+	}
+	create := rows[6]
+	if create.Metric != "providers/lke BenchmarkCreate" || create.Value != 1234567 || create.Unit != "ns/op" ||
+		!strings.HasPrefix(create.Note, "567 allocs/op, 45678 B/op; ") || create.Command != "go test ..." {
+		t.Fatalf("Create row = %+v", create)
+	}
+}
+
+func TestParseBenchmarksWithoutBenchmem(t *testing.T) {
+	if _, err := parseBenchmarks("BenchmarkCreate-2   	    1000	   1234567 ns/op\n"); err == nil {
+		t.Fatal("a line without B/op and allocs/op was accepted")
+	}
+}
+
+func TestBenchmarkRowsMissingHotPath(t *testing.T) {
+	results, err := parseBenchmarks(strings.ReplaceAll(sampleBenchmarkOutput, "BenchmarkCreate-2", "BenchmarkCreateRenamed-2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := benchmarkRows(results, "go test ..."); err == nil || !strings.Contains(err.Error(), "BenchmarkCreate") {
+		t.Fatalf("err = %v, want one naming BenchmarkCreate", err)
+	}
+}
+
+func TestBenchmarkArgs(t *testing.T) {
+	got := "go " + shellJoin(benchmarkArgs(true))
+	want := "go test -p 1 -run '^$' -bench '^(BenchmarkGetInstanceTypes|BenchmarkList|BenchmarkListCold|BenchmarkCreate|BenchmarkAdmissionDecision)$' -benchmem -benchtime 100ms " +
+		"./pkg/cloudprovider ./pkg/providers/instancetype ./pkg/providers/lke ./pkg/webhooks/node"
+	if got != want {
+		t.Fatalf("command\n%s\nwant\n%s", got, want)
+	}
+}
