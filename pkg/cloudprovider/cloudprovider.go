@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/awslabs/operatorpkg/status"
 	"github.com/samber/lo"
@@ -74,6 +75,9 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 	if err != nil {
 		return nil, cloudprovider.NewCreateError(fmt.Errorf("listing instance types: %w", err), "InstanceTypeResolutionFailed", "Failed to list the plans")
 	}
+	if nodeClaim, err = c.onDemandForConsolidationSpot(ctx, nodeClaim); err != nil {
+		return nil, err
+	}
 	compatible := compatibleInstanceTypes(nodeClaim, all)
 	if len(compatible) == 0 {
 		return nil, cloudprovider.NewInsufficientCapacityError(errors.New("no plan satisfies the NodeClaim's requirements and resources with an available offering"))
@@ -100,6 +104,35 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 		v1.AnnotationNodeClassHashVersion: v1.NodeClassHashVersion,
 	}
 	return launched, nil
+}
+
+// onDemandForConsolidationSpot returns the NodeClaim asking for on-demand capacity where core's
+// consolidation asked a replacement for spot alone, if its NodePool allows on-demand. Core adds
+// that spot-only requirement when the NodePool leaves both open, so that a replacement whose spot
+// launch fails cannot fall back to on-demand that costs more than the node it replaces. Linode
+// sells on-demand only, and core priced the replacement's plans at the offerings we list, all of
+// them on-demand: on-demand is the capacity it chose. A NodePool that asks for spot itself still
+// gets nothing.
+func (c *CloudProvider) onDemandForConsolidationSpot(ctx context.Context, nodeClaim *karpv1.NodeClaim) (*karpv1.NodeClaim, error) {
+	index := slices.IndexFunc(nodeClaim.Spec.Requirements, func(r karpv1.NodeSelectorRequirementWithMinValues) bool {
+		return r.Key == karpv1.CapacityTypeLabelKey && r.Operator == corev1.NodeSelectorOpIn && slices.Equal(r.Values, []string{karpv1.CapacityTypeSpot})
+	})
+	if index < 0 {
+		return nodeClaim, nil
+	}
+	nodePool := &karpv1.NodePool{}
+	if err := c.kubeClient.Get(ctx, types.NamespacedName{Name: nodeClaim.Labels[karpv1.NodePoolLabelKey]}, nodePool); err != nil {
+		return nil, client.IgnoreNotFound(fmt.Errorf("reading the NodeClaim's NodePool: %w", err))
+	}
+	allowed := scheduling.NewNodeSelectorRequirementsWithMinValues(nodePool.Spec.Template.Spec.Requirements...)
+	if !allowed.Get(karpv1.CapacityTypeLabelKey).Has(karpv1.CapacityTypeOnDemand) {
+		return nodeClaim, nil
+	}
+	onDemand := nodeClaim.DeepCopy()
+	onDemand.Spec.Requirements[index] = karpv1.NodeSelectorRequirementWithMinValues{
+		Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{karpv1.CapacityTypeOnDemand},
+	}
+	return onDemand, nil
 }
 
 // compatibleInstanceTypes are the plans that meet the NodeClaim's requirements, fit its resource

@@ -211,6 +211,34 @@ var _ = Describe("Create", func() {
 	})
 })
 
+// Core's consolidation asks a replacement for spot alone when its NodePool leaves the capacity
+// type open; Linode sells on-demand only.
+var _ = DescribeTable("A NodeClaim asking for spot alone",
+	func(nodePoolCapacityTypes []string, launches bool) {
+		if nodePoolCapacityTypes != nil {
+			nodePool.Spec.Template.Spec.Requirements = append(nodePool.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
+				Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: nodePoolCapacityTypes,
+			})
+			ExpectApplied(ctx, env.Client, nodePool)
+		}
+		replacement := standaloneNodeClaim("g6-standard-2")
+		replacement.Spec.Requirements[1].Values = []string{karpv1.CapacityTypeSpot}
+
+		launched, err := cloudProvider.Create(ctx, replacement)
+		if !launches {
+			Expect(cloudprovider.IsInsufficientCapacityError(err)).To(BeTrue(), fmt.Sprint(err))
+			Expect(emu.Pools(lkeCluster.ID)).To(BeEmpty())
+			return
+		}
+		Expect(err).ToNot(HaveOccurred())
+		Expect(launched.Labels).To(HaveKeyWithValue(karpv1.CapacityTypeLabelKey, karpv1.CapacityTypeOnDemand))
+		Expect(poolPlans()).To(Equal([]string{"g6-standard-2"}))
+	},
+	Entry("launches on-demand when its NodePool leaves the capacity type open", nil, true),
+	Entry("launches on-demand when its NodePool allows spot and on-demand", []string{karpv1.CapacityTypeSpot, karpv1.CapacityTypeOnDemand}, true),
+	Entry("launches nothing when its NodePool asks for spot alone", []string{karpv1.CapacityTypeSpot}, false),
+)
+
 var _ = Describe("Launch through the NodeClaim lifecycle", func() {
 	launch := func() *karpv1.NodeClaim {
 		nodeClaim := standaloneNodeClaim("g6-standard-2")
