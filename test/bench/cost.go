@@ -117,13 +117,17 @@ func provisionMix(ctx context.Context, mix workloadMix) (Row, error) {
 		return Row{}, err
 	}
 	bound, binding := floor.bound(mix.total())
+	oneKind, err := cheapestUniformFleet(linode.instanceTypes, mix)
+	if err != nil {
+		return Row{}, err
+	}
 	return Row{
 		Scenario: "Cost efficiency",
 		Metric:   fmt.Sprintf("%s: %d pods of %s, fleet $/h ÷ lower bound", mix.name, mix.pods, formatRequests(mix.requests)),
 		Value:    fleet / bound,
 		Unit:     "×",
-		Note: fmt.Sprintf("fleet $%.3f/h on %s; bound $%.3f/h (%s) in %s",
-			fleet, formatPlans(plans), bound, binding, benchRegion),
+		Note: fmt.Sprintf("fleet $%.3f/h on %s; bound $%.3f/h (%s) in %s; the cheapest fleet of one plan: $%.3f/h on %d× %s (%.2f× the bound)",
+			fleet, formatPlans(plans), bound, binding, benchRegion, oneKind.price, oneKind.nodes, oneKind.plan, oneKind.price/bound),
 	}, nil
 }
 
@@ -202,7 +206,7 @@ func priceFloor(instanceTypes []*cloudprovider.InstanceType) (floor, error) {
 // cheapest $/GiB (and its GPUs at the cheapest $/GPU), so a fleet costs at least the largest of
 // those three products over the whole demand. Their sum would not be a bound: one plan's price
 // pays for its CPU and its memory at once. The cheapest $/vCPU and $/GiB come from different
-// plans (a Nanode and a High Memory plan), so no fleet reaches the bound.
+// plans (in us-ord, Linode 2GB and High Memory 24GB), so no fleet reaches the bound.
 func (f floor) bound(d demand) (float64, string) {
 	bound := d.vcpus * f.perVCPU
 	binding := fmt.Sprintf("%.4g vCPU × $%.5f/vCPU-h of %s", d.vcpus, f.perVCPU, f.vcpuPlan)
@@ -215,6 +219,45 @@ func (f floor) bound(d demand) (float64, string) {
 		}
 	}
 	return bound, binding
+}
+
+// uniformFleet is a fleet of nodes of one plan.
+type uniformFleet struct {
+	plan  string
+	nodes int
+	price float64
+}
+
+// cheapestUniformFleet is the cheapest fleet of identical nodes that holds the mix, each node
+// taking as many pods as its allocatable resources and pod limit allow. It is a yardstick for
+// the scheduler's choice, between the unreachable bound and the fleet launched: core packs a
+// batch onto as few NodeClaims as the largest plans allow, and Linode's largest plans cost more
+// per vCPU than the mid-sized ones.
+func cheapestUniformFleet(instanceTypes []*cloudprovider.InstanceType, mix workloadMix) (uniformFleet, error) {
+	best := uniformFleet{price: math.Inf(1)}
+	for _, it := range instanceTypes {
+		offering := it.Offerings.Available().Cheapest()
+		if offering == nil {
+			continue
+		}
+		allocatable := it.Allocatable()
+		perNode := allocatable.Pods().Value()
+		for name, request := range mix.requests {
+			available := allocatable[name]
+			perNode = min(perNode, available.MilliValue()/request.MilliValue())
+		}
+		if perNode == 0 {
+			continue
+		}
+		nodes := (int64(mix.pods) + perNode - 1) / perNode
+		if price := float64(nodes) * offering.Price; price < best.price {
+			best = uniformFleet{plan: it.Name, nodes: int(nodes), price: price}
+		}
+	}
+	if best.plan == "" {
+		return uniformFleet{}, errors.New("no available plan holds one pod")
+	}
+	return best, nil
 }
 
 // planFigure reads one of the plan's numeric labels (vCPUs, memory in MiB, GPUs).

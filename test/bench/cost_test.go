@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 )
 
 func TestCostEfficiency(t *testing.T) {
@@ -65,3 +66,37 @@ func TestPriceFloorBound(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// A fleet of one plan is a fleet: it cannot cost less than the bound.
+func TestCheapestUniformFleetRespectsBound(t *testing.T) {
+	linode, err := startLinodeCloud(context.Background(), func(e *emulator.Emulator) {
+		for _, plan := range gpuPlans {
+			e.SetCapacity(benchRegion, plan, 10)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer linode.close()
+	f, err := priceFloor(linode.instanceTypes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mix := range workloadMixes {
+		fleet, err := cheapestUniformFleet(linode.instanceTypes, mix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bound, _ := f.bound(mix.total()); fleet.price < bound-1e-9 {
+			t.Fatalf("%s: %d× %s cost $%v, below the bound $%v", mix.name, fleet.nodes, fleet.plan, fleet.price, bound)
+		}
+	}
+	// One 16 GiB pod fills a High Memory 24GB node, the cheapest way to buy 16 GiB.
+	memoryHeavy, err := cheapestUniformFleet(linode.instanceTypes, workloadMixes[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if memoryHeavy.plan != "g7-highmem-1" || memoryHeavy.nodes != workloadMixes[2].pods {
+		t.Fatalf("memory-heavy mix on %d× %s, want one g7-highmem-1 per pod", memoryHeavy.nodes, memoryHeavy.plan)
+	}
+}
