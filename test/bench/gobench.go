@@ -29,46 +29,45 @@ var hotPaths = []hotPath{
 	{"./pkg/webhooks/node", "BenchmarkAdmissionDecision", "the Node webhook's decision for one of our nodes"},
 }
 
-// GoBenchmarks runs the hot paths' Go benchmarks in one go test, one package at a time so that
-// they do not compete for the cores, and reports ns/op with allocs/op and B/op in the note.
-// quick shortens -benchtime for a smoke run. It runs from the module root found from the
-// working directory, with the environment's Go toolchain settings.
+// GoBenchmarks runs the hot paths' Go benchmarks, one go test at a time so that they do not
+// compete for the cores, and reports ns/op with allocs/op and B/op in the note. Each row's
+// command reproduces it alone. quick shortens -benchtime for a smoke run. The benchmarks run
+// from the module root found from the working directory, with the environment's Go settings.
 func GoBenchmarks(ctx context.Context, quick bool) ([]Row, error) {
 	root, err := moduleRoot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	args := benchmarkArgs(quick)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = root
-	output, err := cmd.CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tail(string(output), 40))
+	var rows []Row
+	for _, h := range hotPaths {
+		args := benchmarkArgs(h, quick)
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = root
+		output, err := cmd.CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tail(string(output), 40))
+		}
+		results, err := parseBenchmarks(string(output))
+		if err != nil {
+			return nil, err
+		}
+		hotPathRows, err := benchmarkRows(h, results, "go "+shellJoin(args))
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, hotPathRows...)
 	}
-	results, err := parseBenchmarks(string(output))
-	if err != nil {
-		return nil, err
-	}
-	return benchmarkRows(results, "go "+shellJoin(args))
+	return rows, nil
 }
 
-func benchmarkArgs(quick bool) []string {
-	names := map[string]bool{}
-	var benchmarks, pkgs []string
-	for _, h := range hotPaths {
-		if !names[h.benchmark] {
-			names[h.benchmark] = true
-			benchmarks = append(benchmarks, h.benchmark)
-		}
-		if len(pkgs) == 0 || pkgs[len(pkgs)-1] != h.pkg {
-			pkgs = append(pkgs, h.pkg)
-		}
-	}
-	args := []string{"test", "-p", "1", "-run", "^$", "-bench", "^(" + strings.Join(benchmarks, "|") + ")$", "-benchmem"}
+// benchmarkArgs run one benchmark, all its sub-benchmarks included. The pattern has no
+// alternation: a "|" would also split the report's Markdown table.
+func benchmarkArgs(h hotPath, quick bool) []string {
+	args := []string{"test", "-run", "^$", "-bench", "^" + h.benchmark + "$", "-benchmem"}
 	if quick {
 		args = append(args, "-benchtime", "100ms")
 	}
-	return append(args, pkgs...)
+	return append(args, h.pkg)
 }
 
 func moduleRoot(ctx context.Context) (string, error) {
@@ -144,29 +143,25 @@ func parseBenchmarks(output string) ([]benchmarkResult, error) {
 	return results, scanner.Err()
 }
 
-// benchmarkRows makes a row of each result, and fails when a hot path has no result: a renamed
-// benchmark must not drop out of the report unnoticed.
-func benchmarkRows(results []benchmarkResult, command string) ([]Row, error) {
+// benchmarkRows makes a row of each result of the hot path's benchmark, and fails when there is
+// none: a renamed benchmark must not drop out of the report unnoticed.
+func benchmarkRows(h hotPath, results []benchmarkResult, command string) ([]Row, error) {
 	var rows []Row
-	for _, h := range hotPaths {
-		found := false
-		for _, r := range results {
-			if !strings.HasSuffix(r.pkg, strings.TrimPrefix(h.pkg, ".")) || (r.name != h.benchmark && !strings.HasPrefix(r.name, h.benchmark+"/")) {
-				continue
-			}
-			found = true
-			rows = append(rows, Row{
-				Scenario: "Go benchmarks",
-				Metric:   strings.TrimPrefix(h.pkg, "./pkg/") + " " + r.name,
-				Value:    r.nsPerOp,
-				Unit:     "ns/op",
-				Command:  command,
-				Note:     fmt.Sprintf("%s allocs/op, %s B/op; %s", formatCount(r.allocsOp), formatCount(r.bytesPerOp), h.what),
-			})
+	for _, r := range results {
+		if !strings.HasSuffix(r.pkg, strings.TrimPrefix(h.pkg, ".")) || (r.name != h.benchmark && !strings.HasPrefix(r.name, h.benchmark+"/")) {
+			continue
 		}
-		if !found {
-			return nil, fmt.Errorf("no result for %s in %s", h.benchmark, h.pkg)
-		}
+		rows = append(rows, Row{
+			Scenario: "Go benchmarks",
+			Metric:   strings.TrimPrefix(h.pkg, "./pkg/") + " " + r.name,
+			Value:    r.nsPerOp,
+			Unit:     "ns/op",
+			Command:  command,
+			Note:     fmt.Sprintf("%s allocs/op, %s B/op; %s", formatCount(r.allocsOp), formatCount(r.bytesPerOp), h.what),
+		})
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("no result for %s in %s", h.benchmark, h.pkg)
 	}
 	return rows, nil
 }

@@ -47,9 +47,13 @@ func TestParseBenchmarks(t *testing.T) {
 		t.Fatalf("sixth result = %+v", shared)
 	}
 
-	rows, err := benchmarkRows(results, "go test ...")
-	if err != nil {
-		t.Fatal(err)
+	var rows []Row
+	for _, h := range hotPaths {
+		hotPathRows, err := benchmarkRows(h, results, "go test ...")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, hotPathRows...)
 	}
 	if len(rows) != 8 {
 		t.Fatalf("%d rows, want 8", len(rows))
@@ -58,6 +62,10 @@ func TestParseBenchmarks(t *testing.T) {
 	if create.Metric != "providers/lke BenchmarkCreate" || create.Value != 1234567 || create.Unit != "ns/op" ||
 		!strings.HasPrefix(create.Note, "567 allocs/op, 45678 B/op; ") || create.Command != "go test ..." {
 		t.Fatalf("Create row = %+v", create)
+	}
+	// BenchmarkList of the instance-type provider is not BenchmarkListCold, nor lke's List.
+	if rows[1].Metric != "providers/instancetype BenchmarkList/default kubelet" || rows[3].Metric != "providers/instancetype BenchmarkListCold" {
+		t.Fatalf("rows = %+v", rows)
 	}
 }
 
@@ -72,16 +80,18 @@ func TestBenchmarkRowsMissingHotPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := benchmarkRows(results, "go test ..."); err == nil || !strings.Contains(err.Error(), "BenchmarkCreate") {
+	create := hotPath{"./pkg/providers/lke", "BenchmarkCreate", "Create"}
+	if _, err := benchmarkRows(create, results, "go test ..."); err == nil || !strings.Contains(err.Error(), "BenchmarkCreate") {
 		t.Fatalf("err = %v, want one naming BenchmarkCreate", err)
 	}
 }
 
 func TestBenchmarkArgs(t *testing.T) {
-	got := "go " + shellJoin(benchmarkArgs(true))
-	want := "go test -p 1 -run '^$' -bench '^(BenchmarkGetInstanceTypes|BenchmarkList|BenchmarkListCold|BenchmarkCreate|BenchmarkAdmissionDecision)$' -benchmem -benchtime 100ms " +
-		"./pkg/cloudprovider ./pkg/providers/instancetype ./pkg/providers/lke ./pkg/webhooks/node"
-	if got != want {
+	create := hotPath{"./pkg/providers/lke", "BenchmarkCreate", "Create"}
+	if got, want := "go "+shellJoin(benchmarkArgs(create, true)), "go test -run '^$' -bench '^BenchmarkCreate$' -benchmem -benchtime 100ms ./pkg/providers/lke"; got != want {
+		t.Fatalf("quick command\n%s\nwant\n%s", got, want)
+	}
+	if got, want := "go "+shellJoin(benchmarkArgs(create, false)), "go test -run '^$' -bench '^BenchmarkCreate$' -benchmem ./pkg/providers/lke"; got != want {
 		t.Fatalf("command\n%s\nwant\n%s", got, want)
 	}
 }
