@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -52,6 +53,8 @@ const (
 	nodeClassName    = "default"
 	// solveTimeout is the provisioner's own bound on one Solve.
 	solveTimeout = time.Minute
+	// solveRounds is how many times each catalogue solves each pod count.
+	solveRounds = 3
 )
 
 // SchedulingThroughput solves the same diverse pods with Karpenter core's scheduler twice for
@@ -87,14 +90,21 @@ func SchedulingThroughput(ctx context.Context, podCounts []int) ([]Row, error) {
 
 	var rows []Row
 	for _, count := range podCounts {
-		ours, err := linode.solve(ctx, diversePods(count))
-		if err != nil {
-			return nil, fmt.Errorf("%d pods over the Linode catalogue: %w", count, err)
+		// Rounds alternate between the catalogues so that a change in the machine's load
+		// touches both alike; the median round of each is reported.
+		var ourRounds, kwokRounds []solved
+		for range solveRounds {
+			ours, err := linode.solve(ctx, diversePods(count))
+			if err != nil {
+				return nil, fmt.Errorf("%d pods over the Linode catalogue: %w", count, err)
+			}
+			theirs, err := kwokCloud.solve(ctx, diversePods(count))
+			if err != nil {
+				return nil, fmt.Errorf("%d pods over the kwok catalogue: %w", count, err)
+			}
+			ourRounds, kwokRounds = append(ourRounds, ours), append(kwokRounds, theirs)
 		}
-		theirs, err := kwokCloud.solve(ctx, diversePods(count))
-		if err != nil {
-			return nil, fmt.Errorf("%d pods over the kwok catalogue: %w", count, err)
-		}
+		ours, theirs := median(ourRounds), median(kwokRounds)
 		kwokRate := theirs.podsPerSecond()
 		rows = append(rows, Row{
 			Scenario: "Scheduling throughput",
@@ -102,8 +112,8 @@ func SchedulingThroughput(ctx context.Context, podCounts []int) ([]Row, error) {
 			Value:    ours.podsPerSecond(),
 			Unit:     "pods/s",
 			Kwok:     &kwokRate,
-			Note: fmt.Sprintf("one Solve each, %d scheduling worker(s) as the controller runs; %s into %d NodeClaims over %d plans in %d zone (the region); kwok: %s into %d NodeClaims over %d instance types in %d zones",
-				schedulingWorkers(ctx), ours.elapsed.Round(time.Millisecond), ours.nodeClaims, len(linode.instanceTypes), zoneCount(linode.instanceTypes),
+			Note: fmt.Sprintf("median of %d Solves each, %d scheduling worker(s) as the controller runs; %s into %d NodeClaims over %d plans in %d zone (the region); kwok: %s into %d NodeClaims over %d instance types in %d zones",
+				solveRounds, schedulingWorkers(ctx), ours.elapsed.Round(time.Millisecond), ours.nodeClaims, len(linode.instanceTypes), zoneCount(linode.instanceTypes),
 				theirs.elapsed.Round(time.Millisecond), theirs.nodeClaims, len(kwokTypes), zoneCount(kwokTypes)),
 		})
 	}
@@ -259,6 +269,12 @@ type solved struct {
 }
 
 func (s solved) podsPerSecond() float64 { return float64(s.pods) / s.elapsed.Seconds() }
+
+// median is the round with the median Solve time.
+func median(rounds []solved) solved {
+	sorted := slices.SortedFunc(slices.Values(rounds), func(a, b solved) int { return cmp.Compare(a.elapsed, b.elapsed) })
+	return sorted[len(sorted)/2]
+}
 
 // solve builds a scheduler for the pods as the provisioner does (same options, no existing
 // nodes, no daemonsets) and times Solve. Every pod must land on a new NodeClaim.

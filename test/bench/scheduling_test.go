@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -61,5 +62,12 @@ func TestDiversePods(t *testing.T) {
 		if kinds[kind] != n {
 			t.Fatalf("kinds = %v, want %v", kinds, want)
 		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	rounds := []solved{{elapsed: 3 * time.Second, nodeClaims: 3}, {elapsed: time.Second, nodeClaims: 1}, {elapsed: 2 * time.Second, nodeClaims: 2}}
+	if got := median(rounds); got.nodeClaims != 2 {
+		t.Fatalf("median = %+v, want the 2 s round", got)
 	}
 }
