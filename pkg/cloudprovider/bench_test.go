@@ -5,10 +5,12 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
@@ -40,7 +42,8 @@ func BenchmarkGetInstanceTypes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	nodeClass := readyNodeClass("default")
+	// GetInstanceTypes reads the NodeClass's kubelet settings, not its readiness.
+	nodeClass := &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if err := kubeClient.Create(ctx, nodeClass); err != nil {
 		b.Fatal(err)
 	}
