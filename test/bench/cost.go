@@ -1,11 +1,16 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,11 +18,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	corescheduling "sigs.k8s.io/karpenter/pkg/scheduling"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
+	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
@@ -41,28 +52,187 @@ var workloadMixes = []workloadMix{
 	{name: "GPU", pods: 8, requests: corev1.ResourceList{instancetype.ResourceNVIDIAGPU: resource.MustParse("1"), corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}},
 }
 
+// costNodePool is the NodePool a mix is provisioned for: the bench's own, open to every plan,
+// or the README's default, whose requirements replace the bench's.
+type costNodePool struct {
+	// name says which NodePool in the row's Metric, after "for the".
+	name string
+	// requirements are the NodePool's; nil keeps the bench's (Linux nodes, every plan).
+	requirements []karpv1.NodeSelectorRequirementWithMinValues
+}
+
+// openNodePool is the bench's NodePool, which allows every plan.
+var openNodePool = costNodePool{name: "NodePool open to every plan"}
+
+// readmeNodePool is the README's default NodePool with the requirements examples/default.yaml
+// gives it now. Only its requirements apply: its CPU limit would leave most mixes pending.
+func readmeNodePool() (costNodePool, error) {
+	path, err := repositoryFile(defaultNodePoolFile)
+	if err != nil {
+		return costNodePool{}, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return costNodePool{}, err
+	}
+	nodePool, err := decodeNodePool(data)
+	if err != nil {
+		return costNodePool{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return costNodePool{
+		name:         fmt.Sprintf("README's default NodePool (%s)", defaultNodePoolFile),
+		requirements: nodePool.Spec.Template.Spec.Requirements,
+	}, nil
+}
+
+// defaultNodePoolFile is the README's default LinodeNodeClass and NodePool, which make demo applies.
+const defaultNodePoolFile = "examples/default.yaml"
+
+// repositoryFile is the path of a file of this repository, found in the first directory up from
+// the working directory (go test runs in the package's, cmd/bench wherever it is started) that
+// holds it beside this module's go.mod, or else up from this source file's directory, so that a
+// cmd/bench binary started outside the repository finds it too.
+func repositoryFile(name string) (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if _, source, _, ok := goruntime.Caller(0); ok {
+		starts = append(starts, filepath.Dir(source))
+	}
+	for _, dir := range starts {
+		for {
+			goMod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+			if err == nil && goModulePath(goMod) == modulePath {
+				if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+					return filepath.Join(dir, name), nil
+				}
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	return "", fmt.Errorf("%s not found: no directory above %s holds it and the go.mod of %s", name, strings.Join(starts, " or "), modulePath)
+}
+
+const modulePath = "github.com/linode/karpenter-provider-linode"
+
+// goModulePath is the path a go.mod's module directive names.
+func goModulePath(goMod []byte) string {
+	for line := range strings.Lines(string(goMod)) {
+		if path, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(path), `"`)
+		}
+	}
+	return ""
+}
+
+// decodeNodePool is the one NodePool among the YAML documents.
+func decodeNodePool(data []byte) (*karpv1.NodePool, error) {
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var nodePools []*karpv1.NodePool
+	for {
+		var object map[string]any
+		if err := decoder.Decode(&object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+		if u := (&unstructured.Unstructured{Object: object}); u.GetAPIVersion() != "karpenter.sh/v1" || u.GetKind() != "NodePool" {
+			continue
+		}
+		nodePool := &karpv1.NodePool{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object, nodePool); err != nil {
+			return nil, err
+		}
+		nodePools = append(nodePools, nodePool)
+	}
+	if len(nodePools) != 1 {
+		return nil, fmt.Errorf("%d NodePools, want one", len(nodePools))
+	}
+	return nodePools[0], nil
+}
+
 // CostEfficiency provisions each workload mix in us-ord as the controller would: core's
 // scheduler over our catalogue decides the NodeClaims, and our cloud provider launches each one
 // against the emulator, choosing the plan. The fleet's $/h, the sum of the launched plans'
 // prices, is reported as a ratio to a lower bound no fleet can beat (see priceFloor).
+//
+// Each mix is provisioned twice: for a NodePool open to every plan, and for the README's default
+// NodePool as examples/default.yaml has it. A mix the NodePool has no plan for (the GPU mix on
+// the default NodePool, which allows standard and dedicated plans) is left out for it.
 func CostEfficiency(ctx context.Context) ([]Row, error) {
 	ctx, err := controllerContext(ctx)
 	if err != nil {
 		return nil, err
 	}
+	readme, err := readmeNodePool()
+	if err != nil {
+		return nil, fmt.Errorf("reading the README's default NodePool: %w", err)
+	}
 	var rows []Row
 	for _, mix := range workloadMixes {
-		row, err := provisionMix(ctx, mix)
-		if err != nil {
-			return nil, fmt.Errorf("%s mix: %w", mix.name, err)
+		for _, pool := range []costNodePool{openNodePool, readme} {
+			fleet, err := provisionMix(ctx, mix, pool)
+			if errors.Is(err, errNoPlanHoldsPod) && pool.requirements != nil {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s mix, %s: %w", mix.name, pool.name, err)
+			}
+			rows = append(rows, fleet.row())
 		}
-		rows = append(rows, row)
 	}
 	return rows, nil
 }
 
+// launchedFleet is what a mix launched for a NodePool, and what it is measured against.
+type launchedFleet struct {
+	mix   workloadMix
+	pool  costNodePool
+	price float64
+	// plans counts the nodes of each plan.
+	plans map[string]int
+	// bound is the region's lower bound for the mix over every plan, whatever the NodePool
+	// allows, so that both NodePools' ratios compare.
+	bound   float64
+	binding string
+	// oneKind is the cheapest fleet of one plan the NodePool allows.
+	oneKind uniformFleet
+}
+
+func (f launchedFleet) row() Row {
+	note := fmt.Sprintf("fleet $%.3f/h on %s; bound $%.3f/h (%s) in %s; the cheapest fleet of one plan the NodePool allows: $%.3f/h on %d× %s (%.2f× the bound)",
+		f.price, formatPlans(f.plans), f.bound, f.binding, benchRegion, f.oneKind.price, f.oneKind.nodes, f.oneKind.plan, f.oneKind.price/f.bound)
+	if f.pool.requirements != nil {
+		note += "; the NodePool requires " + formatRequirements(f.pool.requirements)
+	}
+	return Row{
+		Scenario: "Cost efficiency",
+		Metric:   fmt.Sprintf("%s: %d pods of %s for the %s, fleet $/h ÷ lower bound", f.mix.name, f.mix.pods, formatRequests(f.mix.requests), f.pool.name),
+		Value:    f.price / f.bound,
+		Unit:     "×",
+		Note:     note,
+	}
+}
+
+// formatRequirements is e.g. "instance-class In [standard dedicated], instance-cpu Lt [49]",
+// our labels without their prefix.
+func formatRequirements(requirements []karpv1.NodeSelectorRequirementWithMinValues) string {
+	parts := make([]string, 0, len(requirements))
+	for _, r := range requirements {
+		parts = append(parts, fmt.Sprintf("%s %s %v", strings.TrimPrefix(r.Key, apis.Group+"/"), r.Operator, r.Values))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // provisionMix provisions the mix on a fresh emulator, so that each fleet is the mix's alone.
-func provisionMix(ctx context.Context, mix workloadMix) (Row, error) {
+// It fails with errNoPlanHoldsPod, launching nothing, when the NodePool allows no available
+// plan that holds one pod of the mix.
+func provisionMix(ctx context.Context, mix workloadMix, pool costNodePool) (launchedFleet, error) {
 	// Every mix sees the same catalogue, GPU plans launchable, so that the bounds compare.
 	linode, err := startLinodeCloud(ctx, func(e *emulator.Emulator) {
 		for _, plan := range gpuPlans {
@@ -70,25 +240,40 @@ func provisionMix(ctx context.Context, mix workloadMix) (Row, error) {
 		}
 	})
 	if err != nil {
-		return Row{}, err
+		return launchedFleet{}, err
 	}
 	defer linode.close()
+	if pool.requirements != nil {
+		// The catalogue does not depend on the requirements: the scheduler applies them.
+		linode.nodePool.Spec.Template.Spec.Requirements = pool.requirements
+	}
+	allowed := corescheduling.NewNodeSelectorRequirementsWithMinValues(linode.nodePool.Spec.Template.Spec.Requirements...)
+	var allowedTypes []*cloudprovider.InstanceType
+	for _, it := range linode.instanceTypes {
+		if it.Requirements.Intersects(allowed) == nil {
+			allowedTypes = append(allowedTypes, it)
+		}
+	}
+	oneKind, err := cheapestUniformFleet(allowedTypes, mix)
+	if err != nil {
+		return launchedFleet{}, err
+	}
 
 	pods := mix.podList()
 	solution, err := linode.solve(ctx, pods)
 	if err != nil {
-		return Row{}, err
+		return launchedFleet{}, err
 	}
 	// As the provisioner does before it creates the NodeClaims.
 	results := solution.results.TruncateInstanceTypes(ctx, scheduling.MaxInstanceTypes)
 	if len(results.PodErrors) > 0 {
-		return Row{}, fmt.Errorf("after truncating the instance types: %w", firstPodErrors(results.PodErrors, 3))
+		return launchedFleet{}, fmt.Errorf("after truncating the instance types: %w", firstPodErrors(results.PodErrors, 3))
 	}
 	for i, planned := range results.NewNodeClaims {
 		nodeClaim := planned.ToNodeClaim()
 		nodeClaim.Name = fmt.Sprintf("%s-%04d", strings.ToLower(mix.name), i)
 		if _, err := linode.cloudProvider.Create(ctx, nodeClaim); err != nil {
-			return Row{}, fmt.Errorf("launching NodeClaim %d of %d: %w", i+1, len(results.NewNodeClaims), err)
+			return launchedFleet{}, fmt.Errorf("launching NodeClaim %d of %d: %w", i+1, len(results.NewNodeClaims), err)
 		}
 	}
 
@@ -99,36 +284,25 @@ func provisionMix(ctx context.Context, mix workloadMix) (Row, error) {
 			prices[it.Name] = offering.Price
 		}
 	}
-	fleet, plans := 0.0, map[string]int{}
-	for _, pool := range linode.emulator.Pools(linode.clusterID) {
-		price, ok := prices[pool.Type]
+	fleet := launchedFleet{mix: mix, pool: pool, plans: map[string]int{}, oneKind: oneKind}
+	for _, nodePool := range linode.emulator.Pools(linode.clusterID) {
+		price, ok := prices[nodePool.Type]
 		if !ok {
-			return Row{}, fmt.Errorf("pool %d has plan %s, which has no available offering", pool.ID, pool.Type)
+			return launchedFleet{}, fmt.Errorf("pool %d has plan %s, which has no available offering", nodePool.ID, nodePool.Type)
 		}
-		fleet += price * float64(pool.Count)
-		plans[pool.Type] += pool.Count
+		fleet.price += price * float64(nodePool.Count)
+		fleet.plans[nodePool.Type] += nodePool.Count
 	}
-	if len(plans) == 0 {
-		return Row{}, errors.New("nothing was launched")
+	if len(fleet.plans) == 0 {
+		return launchedFleet{}, errors.New("nothing was launched")
 	}
 
 	floor, err := priceFloor(linode.instanceTypes)
 	if err != nil {
-		return Row{}, err
+		return launchedFleet{}, err
 	}
-	bound, binding := floor.bound(mix.total())
-	oneKind, err := cheapestUniformFleet(linode.instanceTypes, mix)
-	if err != nil {
-		return Row{}, err
-	}
-	return Row{
-		Scenario: "Cost efficiency",
-		Metric:   fmt.Sprintf("%s: %d pods of %s, fleet $/h ÷ lower bound", mix.name, mix.pods, formatRequests(mix.requests)),
-		Value:    fleet / bound,
-		Unit:     "×",
-		Note: fmt.Sprintf("fleet $%.3f/h on %s; bound $%.3f/h (%s) in %s; the cheapest fleet of one plan: $%.3f/h on %d× %s (%.2f× the bound)",
-			fleet, formatPlans(plans), bound, binding, benchRegion, oneKind.price, oneKind.nodes, oneKind.plan, oneKind.price/bound),
-	}, nil
+	fleet.bound, fleet.binding = floor.bound(mix.total())
+	return fleet, nil
 }
 
 func (m workloadMix) podList() []*corev1.Pod {
@@ -221,6 +395,9 @@ func (f floor) bound(d demand) (float64, string) {
 	return bound, binding
 }
 
+// errNoPlanHoldsPod is returned when no available plan can hold one pod of a mix.
+var errNoPlanHoldsPod = errors.New("no available plan holds one pod")
+
 // uniformFleet is a fleet of nodes of one plan.
 type uniformFleet struct {
 	plan  string
@@ -255,7 +432,7 @@ func cheapestUniformFleet(instanceTypes []*cloudprovider.InstanceType, mix workl
 		}
 	}
 	if best.plan == "" {
-		return uniformFleet{}, errors.New("no available plan holds one pod")
+		return uniformFleet{}, errNoPlanHoldsPod
 	}
 	return best, nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	corescheduling "sigs.k8s.io/karpenter/pkg/scheduling"
+
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 )
@@ -15,12 +17,22 @@ func TestCostEfficiency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != len(workloadMixes) {
-		t.Fatalf("%d rows, want one per mix (%d)", len(rows), len(workloadMixes))
+	// Each mix for the open NodePool, then for the README's, but for the GPU mix, for which the
+	// README's NodePool allows no plan.
+	var want []string
+	for _, mix := range workloadMixes {
+		want = append(want, mix.name+": "+openNodePool.name)
+		if mix.name != "GPU" {
+			want = append(want, mix.name+": README's default NodePool")
+		}
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %v", len(rows), len(want), want)
 	}
 	for i, row := range rows {
-		if !strings.HasPrefix(row.Metric, workloadMixes[i].name+":") {
-			t.Fatalf("row %d is %q, want the %s mix", i, row.Metric, workloadMixes[i].name)
+		mix, pool, _ := strings.Cut(want[i], ": ")
+		if !strings.HasPrefix(row.Metric, mix+":") || !strings.Contains(row.Metric, pool) {
+			t.Fatalf("row %d is %q, want the %s mix for the %s", i, row.Metric, mix, pool)
 		}
 		// A little slack for floating point: the GPU mix can meet its bound exactly.
 		if row.Value < 1-1e-9 {
@@ -30,8 +42,83 @@ func TestCostEfficiency(t *testing.T) {
 			t.Fatalf("%s: note %q does not give the fleet and the bound", row.Metric, row.Note)
 		}
 	}
-	if !strings.Contains(rows[3].Note, "g1-gpu-rtx6000") {
-		t.Fatalf("the GPU mix ran on %q, not on GPU plans", rows[3].Note)
+	if gpu := rows[len(rows)-1]; !strings.Contains(gpu.Note, "g1-gpu-rtx6000") {
+		t.Fatalf("the GPU mix ran on %q, not on GPU plans", gpu.Note)
+	}
+}
+
+// The README's default NodePool keeps the batch mix off the largest plans, whose vCPUs cost up
+// to four times as much, and launches only plans it allows.
+func TestReadmeNodePoolLaunchesCheaperBatchFleet(t *testing.T) {
+	ctx, err := controllerContext(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := readmeNodePool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := workloadMixes[1]
+	open, err := provisionMix(ctx, batch, openNodePool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capped, err := provisionMix(ctx, batch, readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if capped.price >= open.price {
+		t.Fatalf("batch mix for the README's NodePool: $%.3f/h on %s, not cheaper than $%.3f/h on %s for the open one",
+			capped.price, formatPlans(capped.plans), open.price, formatPlans(open.plans))
+	}
+	if capped.bound != open.bound {
+		t.Fatalf("bounds differ: $%v and $%v; both NodePools' ratios must be to the region's bound", capped.bound, open.bound)
+	}
+
+	linode, err := startLinodeCloud(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer linode.close()
+	allowed := corescheduling.NewNodeSelectorRequirementsWithMinValues(readme.requirements...)
+	for _, it := range linode.instanceTypes {
+		if _, launched := capped.plans[it.Name]; launched {
+			if err := it.Requirements.Intersects(allowed); err != nil {
+				t.Errorf("launched %s, which the README's NodePool does not allow: %v", it.Name, err)
+			}
+		}
+	}
+}
+
+func TestDecodeNodePool(t *testing.T) {
+	nodePool, err := decodeNodePool([]byte(`apiVersion: karpenter.k8s.linode/v1
+kind: LinodeNodeClass
+metadata:
+  name: default
+---
+# a comment only
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: default
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.linode, kind: LinodeNodeClass, name: default}
+      requirements:
+        - key: karpenter.k8s.linode/instance-cpu
+          operator: Lt
+          values: ["49"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := nodePool.Spec.Template.Spec.Requirements; len(r) != 1 || r[0].Key != v1.LabelInstanceCPU || r[0].Operator != "Lt" || len(r[0].Values) != 1 || r[0].Values[0] != "49" {
+		t.Fatalf("requirements = %+v", r)
+	}
+	if _, err := decodeNodePool([]byte("apiVersion: karpenter.k8s.linode/v1\nkind: LinodeNodeClass\n")); err == nil {
+		t.Fatal("a file without a NodePool decoded")
 	}
 }
 
