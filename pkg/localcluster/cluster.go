@@ -47,7 +47,7 @@ type Options struct {
 	Region string
 	// Tier is the LKE tier, standard or enterprise ("standard"); enterprise uses API v4beta.
 	Tier string
-	// Mode is the controller's mode, lke or instance ("lke").
+	// Mode is the controller's mode, lke or instance ("lke"), or ModeKwokProvider.
 	Mode string
 	// DelayScale multiplies the emulator's delays (LKE node to Linode 10 s, provisioning 60 s,
 	// booting 90 s); 0.03 makes a node boot in about 5 s.
@@ -160,7 +160,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	opts.Progress("starting etcd and kube-apiserver " + component.KubernetesVersion)
 	c.controlPlane = &envtest.Environment{
 		BinaryAssetsDirectory: binDir,
-		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: component.CRDs()},
+		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: append(component.CRDs(), modeCRDs(opts.Mode)...)},
 	}
 	restConfig, err := c.controlPlane.Start()
 	if err != nil {
