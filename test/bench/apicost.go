@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+)
+
+const apiCostScenario = "Linode API cost"
+
+// apiCostNodeCPUs sizes the API-cost scenario's nodes: a one-CPU pod fills a 2-vCPU node (less
+// what kubelet reserves), so each pod makes one node.
+const apiCostNodeCPUs = 2
+
+// Rate-limit budgets, as Linode publishes them and the emulator enforces them
+// (emulator.DefaultRateLimits).
+const (
+	budgetPaginated = "paginated GETs"
+	budgetCreate    = "Linode creates"
+	budgetOther     = "other operations"
+)
+
+// apiCost launches nodes (one pod each), counting the controller's Linode API requests per node
+// launched, then leaves them idle and counts the requests per minute at rest, as a share of each
+// of Linode's rate limits.
+func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row, error) {
+	const pool = "api-cost"
+	if err := e.createNodePool(ctx, pool, apiCostNodeCPUs); err != nil {
+		return nil, err
+	}
+	e.cluster.Emulator.ResetCounters()
+	if _, err := e.deploy(ctx, pool, nodes); err != nil {
+		return nil, err
+	}
+	if err := e.waitRunning(ctx, pool, nodes, 5*time.Minute); err != nil {
+		return nil, err
+	}
+	launched := e.controllerRequests()
+	claims := len(e.watch.claimsOf(pool))
+	launchNote := fmt.Sprintf("%d NodeClaims for %d one-CPU pods on %d-vCPU nodes, until all ran; per node: %s", claims, nodes, apiCostNodeCPUs, routeSummary(launched, claims))
+	if throttled := countStatus(launched, http.StatusTooManyRequests); throttled > 0 {
+		launchNote += fmt.Sprintf("; %d answered 429", throttled)
+	}
+
+	e.cfg.progress("  %s: %d nodes up: counting the controller's requests at rest for %v", e.provider, claims, rest)
+	e.cluster.Emulator.ResetCounters()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(rest):
+	}
+	if err := e.checkHealthy(); err != nil {
+		return nil, err
+	}
+	idle := e.controllerRequests()
+	perMinute := float64(len(idle)) / rest.Minutes()
+	restNote := fmt.Sprintf("%d nodes idle for %v; %s", claims, rest, routeSummary(idle, 1))
+	rows := []Row{
+		{Scenario: apiCostScenario, Metric: "calls per launched node", Value: float64(len(launched)) / float64(max(claims, 1)), Unit: "calls", Note: launchNote},
+		{Scenario: apiCostScenario, Metric: fmt.Sprintf("calls per minute at rest, %d nodes", claims), Value: perMinute, Unit: "calls/min", Note: restNote},
+	}
+	limits := emulator.DefaultRateLimits()
+	byBudget := map[string]int{}
+	for _, r := range idle {
+		byBudget[rateLimitBudget(r.Route)]++
+	}
+	for _, budget := range []struct {
+		name   string
+		limit  int
+		window time.Duration
+	}{
+		{budgetPaginated, limits.ListsPerMinute, time.Minute},
+		{budgetOther, limits.OtherPerMinute, time.Minute},
+		{budgetCreate, limits.LinodeCreates, limits.LinodeCreateWindow},
+	} {
+		perWindow := float64(byBudget[budget.name]) / rest.Seconds() * budget.window.Seconds()
+		window := fmt.Sprintf("per %g s", budget.window.Seconds())
+		rows = append(rows, Row{
+			Scenario: apiCostScenario,
+			Metric:   fmt.Sprintf("at rest: share of the %s limit (%d %s)", budget.name, budget.limit, window),
+			Value:    100 * perWindow / float64(budget.limit),
+			Unit:     "%",
+			Note:     fmt.Sprintf("%.1f calls %s", perWindow, window),
+		})
+	}
+	return rows, nil
+}
+
+// rateLimitBudget names the rate limit a route counts against, as pkg/emulator/ratelimit.go
+// assigns them: Linode creates have their own budget, collection GETs (every GET whose path does
+// not end in an object's id, except one region's availability, an object) share one, and
+// everything else shares another.
+func rateLimitBudget(route string) string {
+	method, path, _ := strings.Cut(route, " ")
+	last := path[strings.LastIndex(path, "/")+1:]
+	switch {
+	case route == "POST /linode/instances":
+		return budgetCreate
+	case method == http.MethodGet && !strings.HasPrefix(last, "{") && route != "GET /regions/{regionId}/availability":
+		return budgetPaginated
+	default:
+		return budgetOther
+	}
+}
+
+// routeSummary lists the requests per route, most frequent first, divided by per (e.g. per node).
+func routeSummary(requests []emulator.RequestRecord, per int) string {
+	counts := map[string]int{}
+	for _, r := range requests {
+		counts[r.Route]++
+	}
+	routes := slices.SortedFunc(maps.Keys(counts), func(a, b string) int { return counts[b] - counts[a] })
+	parts := make([]string, 0, len(routes))
+	for _, route := range routes {
+		parts = append(parts, fmt.Sprintf("%s %.2f", route, float64(counts[route])/float64(per)))
+	}
+	if len(parts) == 0 {
+		return "no requests"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func countStatus(requests []emulator.RequestRecord, status int) int {
+	n := 0
+	for _, r := range requests {
+		if r.Status == status {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,206 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Names of the cluster scenarios, for Config.Scenarios.
+const (
+	ScenarioCapacity   = "capacity"
+	ScenarioDuplicates = "duplicates"
+	ScenarioAPICost    = "api-cost"
+	ScenarioScale      = "scale"
+)
+
+// ClusterScenarios are the scenarios Run knows.
+var ClusterScenarios = []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost, ScenarioScale}
+
+// plan is what a run measures: pod counts, boot delays, durations, and which scenarios share a
+// cluster.
+type plan struct {
+	capacityPods  []int
+	duplicatePods int
+	duplicateBoot time.Duration
+	apiCostNodes  int
+	apiCostRest   time.Duration
+	scalePods     int
+	// groups are the scenarios other than duplicates, each group run one scenario after another
+	// on a new cluster of each provider. Duplicates has a cluster of its own per provider, as its
+	// nodes take minutes to boot; the two run at the same time, since they mostly wait.
+	groups []clusterGroup
+}
+
+type clusterGroup struct {
+	boot      time.Duration
+	scenarios []string
+}
+
+// fullPlan is the issue's: 5, 50 and 500 pods, a 3-minute boot, 100 nodes at rest (for two
+// minutes, one cycle of the 2-minute garbage collectors, core's and ours, that read the API at
+// rest), 1,000 pods on a cluster of their own, so no earlier scenario's objects weigh on the heap.
+var fullPlan = plan{
+	capacityPods:  []int{5, 50, 500},
+	duplicatePods: 50,
+	duplicateBoot: 3 * time.Minute,
+	apiCostNodes:  100,
+	apiCostRest:   2 * time.Minute,
+	scalePods:     1000,
+	groups: []clusterGroup{
+		{5 * time.Second, []string{ScenarioCapacity, ScenarioAPICost}},
+		{3 * time.Second, []string{ScenarioScale}},
+	},
+}
+
+// quickPlan keeps every scenario but shrinks it, and shares clusters, to fit CI's five minutes.
+var quickPlan = plan{
+	capacityPods:  []int{5, 50},
+	duplicatePods: 20,
+	duplicateBoot: 20 * time.Second,
+	apiCostNodes:  10,
+	apiCostRest:   15 * time.Second,
+	scalePods:     200,
+	groups: []clusterGroup{
+		{5 * time.Second, []string{ScenarioCapacity, ScenarioAPICost, ScenarioScale}},
+	},
+}
+
+// Run runs the cluster scenarios (time to capacity, duplicates, Linode API cost and scale) with
+// this project's controller, and all but the API cost again with core's kwok provider, on new
+// local clusters. It returns the rows of every scenario that finished and the settings in
+// effect; a scenario that fails is named in the error and the others still run.
+func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
+	p := fullPlan
+	if cfg.Quick {
+		p = quickPlan
+	}
+	var boots []string
+	for _, g := range p.groups {
+		boots = append(boots, fmt.Sprintf("%s %v", strings.Join(g.scenarios, ", "), g.boot))
+	}
+	settings := map[string]string{
+		"Pods":     "pause containers asking for 1 CPU each, one Deployment per run, pinned to a NodePool of their own",
+		"Batching": "Karpenter's defaults in every scenario (BATCH_IDLE_DURATION 1s, BATCH_MAX_DURATION 10s)",
+		"NodePools": fmt.Sprintf("Linode: standard and dedicated plans; kwok: core's built-in catalogue, amd64 linux on-demand; "+
+			"%d-vCPU nodes only for duplicates, %d-vCPU for the API cost; never consolidated, so only the scenario changes the fleet",
+			duplicatesNodeCPUs, apiCostNodeCPUs),
+		"Boot delay": fmt.Sprintf("from the provider's create to a registered node: for Linode, the emulator's delays (160 s) scaled; "+
+			"for kwok, its KWOKNodeClass's nodeRegistrationDelay. %s; duplicates %v", strings.Join(boots, "; "), p.duplicateBoot),
+		"Targets": "duplicates: none; scale: core's thresholds for its kwok provider (all running within 2 min, heap under 120 MB, " +
+			"CPU under 0.5 core), for both providers",
+		"Clusters": "local: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, the Linode API emulator " +
+			"with Linode's published rate limits. A new one per provider for each of: " + strings.Join(groupNames(p), "; ") +
+			". The two duplicates clusters (Linode, kwok) run at the same time",
+	}
+	scenarios := map[string]func(context.Context, *env) ([]Row, error){
+		ScenarioCapacity:   func(ctx context.Context, e *env) ([]Row, error) { return timeToCapacity(ctx, e, p.capacityPods) },
+		ScenarioDuplicates: func(ctx context.Context, e *env) ([]Row, error) { return duplicates(ctx, e, p.duplicatePods) },
+		ScenarioAPICost: func(ctx context.Context, e *env) ([]Row, error) {
+			return apiCost(ctx, e, p.apiCostNodes, p.apiCostRest)
+		},
+		ScenarioScale: func(ctx context.Context, e *env) ([]Row, error) { return scale(ctx, e, p.scalePods) },
+	}
+	var ours, kwok []Row
+	var errs []error
+	if cfg.runs(ScenarioDuplicates) {
+		cfg.progress("%s, Linode and kwok side by side", ScenarioDuplicates)
+		var wg sync.WaitGroup
+		var linodeRows, kwokRows []Row
+		var linodeErr, kwokErr error
+		wg.Go(func() {
+			linodeRows, linodeErr = runGroup(ctx, cfg, Linode, p.duplicateBoot, []string{ScenarioDuplicates}, scenarios)
+		})
+		wg.Go(func() {
+			kwokRows, kwokErr = runGroup(ctx, cfg, Kwok, p.duplicateBoot, []string{ScenarioDuplicates}, scenarios)
+		})
+		wg.Wait()
+		ours, kwok = append(ours, linodeRows...), append(kwok, kwokRows...)
+		errs = append(errs, linodeErr, kwokErr)
+	}
+	for _, g := range p.groups {
+		for _, provider := range []Provider{Linode, Kwok} {
+			names := slices.DeleteFunc(slices.Clone(g.scenarios), func(s string) bool {
+				return !cfg.runs(s) || provider == Kwok && s == ScenarioAPICost
+			})
+			if len(names) == 0 {
+				continue
+			}
+			cfg.progress("%s: %s", provider, strings.Join(names, ", "))
+			got, err := runGroup(ctx, cfg, provider, g.boot, names, scenarios)
+			if provider == Linode {
+				ours = append(ours, got...)
+			} else {
+				kwok = append(kwok, got...)
+			}
+			errs = append(errs, err)
+		}
+	}
+	// The order, whatever order the clusters ran in.
+	order := []string{capacityScenario, duplicatesScenario, apiCostScenario, scaleScenario}
+	rows := withBaseline(ours, kwok)
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		return slices.Index(order, a.Scenario) - slices.Index(order, b.Scenario)
+	})
+	return rows, settings, errors.Join(errs...)
+}
+
+// runGroup runs the named scenarios one after another on a new cluster of the provider, and
+// stops at the first that fails.
+func runGroup(ctx context.Context, cfg Config, provider Provider, boot time.Duration, names []string,
+	scenarios map[string]func(context.Context, *env) ([]Row, error)) ([]Row, error) {
+	e, err := startEnv(ctx, cfg, provider, boot)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, name := range names {
+		err := e.removePools(ctx)
+		if err == nil {
+			var got []Row
+			got, err = scenarios[name](ctx, e)
+			rows = append(rows, got...)
+		}
+		if err != nil {
+			return rows, errors.Join(fmt.Errorf("%s, %s provider: %w", name, provider, err), e.stop())
+		}
+	}
+	return rows, e.stop()
+}
+
+func groupNames(p plan) []string {
+	names := []string{ScenarioDuplicates}
+	for _, g := range p.groups {
+		names = append(names, strings.Join(g.scenarios, " then "))
+	}
+	return names
+}
+
+// runs tells whether the scenario was asked for; all are when none is named.
+func (c Config) runs(scenario string) bool {
+	return len(c.Scenarios) == 0 || slices.Contains(c.Scenarios, scenario)
+}
+
+// withBaseline gives each of our rows the kwok provider's figure for the same scenario and
+// metric, and adds kwok's note where it says something ours does not.
+func withBaseline(ours, kwok []Row) []Row {
+	out := make([]Row, 0, len(ours))
+	for _, row := range ours {
+		for _, k := range kwok {
+			if k.Scenario != row.Scenario || k.Metric != row.Metric {
+				continue
+			}
+			value := k.Value
+			row.Kwok = &value
+			if k.Note != row.Note {
+				row.Note += "; kwok: " + k.Note
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
