@@ -34,6 +34,14 @@ demo: ## The README walk-through on a local cluster and the Linode API emulator 
 e2e: k8s-binaries ## Only the end-to-end suite: the controller on a local cluster with kwok kubelets and the emulator
 	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh 2>/dev/null | tail -n1)" go test -count=1 -timeout 15m ./test/e2e/...
 
+.PHONY: bench
+bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about 15 min)
+	go run ./cmd/bench $(BENCH_FLAGS)
+
+.PHONY: bench-quick
+bench-quick: k8s-binaries ## Smaller, shorter benchmarks for CI (under 5 min)
+	go run ./cmd/bench -quick $(BENCH_FLAGS)
+
 .PHONY: k8s-binaries
 k8s-binaries: ## Build kube-apiserver, etcd, kube-scheduler, kube-controller-manager and kwok (minutes the first time)
 	hack/build-k8s-binaries.sh >/dev/null
