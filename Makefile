@@ -35,7 +35,7 @@ e2e: k8s-binaries ## Only the end-to-end suite: the controller on a local cluste
 	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh 2>/dev/null | tail -n1)" go test -count=1 -timeout 15m ./test/e2e/...
 
 .PHONY: bench
-bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about 15 min)
+bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about 13 min)
 	go run ./cmd/bench $(BENCH_FLAGS)
 
 .PHONY: bench-quick
