@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -78,26 +79,17 @@ func (d *demo) run(ctx context.Context) error {
 
 // waitFor polls cond until it reports done, printing what was awaited and how long it took.
 func (d *demo) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) error {
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		done, err := cond(ctx)
-		if err != nil && ctx.Err() == nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if done {
-			fmt.Printf("  ✓ %-66s %5.1fs\n", what, time.Since(start).Seconds())
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			fmt.Printf("  ✗ %s: not after %v\n", what, timeout)
-			return fmt.Errorf("%s: not after %v; the controller's latest errors:\n  %s", what, timeout,
-				strings.Join(d.cluster.RecentControllerErrors(5), "\n  "))
-		case <-time.After(pollInterval):
-		}
+	took, err := d.cluster.Await(ctx, timeout, pollInterval, cond)
+	switch {
+	case errors.Is(err, localcluster.ErrAwaitTimedOut):
+		fmt.Printf("  ✗ %s: not after %v\n", what, timeout)
+		return fmt.Errorf("%s: not after %v; the controller's latest errors:\n  %s", what, timeout,
+			strings.Join(d.cluster.RecentControllerErrors(5), "\n  "))
+	case err != nil:
+		return fmt.Errorf("%s: %w", what, err)
 	}
+	fmt.Printf("  ✓ %-66s %5.1fs\n", what, took.Seconds())
+	return nil
 }
 
 func (d *demo) applyDefaults(ctx context.Context) error {

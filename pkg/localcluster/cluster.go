@@ -389,3 +389,33 @@ func ConsoleProgress(w io.Writer, start time.Time) func(string) {
 
 // Region is the region of the seeded LKE cluster and of the nodes.
 func (c *Cluster) Region() string { return c.opts.Region }
+
+// ErrAwaitTimedOut is returned by Await when the condition did not hold in time.
+var ErrAwaitTimedOut = errors.New("timed out")
+
+// Await polls cond every interval until it reports true and says how long that took. It gives up
+// with ErrAwaitTimedOut after timeout, and at once when a component or the controller has died,
+// since nothing would change after that. cond's errors stop the wait, except those that come
+// from the timeout cutting cond short.
+func (c *Cluster) Await(ctx context.Context, timeout, interval time.Duration, cond func(context.Context) (bool, error)) (time.Duration, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		done, err := cond(ctx)
+		if err != nil && ctx.Err() == nil {
+			return time.Since(start), err
+		}
+		if done {
+			return time.Since(start), nil
+		}
+		if err := c.CheckHealthy(); err != nil {
+			return time.Since(start), err
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), fmt.Errorf("%w after %v", ErrAwaitTimedOut, timeout)
+		case <-time.After(interval):
+		}
+	}
+}

@@ -243,27 +243,12 @@ func (e *env) remove(ctx context.Context, pool string) error {
 
 // waitFor polls cond every 250 ms until it holds, the timeout passes or a component dies.
 func (e *env) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) error {
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		done, err := cond(ctx)
-		if err != nil && ctx.Err() == nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if done {
-			e.cfg.progress("  %s: %s (%.1f s)", e.provider, what, time.Since(start).Seconds())
-			return nil
-		}
-		if err := e.checkHealthy(); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: not within %v (logs in %s)", what, timeout, e.cluster.LogDir)
-		case <-time.After(250 * time.Millisecond):
-		}
+	took, err := e.cluster.Await(ctx, timeout, 250*time.Millisecond, cond)
+	if err != nil {
+		return fmt.Errorf("%s: %w (logs in %s)", what, err, e.cluster.LogDir)
 	}
+	e.cfg.progress("  %s: %s (%.1f s)", e.provider, what, took.Seconds())
+	return nil
 }
 
 // controllerRequests are the requests the controller sent to the emulator, oldest first: the
