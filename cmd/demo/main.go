@@ -25,6 +25,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
 )
@@ -37,6 +40,9 @@ func main() {
 		replicas  = flag.Int("replicas", 5, "replicas of the inflate deployment")
 	)
 	flag.Parse()
+	// envtest and the clients log through controller-runtime; the steps are this command's output
+	// and the components keep their own logs.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, *mode, *timeScale, *replicas, *keep); err != nil {

@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
 )
@@ -39,6 +42,8 @@ func run() error {
 	flag.StringVar(&opts.ControllerBinary, "controller", "", "controller binary to run (default: build cmd/controller)")
 	workDir := flag.String("workdir", "", "directory for the kubeconfig and logs (default: a new temporary directory)")
 	flag.Parse()
+	// envtest and the clients log through controller-runtime; the components keep their own logs.
+	ctrllog.SetLogger(logr.Discard())
 
 	if *workDir == "" {
 		dir, err := os.MkdirTemp("", "karpenter-linode-cluster-")
