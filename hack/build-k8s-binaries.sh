@@ -27,49 +27,29 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 # build NAME PACKAGE LDFLAGS
-# build NAME... -- LDFLAGS PKG...: builds the packages into the binaries named, unless all of them
-# exist. Several packages in one go build compile as one graph, so both cores stay busy while
-# each binary links.
 build() {
-  local names=() pkgs ldflags
-  while [[ $1 != -- ]]; do names+=("$1"); shift; done
-  shift
-  ldflags=$1
-  shift
-  pkgs=("$@")
-  local missing=()
-  for name in "${names[@]}"; do
-    [[ -x "$bin_dir/$name" ]] || missing+=("$name")
-  done
-  if [[ ${#missing[@]} -eq 0 ]]; then
-    echo ">> ${names[*]}: already built" >&2
+  local name=$1 pkg=$2 ldflags=$3
+  if [[ -x "$bin_dir/$name" ]]; then
+    echo ">> $name: already built" >&2
     return
   fi
-  echo ">> ${names[*]}: building (minutes on a cold cache)" >&2
-  local start=$SECONDS tmp
-  tmp="$(mktemp -d "$bin_dir/.build.XXXXXX")"
-  # One package: name the output, since go build would name etcd's binary after "server/v3".
-  local out="$tmp/"
-  [[ ${#pkgs[@]} -eq 1 ]] && out="$tmp/${names[0]}"
-  (cd "$here/tools" && go build -trimpath -ldflags "$ldflags" -o "$out" "${pkgs[@]}")
-  for name in "${names[@]}"; do
-    mv "$tmp/$name" "$bin_dir/$name"
-  done
-  rmdir "$tmp"
-  echo ">> ${names[*]}: done in $((SECONDS - start))s" >&2
+  echo ">> $name: building $pkg (several minutes on a cold cache)" >&2
+  local start=$SECONDS
+  (cd "$here/tools" && go build -trimpath -ldflags "$ldflags" -o "$bin_dir/$name.tmp" "$pkg")
+  mv "$bin_dir/$name.tmp" "$bin_dir/$name"
+  echo ">> $name: done in $((SECONDS - start))s" >&2
 }
 
-# etcd and kwok build alongside the Kubernetes binaries; their packages are not shared.
-build etcd -- "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=release-$etcd_version" go.etcd.io/etcd/server/v3 &
-etcd_build=$!
-build kwok -- "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$kwok_version" sigs.k8s.io/kwok/cmd/kwok &
-kwok_build=$!
-build kube-apiserver kube-scheduler kube-controller-manager kubectl -- "$k8s_ldflags" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler \
-  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
-wait "$etcd_build"
-wait "$kwok_build"
+build etcd go.etcd.io/etcd/server/v3 "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=release-$etcd_version"
+build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
+build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$k8s_ldflags"
+build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_ldflags"
+# kubectl, for poking at the local cluster (make demo, cmd/localcluster).
+build kubectl k8s.io/kubernetes/cmd/kubectl "$k8s_ldflags"
+build kwok sigs.k8s.io/kwok/cmd/kwok "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$kwok_version"
 
+# kwok ships its behaviours (make a node Ready, keep its lease, run and delete pods) as Stage
+# manifests in its module; the local cluster passes them to kwok with -c.
 stages_dir="$bin_dir/kwok-stages"
 if [[ ! -s "$stages_dir/pod-ready.yaml" ]]; then
   kwok_src="$(cd "$here/tools" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)"
