@@ -246,6 +246,12 @@ func (c *Cluster) RestartController(ctx context.Context, opts RestartOptions) er
 
 func (c *Cluster) webhookPort() int32 { return int32(c.controllerPorts[2]) }
 
+// ControllerMetricsURL is the controller's Prometheus endpoint (its METRICS_PORT), where a
+// benchmark reads its heap and CPU time.
+func (c *Cluster) ControllerMetricsURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", c.controllerPorts[0])
+}
+
 // simulatorLogger writes the node simulator's errors to its own log file.
 func (c *Cluster) simulatorLogger() logr.Logger {
 	f, err := os.Create(filepath.Join(c.LogDir, "node-simulator.log"))
