@@ -11,13 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/cache"
-	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/pkg/test/lkecloud"
 )
 
 // BenchmarkGetInstanceTypes is what core's provisioner and disruption controllers call for every
@@ -56,17 +53,11 @@ func BenchmarkGetInstanceTypes(b *testing.B) {
 	if _, err := e.AddLKECluster(clusterName, region, string(lke.TierStandard)); err != nil {
 		b.Fatal(err)
 	}
-	api := e.NewClient()
-	cluster, err := lke.DiscoverCluster(ctx, api, clusterName, "")
+	cloud, err := lkecloud.New(ctx, e.NewClient(), clusterName, kubeClient)
 	if err != nil {
 		b.Fatal(err)
 	}
-	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
-	instanceTypes := instancetype.NewDefaultProvider(api, cluster.Region, options.ModeLKE, unavailable)
-	if err := instanceTypes.UpdateCatalogue(ctx); err != nil {
-		b.Fatal(err)
-	}
-	cp := linodecloudprovider.New(kubeClient, instanceTypes, lke.NewProvider(api, cluster, clusterName, unavailable))
+	cp := cloud.CloudProvider
 	nodePool := nodePoolFor("default", nodeClass)
 
 	// The first read starts the NodeClass informer; wait until the cache holds the NodeClass.

@@ -31,10 +31,9 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/pkg/test/lkecloud"
 )
 
 const (
@@ -87,14 +86,11 @@ var _ = BeforeEach(func() {
 	Expect(err).ToNot(HaveOccurred())
 	linodeClient = emu.NewClient()
 	linodeClient.SetRetryCount(5)
-	lkeCluster, err = lke.DiscoverCluster(ctx, linodeClient, clusterName, "")
-	Expect(err).ToNot(HaveOccurred())
-
 	unavailable = cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
-	instanceTypes := instancetype.NewDefaultProvider(linodeClient, lkeCluster.Region, options.ModeLKE, unavailable)
-	Expect(instanceTypes.UpdateCatalogue(ctx)).To(Succeed())
-	nodes := lke.NewProvider(linodeClient, lkeCluster, clusterName, unavailable, lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5*time.Second))
-	cloudProvider = linodecloudprovider.New(env.Client, instanceTypes, nodes)
+	cloud, err := lkecloud.New(ctx, linodeClient, clusterName, env.Client, lkecloud.WithUnavailableOfferings(unavailable),
+		lkecloud.WithNodeProviderOptions(lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5*time.Second)))
+	Expect(err).ToNot(HaveOccurred())
+	lkeCluster, cloudProvider = cloud.Cluster, cloud.CloudProvider
 
 	cluster = state.NewCluster(env.Clock, env.Client, cloudProvider)
 	recorder := events.NewRecorder(&record.FakeRecorder{})

@@ -36,12 +36,9 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/cache"
-	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/test/lkecloud"
 )
 
 const (
@@ -179,34 +176,25 @@ func newLinodeCloud(ctx context.Context, e *emulator.Emulator, setup func(*emula
 	if err != nil {
 		return nil, err
 	}
-	api := e.NewClient()
-	cluster, err := lke.DiscoverCluster(ctx, api, benchClusterName, "")
-	if err != nil {
-		return nil, err
-	}
-	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
-	instanceTypes := instancetype.NewDefaultProvider(api, cluster.Region, options.ModeLKE, unavailable)
-	if err := instanceTypes.UpdateCatalogue(ctx); err != nil {
-		return nil, err
-	}
-	// The emulator creates a pool's Linode at once with delays scaled to zero; a short poll
-	// keeps Create from sleeping the production interval.
-	nodes := lke.NewProvider(api, cluster, benchClusterName, unavailable, lke.WithPollInterval(time.Millisecond))
-
 	nodeClass := &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: nodeClassName}}
 	// Ready as the NodeClass controller, not running here, would find it against the emulator.
 	for _, condition := range []string{v1.ConditionTypeFirewallReady, v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady, v1.ConditionTypePlacementGroupReady, v1.ConditionTypeValidationSucceeded} {
 		nodeClass.StatusConditions().SetTrue(condition)
 	}
 	kubeClient := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(nodeClass).Build()
-	cp := linodecloudprovider.New(kubeClient, instanceTypes, nodes)
+	// The emulator creates a pool's Linode at once with delays scaled to zero; a short poll
+	// keeps Create from sleeping the production interval.
+	lkeCloud, err := lkecloud.New(ctx, e.NewClient(), benchClusterName, kubeClient, lkecloud.WithNodeProviderOptions(lke.WithPollInterval(time.Millisecond)))
+	if err != nil {
+		return nil, err
+	}
 	nodePool := benchNodePool(&karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: nodeClassName})
 	cloud := &linodeCloud{
-		schedulingCloud: &schedulingCloud{kubeClient: kubeClient, cloudProvider: cp, nodePool: nodePool},
+		schedulingCloud: &schedulingCloud{kubeClient: kubeClient, cloudProvider: lkeCloud.CloudProvider, nodePool: nodePool},
 		emulator:        e,
 		clusterID:       clusterID,
 	}
-	if cloud.instanceTypes, err = cp.GetInstanceTypes(ctx, nodePool); err != nil {
+	if cloud.instanceTypes, err = cloud.cloudProvider.GetInstanceTypes(ctx, nodePool); err != nil {
 		return nil, err
 	}
 	return cloud, nil

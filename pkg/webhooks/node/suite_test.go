@@ -41,14 +41,12 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/pkg/test/lkecloud"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
 )
@@ -97,13 +95,10 @@ var _ = BeforeSuite(func() {
 	_, err = emu.AddLKECluster(clusterName, region, string(lke.TierStandard))
 	Expect(err).ToNot(HaveOccurred())
 	linodeClient = emu.NewClient()
-	lkeCluster, err = lke.DiscoverCluster(ctx, linodeClient, clusterName, "")
+	cloud, err := lkecloud.New(ctx, linodeClient, clusterName, env.Client,
+		lkecloud.WithNodeProviderOptions(lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5*time.Second)))
 	Expect(err).ToNot(HaveOccurred())
-	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
-	instanceTypes := instancetype.NewDefaultProvider(linodeClient, lkeCluster.Region, options.ModeLKE, unavailable)
-	Expect(instanceTypes.UpdateCatalogue(ctx)).To(Succeed())
-	nodes = lke.NewProvider(linodeClient, lkeCluster, clusterName, unavailable, lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5*time.Second))
-	cloudProvider = linodecloudprovider.New(env.Client, instanceTypes, nodes)
+	lkeCluster, nodes, cloudProvider = cloud.Cluster, cloud.Nodes, cloud.CloudProvider
 
 	webhookPort = freePort()
 	ExpectApplied(ctx, env.Client, node.Configuration(configurationName, admissionregistrationv1.WebhookClientConfig{
