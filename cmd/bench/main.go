@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -63,13 +64,32 @@ func run(ctx context.Context, start time.Time, quick bool, scenarios []string, d
 	progress := localcluster.ConsoleProgress(os.Stdout, start)
 	report := &bench.Report{Started: start, Command: command, Machine: bench.ThisMachine()}
 
+	// The controllers the clusters run and the Go benchmarks' test binaries.
+	binDir, err := os.MkdirTemp("", "karpenter-linode-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(binDir)
+	goBenchmarks := bench.NewGoBenchmarks(filepath.Join(binDir, "go-benchmarks"))
+
 	var errs []error
 	if runsAny(scenarios, bench.ClusterScenarios) {
-		rows, settings, err := runClusterScenarios(ctx, quick, scenarios, progress)
+		cfg := bench.Config{
+			Quick:              quick,
+			Scenarios:          scenarios,
+			ControllerBinary:   filepath.Join(binDir, "controller"),
+			KwokProviderBinary: filepath.Join(binDir, "karpenter-kwok"),
+			Progress:           progress,
+		}
+		if runsAny(scenarios, []string{goScenario}) {
+			// Its error, if any, comes back when the Go benchmarks run.
+			cfg.WhileCounting = func(ctx context.Context) { _ = goBenchmarks.Compile(ctx) }
+		}
+		rows, settings, err := runClusterScenarios(ctx, cfg)
 		report.Settings, report.Rows = settings, rows
 		errs = append(errs, err)
 	}
-	for _, s := range inProcess(quick) {
+	for _, s := range inProcess(quick, goBenchmarks) {
 		if !runsAny(scenarios, []string{s.name}) {
 			continue
 		}
@@ -90,24 +110,15 @@ func run(ctx context.Context, start time.Time, quick bool, scenarios []string, d
 }
 
 // runClusterScenarios builds the two controllers the local clusters run and runs bench.Run.
-func runClusterScenarios(ctx context.Context, quick bool, scenarios []string, progress func(string)) ([]bench.Row, map[string]string, error) {
-	binDir, err := os.MkdirTemp("", "karpenter-linode-bench-")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer os.RemoveAll(binDir)
-	cfg := bench.Config{
-		Quick:              quick,
-		Scenarios:          scenarios,
-		ControllerBinary:   filepath.Join(binDir, "controller"),
-		KwokProviderBinary: filepath.Join(binDir, "karpenter-kwok"),
-		Progress:           progress,
-	}
-	progress("building the controller (cmd/controller) and core's kwok provider (sigs.k8s.io/karpenter/kwok)")
-	if err := localcluster.BuildController(ctx, cfg.ControllerBinary); err != nil {
-		return nil, nil, err
-	}
-	if err := localcluster.BuildKwokProvider(ctx, cfg.KwokProviderBinary); err != nil {
+func runClusterScenarios(ctx context.Context, cfg bench.Config) ([]bench.Row, map[string]string, error) {
+	cfg.Progress("building the controller (cmd/controller) and core's kwok provider (sigs.k8s.io/karpenter/kwok)")
+	// Side by side: each build ends in a link that keeps only one core busy.
+	var controllerErr, kwokErr error
+	var builds sync.WaitGroup
+	builds.Go(func() { controllerErr = localcluster.BuildController(ctx, cfg.ControllerBinary) })
+	builds.Go(func() { kwokErr = localcluster.BuildKwokProvider(ctx, cfg.KwokProviderBinary) })
+	builds.Wait()
+	if err := errors.Join(controllerErr, kwokErr); err != nil {
 		return nil, nil, err
 	}
 	return bench.Run(ctx, cfg)
@@ -119,19 +130,22 @@ type inProcessScenario struct {
 	run         func(context.Context) ([]bench.Row, error)
 }
 
-func inProcess(quick bool) []inProcessScenario {
+// goScenario names the hot paths' Go benchmarks.
+const goScenario = "go"
+
+func inProcess(quick bool, goBenchmarks *bench.GoBenchmarks) []inProcessScenario {
 	return []inProcessScenario{
 		{"scheduling", "Scheduling throughput", func(ctx context.Context) ([]bench.Row, error) {
 			return bench.SchedulingThroughput(ctx, schedulingPods(quick))
 		}},
 		{"cost", "Cost efficiency", bench.CostEfficiency},
-		{"go", "Go benchmarks of the hot paths", func(ctx context.Context) ([]bench.Row, error) { return bench.GoBenchmarks(ctx, quick) }},
+		{goScenario, "Go benchmarks of the hot paths", func(ctx context.Context) ([]bench.Row, error) { return goBenchmarks.Run(ctx, quick) }},
 	}
 }
 
 func allScenarios() []string {
 	names := slices.Clone(bench.ClusterScenarios)
-	for _, s := range inProcess(false) {
+	for _, s := range inProcess(false, nil) {
 		names = append(names, s.name)
 	}
 	return names

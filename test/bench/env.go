@@ -51,6 +51,10 @@ type Config struct {
 	KwokProviderBinary string
 	// Progress hears about each step; nil for silence.
 	Progress func(string)
+	// WhileCounting is work that may share the machine with the counted scenarios, whose figures
+	// are counts, but not with the timed ones: compiling the Go benchmarks. Run runs it beside
+	// the counted scenarios (or first, when none runs) and waits for it before the timed ones.
+	WhileCounting func(context.Context)
 }
 
 func (c Config) progress(format string, args ...any) {

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // hotPath is a Go benchmark of a path every provisioning round or every node takes.
@@ -29,29 +31,51 @@ var hotPaths = []hotPath{
 	{"./pkg/webhooks/node", "BenchmarkAdmissionDecision", "the Node webhook's decision for one of our nodes"},
 }
 
-// GoBenchmarks runs the hot paths' Go benchmarks, one go test at a time so that they do not
-// compete for the cores, and reports ns/op with allocs/op and B/op in the note. Each row's
-// command reproduces it alone. quick shortens -benchtime for a smoke run. The benchmarks run
-// from the module root found from the working directory, with the environment's Go settings.
-func GoBenchmarks(ctx context.Context, quick bool) ([]Row, error) {
-	root, err := moduleRoot(ctx)
-	if err != nil {
+// GoBenchmarks are the hot paths' Go benchmarks, compiled into test binaries once (go test -c)
+// and run one at a time, so that they do not compete for the cores. Compiling takes most of
+// their time on a new machine and measures nothing, so Compile may run while the counted
+// scenarios share the machine; Run compiles whatever is not compiled yet.
+type GoBenchmarks struct {
+	dir   string
+	once  sync.Once
+	root  string
+	built map[string]string // package (relative to root) -> test binary
+	err   error
+}
+
+// NewGoBenchmarks keeps the test binaries in dir.
+func NewGoBenchmarks(dir string) *GoBenchmarks { return &GoBenchmarks{dir: dir} }
+
+// Compile builds the test binary of every hot path's package with one go test -c, from the
+// module root found from the working directory, with the environment's Go settings. Only the
+// first call compiles; later ones return its error.
+func (g *GoBenchmarks) Compile(ctx context.Context) error {
+	g.once.Do(func() { g.root, g.built, g.err = compileTestBinaries(ctx, g.dir) })
+	return g.err
+}
+
+// Run runs each hot path's benchmark and reports ns/op, with allocs/op and B/op in the note.
+// Each row's command is the go test that reproduces it alone; quick shortens -benchtime for a
+// smoke run.
+func (g *GoBenchmarks) Run(ctx context.Context, quick bool) ([]Row, error) {
+	if err := g.Compile(ctx); err != nil {
 		return nil, err
 	}
 	var rows []Row
 	for _, h := range hotPaths {
-		args := benchmarkArgs(h, quick)
-		cmd := exec.CommandContext(ctx, "go", args...)
-		cmd.Dir = root
+		cmd := exec.CommandContext(ctx, g.built[h.pkg], testBinaryArgs(h, quick)...)
+		// go test runs a package's tests in its directory; testdata paths count on it.
+		cmd.Dir = filepath.Join(g.root, h.pkg)
 		output, err := cmd.CombinedOutput()
+		command := "go " + shellJoin(benchmarkArgs(h, quick))
 		if err != nil {
-			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tail(string(output), 40))
+			return nil, fmt.Errorf("%s: %w\n%s", command, err, tail(string(output), 40))
 		}
 		results, err := parseBenchmarks(string(output))
 		if err != nil {
 			return nil, err
 		}
-		hotPathRows, err := benchmarkRows(h, results, "go "+shellJoin(args))
+		hotPathRows, err := benchmarkRows(h, results, command)
 		if err != nil {
 			return nil, err
 		}
@@ -60,15 +84,56 @@ func GoBenchmarks(ctx context.Context, quick bool) ([]Row, error) {
 	return rows, nil
 }
 
-// benchmarkArgs run one benchmark, all its sub-benchmarks included. The pattern has no
-// alternation: a "|" would also split the report's Markdown table.
+// compileTestBinaries runs go test -c for the hot paths' packages, in parallel as one go
+// command, and returns the module root and each package's binary.
+func compileTestBinaries(ctx context.Context, dir string) (string, map[string]string, error) {
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	built := map[string]string{}
+	packageOf := map[string]string{} // binary -> package
+	args := []string{"test", "-c", "-o", dir + string(filepath.Separator)}
+	for _, h := range hotPaths {
+		if _, ok := built[h.pkg]; ok {
+			continue
+		}
+		// With -o a directory, go test -c names each binary after its package's last element.
+		binary := filepath.Join(dir, path.Base(h.pkg)+".test")
+		if other, ok := packageOf[binary]; ok {
+			return "", nil, fmt.Errorf("hot paths in %s and %s: their test binaries would both be %s", other, h.pkg, binary)
+		}
+		built[h.pkg], packageOf[binary] = binary, h.pkg
+		args = append(args, h.pkg)
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	if output, err := cmd.CombinedOutput(); err != nil {
+		return "", nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tail(string(output), 40))
+	}
+	return root, built, nil
+}
+
+// benchmarkArgs are the go test arguments that run one benchmark, all its sub-benchmarks
+// included. The pattern has no alternation: a "|" would also split the report's Markdown table.
 func benchmarkArgs(h hotPath, quick bool) []string {
 	args := []string{"test", "-run", "^$", "-bench", "^" + h.benchmark + "$", "-benchmem"}
 	if quick {
-		args = append(args, "-benchtime", "100ms")
+		args = append(args, "-benchtime", quickBenchtime)
 	}
 	return append(args, h.pkg)
 }
+
+// testBinaryArgs are benchmarkArgs for the test binary go test -c built.
+func testBinaryArgs(h hotPath, quick bool) []string {
+	args := []string{"-test.run", "^$", "-test.bench", "^" + h.benchmark + "$", "-test.benchmem"}
+	if quick {
+		args = append(args, "-test.benchtime", quickBenchtime)
+	}
+	return args
+}
+
+const quickBenchtime = "100ms"
 
 func moduleRoot(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()

@@ -95,3 +95,22 @@ func TestBenchmarkArgs(t *testing.T) {
 		t.Fatalf("command\n%s\nwant\n%s", got, want)
 	}
 }
+
+// The report names the go test command of each figure; the test binary that measured it must
+// get the same flags, or the command would not reproduce the figure.
+func TestTestBinaryArgsMatchTheReportedCommand(t *testing.T) {
+	create := hotPath{"./pkg/providers/lke", "BenchmarkCreate", "Create"}
+	for _, quick := range []bool{false, true} {
+		goTest := benchmarkArgs(create, quick)
+		var want []string
+		for _, arg := range goTest[1 : len(goTest)-1] { // without "test" and the package
+			if flag, ok := strings.CutPrefix(arg, "-"); ok {
+				arg = "-test." + flag
+			}
+			want = append(want, arg)
+		}
+		if got := testBinaryArgs(create, quick); strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("quick=%v: test binary gets %q, want %q (from %q)", quick, got, want, goTest)
+		}
+	}
+}

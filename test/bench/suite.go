@@ -119,6 +119,10 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		{Linode, p.apiCostBoot, ScenarioAPICost},
 	}
 	counted = slices.DeleteFunc(counted, func(r countedRun) bool { return !cfg.runs(r.scenario) })
+	var alongside sync.WaitGroup
+	if cfg.WhileCounting != nil {
+		alongside.Go(func() { cfg.WhileCounting(ctx) })
+	}
 	if len(counted) > 0 {
 		cfg.progress("%s and %s, side by side", ScenarioDuplicates, ScenarioAPICost)
 		rows := make([][]Row, len(counted))
@@ -137,6 +141,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		}
 		errs = append(errs, runErrs...)
 	}
+	alongside.Wait()
 	for _, g := range p.groups {
 		for _, provider := range []Provider{Linode, Kwok} {
 			names := slices.DeleteFunc(slices.Clone(g.scenarios), func(s string) bool { return !cfg.runs(s) })
