@@ -11,6 +11,10 @@ CONTROLLER_GEN := $(BIN_DIR)/controller-gen
 GOTESTSUM := $(BIN_DIR)/gotestsum
 GOLANGCI_LINT := $(BIN_DIR)/golangci-lint
 
+# What the tests, the local clusters and the benchmarks run; kubectl is built only for make demo.
+K8S_BINARIES := etcd kube-apiserver kube-scheduler kube-controller-manager kwok
+K8S_BIN_DIR_CMD := hack/build-k8s-binaries.sh $(K8S_BINARIES) 2>/dev/null | tail -n1
+
 # Packages whose tests also run under the race detector (concurrency is what they are about).
 RACE_PKGS ?= $(shell go list ./pkg/emulator/... 2>/dev/null)
 
@@ -20,7 +24,7 @@ help: ## Show this help
 
 .PHONY: test
 test: k8s-binaries $(GOTESTSUM) ## Run every test against a real kube-apiserver, etcd and the Linode emulator
-	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh 2>/dev/null | tail -n1)" \
+	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" \
 		$(GOTESTSUM) --format testname -- -count=1 -timeout 30m ./...
 ifneq ($(strip $(RACE_PKGS)),)
 	$(GOTESTSUM) --format testname -- -count=1 -race -timeout 15m $(RACE_PKGS)
@@ -32,7 +36,7 @@ demo: ## The README walk-through on a local cluster and the Linode API emulator 
 
 .PHONY: e2e
 e2e: k8s-binaries ## Only the end-to-end suite: the controller on a local cluster with kwok kubelets and the emulator
-	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh 2>/dev/null | tail -n1)" go test -count=1 -timeout 15m ./test/e2e/...
+	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" go test -count=1 -timeout 15m ./test/e2e/...
 
 .PHONY: bench
 bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about 13 min)
@@ -44,7 +48,7 @@ bench-quick: k8s-binaries ## Smaller, shorter benchmarks for CI (under 5 min)
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build kube-apiserver, etcd, kube-scheduler, kube-controller-manager and kwok (minutes the first time)
-	hack/build-k8s-binaries.sh >/dev/null
+	hack/build-k8s-binaries.sh $(K8S_BINARIES) >/dev/null
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the CRDs and deepcopy code from pkg/apis

@@ -115,11 +115,11 @@ require (
 	gopkg.in/ini.v1 v1.67.2 // indirect
 	k8s.io/apiserver v0.36.1 // indirect
 	k8s.io/autoscaler/vertical-pod-autoscaler v1.7.0 // indirect
-	k8s.io/cloud-provider v0.35.0 // indirect
+	k8s.io/cloud-provider v0.36.1 // indirect
 	k8s.io/component-base v0.36.1 // indirect
-	k8s.io/component-helpers v0.35.0 // indirect
-	k8s.io/csi-translation-lib v0.35.0 // indirect
-	k8s.io/dynamic-resource-allocation v0.35.0 // indirect
+	k8s.io/component-helpers v0.36.1 // indirect
+	k8s.io/csi-translation-lib v0.36.1 // indirect
+	k8s.io/dynamic-resource-allocation v0.36.1 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260414162039-ec9c827d403f // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect

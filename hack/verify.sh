@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails when a generated file differs from what `make generate` produces (stale, or edited by
-# hand), when go.mod/go.sum are untidy, or when Go files are not gofmt'ed. Leaves the tree as it was.
+# hand), when go.mod/go.sum (or hack/tools') are untidy or disagree on a module both compile, or
+# when Go files are not gofmt'ed. Leaves the tree as it was.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
@@ -24,8 +25,13 @@ if [[ $status -ne 0 ]]; then
   echo "generated files are out of date or were edited by hand: run 'make generate' and commit the result" >&2
 fi
 
-if ! go mod tidy -diff >/dev/null; then
-  echo "go.mod/go.sum are not tidy: run 'go mod tidy'" >&2
+for module in . hack/tools; do
+  if ! (cd "$module" && go mod tidy -diff >/dev/null); then
+    echo "$module/go.mod or go.sum is not tidy: run 'go mod tidy' there" >&2
+    status=1
+  fi
+done
+if ! hack/check-shared-versions.sh; then
   status=1
 fi
 unformatted="$(gofmt -l $(git ls-files '*.go' | grep -v '^hack/'))"
