@@ -13,15 +13,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -29,7 +26,6 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
 )
 
 func main() {
@@ -57,7 +53,7 @@ func run(ctx context.Context, mode string, timeScale float64, replicas int, keep
 	fmt.Printf("Linode boot delays are scaled by %g: a node takes about %.0f s from launch to running instead of about 160 s.\n\n",
 		timeScale, 160*timeScale)
 
-	if err := ensureKubernetesBinaries(ctx); err != nil {
+	if err := localcluster.EnsureBinaries(ctx, os.Stdout); err != nil {
 		return err
 	}
 	workDir, err := os.MkdirTemp("", "karpenter-linode-demo-")
@@ -89,30 +85,4 @@ func run(ctx context.Context, mode string, timeScale float64, replicas int, keep
 
 	d := newDemo(ctx, cluster, replicas, timeScale)
 	return d.run(ctx)
-}
-
-// ensureKubernetesBinaries builds kube-apiserver and friends on a machine that lacks them (about
-// 5 minutes on a cold Go cache), showing the build script's progress.
-func ensureKubernetesBinaries(ctx context.Context) error {
-	if _, err := component.BinaryDir(); err == nil {
-		return nil
-	}
-	fmt.Println("Building the Kubernetes binaries from the Go module proxy (once; several minutes on a new machine)...")
-	cmd := exec.CommandContext(ctx, "hack/build-k8s-binaries.sh")
-	cmd.Stderr = os.Stdout
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("running hack/build-k8s-binaries.sh (run the demo from the repository root): %w", err)
-	}
-	var lastLine string
-	for scanner := bufio.NewScanner(out); scanner.Scan(); {
-		lastLine = scanner.Text()
-	}
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("building the Kubernetes binaries: %w", err)
-	}
-	return os.Setenv("KUBEBUILDER_ASSETS", strings.TrimSpace(lastLine))
 }

@@ -57,6 +57,9 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := localcluster.EnsureBinaries(ctx, os.Stdout); err != nil {
+		return err
+	}
 	cluster, err := localcluster.Start(ctx, opts)
 	if err != nil {
 		return err
