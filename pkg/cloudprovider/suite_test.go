@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/controllers/dynamicresources/deviceallocation"
 	"sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/lifecycle"
@@ -147,14 +146,4 @@ func poolPlans() []string {
 		plans = append(plans, pool.Type)
 	}
 	return plans
-}
-
-func nodeClaims() []*karpv1.NodeClaim {
-	list := &karpv1.NodeClaimList{}
-	Expect(env.Client.List(ctx, list, client.MatchingLabels{})).To(Succeed())
-	out := make([]*karpv1.NodeClaim, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, &list.Items[i])
-	}
-	return out
 }

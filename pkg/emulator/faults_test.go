@@ -25,7 +25,7 @@ func TestFaultSequence(t *testing.T) {
 			}
 			continue
 		}
-		apiErr(t, err, want)
+		wantAPIError(t, err, want)
 	}
 	if got := e.Counters()["GET /regions"]; got != 4 {
 		t.Fatalf("counter %d", got)
@@ -46,7 +46,7 @@ func TestFaultErrorRateIsSeeded(t *testing.T) {
 		n := 0
 		for range 40 {
 			if _, err := c.GetType(context.Background(), "g6-standard-1"); err != nil {
-				apiErr(t, err, 500)
+				wantAPIError(t, err, 500)
 				n++
 			}
 		}
@@ -85,7 +85,7 @@ func TestFaultLostResponse(t *testing.T) {
 
 	e.InjectFault(Fault{Method: "POST", Route: "/lke/clusters/{clusterId}/pools", LoseResponse: LoseWith502, Count: 1})
 	_, err := c.CreateLKENodePool(ctx, cluster, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
-	apiErr(t, err, 502)
+	wantAPIError(t, err, 502)
 	if len(e.Pools(cluster)) != 1 {
 		t.Fatal("the lost request was not applied")
 	}
@@ -120,7 +120,7 @@ func TestAdminEndpoints(t *testing.T) {
 		t.Fatalf("add fault: %d %v", resp.StatusCode, out)
 	}
 	_, err := c.ListInstances(ctx, nil)
-	apiErr(t, err, 500)
+	wantAPIError(t, err, 500)
 
 	if resp, _ := post("PUT", "/_emulator/capacity", `{"region": "us-east", "plan": "g6-standard-4", "count": 0}`); resp.StatusCode != 200 {
 		t.Fatalf("set capacity: %d", resp.StatusCode)

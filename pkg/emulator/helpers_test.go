@@ -32,6 +32,12 @@ func startEmulator(t testing.TB, opts ...Option) (*Emulator, *linodego.Client, *
 }
 
 // apiErr asserts err is a linodego API error with that status and returns it.
+// wantAPIError asserts err is a Linode API error with the status.
+func wantAPIError(t *testing.T, err error, status int) {
+	t.Helper()
+	_ = apiErr(t, err, status)
+}
+
 func apiErr(t *testing.T, err error, status int) *linodego.Error {
 	t.Helper()
 	var le *linodego.Error
@@ -44,8 +50,8 @@ func apiErr(t *testing.T, err error, status int) *linodego.Error {
 	return le
 }
 
-// wantField asserts err is a 400 naming field.
-func wantField(t *testing.T, err error, field string) *linodego.Error {
+// wantField asserts err is a 400 naming field, and returns its message.
+func wantField(t *testing.T, err error, field string) string {
 	t.Helper()
 	le := apiErr(t, err, 400)
 	if le.Response == nil {
@@ -54,7 +60,7 @@ func wantField(t *testing.T, err error, field string) *linodego.Error {
 	if want := "[" + field + "]"; !strings.Contains(le.Message, want) {
 		t.Fatalf("want error on field %q, got %q", field, le.Message)
 	}
-	return le
+	return le.Message
 }
 
 // repoRoot walks up from the test's working directory to go.mod.

@@ -280,8 +280,8 @@ func TestCapacity(t *testing.T) {
 
 	if _, err := c.CreateLKENodePool(ctx, cluster, linodego.LKENodePoolCreateOptions{Count: 3, Type: "g6-dedicated-8"}); err == nil {
 		t.Fatal("pool larger than capacity accepted")
-	} else if le := wantField(t, err, "type"); !strings.Contains(le.Message, CapacityReasonMarker) {
-		t.Fatalf("capacity error not recognisable: %q", le.Message)
+	} else if message := wantField(t, err, "type"); !strings.Contains(message, CapacityReasonMarker) {
+		t.Fatalf("capacity error not recognisable: %q", message)
 	}
 	if _, err := c.CreateLKENodePool(ctx, cluster, linodego.LKENodePoolCreateOptions{Count: 2, Type: "g6-dedicated-8"}); err != nil {
 		t.Fatal(err)
@@ -294,8 +294,8 @@ func TestCapacity(t *testing.T) {
 		t.Fatalf("exhausted plan not reported unavailable: %+v", av)
 	}
 	_, err = c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-dedicated-8"})
-	if le := wantField(t, err, "type"); !strings.Contains(le.Message, CapacityReasonMarker) {
-		t.Fatalf("instance capacity error: %q", le.Message)
+	if message := wantField(t, err, "type"); !strings.Contains(message, CapacityReasonMarker) {
+		t.Fatalf("instance capacity error: %q", message)
 	}
 	// Plans the catalogue lists as unavailable start exhausted.
 	_, err = c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-central", Type: "g1-gpu-rtx6000-1"})

@@ -51,7 +51,7 @@ func TestRateLimits(t *testing.T) {
 		}
 	}
 	_, err := c.CreateInstance(ctx, opts)
-	apiErr(t, err, 429)
+	wantAPIError(t, err, 429)
 	clk.Step(15 * time.Second)
 	if _, err := c.CreateInstance(ctx, opts); err != nil {
 		t.Fatalf("create budget not refilled: %v", err)

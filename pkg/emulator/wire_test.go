@@ -102,7 +102,7 @@ func TestErrorsAndAuth(t *testing.T) {
 	if _, err := bad.ListRegions(ctx, nil); err == nil {
 		t.Fatal("missing token accepted")
 	} else {
-		apiErr(t, err, 401)
+		wantAPIError(t, err, 401)
 	}
 
 	resp, raw := do(t, e, "GET", "/v4/lke/clusters/0", nil, "")

@@ -357,11 +357,11 @@ func diversePods(count int) []*corev1.Pod {
 			kind = kinds[i/perKind]
 		}
 		opts := kind(r, i)
-		opts.ObjectMeta.Name = fmt.Sprintf("pod-%06d", i)
+		opts.Name = fmt.Sprintf("pod-%06d", i)
 		// The scheduler caches per-pod data by UID.
-		opts.ObjectMeta.UID = types.UID(opts.ObjectMeta.Name)
-		if opts.ObjectMeta.Labels == nil {
-			opts.ObjectMeta.Labels = randomLabel(r, "my-label")
+		opts.UID = types.UID(opts.Name)
+		if opts.Labels == nil {
+			opts.Labels = randomLabel(r, "my-label")
 		}
 		opts.ResourceRequirements = corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU:    resource.MustParse(fmt.Sprintf("%dm", pick(r, 100, 250, 500, 1000, 1500))),

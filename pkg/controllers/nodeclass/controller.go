@@ -34,6 +34,10 @@ import (
 // firewall can be deleted behind Karpenter's back.
 const revalidateInterval = 5 * time.Minute
 
+// conflictRetry is how soon a class is resolved again when its status changed under the
+// controller (a launch rejection recorded meanwhile): at once, but not in a tight loop.
+const conflictRetry = time.Second
+
 // API is the part of the Linode API the controller reads.
 type API interface {
 	GetFirewall(ctx context.Context, firewallID int) (*linodego.Firewall, error)
@@ -91,7 +95,7 @@ func (c *Controller) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClas
 		// The lock keeps a launch rejection recorded meanwhile from being overwritten.
 		if err := c.kubeClient.Status().Patch(ctx, nodeClass, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
 			if apierrors.IsConflict(err) {
-				return reconcile.Result{Requeue: true}, nil
+				return reconcile.Result{RequeueAfter: conflictRetry}, nil
 			}
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
