@@ -20,14 +20,16 @@ var createRoutes = map[string]bool{
 	"POST /linode/instances":               true,
 }
 
-// timeToCapacity deploys each count of one-CPU pods on a new NodePool and waits until all run,
-// and reports p50 and p95 over the pods of three intervals from the moment each pod was
+// timeToCapacity deploys each count of one-CPU pods on an empty NodePool and waits until all
+// run, and reports p50 and p95 over the pods of three intervals from the moment each pod was
 // created: to the provider's first create after it, to the registration of the node it runs on,
-// and to running. The nodes of the smaller counts stay: each count's pods are pinned to their
-// own NodePool, and removing the nodes first would only add the wait for their drain.
+// and to running.
 func timeToCapacity(ctx context.Context, e *env, podCounts []int) ([]Row, error) {
 	var rows []Row
 	for _, n := range podCounts {
+		if err := e.removePools(ctx); err != nil {
+			return rows, err
+		}
 		pool := fmt.Sprintf("capacity-%d", n)
 		if err := e.createNodePool(ctx, pool, 0); err != nil {
 			return rows, err
