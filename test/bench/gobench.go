@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,21 +120,23 @@ func compileTestBinaries(ctx context.Context, dir string) (string, map[string]st
 func benchmarkArgs(h hotPath, quick bool) []string {
 	args := []string{"test", "-run", "^$", "-bench", "^" + h.benchmark + "$", "-benchmem"}
 	if quick {
-		args = append(args, "-benchtime", quickBenchtime)
+		args = append(args, "-benchtime", "100ms")
 	}
 	return append(args, h.pkg)
 }
 
-// testBinaryArgs are benchmarkArgs for the test binary go test -c built.
+// testBinaryArgs are benchmarkArgs for the test binary go test -c built: the same flags with the
+// test. prefix, so that the go test command a row names reproduces it.
 func testBinaryArgs(h hotPath, quick bool) []string {
-	args := []string{"-test.run", "^$", "-test.bench", "^" + h.benchmark + "$", "-test.benchmem"}
-	if quick {
-		args = append(args, "-test.benchtime", quickBenchtime)
+	goTest := benchmarkArgs(h, quick)
+	args := slices.Clone(goTest[1 : len(goTest)-1]) // without "test" and the package
+	for i, arg := range args {
+		if flag, ok := strings.CutPrefix(arg, "-"); ok {
+			args[i] = "-test." + flag
+		}
 	}
 	return args
 }
-
-const quickBenchtime = "100ms"
 
 func moduleRoot(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
