@@ -23,6 +23,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/sizing"
 )
 
 // NewControllers builds the Linode cloud provider for target and returns Karpenter core's
@@ -37,7 +38,8 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 		return nil, err
 	}
 
-	linodeCloudProvider := cloudprovider.New(core.GetClient(), instanceTypes, nodes)
+	sizer := sizing.NewPolicy(core.GetClient(), sizing.Tradeoff{LargeFleetNodes: opts.SizingLargeFleetNodes, Tolerance: opts.SizingTolerancePercent / 100})
+	linodeCloudProvider := cloudprovider.New(core.GetClient(), instanceTypes, nodes, cloudprovider.WithSizer(sizer))
 	overlayUndecoratedCloudProvider := metrics.Decorate(linodeCloudProvider)
 	cloudProvider := overlay.Decorate(overlayUndecoratedCloudProvider, core.GetClient(), core.InstanceTypeStore)
 	repairPolicyMatcher, err := health.NewRepairPolicyMatcher(ctx, cloudProvider)
@@ -45,6 +47,7 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 		return nil, fmt.Errorf("the cloud provider's repair policies: %w", err)
 	}
 	clusterState := state.NewCluster(core.Clock, core.GetClient(), cloudProvider, state.WithRepairPolicyMatcher(repairPolicyMatcher))
+	sizer.Track(clusterState)
 
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
