@@ -1,0 +1,77 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+)
+
+// Every mix, for both NodePools, launches a fleet no cheaper than its lower bound (a fleet
+// cheaper than the bound would mean the bound is wrong) and within the issue's targets.
+func TestCostEfficiency(t *testing.T) {
+	rows, err := CostEfficiency(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Per NodePool: a row per mix, the geometric mean, the count of mixes dearer than one plan.
+	if want := 2 * (len(costMixes) + 2); len(rows) != want {
+		t.Fatalf("%d rows, want %d", len(rows), want)
+	}
+	for _, row := range rows {
+		switch {
+		case strings.Contains(row.Metric, "geometric mean"):
+			if row.Value > 1.12 {
+				t.Errorf("%s: %.3f, above the target of 1.12", row.Metric, row.Value)
+			}
+		case strings.Contains(row.Metric, "dearer than the cheapest fleet of one plan"):
+			if row.Value != 0 {
+				t.Errorf("%s: %v (%s)", row.Metric, row.Value, row.Note)
+			}
+		default:
+			// A little slack for floating point: a fleet can meet its bound exactly.
+			if row.Value < 1-1e-9 {
+				t.Errorf("%s: fleet/bound = %v, below the lower bound: %s", row.Metric, row.Value, row.Note)
+			}
+			if row.Value > 1.2 {
+				t.Errorf("%s: fleet/bound = %.3f, above the target of 1.2: %s", row.Metric, row.Value, row.Note)
+			}
+			if !strings.Contains(row.Note, "fleet $") || !strings.Contains(row.Note, "lower bound $") {
+				t.Errorf("%s: note %q does not give the fleet and the bound", row.Metric, row.Note)
+			}
+		}
+	}
+}
+
+func TestDecodeNodePool(t *testing.T) {
+	nodePool, err := decodeNodePool([]byte(`apiVersion: karpenter.k8s.linode/v1
+kind: LinodeNodeClass
+metadata:
+  name: default
+---
+# a comment only
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: default
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.linode, kind: LinodeNodeClass, name: default}
+      requirements:
+        - key: karpenter.k8s.linode/instance-cpu
+          operator: Lt
+          values: ["49"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := nodePool.Spec.Template.Spec.Requirements; len(r) != 1 || r[0].Key != v1.LabelInstanceCPU || r[0].Operator != "Lt" || len(r[0].Values) != 1 || r[0].Values[0] != "49" {
+		t.Fatalf("requirements = %+v", r)
+	}
+	if _, err := decodeNodePool([]byte("apiVersion: karpenter.k8s.linode/v1\nkind: LinodeNodeClass\n")); err == nil {
+		t.Fatal("a file without a NodePool decoded")
+	}
+}
