@@ -77,11 +77,15 @@ type env struct {
 	pools []string
 }
 
-// startEnv starts a local cluster for the provider, with nodes that take bootDelay to register.
-func startEnv(ctx context.Context, cfg Config, provider Provider, bootDelay time.Duration) (_ *env, err error) {
+// startEnv starts a local cluster for the provider, with nodes that take bootDelay to register;
+// tune changes the cluster's options further.
+func startEnv(ctx context.Context, cfg Config, provider Provider, bootDelay time.Duration, tune ...func(*localcluster.Options)) (_ *env, err error) {
 	opts := localcluster.Options{
 		DelayScale:       bootDelay.Seconds() / linodeBootTime.Seconds(),
 		ControllerBinary: cfg.ControllerBinary,
+	}
+	for _, t := range tune {
+		t(&opts)
 	}
 	if provider == Kwok {
 		opts.Mode = localcluster.ModeKwokProvider

@@ -68,6 +68,18 @@ var costMixes = []costMix{
 		daemonSets: []costDaemonSet{{name: "logs", requests: requests("100m", "128Mi")}, {name: "metrics", requests: requests("150m", "256Mi")}}},
 }
 
+// quickCostMixes are the mixes of the short cost run in CI: three that exercise the mechanism's
+// parts (sizes that pack onto mid-sized plans, a pod left to a later round, DaemonSets).
+func quickCostMixes() []costMix {
+	var mixes []costMix
+	for _, m := range costMixes {
+		if m.name == "web" || m.name == "big-and-small" || m.name == "daemonsets" {
+			mixes = append(mixes, m)
+		}
+	}
+	return mixes
+}
+
 // pods is how many pods the mix runs at full size.
 func (m costMix) pods() int {
 	n := 0
