@@ -55,13 +55,15 @@ const (
 type costNodePool struct {
 	// name says which NodePool in the rows.
 	name string
-	// requirements and taints are the NodePool's; nil requirements allow every plan.
+	// requirements and taints are the NodePool's.
 	requirements []karpv1.NodeSelectorRequirementWithMinValues
 	taints       []corev1.Taint
 }
 
-// openNodePool is the bench's NodePool, which allows every plan.
-var openNodePool = costNodePool{name: "NodePool open to every plan"}
+// openNodePool is the bench's NodePool, which allows every plan: every Linode is a Linux node.
+var openNodePool = costNodePool{name: "NodePool open to every plan", requirements: []karpv1.NodeSelectorRequirementWithMinValues{
+	{Key: corev1.LabelOSStable, Operator: corev1.NodeSelectorOpIn, Values: []string{string(corev1.Linux)}},
+}}
 
 // Example NodePools: the README's default, and the GPU NodePool it points GPU pods to.
 const (
@@ -248,9 +250,7 @@ func (f mixFleet) row(where string) Row {
 	if f.rounds > 0 {
 		note += fmt.Sprintf("; %d provisioning round(s)", f.rounds)
 	}
-	if f.pool.requirements != nil {
-		note += "; the NodePool requires " + formatRequirements(f.pool.requirements)
-	}
+	note += "; the NodePool requires " + formatRequirements(f.pool.requirements)
 	return Row{
 		Scenario: costScenario,
 		Metric:   fmt.Sprintf("%s (%s, %s): %s, fleet $/h ÷ lower bound", f.mix.name, f.pool.name, where, f.mix.describe()),
@@ -307,9 +307,7 @@ func provisionInProcess(ctx context.Context, mix costMix, pool costNodePool) (mi
 	}
 	defer linode.close()
 	nodePool := linode.nodePool.DeepCopy()
-	if pool.requirements != nil {
-		nodePool.Spec.Template.Spec.Requirements = pool.requirements
-	}
+	nodePool.Spec.Template.Spec.Requirements = pool.requirements
 	nodePool.Spec.Template.Spec.Taints = pool.taints
 	linode.nodePool = nodePool
 
