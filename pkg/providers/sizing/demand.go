@@ -186,8 +186,10 @@ func hardTaints(template *corescheduling.NodeClaimTemplate) scheduling.Taints {
 
 // demand is a NodePool's pending pods and plans as the simulation sees them.
 type demand struct {
-	plans  []plan
-	shapes []*shape
+	plans []plan
+	// instanceTypes are the plans' instance types, in the same order.
+	instanceTypes cloudprovider.InstanceTypes
+	shapes        []*shape
 	// floor is the cheapest plan holding a pod core could not place before, or -1.
 	floor int
 	pods  int
@@ -258,6 +260,7 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 			room[dim] -= overhead[dim]
 		}
 		d.plans = append(d.plans, plan{name: c.it.Name, price: c.price, room: room})
+		d.instanceTypes = append(d.instanceTypes, c.it)
 	}
 	empty := make(vector, len(dims))
 	for _, g := range groups {
@@ -295,6 +298,23 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 	}
 	queueOrder(d.shapes)
 	return d
+}
+
+// satisfyMinValues raises the ceiling (an index into plans) until the plans up to it meet the
+// NodePool's minValues, if it sets any: core launches nothing for a NodePool whose offered plans
+// cannot meet them.
+func (d demand) satisfyMinValues(ceiling int, requirements scheduling.Requirements) int {
+	for ceiling < len(d.plans)-1 {
+		if _, _, err := d.instanceTypes[:ceiling+1].SatisfiesMinValues(requirements); err == nil {
+			break
+		}
+		ceiling++
+		// A ceiling allows every plan at its price.
+		for ceiling < len(d.plans)-1 && d.plans[ceiling+1].price == d.plans[ceiling].price {
+			ceiling++
+		}
+	}
+	return ceiling
 }
 
 // daemonOverhead is what the DaemonSets that would run on a node of the plan in the NodePool

@@ -236,13 +236,18 @@ func choose(plans []plan, shapes []*shape, tradeoff Tradeoff, floor int) decisio
 			}
 		}
 	}
-	d := decision{ceiling: chosen.ceiling, fleet: chosen.fleet, cheapest: cheapest}
+	return decision{ceiling: chosen.ceiling, fleet: chosen.fleet, cheapest: cheapest, deferred: deferredAt(plans, shapes, chosen.ceiling)}
+}
+
+// deferredAt counts the pods no plan up to the ceiling holds.
+func deferredAt(plans []plan, shapes []*shape, ceiling int) int {
+	n := 0
 	for _, sh := range shapes {
-		if plans[sh.cheapest].price > plans[chosen.ceiling].price {
-			d.deferred += sh.pods
+		if plans[sh.cheapest].price > plans[ceiling].price {
+			n += sh.pods
 		}
 	}
-	return d
+	return n
 }
 
 type solver struct {

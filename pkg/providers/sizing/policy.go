@@ -83,7 +83,8 @@ func (p *Policy) Track(placements Placements) {
 // every node it runs. The slice and the instance types must not be modified.
 func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType) ([]*cloudprovider.InstanceType, error) {
 	holder := p.placements.Load()
-	if holder == nil || len(instanceTypes) == 0 || nodePool.Spec.Template.Spec.NodeClassRef == nil {
+	// Core launches a static NodePool's nodes from its template, for no pending pod.
+	if holder == nil || len(instanceTypes) == 0 || nodePool.Spec.Template.Spec.NodeClassRef == nil || nodePool.Spec.Replicas != nil {
 		return instanceTypes, nil
 	}
 	p.mu.Lock()
@@ -116,6 +117,9 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	next := &memo{inputs: inputs, instanceTypes: instanceTypes, template: template, generation: nodePool.Generation, uid: nodePool.UID}
 	if len(d.shapes) > 0 {
 		decision := choose(d.plans, d.shapes, p.tradeoff, d.floor)
+		if raised := d.satisfyMinValues(decision.ceiling, template.Requirements); raised != decision.ceiling {
+			decision.ceiling, decision.deferred = raised, deferredAt(d.plans, d.shapes, raised)
+		}
 		ceiling := d.plans[decision.ceiling].price
 		if decision.ceiling < len(d.plans)-1 {
 			next.instanceTypes, next.ceiling = restrict(instanceTypes, ceiling), ceiling

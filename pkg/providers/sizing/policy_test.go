@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	corecloudprovider "sigs.k8s.io/karpenter/pkg/cloudprovider"
 	nodeclaimdisruption "sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/disruption"
@@ -145,6 +146,36 @@ var _ = Describe("Sizing", func() {
 		Expect(available(instanceTypes["g6-standard-16"])).To(BeFalse())
 	})
 
+	It("offers enough plans for the NodePool's minValues", func() {
+		nodePool.Spec.Template.Spec.Requirements = append(nodePool.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
+			Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpExists, MinValues: ptr.To(10),
+		})
+		ExpectApplied(ctx, env.Client, nodePool)
+		// Alone, thirty one-CPU pods would get the four plans up to g6-standard-4.
+		apply(pendingPods("web", 30, "1", "1Gi"))
+		offeredPlans := 0
+		for _, it := range offered() {
+			if available(it) && isStandardOrDedicated(it) {
+				offeredPlans++
+			}
+		}
+		Expect(offeredPlans).To(BeNumerically(">=", 10))
+		Expect(available(offered()["g6-dedicated-64"])).To(BeFalse())
+	})
+
+	It("leaves a static NodePool's plans alone", func() {
+		apply(pendingPods("web", 30, "1", "1Gi"))
+		static := nodePool.DeepCopy()
+		static.Spec.Replicas = ptr.To[int64](2)
+		instanceTypes, err := cloudProvider.GetInstanceTypes(ctx, static)
+		Expect(err).ToNot(HaveOccurred())
+		for _, it := range instanceTypes {
+			if it.Name == "g6-dedicated-64" {
+				Expect(available(it)).To(BeTrue())
+			}
+		}
+	})
+
 	It("answers repeated questions about unchanged demand with the same instance types", func() {
 		apply(pendingPods("web", 30, "1", "1Gi"))
 		first, err := cloudProvider.GetInstanceTypes(ctx, nodePool)
@@ -203,6 +234,11 @@ var _ = Describe("Sizing", func() {
 		})
 	})
 })
+
+func isStandardOrDedicated(it *corecloudprovider.InstanceType) bool {
+	class := it.Requirements.Get("karpenter.k8s.linode/instance-class")
+	return class.Has("standard") || class.Has("dedicated")
+}
 
 func isGPU(it *corecloudprovider.InstanceType) bool {
 	return it.Requirements.Get("karpenter.k8s.linode/instance-gpu-count").Any() != "0"
