@@ -86,9 +86,12 @@ func (b *bin) add(s *shape, holding int) {
 		b.used[d] += s.requests[d]
 	}
 	b.pods++
-	b.plans = b.plans.and(s.plans)
+	b.plans.and(s.plans)
 	b.plan = holding
 	if s.perNode > 0 {
+		if b.groups == nil {
+			b.groups = map[string]int{}
+		}
 		b.groups[s.group]++
 	}
 }
@@ -115,16 +118,17 @@ func pack(plans []plan, shapes []*shape, ceiling int) fleet {
 		heap.Init(&open)
 		for left := s.pods; left > 0; {
 			if open.Len() > 0 {
-				b := heap.Pop(&open).(*bin)
-				if holding := b.holdingPlan(plans, s, ceiling); holding >= 0 {
+				if b, holding := open[0], open[0].holdingPlan(plans, s, ceiling); holding >= 0 {
 					b.add(s, holding)
 					left--
-					heap.Push(&open, b)
+					heap.Fix(&open, 0)
+				} else {
+					// A bin that cannot take one pod of the shape takes none of its later pods.
+					heap.Pop(&open)
 				}
-				// A bin that cannot take one pod of the shape takes none of its later pods.
 				continue
 			}
-			b := &bin{used: make(vector, dims), plans: s.plans, groups: map[string]int{}, order: len(bins)}
+			b := &bin{used: make(vector, dims), plans: slices.Clone(s.plans), order: len(bins)}
 			holding := b.holdingPlan(plans, s, ceiling)
 			if holding < 0 {
 				break
@@ -354,10 +358,9 @@ func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
 func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
 func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
 
-func (b bitset) and(o bitset) bitset {
-	out := make(bitset, len(b))
+// and keeps in b only the plans also in o.
+func (b bitset) and(o bitset) {
 	for i := range b {
-		out[i] = b[i] & o[i]
+		b[i] &= o[i]
 	}
-	return out
 }
