@@ -44,7 +44,7 @@ func requests(cpu, memory string) corev1.ResourceList {
 // costMixes are the eight mixes, sized so that a local cluster runs them side by side.
 var costMixes = []costMix{
 	{name: "cpu-heavy", deployments: []costDeployment{{name: "batch", replicas: 60, requests: requests("2", "4Gi")}}},
-	{name: "memory-heavy", deployments: []costDeployment{{name: "cache", replicas: 20, requests: requests("1", "16Gi")}}},
+	{name: "memory-heavy", deployments: []costDeployment{{name: "cache", replicas: 16, requests: requests("1", "16Gi")}}},
 	{name: "web", deployments: []costDeployment{
 		{name: "frontend", replicas: 90, requests: requests("250m", "512Mi")},
 		{name: "api", replicas: 40, requests: requests("500m", "1Gi")},

@@ -48,11 +48,12 @@ type Options struct {
 	HypervisorMemoryPercent float64
 	// CatalogueRefreshInterval is how often plans, prices and regions are re-read.
 	CatalogueRefreshInterval time.Duration
-	// SizingLargeFleetNodes is the node count above which the sizing policy trades price for
-	// fewer nodes in the fleet it plans for a NodePool's pending pods.
+	// SizingLargeFleetNodes is the NodePool node count above which the sizing policy trades
+	// price for fewer nodes in the fleet it plans for the NodePool's pending pods.
 	SizingLargeFleetNodes int
 	// SizingTolerancePercent is how much dearer, in percent of the cheapest fleet, a fleet with
-	// fewer nodes may be when the cheapest one has more than SizingLargeFleetNodes nodes.
+	// fewer nodes may be when the cheapest one would give the NodePool more than
+	// SizingLargeFleetNodes nodes.
 	SizingTolerancePercent float64
 	// DisableWebhook turns off the Node mutating webhook and its certificate controller.
 	DisableWebhook bool
@@ -91,8 +92,8 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.StringVar(&o.APIVersion, "linode-api-version", env.WithDefaultString("LINODE_API_VERSION", "v4"), "[LINODE_API_VERSION] v4, or v4beta for LKE Enterprise clusters.")
 	o.malformedEnvironment = nil
 	fs.Float64Var(&o.HypervisorMemoryPercent, "hypervisor-memory-percent", o.floatFromEnv("HYPERVISOR_MEMORY_PERCENT", 2.5), "[HYPERVISOR_MEMORY_PERCENT] Share of a plan's memory not visible to the node.")
-	fs.IntVar(&o.SizingLargeFleetNodes, "sizing-large-fleet-nodes", o.intFromEnv("SIZING_LARGE_FLEET_NODES", DefaultSizingLargeFleetNodes), "[SIZING_LARGE_FLEET_NODES] When the cheapest fleet for a NodePool's pending pods has more nodes than this, the fleet with the fewest nodes within SIZING_TOLERANCE_PERCENT of its price is launched instead.")
-	fs.Float64Var(&o.SizingTolerancePercent, "sizing-tolerance-percent", o.floatFromEnv("SIZING_TOLERANCE_PERCENT", DefaultSizingTolerancePercent), "[SIZING_TOLERANCE_PERCENT] How much dearer, in percent of the cheapest fleet, a fleet with fewer nodes may be when the cheapest has more than SIZING_LARGE_FLEET_NODES nodes.")
+	fs.IntVar(&o.SizingLargeFleetNodes, "sizing-large-fleet-nodes", o.intFromEnv("SIZING_LARGE_FLEET_NODES", DefaultSizingLargeFleetNodes), "[SIZING_LARGE_FLEET_NODES] When the cheapest fleet for a NodePool's pending pods would give the NodePool more nodes than this, the fleet with the fewest nodes within SIZING_TOLERANCE_PERCENT of its price is launched instead.")
+	fs.Float64Var(&o.SizingTolerancePercent, "sizing-tolerance-percent", o.floatFromEnv("SIZING_TOLERANCE_PERCENT", DefaultSizingTolerancePercent), "[SIZING_TOLERANCE_PERCENT] How much dearer, in percent of the cheapest fleet, a fleet with fewer nodes may be when the cheapest would give the NodePool more than SIZING_LARGE_FLEET_NODES nodes.")
 	fs.DurationVar(&o.CatalogueRefreshInterval, "catalogue-refresh-interval", o.durationFromEnv("CATALOGUE_REFRESH_INTERVAL", 12*time.Hour), "[CATALOGUE_REFRESH_INTERVAL] How often plans, prices and regions are re-read.")
 	fs.BoolVar(&o.DisableWebhook, "disable-webhook", o.boolFromEnv("DISABLE_WEBHOOK", false), "[DISABLE_WEBHOOK] Do not serve the Node mutating webhook.")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.intFromEnv("WEBHOOK_PORT", 8443), "[WEBHOOK_PORT] Port of the Node mutating webhook's HTTPS server.")

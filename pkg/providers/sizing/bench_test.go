@@ -59,7 +59,7 @@ func BenchmarkDecide(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d := nodePoolDemand(template, instanceTypes, groups, nil)
-		decision := choose(d.plans, d.shapes, tradeoff, d.floor)
+		decision := choose(d.plans, d.shapes, tradeoff, 0, d.floor)
 		if decision.fleet.nodes == 0 {
 			b.Fatal(fmt.Sprintf("no fleet: %+v", decision))
 		}

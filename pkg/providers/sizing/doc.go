@@ -25,8 +25,8 @@
 // ceiling, so every round places at least one deferred pod.
 //
 // Which ceiling: the one whose simulated fleet, this round's and the later rounds' for deferred
-// pods, is cheapest; when that fleet has more than Tradeoff.LargeFleetNodes nodes, the one with
-// the fewest nodes among those at most Tradeoff.Tolerance dearer.
+// pods, is cheapest; when that fleet would give the NodePool more than Tradeoff.LargeFleetNodes
+// nodes, the one with the fewest nodes among those at most Tradeoff.Tolerance dearer.
 //
 // Core asks often (every provisioning round, every disruption pass, per consolidation
 // candidate), so pending pods are grouped by shape with cached shapes, and the answer is memoised

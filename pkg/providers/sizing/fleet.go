@@ -209,11 +209,12 @@ type option struct {
 // control plane and the controller all work in proportion to the node count. A few nodes more
 // cost nothing noticeable; hundreds do.
 type Tradeoff struct {
-	// LargeFleetNodes is the node count above which a fleet counts as large: while the cheapest
-	// fleet for the pending pods has at most this many nodes, it is taken.
+	// LargeFleetNodes is the node count above which a NodePool counts as large: while the
+	// cheapest fleet for the pending pods keeps the NodePool (its nodes and those the fleet adds)
+	// at or under this many nodes, it is taken.
 	LargeFleetNodes int
-	// Tolerance is, when the cheapest fleet is large, how much dearer (a fraction of its price)
-	// the fleet with the fewest nodes may be.
+	// Tolerance is, when the NodePool would be large, how much dearer (a fraction of the
+	// cheapest fleet's price) the fleet with the fewest nodes may be.
 	Tolerance float64
 }
 
@@ -221,18 +222,20 @@ type Tradeoff struct {
 // would launch with plans up to that price available, for the pods some such plan holds; pods
 // that need a dearer plan are left to later rounds, when the pods placed now no longer count, and
 // are simulated the same way. Of all the ways to place the pods over rounds it takes the cheapest
-// or, when that fleet is large, the one with the fewest nodes among those the trade-off's
-// tolerance allows. floor, an index into plans or -1, is the
+// or, when that fleet would make the NodePool, which has existing nodes, large, the one with the
+// fewest nodes among those the trade-off's tolerance allows. Counting the NodePool's nodes matters
+// because pods arrive in rounds: a burst of a thousand pods comes as rounds of a few dozen, each
+// small on its own. floor, an index into plans or -1, is the
 // lowest ceiling allowed: the cheapest plan that holds a pod core could not place before, so that
 // deferred pods make progress.
 //
 // plans must be ordered by price and shapes by queueOrder; every shape must fit some plan.
-func choose(plans []plan, shapes []*shape, tradeoff Tradeoff, floor int) decision {
+func choose(plans []plan, shapes []*shape, tradeoff Tradeoff, existing, floor int) decision {
 	s := solver{plans: plans, shapes: shapes, memo: map[int][]option{}}
 	options := s.options(-1, floor)
 	cheapest := options[0].fleet
 	chosen := options[0]
-	if cheapest.nodes > tradeoff.LargeFleetNodes {
+	if existing+cheapest.nodes > tradeoff.LargeFleetNodes {
 		for _, o := range options[1:] {
 			// Options are ordered by price, each with fewer nodes than the one before.
 			if o.fleet.price <= cheapest.price*(1+tradeoff.Tolerance)+1e-9 {

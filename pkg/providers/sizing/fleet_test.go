@@ -116,6 +116,7 @@ func TestChoose(t *testing.T) {
 		plans     []plan
 		shapes    []*shape
 		tolerance float64
+		existing  int
 		floor     int
 		ceiling   string
 		fleet     fleet
@@ -136,8 +137,13 @@ func TestChoose(t *testing.T) {
 		},
 		{
 			// The cases above need four small nodes, above the threshold of three.
-			name: "a fleet up to the large-fleet threshold is the cheapest whatever the tolerance", plans: smallBig, shapes: []*shape{oneShape(9, 1000)},
+			name: "a NodePool up to the large-fleet threshold gets the cheapest fleet whatever the tolerance", plans: smallBig, shapes: []*shape{oneShape(9, 1000)},
 			tolerance: 0.9, ceiling: "small", fleet: fleet{price: 3, nodes: 3},
+		},
+		{
+			// The same pods when the NodePool already has a node: four nodes make it large.
+			name: "the NodePool's nodes count towards a large fleet", plans: smallBig, shapes: []*shape{oneShape(9, 1000)},
+			tolerance: 0.9, existing: 1, ceiling: "big", fleet: fleet{price: 5, nodes: 1},
 		},
 		{
 			// All at once, the small pods fill the big pod's node (2 CPU left) and a second big
@@ -159,7 +165,7 @@ func TestChoose(t *testing.T) {
 			if floor == 0 {
 				floor = -1
 			}
-			d := choose(tc.plans, shapes, Tradeoff{LargeFleetNodes: 3, Tolerance: tc.tolerance}, floor)
+			d := choose(tc.plans, shapes, Tradeoff{LargeFleetNodes: 3, Tolerance: tc.tolerance}, tc.existing, floor)
 			if tc.plans[d.ceiling].name != tc.ceiling || !near(d.fleet.price, tc.fleet.price) || d.fleet.nodes != tc.fleet.nodes || d.deferred != tc.deferred {
 				t.Fatalf("choose = ceiling %s, fleet %+v, %d deferred; want ceiling %s, fleet %+v, %d deferred",
 					tc.plans[d.ceiling].name, d.fleet, d.deferred, tc.ceiling, tc.fleet, tc.deferred)

@@ -59,7 +59,7 @@ type memo struct {
 	uid        types.UID
 }
 
-// NewPolicy returns a policy that reads pods and DaemonSets through kubeClient (the
+// NewPolicy returns a policy that reads pods, DaemonSets and NodeClaims through kubeClient (the
 // manager's cached client) and trades price for fewer nodes as tradeoff says. It offers every
 // plan until Track gives it core's cluster state.
 func NewPolicy(kubeClient client.Client, tradeoff Tradeoff) *Policy {
@@ -108,7 +108,11 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	if err != nil {
 		return nil, err
 	}
-	inputs := inputsHash(nodePool, instanceTypes, daemonsKey, groups)
+	existing, err := p.nodeClaims(ctx, nodePool.Name)
+	if err != nil {
+		return nil, err
+	}
+	inputs := inputsHash(nodePool, instanceTypes, daemonsKey, existing, groups)
 	if previous != nil && previous.inputs == inputs {
 		return previous.instanceTypes, nil
 	}
@@ -116,7 +120,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	d := nodePoolDemand(template, instanceTypes, groups, daemons)
 	next := &memo{inputs: inputs, instanceTypes: instanceTypes, template: template, generation: nodePool.Generation, uid: nodePool.UID}
 	if len(d.shapes) > 0 {
-		decision := choose(d.plans, d.shapes, p.tradeoff, d.floor)
+		decision := choose(d.plans, d.shapes, p.tradeoff, existing, d.floor)
 		if raised := d.satisfyMinValues(decision.ceiling, template.Requirements); raised != decision.ceiling {
 			decision.ceiling, decision.deferred = raised, deferredAt(d.plans, d.shapes, raised)
 		}
@@ -193,12 +197,28 @@ func (p *Policy) daemonPods(ctx context.Context) ([]*corev1.Pod, string, error) 
 	return pods, strings.Join(keys, ","), nil
 }
 
+// nodeClaims counts the NodePool's NodeClaims that are not being deleted: its nodes, launched or
+// not.
+func (p *Policy) nodeClaims(ctx context.Context, nodePool string) (int, error) {
+	var list karpv1.NodeClaimList
+	if err := p.kubeClient.List(ctx, &list, client.MatchingLabels{karpv1.NodePoolLabelKey: nodePool}, client.UnsafeDisableDeepCopy); err != nil {
+		return 0, fmt.Errorf("listing the NodePool's NodeClaims: %w", err)
+	}
+	n := 0
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp.IsZero() {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // inputsHash identifies everything a NodePool's answer depends on: its spec, the instance types
 // (the provider returns the same slice until the catalogue or an offering changes), the
-// DaemonSets and the pending pods by shape.
-func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, groups []*podGroup) uint64 {
+// DaemonSets, the NodePool's node count and the pending pods by shape.
+func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, existing int, groups []*podGroup) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%s/%d/%p/%d/%s|", nodePool.UID, nodePool.Generation, instanceTypes[0], len(instanceTypes), daemonsKey)
+	fmt.Fprintf(h, "%s/%d/%p/%d/%s/%d|", nodePool.UID, nodePool.Generation, instanceTypes[0], len(instanceTypes), daemonsKey, existing)
 	keys := make([]string, 0, len(groups))
 	for _, g := range groups {
 		keys = append(keys, fmt.Sprintf("%s#%d#%t", g.shape.key, g.pods, g.deferred))
