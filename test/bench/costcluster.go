@@ -115,12 +115,18 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 			return nil, err
 		}
 	}
+	// Nodes become candidates consolidateAfter after their pods last changed; only then can a
+	// quiet fleet mean a settled one.
+	consolidateAfter, err := time.ParseDuration(run.consolidateAfter)
+	if err != nil {
+		return nil, err
+	}
+	shrunkAt := time.Now()
 	if err := e.waitFor(ctx, "consolidation settled", 15*time.Minute, func(ctx context.Context) (bool, error) {
-		running, err := e.mixesRunning(ctx, pools, 3)
-		if err != nil || !running {
-			return false, err
+		if time.Since(shrunkAt) < consolidateAfter+run.settle || !e.watch.claimsQuietFor(run.settle) {
+			return false, nil
 		}
-		return e.watch.claimsQuietFor(run.settle), nil
+		return e.mixesRunning(ctx, pools, 3)
 	}); err != nil {
 		return nil, err
 	}
