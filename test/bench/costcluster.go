@@ -36,7 +36,10 @@ type costRun struct {
 	consolidateAfter string
 	budget           string
 	// settle is how long the fleet must go without a NodeClaim created or deleted before the
-	// shrunk mixes count as consolidated; steady is the watch at rest after that.
+	// shrunk mixes count as consolidated: longer than a node takes to become a candidate again
+	// after its pods changed (consolidateAfter) plus core's disruption poll (10 s) and its
+	// validation of a consolidation (15 s). A settle too short shows as nodes replaced at rest.
+	// steady is the watch at rest after that.
 	settle, steady time.Duration
 }
 

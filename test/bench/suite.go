@@ -62,7 +62,7 @@ var fullPlan = plan{
 	scalePods:     1000,
 	// Every mix for the README's NodePools and for one open to every plan, consolidating as the
 	// README's default NodePool does, and 10 minutes at rest.
-	cost:     costRun{mixes: costMixes, open: true, consolidateAfter: "1m", settle: 2 * time.Minute, steady: 10 * time.Minute},
+	cost:     costRun{mixes: costMixes, open: true, consolidateAfter: "1m", settle: 3 * time.Minute, steady: 10 * time.Minute},
 	costBoot: 5 * time.Second,
 	groups: []clusterGroup{
 		{5 * time.Second, []string{ScenarioCapacity}},
@@ -79,8 +79,8 @@ var quickPlan = plan{
 	apiCostBoot:   5 * time.Second,
 	apiCostRest:   15 * time.Second,
 	scalePods:     200,
-	// Three mixes for the README's NodePools, consolidating at once, a minute at rest.
-	cost:     costRun{mixes: quickCostMixes(), consolidateAfter: "10s", budget: "100%", settle: 30 * time.Second, steady: time.Minute},
+	// Three mixes for the README's NodePools, consolidating at once, half a minute at rest.
+	cost:     costRun{mixes: quickCostMixes(), consolidateAfter: "5s", budget: "100%", settle: 45 * time.Second, steady: 30 * time.Second},
 	costBoot: 5 * time.Second,
 	groups: []clusterGroup{
 		{5 * time.Second, []string{ScenarioCapacity, ScenarioScale}},
