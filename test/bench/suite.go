@@ -60,9 +60,10 @@ var fullPlan = plan{
 	apiCostBoot:   5 * time.Second,
 	apiCostRest:   2 * time.Minute,
 	scalePods:     1000,
-	// Every mix for the README's NodePools and for one open to every plan, consolidating as the
-	// README's default NodePool does, and 10 minutes at rest.
-	cost:     costRun{mixes: costMixes, open: true, consolidateAfter: "1m", settle: 3 * time.Minute, steady: 10 * time.Minute},
+	// Every mix for the README's NodePools and for one open to every plan, consolidating a minute
+	// after pods change as the README's default NodePool does, but with every node in the budget
+	// (core's default, 10%, reaches the same fleet more slowly), and 10 minutes at rest.
+	cost:     costRun{mixes: costMixes, open: true, consolidateAfter: "1m", budget: "100%", settle: 3 * time.Minute, steady: 10 * time.Minute},
 	costBoot: 5 * time.Second,
 	groups: []clusterGroup{
 		{5 * time.Second, []string{ScenarioCapacity}},
