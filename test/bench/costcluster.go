@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,8 +30,12 @@ import (
 // its NodePools consolidate, and how long it watches the fleet at rest.
 type costRun struct {
 	mixes []costMix
-	// open adds, beside the README's NodePools, a NodePool open to every plan for each mix.
+	// open adds, beside the README's NodePools, a NodePool open to every plan for each mix. Its
+	// fleets are measured, then removed before the README's are scaled down.
 	open bool
+	// shrink scales the README's mixes to a third, waits for consolidation to settle, measures
+	// again and watches the fleet at rest.
+	shrink bool
 	// consolidateAfter and budget are the NodePools' disruption settings; the README's default
 	// NodePool consolidates after 1m with core's default budget of 10% of the nodes.
 	consolidateAfter string
@@ -61,10 +66,11 @@ type costPool struct {
 }
 
 // costOnCluster runs the mixes side by side through the controller, each on a NodePool of its
-// own (pods pinned to it with a node selector), for the README's NodePools and, in the full run,
-// a NodePool open to every plan: it measures each fleet against the mix's lower bound and the
-// cheapest fleet of one plan, scales every mix to a third and measures again once consolidation
-// has settled, then counts the nodes replaced while the fleet is at rest.
+// own (pods pinned to it with a node selector), for the README's NodePools and a NodePool open to
+// every plan: it measures each fleet against the mix's lower bound and the cheapest fleet of one
+// plan. Then it removes the open NodePools, scales every README mix to a third and measures again
+// once consolidation has settled, and counts the nodes created or deleted while the fleet is at
+// rest.
 func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 	readme, err := loadReadmeNodePools()
 	if err != nil {
@@ -111,31 +117,46 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	rows := []Row{}
+	for _, variant := range []string{"readme", "open"} {
+		var fleets []mixFleet
+		for i, p := range pools {
+			if p.variant == variant {
+				fleets = append(fleets, full[i])
+				rows = append(rows, full[i].row("on the cluster"))
+			}
+		}
+		if len(fleets) > 0 {
+			rows = append(rows, summaryRows(fleets, "on the cluster", variantName(variant))...)
+		}
+	}
+	contracts, err := e.costContracts(ctx, pools)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, contracts...)
+	note := fmt.Sprintf("%d NodePools side by side, provisioned in %.0f s", len(pools), provisioned.Seconds())
+	if !run.shrink {
+		rows[len(rows)-1].Note += "; " + note
+		return rows, nil
+	}
 
-	e.cfg.progress("  %s: scaling every mix to a third", e.provider)
+	shrinking := slices.DeleteFunc(slices.Clone(pools), func(p costPool) bool { return p.variant != "readme" })
 	for _, p := range pools {
-		if err := e.applyMix(ctx, p, p.mix.scaled(3)); err != nil {
-			return nil, err
+		if p.variant != "readme" {
+			if err := e.remove(ctx, p.name); err != nil {
+				return nil, err
+			}
 		}
 	}
-	// Nodes become candidates consolidateAfter after their pods last changed; only then can a
-	// quiet fleet mean a settled one.
-	consolidateAfter, err := time.ParseDuration(run.consolidateAfter)
+	shrunk, settled, err := e.shrinkMixes(ctx, shrinking, instanceTypes, run)
 	if err != nil {
 		return nil, err
 	}
-	shrunkAt := time.Now()
-	if err := e.waitFor(ctx, "consolidation settled", 15*time.Minute, func(ctx context.Context) (bool, error) {
-		if time.Since(shrunkAt) < consolidateAfter+run.settle || !e.watch.claimsQuietFor(run.settle) {
-			return false, nil
-		}
-		return e.mixesRunning(ctx, pools, 3)
-	}); err != nil {
-		return nil, err
-	}
-	shrunk, err := e.measureFleets(ctx, pools, instanceTypes, 3)
-	if err != nil {
-		return nil, err
+	for _, f := range shrunk {
+		row := f.row("on the cluster, scaled to a third")
+		row.Target = costTargetShrink
+		rows = append(rows, row)
 	}
 
 	e.cfg.progress("  %s: watching the fleet at rest for %v", e.provider, run.steady)
@@ -149,34 +170,39 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 		return nil, err
 	}
 	replaced := e.watch.claimChanges() - before
+	note += fmt.Sprintf("; the README's mixes scaled to a third, consolidation settled in %.0f s (no NodeClaim created or deleted for %v); NodeClaims created or deleted at rest after that",
+		settled.Seconds(), run.settle)
+	return append(rows, Row{Scenario: costScenario, Metric: fmt.Sprintf("nodes replaced in %v at rest after consolidation", run.steady),
+		Value: float64(replaced), Target: "0", Note: note}), nil
+}
 
-	rows := []Row{}
-	for _, variant := range []string{"readme", "open"} {
-		var fleets, shrunkFleets []mixFleet
-		for i, p := range pools {
-			if p.variant != variant {
-				continue
-			}
-			fleets, shrunkFleets = append(fleets, full[i]), append(shrunkFleets, shrunk[i])
-			rows = append(rows, full[i].row("on the cluster"))
-		}
-		if len(fleets) == 0 {
-			continue
-		}
-		rows = append(rows, summaryRows(fleets, "on the cluster", variantName(variant))...)
-		for _, f := range shrunkFleets {
-			row := f.row("on the cluster, scaled to a third")
-			row.Target = costTargetShrink
-			rows = append(rows, row)
+// shrinkMixes scales every mix to a third, waits until consolidation has settled and measures
+// the fleets again.
+func (e *env) shrinkMixes(ctx context.Context, pools []costPool, instanceTypes []*cloudprovider.InstanceType, run costRun) ([]mixFleet, time.Duration, error) {
+	e.cfg.progress("  %s: scaling every mix to a third", e.provider)
+	for _, p := range pools {
+		if err := e.applyMix(ctx, p, p.mix.scaled(3)); err != nil {
+			return nil, 0, err
 		}
 	}
-	contracts, err := e.costContracts(ctx, pools)
+	// Nodes become candidates consolidateAfter after their pods last changed; only then can a
+	// quiet fleet mean a settled one.
+	consolidateAfter, err := time.ParseDuration(run.consolidateAfter)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	note := fmt.Sprintf("%d NodePools side by side; provisioned in %.0f s; NodeClaims created or deleted while the fleet was at rest", len(pools), provisioned.Seconds())
-	rows = append(rows, Row{Scenario: costScenario, Metric: fmt.Sprintf("nodes replaced in %v at rest after consolidation", run.steady), Value: float64(replaced), Target: "0", Note: note})
-	return append(rows, contracts...), nil
+	shrunkAt := time.Now()
+	if err := e.waitFor(ctx, "consolidation settled", 20*time.Minute, func(ctx context.Context) (bool, error) {
+		if time.Since(shrunkAt) < consolidateAfter+run.settle || !e.watch.claimsQuietFor(run.settle) {
+			return false, nil
+		}
+		return e.mixesRunning(ctx, pools, 3)
+	}); err != nil {
+		return nil, 0, err
+	}
+	settled := time.Since(shrunkAt)
+	fleets, err := e.measureFleets(ctx, pools, instanceTypes, 3)
+	return fleets, settled, err
 }
 
 // regionInstanceTypes are the region's plans as the controller's instance types describe them,
