@@ -48,7 +48,7 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
-	controllers = append(controllers, linodeControllers(core, opts, api, instanceTypes, nodes, cluster)...)
+	controllers = append(controllers, linodeControllers(core, opts, api, target.Region, instanceTypes, nodes, cluster)...)
 	if cluster != nil && !opts.DisableWebhook {
 		certificates, err := serveNodeWebhook(core, opts, nodes, cluster.ID)
 		if err != nil {
@@ -60,12 +60,12 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 }
 
 // linodeControllers are the provider's own controllers.
-func linodeControllers(core *coreoperator.Operator, opts *options.Options, api linode.API, instanceTypes *instancetype.DefaultProvider,
+func linodeControllers(core *coreoperator.Operator, opts *options.Options, api linode.API, region string, instanceTypes *instancetype.DefaultProvider,
 	nodes nodeprovider.Provider, cluster *lke.Cluster) []controller.Controller {
 	return []controller.Controller{
 		catalogue.NewController(instanceTypes, opts.CatalogueRefreshInterval),
 		capacity.NewController(instanceTypes),
-		nodeclass.NewController(core.GetClient(), core.EventRecorder, api, cluster),
+		nodeclass.NewController(core.GetClient(), core.EventRecorder, api, cluster, region),
 		garbagecollection.NewController(core.GetClient(), nodes, opts.ClusterName),
 	}
 }

@@ -28,6 +28,7 @@ func TestHashChangesWithTheSpecOnly(t *testing.T) {
 		}, false},
 		{"firewall changed", func(nc *v1.LinodeNodeClass) { nc.Spec.FirewallID = lo.ToPtr(43) }, true},
 		{"tag added", func(nc *v1.LinodeNodeClass) { nc.Spec.Tags = append(nc.Spec.Tags, "cost-x") }, true},
+		{"maintenance policy set", func(nc *v1.LinodeNodeClass) { nc.Spec.MaintenancePolicy = lo.ToPtr(v1.MaintenancePolicyMigrate) }, true},
 		{"version pinned", func(nc *v1.LinodeNodeClass) { nc.Spec.LKEK8sVersion = lo.ToPtr("1.31") }, true},
 		{"kubelet max pods set", func(nc *v1.LinodeNodeClass) {
 			nc.Spec.Kubelet = &v1.KubeletConfiguration{MaxPods: lo.ToPtr[int32](50)}

@@ -43,6 +43,7 @@ type API interface {
 	GetFirewall(ctx context.Context, firewallID int) (*linodego.Firewall, error)
 	ListLKEVersions(ctx context.Context, opts *linodego.ListOptions) ([]linodego.LKEVersion, error)
 	GetImage(ctx context.Context, imageID string) (*linodego.Image, error)
+	GetRegion(ctx context.Context, regionID string) (*linodego.Region, error)
 }
 
 // resolver sets one condition of a class, and the object it resolves to, from the spec.
@@ -58,9 +59,9 @@ type Controller struct {
 }
 
 // NewController returns the controller. cluster is the LKE cluster in LKE mode and nil in
-// instance mode.
-func NewController(kubeClient client.Client, recorder events.Recorder, api API, cluster *lke.Cluster) *Controller {
-	resolvers := []resolver{&firewall{api: api}, &validation{api: api, cluster: cluster}}
+// instance mode; region is where nodes launch.
+func NewController(kubeClient client.Client, recorder events.Recorder, api API, cluster *lke.Cluster, region string) *Controller {
+	resolvers := []resolver{&firewall{api: api}, &validation{api: api, cluster: cluster}, &maintenancePolicy{api: api, cluster: cluster, region: region}}
 	if cluster != nil {
 		resolvers = append(resolvers, notApplicableInLKE{})
 	} else {

@@ -75,7 +75,11 @@ func lkeCluster(tier lke.Tier, region string) *lke.Cluster {
 }
 
 func newController(cluster *lke.Cluster) *nodeclass.Controller {
-	return nodeclass.NewController(env.Client, events.NewRecorder(recorder), linodeClient, cluster)
+	region := "us-ord"
+	if cluster != nil {
+		region = cluster.Region
+	}
+	return nodeclass.NewController(env.Client, events.NewRecorder(recorder), linodeClient, cluster, region)
 }
 
 // recorded are the events published since the last call, as "<type> <reason> <message>".
