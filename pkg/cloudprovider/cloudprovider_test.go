@@ -339,6 +339,18 @@ var _ = Describe("Drift", func() {
 		ExpectApplied(ctx, env.Client, nodeClass)
 		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(linodecloudprovider.DriftReasonNodeClass))
 	})
+	It("drifts while Linode maintenance that takes the node down is recorded on the NodeClaim", func() {
+		nodeClaim.Annotations[v1.AnnotationMaintenanceWindow] = "2026-01-02T04:04:05Z"
+		nodeClaim.Annotations[v1.AnnotationMaintenanceType] = "power_off_on"
+		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(linodecloudprovider.DriftReasonMaintenance))
+		delete(nodeClaim.Annotations, v1.AnnotationMaintenanceWindow)
+		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
+	})
+	It("drifts when the maintenance policy changes", func() {
+		nodeClass.Spec.MaintenancePolicy = lo.ToPtr(v1.MaintenancePolicyPowerOffOn)
+		ExpectApplied(ctx, env.Client, nodeClass)
+		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(linodecloudprovider.DriftReasonNodeClass))
+	})
 	It("does not compare hashes of another hash version", func() {
 		nodeClaim.Annotations[v1.AnnotationNodeClassHashVersion] = "v0"
 		nodeClass.Spec.Tags = []v1.Tag{"team-payments"}

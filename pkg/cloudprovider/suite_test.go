@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/awslabs/operatorpkg/status"
 	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -113,9 +112,8 @@ var _ = AfterEach(func() {
 // here) would have set to Ready.
 func readyNodeClass(name string) *v1.LinodeNodeClass {
 	nodeClass := &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	nodeClass.StatusConditions().SetTrue(status.ConditionReady)
-	for _, condition := range []string{v1.ConditionTypeFirewallReady, v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady, v1.ConditionTypePlacementGroupReady, v1.ConditionTypeValidationSucceeded} {
-		nodeClass.StatusConditions().SetTrue(condition)
+	for _, condition := range nodeClass.StatusConditions().List() {
+		nodeClass.StatusConditions().SetTrue(condition.Type)
 	}
 	return nodeClass
 }

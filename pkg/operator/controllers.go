@@ -15,6 +15,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/garbagecollection"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/maintenance"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	catalogue "github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype/capacity"
@@ -67,6 +68,8 @@ func linodeControllers(core *coreoperator.Operator, opts *options.Options, api l
 		capacity.NewController(instanceTypes),
 		nodeclass.NewController(core.GetClient(), core.EventRecorder, api, cluster, region),
 		garbagecollection.NewController(core.GetClient(), nodes, opts.ClusterName),
+		maintenance.NewController(core.GetClient(), api, core.EventRecorder, maintenance.WithClock(core.Clock),
+			maintenance.WithInterval(opts.MaintenancePollInterval), maintenance.WithLeadTime(opts.MaintenanceLeadTime)),
 	}
 }
 

@@ -54,6 +54,19 @@ func TestParseSettings(t *testing.T) {
 			wantProblems: []string{`BATCH_MAX_DURATION "10" is not valid: use a duration such as 10s`, `CATALOGUE_REFRESH_INTERVAL "daily" is not a duration`},
 		},
 		{
+			name: "maintenance settings that would miss or overrun Linode's limits",
+			env:  map[string]string{"MAINTENANCE_POLL_INTERVAL": "1s", "MAINTENANCE_LEAD_TIME": "1s"},
+			wantProblems: []string{
+				"MAINTENANCE_POLL_INTERVAL 1s is too short: use at least 5s",
+				"MAINTENANCE_LEAD_TIME 1s is not longer than MAINTENANCE_POLL_INTERVAL 1s",
+			},
+		},
+		{
+			name:         "malformed maintenance lead time",
+			env:          map[string]string{"MAINTENANCE_LEAD_TIME": "two hours"},
+			wantProblems: []string{`MAINTENANCE_LEAD_TIME "two hours" is not a duration`},
+		},
+		{
 			name:         "core's enumerations say what is valid",
 			env:          map[string]string{"LOG_LEVEL": "verbose", "FEATURE_GATES": "NodeRepair=yes"},
 			wantProblems: []string{`LOG_LEVEL "verbose" is not valid: use debug, info or error`, `FEATURE_GATES "NodeRepair=yes" is not valid`},

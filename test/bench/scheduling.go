@@ -178,8 +178,8 @@ func newLinodeCloud(ctx context.Context, e *emulator.Emulator, setup func(*emula
 	}
 	nodeClass := &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: nodeClassName}}
 	// Ready as the NodeClass controller, not running here, would find it against the emulator.
-	for _, condition := range []string{v1.ConditionTypeFirewallReady, v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady, v1.ConditionTypePlacementGroupReady, v1.ConditionTypeValidationSucceeded} {
-		nodeClass.StatusConditions().SetTrue(condition)
+	for _, condition := range nodeClass.StatusConditions().List() {
+		nodeClass.StatusConditions().SetTrue(condition.Type)
 	}
 	kubeClient := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(nodeClass).Build()
 	// The emulator creates a pool's Linode at once with delays scaled to zero; a short poll

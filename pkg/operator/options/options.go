@@ -60,11 +60,26 @@ type Options struct {
 	WebhookConfigurationName string
 	// SystemNamespace is the controller's namespace, where the webhook certificate is kept.
 	SystemNamespace string
+	// MaintenanceLeadTime is how long before Linode host maintenance that takes a node down
+	// (power off/on, reboot, cold migration) the node is replaced.
+	MaintenanceLeadTime time.Duration
+	// MaintenancePollInterval is how often Linode's maintenance list and account events are read.
+	MaintenancePollInterval time.Duration
 
 	// malformedEnvironment names environment variables whose values could not be parsed. Core's
 	// helpers fall back to the default for those, which would hide a typo; Validate reports them.
 	malformedEnvironment []error
 }
+
+// Defaults of the maintenance settings: replacements start two hours ahead, and two listings a
+// minute are 1% of Linode's budget for paginated GETs.
+const (
+	DefaultMaintenanceLeadTime     = 2 * time.Hour
+	DefaultMaintenancePollInterval = time.Minute
+	// minMaintenancePollInterval keeps the controller's share of the paginated-GET budget (200 a
+	// minute) at 12% or less.
+	minMaintenancePollInterval = 5 * time.Second
+)
 
 // Injectables lists the provider's option sets for Karpenter core's injection.
 var Injectables = []coreoptions.Injectable{&Options{}}
@@ -86,6 +101,8 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.StringVar(&o.WebhookCertSecretName, "webhook-cert-secret", env.WithDefaultString("WEBHOOK_CERT_SECRET", "karpenter-cert"), "[WEBHOOK_CERT_SECRET] Secret the controller keeps the webhook's serving certificate in.")
 	fs.StringVar(&o.WebhookConfigurationName, "webhook-configuration", env.WithDefaultString("WEBHOOK_CONFIGURATION", "karpenter"), "[WEBHOOK_CONFIGURATION] MutatingWebhookConfiguration whose caBundle the controller keeps.")
 	fs.StringVar(&o.SystemNamespace, "system-namespace", env.WithDefaultString("SYSTEM_NAMESPACE", "kube-system"), "[SYSTEM_NAMESPACE] Namespace the controller runs in.")
+	fs.DurationVar(&o.MaintenanceLeadTime, "maintenance-lead-time", o.durationFromEnv("MAINTENANCE_LEAD_TIME", DefaultMaintenanceLeadTime), "[MAINTENANCE_LEAD_TIME] How long before Linode host maintenance that takes a node down (power off/on, reboot, cold migration) the node is replaced.")
+	fs.DurationVar(&o.MaintenancePollInterval, "maintenance-poll-interval", o.durationFromEnv("MAINTENANCE_POLL_INTERVAL", DefaultMaintenancePollInterval), "[MAINTENANCE_POLL_INTERVAL] How often Linode's maintenance list and account events are read: two of Linode's 200 paginated GETs a minute per poll.")
 }
 
 // Parse parses the flags and validates the result, naming each bad setting and what to do.
@@ -133,6 +150,14 @@ func (o *Options) Validate() error {
 	}
 	if o.CatalogueRefreshInterval < time.Minute {
 		errs = append(errs, fmt.Errorf("CATALOGUE_REFRESH_INTERVAL %v is too short: use at least 1m (Linode rate-limits listings)", o.CatalogueRefreshInterval))
+	}
+	if o.MaintenancePollInterval < minMaintenancePollInterval {
+		errs = append(errs, fmt.Errorf("MAINTENANCE_POLL_INTERVAL %v is too short: use at least %v; each poll takes two of Linode's 200 paginated GETs a minute (helm: settings.maintenance.pollInterval)",
+			o.MaintenancePollInterval, minMaintenancePollInterval))
+	}
+	if o.MaintenanceLeadTime <= o.MaintenancePollInterval {
+		errs = append(errs, fmt.Errorf("MAINTENANCE_LEAD_TIME %v is not longer than MAINTENANCE_POLL_INTERVAL %v: maintenance could start between two polls, before its node is replaced; use a longer lead time, e.g. 2h (helm: settings.maintenance.leadTime)",
+			o.MaintenanceLeadTime, o.MaintenancePollInterval))
 	}
 	return errors.Join(errs...)
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/awslabs/operatorpkg/status"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/linode/linodego"
@@ -204,8 +203,8 @@ func freePort() int {
 // readyNodeClass is a LinodeNodeClass as the NodeClass controller leaves a usable one.
 func readyNodeClass(name string) *v1.LinodeNodeClass {
 	nodeClass := &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	for _, condition := range []string{status.ConditionReady, v1.ConditionTypeFirewallReady, v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady, v1.ConditionTypePlacementGroupReady, v1.ConditionTypeValidationSucceeded} {
-		nodeClass.StatusConditions().SetTrue(condition)
+	for _, condition := range nodeClass.StatusConditions().List() {
+		nodeClass.StatusConditions().SetTrue(condition.Type)
 	}
 	return nodeClass
 }
