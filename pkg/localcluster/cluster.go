@@ -196,7 +196,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.components, err = component.StartAll(c.LogDir,
 		component.KubeScheduler(binDir, c.KubeconfigPath),
 		component.KubeControllerManager(binDir, c.KubeconfigPath),
-		component.Kwok(binDir, c.KubeconfigPath, component.KwokNodes{AnnotationSelector: nodesim.KwokAnnotationSelector}),
+		component.Kwok(binDir, c.KubeconfigPath, component.KwokNodes{
+			AnnotationSelector: nodesim.KwokAnnotationSelector, DownAnnotationSelector: nodesim.KwokDownAnnotationSelector,
+		}),
 	); err != nil {
 		return nil, err
 	}

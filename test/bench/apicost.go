@@ -65,11 +65,32 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 		{Scenario: apiCostScenario, Metric: "calls per launched node", Value: float64(len(launched)) / float64(max(claims, 1)), Unit: "calls", Note: launchNote},
 		{Scenario: apiCostScenario, Metric: fmt.Sprintf("calls per minute at rest, %d nodes", claims), Value: perMinute, Unit: "calls/min", Note: restNote},
 	}
+	rows = append(rows, budgetShares("at rest", idle, rest, "")...)
+	maintenance := slices.DeleteFunc(slices.Clone(idle), func(r emulator.RequestRecord) bool { return !maintenanceRoutes[r.Route] })
+	rows = append(rows, Row{
+		Scenario: apiCostScenario,
+		Metric:   fmt.Sprintf("maintenance controller: listings per minute at rest, %d nodes", claims),
+		Value:    float64(len(maintenance)) / rest.Minutes(),
+		Unit:     "calls/min",
+		Target:   "<= 2 calls/min",
+		Note:     fmt.Sprintf("one filtered listing of maintenance and one of events per MAINTENANCE_POLL_INTERVAL (1m): %s", routeSummary(maintenance, 1)),
+	})
+	return append(rows, budgetShares("maintenance controller at rest", maintenance, rest, "<= 1 %")...), nil
+}
+
+// maintenanceRoutes are the routes the maintenance controller calls, and no other part of the
+// controller does.
+var maintenanceRoutes = map[string]bool{"GET /account/maintenance": true, "GET /account/events": true, "GET /account/events/{eventId}": true}
+
+// budgetShares are the requests' shares of each of Linode's rate limits over the duration, as rows
+// named after what made them.
+func budgetShares(what string, requests []emulator.RequestRecord, over time.Duration, target string) []Row {
 	limits := emulator.DefaultRateLimits()
 	byBudget := map[string]int{}
-	for _, r := range idle {
+	for _, r := range requests {
 		byBudget[rateLimitBudget(r.Route)]++
 	}
+	var rows []Row
 	for _, budget := range []struct {
 		name   string
 		limit  int
@@ -79,17 +100,18 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 		{budgetOther, limits.OtherPerMinute, time.Minute},
 		{budgetCreate, limits.LinodeCreates, limits.LinodeCreateWindow},
 	} {
-		perWindow := float64(byBudget[budget.name]) / rest.Seconds() * budget.window.Seconds()
+		perWindow := float64(byBudget[budget.name]) / over.Seconds() * budget.window.Seconds()
 		window := fmt.Sprintf("per %g s", budget.window.Seconds())
 		rows = append(rows, Row{
 			Scenario: apiCostScenario,
-			Metric:   fmt.Sprintf("at rest: share of the %s limit (%d %s)", budget.name, budget.limit, window),
+			Metric:   fmt.Sprintf("%s: share of the %s limit (%d %s)", what, budget.name, budget.limit, window),
 			Value:    100 * perWindow / float64(budget.limit),
 			Unit:     "%",
+			Target:   target,
 			Note:     fmt.Sprintf("%.1f calls %s", perWindow, window),
 		})
 	}
-	return rows, nil
+	return rows
 }
 
 // rateLimitBudget names the rate limit a route counts against, as pkg/emulator/ratelimit.go
