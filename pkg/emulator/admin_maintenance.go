@@ -9,7 +9,7 @@ import (
 // registerMaintenanceAdmin adds the admin endpoints that make Linode schedule maintenance and
 // fail hosts. Durations are strings ("1h", "90s") on the emulator's clock.
 //
-//	POST   /_emulator/maintenance             {"linode_id": n, "type": "power_off_on", "starts_in": "1h", "duration": "30m", "reason": "...", "description": "..."}
+//	POST   /_emulator/maintenance             {"linode_id": n, "type": "power_off_on", "policy": "linode/power_off_on", "starts_in": "1h", "duration": "30m", "reason": "...", "description": "..."}
 //	DELETE /_emulator/maintenance/{linodeId}  cancel the Linode's maintenance that has not started
 //	POST   /_emulator/host-failures           {"linode_id": n, "restart_after": "10m"}: answers {"linode_ids": [...]}
 func (e *Emulator) registerMaintenanceAdmin(mux *http.ServeMux) {
@@ -29,6 +29,7 @@ func (e *Emulator) adminScheduleMaintenance(w http.ResponseWriter, r *http.Reque
 	var req struct {
 		LinodeID    int    `json:"linode_id"`
 		Type        string `json:"type"`
+		Policy      string `json:"policy"`
 		StartsIn    string `json:"starts_in"`
 		Duration    string `json:"duration"`
 		Reason      string `json:"reason"`
@@ -38,7 +39,7 @@ func (e *Emulator) adminScheduleMaintenance(w http.ResponseWriter, r *http.Reque
 		writeError(w, err)
 		return
 	}
-	m := Maintenance{Type: req.Type, Reason: req.Reason, Description: req.Description}
+	m := Maintenance{Type: req.Type, Policy: req.Policy, Reason: req.Reason, Description: req.Description}
 	var apiErr *apiError
 	if m.StartsIn, apiErr = adminDuration("starts_in", req.StartsIn); apiErr != nil {
 		writeError(w, apiErr)

@@ -59,8 +59,11 @@ var maintenanceFilterFields = []string{"status", "type", "when", "not_before", "
 
 // Maintenance is work Linode schedules on a Linode's host.
 type Maintenance struct {
-	// Type is one of the Maintenance* types; when empty, the Linode's maintenance policy decides:
-	// migrate for linode/migrate, power_off_on for linode/power_off_on.
+	// Policy is the maintenance policy the maintenance follows (maintenance_policy_set): one of
+	// the Policy* slugs; when empty, the Linode's maintenance_policy.
+	Policy string
+	// Type is one of the Maintenance* types; when empty, the policy decides: migrate for
+	// linode/migrate, power_off_on for linode/power_off_on.
 	Type string
 	// StartsIn is how long from now, on the emulator's clock, the maintenance starts. Tests that
 	// run the emulator on the real clock with scaled delays scale it the same way.
@@ -134,9 +137,15 @@ func (e *Emulator) ScheduleMaintenance(linodeID int, m Maintenance) (Maintenance
 	if !ok {
 		return MaintenanceInfo{}, fmt.Errorf("schedule maintenance: Linode %d not found", linodeID)
 	}
+	if m.Policy == "" {
+		m.Policy = in.MaintenancePolicy
+	}
+	if err := validateMaintenancePolicy(&m.Policy); err != nil {
+		return MaintenanceInfo{}, fmt.Errorf("schedule maintenance: policy %q is not one of %s, %s", m.Policy, PolicyMigrate, PolicyPowerOffOn)
+	}
 	if m.Type == "" {
 		m.Type = MaintenanceMigrate
-		if in.MaintenancePolicy == PolicyPowerOffOn {
+		if m.Policy == PolicyPowerOffOn {
 			m.Type = MaintenancePowerOffOn
 		}
 	}
@@ -149,7 +158,7 @@ func (e *Emulator) ScheduleMaintenance(linodeID int, m Maintenance) (Maintenance
 	now := e.clock.Now()
 	entry := &maintenanceEntry{
 		LinodeID: linodeID, Type: m.Type, Status: maintenancePending, Source: "platform",
-		Reason: m.Reason, Description: m.Description, Policy: in.MaintenancePolicy,
+		Reason: m.Reason, Description: m.Description, Policy: m.Policy,
 		When: now.Add(m.StartsIn), Duration: m.Duration,
 	}
 	if entry.Reason == "" {

@@ -182,6 +182,14 @@ func TestMaintenanceFilteringAndCancellation(t *testing.T) {
 	if _, err := e.ScheduleMaintenance(first.ID, Maintenance{Type: "upgrade"}); err == nil {
 		t.Fatal("unknown maintenance type accepted")
 	}
+	if _, err := e.ScheduleMaintenance(first.ID, Maintenance{Policy: "linode/sometimes"}); err == nil {
+		t.Fatal("unknown maintenance policy accepted")
+	}
+	// Linode's beta notes that planned maintenance may not follow the Linode's own policy.
+	overridden, err := e.ScheduleMaintenance(first.ID, Maintenance{Policy: PolicyPowerOffOn, StartsIn: time.Hour})
+	if err != nil || overridden.Policy != PolicyPowerOffOn || overridden.Type != MaintenancePowerOffOn {
+		t.Fatalf("maintenance with its own policy: %+v, %v", overridden, err)
+	}
 }
 
 func TestHostFailure(t *testing.T) {
