@@ -46,13 +46,16 @@ type entry struct {
 	start time.Time
 }
 
+// newEntry reads a maintenance of our Linode. Its start is not_before, or when: linodego marks
+// when deprecated, but not_before is one of the fields the API documents as beta, and v4 answers
+// may carry when alone. Maintenance that says neither is taken to start now.
 func newEntry(m linodego.AccountMaintenance, linodeID int, now time.Time) entry {
 	e := entry{linodeID: linodeID, maintenanceType: m.Type, status: m.Status, start: now}
 	switch {
 	case m.NotBefore != nil:
 		e.start = *m.NotBefore
-	case m.When != nil:
-		e.start = *m.When
+	case m.When != nil: //nolint:staticcheck // the v4 field; see above
+		e.start = *m.When //nolint:staticcheck // the v4 field; see above
 	case m.StartTime != nil:
 		e.start = *m.StartTime
 	}
