@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
@@ -87,7 +86,7 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 		var invalid *nodeprovider.InvalidLaunchError
 		if errors.As(err, &invalid) {
 			// Retrying cannot help until the NodeClass changes: say so where the user looks.
-			if recordErr := nodeclass.RecordLaunchRejection(ctx, c.kubeClient, nodeClass, invalid.Reason); recordErr != nil {
+			if recordErr := c.recordLaunchRejection(ctx, nodeClass, invalid.Reason); recordErr != nil {
 				log.FromContext(ctx).Error(recordErr, "recording the launch rejection on the LinodeNodeClass", "linodenodeclass", nodeClass.Name)
 			}
 			return nil, cloudprovider.NewCreateError(err, LaunchRejectedReason, invalid.Reason)
@@ -104,6 +103,17 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 		v1.AnnotationNodeClassHashVersion: v1.NodeClassHashVersion,
 	}
 	return launched, nil
+}
+
+// recordLaunchRejection marks the class not Ready with Linode's reason, until its spec changes.
+// The optimistic lock keeps a status the NodeClass controller wrote meanwhile from being lost.
+func (c *CloudProvider) recordLaunchRejection(ctx context.Context, nodeClass *v1.LinodeNodeClass, apiReason string) error {
+	stored := nodeClass.DeepCopy()
+	nodeClass.RejectLaunch(apiReason)
+	if err := c.kubeClient.Status().Patch(ctx, nodeClass, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("recording the launch rejection on LinodeNodeClass %s: %w", nodeClass.Name, err)
+	}
+	return nil
 }
 
 // onDemandForConsolidationSpot returns the NodeClaim asking for on-demand capacity where core's

@@ -23,7 +23,6 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
-	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
@@ -191,7 +190,7 @@ var _ = Describe("Create", func() {
 		nodeClass = ExpectExists(ctx, env.Client, nodeClass)
 		validation := nodeClass.StatusConditions().Get(v1.ConditionTypeValidationSucceeded)
 		Expect(validation.IsFalse()).To(BeTrue())
-		Expect(validation.Reason).To(Equal(nodeclass.ReasonLaunchRejected))
+		Expect(validation.Reason).To(Equal(v1.ReasonLaunchRejected))
 		Expect(validation.Message).To(ContainSubstring(createErr.ConditionMessage))
 	})
 	It("answers exhausted capacity with InsufficientCapacity, and the next attempt picks the next plan", func() {

@@ -85,11 +85,10 @@ var _ = BeforeEach(func() {
 	Expect(err).ToNot(HaveOccurred())
 	linodeClient = emu.NewClient()
 	linodeClient.SetRetryCount(5)
-	unavailable = cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
-	cloud, err := lkecloud.New(ctx, linodeClient, clusterName, env.Client, lkecloud.WithUnavailableOfferings(unavailable),
+	cloud, err := lkecloud.New(ctx, linodeClient, clusterName, env.Client,
 		lkecloud.WithNodeProviderOptions(lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5*time.Second)))
 	Expect(err).ToNot(HaveOccurred())
-	lkeCluster, cloudProvider = cloud.Cluster, cloud.CloudProvider
+	lkeCluster, unavailable, cloudProvider = cloud.Cluster, cloud.Unavailable, cloud.CloudProvider
 
 	cluster = state.NewCluster(env.Clock, env.Client, cloudProvider)
 	recorder := events.NewRecorder(&record.FakeRecorder{})

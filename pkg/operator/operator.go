@@ -41,7 +41,11 @@ func Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	target, err := WaitForLinode(ctx, api, opts, DefaultBackoff, status)
+	m, err := ModeNamed(opts.Mode)
+	if err != nil {
+		return err
+	}
+	target, err := WaitForLinode(ctx, api, opts, m, DefaultBackoff, status)
 	if err := stopProbes(); err != nil {
 		return err
 	}
@@ -52,7 +56,7 @@ func Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("found the Linode side of the cluster", "mode", opts.Mode, "region", target.Region, "cluster", clusterDescription(target))
+	log.FromContext(ctx).Info("found the Linode side of the cluster", "mode", target.Mode(), "region", target.Region(), "cluster", target.String())
 
 	// Core's operator reads the settings again (they parse, ParseSettings checked them) and
 	// binds the probe and metrics ports.
@@ -78,20 +82,6 @@ func ClientOptions(opts *options.Options) linode.ClientOptions {
 	client.URL = opts.APIURL
 	client.Version = opts.APIVersion
 	return client
-}
-
-func clusterDescription(target *Target) string {
-	if target.Cluster == nil {
-		return "none (instance mode)"
-	}
-	return fmt.Sprintf("%s (id %d, %s tier)", target.Cluster.Label, target.Cluster.ID, tierOf(target.Cluster.Tier))
-}
-
-func tierOf(tier string) string {
-	if tier == "" {
-		return "standard"
-	}
-	return tier
 }
 
 // requiredCRDs are the resources the controller cannot run without; without them core's

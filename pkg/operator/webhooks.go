@@ -11,13 +11,11 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
-	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
 )
 
-// serveNodeWebhook starts the Node webhook's HTTPS server on every replica, with the certificate
-// the returned manager issues and rotates. The webhook is only for LKE mode: there kubelets
-// register without Karpenter's taints, and the webhook adds them.
-func serveNodeWebhook(core *coreoperator.Operator, opts *options.Options, nodes node.NodeLister, clusterID int) (controller.Controller, error) {
+// serveWebhooks starts the webhook server on every replica, serving the webhooks with the
+// certificate the returned manager issues and rotates.
+func serveWebhooks(core *coreoperator.Operator, opts *options.Options, webhooks []Webhook) (controller.Controller, error) {
 	certificates := certificate.NewManager(core.GetClient(), core.GetAPIReader(), certificate.Target{
 		Namespace:                opts.SystemNamespace,
 		SecretName:               opts.WebhookCertSecretName,
@@ -25,7 +23,9 @@ func serveNodeWebhook(core *coreoperator.Operator, opts *options.Options, nodes 
 		WebhookConfigurationName: opts.WebhookConfigurationName,
 	})
 	server := webhook.NewServer(webhook.Options{Port: opts.WebhookPort, TLSOpts: []func(*tls.Config){certificates.ConfigureTLS}})
-	node.NewWebhook(core.GetClient(), nodes, clusterID).Register(server)
+	for _, w := range webhooks {
+		w.Register(server)
+	}
 	if err := core.Add(server); err != nil {
 		return nil, fmt.Errorf("adding the webhook server: %w", err)
 	}

@@ -59,7 +59,7 @@ var _ = BeforeEach(func() {
 	_, err := emu.AddLKECluster(clusterName, "us-ord", string(lke.TierStandard))
 	Expect(err).ToNot(HaveOccurred())
 	linodeClient = emu.NewClient()
-	lkeCluster, err = lke.DiscoverCluster(ctx, linodeClient, clusterName, "")
+	lkeCluster, err = lke.Discover(ctx, linodeClient, clusterName, "")
 	Expect(err).ToNot(HaveOccurred())
 	clk = clocktesting.NewFakeClock(time.Now())
 	// Every run reads the pools anew, as it would two minutes after the previous one.

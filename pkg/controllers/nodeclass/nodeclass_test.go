@@ -7,7 +7,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/events"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
@@ -15,6 +17,8 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 )
 
@@ -94,7 +98,7 @@ var _ = Describe("LKE mode", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{LKEK8sVersion: new("1.34"), UpdateStrategy: new(v1.UpdateStrategyOnRecycle)})
 		ExpectApplied(ctx, env.Client, nodeClass)
 		nodeClass = reconciled(controller, nodeClass)
-		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, nodeclass.ReasonEnterpriseTierRequired)
+		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, lke.ReasonEnterpriseTierRequired)
 		Expect(condition.Message).To(And(ContainSubstring("lkeK8sVersion and updateStrategy"), ContainSubstring("standard tier")))
 		Expect(nodeClass.StatusConditions().Root().IsFalse()).To(BeTrue())
 	})
@@ -103,12 +107,14 @@ var _ = Describe("LKE mode", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{})
 		ExpectApplied(ctx, env.Client, nodeClass)
 		nodeClass = reconciled(controller, nodeClass)
-		Expect(nodeclass.RecordLaunchRejection(ctx, env.Client, nodeClass, "disk_encryption is not available in us-ord")).To(Succeed())
+		stored := nodeClass.DeepCopy()
+		nodeClass.RejectLaunch("disk_encryption is not available in us-ord")
+		Expect(env.Client.Status().Patch(ctx, nodeClass, client.MergeFrom(stored))).To(Succeed())
 
 		nodeClass = reconciled(controller, nodeClass)
-		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, nodeclass.ReasonLaunchRejected)
+		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, v1.ReasonLaunchRejected)
 		Expect(condition.Message).To(ContainSubstring("disk_encryption is not available in us-ord"))
-		Expect(expectCondition(nodeClass, status.ConditionReady, metav1.ConditionFalse, nodeclass.ReasonLaunchRejected).Message).To(ContainSubstring("disk_encryption"))
+		Expect(expectCondition(nodeClass, status.ConditionReady, metav1.ConditionFalse, v1.ReasonLaunchRejected).Message).To(ContainSubstring("disk_encryption"))
 		Expect(recordedContaining("Warning LaunchRejected")).To(BeTrue())
 
 		nodeClass.Spec.Tags = []v1.Tag{"team-a"}
@@ -154,14 +160,17 @@ var _ = Describe("LKE Enterprise", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{LKEK8sVersion: new("1.20")})
 		ExpectApplied(ctx, env.Client, nodeClass)
 		nodeClass = reconciled(controller, nodeClass)
-		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, nodeclass.ReasonUnsupportedK8sVersion)
+		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, lke.ReasonUnsupportedK8sVersion)
 		Expect(condition.Message).To(And(ContainSubstring("1.20"), ContainSubstring("1.34")))
 	})
 })
 
 var _ = Describe("Instance mode", func() {
 	var controller *nodeclass.Controller
-	BeforeEach(func() { controller = newController(nil) })
+	BeforeEach(func() {
+		controller = nodeclass.NewController(env.Client, events.NewRecorder(recorder), linodeClient, mode.Instance,
+			[]nodeclass.Resolver{instance.NewImageResolver(linodeClient), instance.NetworkingResolver{}}, nil)
+	})
 
 	It("resolves the image", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{Image: new("linode/almalinux9")})
@@ -176,7 +185,7 @@ var _ = Describe("Instance mode", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{Image: new("linode/no-such-image")})
 		ExpectApplied(ctx, env.Client, nodeClass)
 		nodeClass = reconciled(controller, nodeClass)
-		Expect(expectCondition(nodeClass, v1.ConditionTypeImageReady, metav1.ConditionFalse, nodeclass.ReasonImageNotFound).Message).To(ContainSubstring("linode/no-such-image"))
+		Expect(expectCondition(nodeClass, v1.ConditionTypeImageReady, metav1.ConditionFalse, instance.ReasonImageNotFound).Message).To(ContainSubstring("linode/no-such-image"))
 		Expect(nodeClass.StatusConditions().Root().IsFalse()).To(BeTrue())
 	})
 })

@@ -20,6 +20,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 )
@@ -69,13 +70,13 @@ func lkeCluster(tier lke.Tier, region string) *lke.Cluster {
 	label := "cluster-" + string(tier)
 	_, err := emu.AddLKECluster(label, region, string(tier))
 	Expect(err).ToNot(HaveOccurred())
-	cluster, err := lke.DiscoverCluster(ctx, linodeClient, label, "")
+	cluster, err := lke.Discover(ctx, linodeClient, label, "")
 	Expect(err).ToNot(HaveOccurred())
 	return cluster
 }
 
 func newController(cluster *lke.Cluster) *nodeclass.Controller {
-	return nodeclass.NewController(env.Client, events.NewRecorder(recorder), linodeClient, cluster)
+	return nodeclass.NewController(env.Client, events.NewRecorder(recorder), linodeClient, mode.LKE, nil, []nodeclass.Validator{lke.NewTierRules(linodeClient, cluster)})
 }
 
 // recorded are the events published since the last call, as "<type> <reason> <message>".

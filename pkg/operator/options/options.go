@@ -16,17 +16,18 @@ import (
 
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/utils/env"
+
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
 
-// Mode is how the provider launches nodes.
-type Mode string
+// ConfigError is a setting the Linode API shows to be wrong (a refused token, an unknown cluster
+// or region): retrying cannot help, so the controller exits with the message, which names the
+// setting and says what to do.
+type ConfigError struct {
+	Message string
+}
 
-const (
-	// ModeLKE launches each node as a single-node pool of a managed LKE cluster.
-	ModeLKE Mode = "lke"
-	// ModeInstance launches plain Linodes that join a self-managed cluster.
-	ModeInstance Mode = "instance"
-)
+func (e *ConfigError) Error() string { return e.Message }
 
 // Options are the provider's settings.
 type Options struct {
@@ -38,7 +39,7 @@ type Options struct {
 	// Region overrides the region discovered from the LKE cluster; instance mode requires it.
 	Region string
 	// Mode is lke or instance.
-	Mode Mode
+	Mode mode.Mode
 	// APIURL is the Linode API root, e.g. https://api.linode.com or the emulator's URL.
 	APIURL string
 	// APIVersion is v4, or v4beta for LKE Enterprise clusters.
@@ -74,7 +75,7 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.StringVar(&o.ClusterName, "cluster-name", env.WithDefaultString("CLUSTER_NAME", ""), "[CLUSTER_NAME] Label of the LKE cluster to manage (required).")
 	fs.StringVar(&o.Token, "linode-token", env.WithDefaultString("LINODE_TOKEN", ""), "[LINODE_TOKEN] Linode API token with read/write access to Kubernetes and Linodes (required). Prefer the environment variable: flags are visible in the process list.")
 	fs.StringVar(&o.Region, "linode-region", env.WithDefaultString("LINODE_REGION", ""), "[LINODE_REGION] Region to launch in; by default the LKE cluster's region.")
-	fs.StringVar((*string)(&o.Mode), "karpenter-mode", env.WithDefaultString("KARPENTER_MODE", string(ModeLKE)), "[KARPENTER_MODE] lke (node pools of an LKE cluster) or instance (plain Linodes).")
+	fs.StringVar((*string)(&o.Mode), "karpenter-mode", env.WithDefaultString("KARPENTER_MODE", string(mode.LKE)), "[KARPENTER_MODE] lke (node pools of an LKE cluster) or instance (plain Linodes).")
 	fs.StringVar(&o.APIURL, "linode-url", env.WithDefaultString("LINODE_URL", "https://api.linode.com"), "[LINODE_URL] Linode API root URL, without the version.")
 	fs.StringVar(&o.APIVersion, "linode-api-version", env.WithDefaultString("LINODE_API_VERSION", "v4"), "[LINODE_API_VERSION] v4, or v4beta for LKE Enterprise clusters.")
 	o.malformedEnvironment = nil
@@ -109,8 +110,8 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("LINODE_TOKEN is not set: create a personal access token with Kubernetes and Linodes read/write scopes (helm: --set apiToken=... or --set existingSecret=...)"))
 	}
 	switch o.Mode {
-	case ModeLKE:
-	case ModeInstance:
+	case mode.LKE:
+	case mode.Instance:
 		if o.Region == "" {
 			errs = append(errs, errors.New("LINODE_REGION is not set: instance mode has no LKE cluster to discover it from; set it, e.g. us-ord"))
 		}

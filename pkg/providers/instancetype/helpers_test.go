@@ -10,7 +10,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 )
 
@@ -22,7 +22,7 @@ type catalogue struct {
 	provider    *instancetype.DefaultProvider
 }
 
-func newCatalogue(t testing.TB, region string, mode options.Mode, opts ...option.Function[instancetype.Options]) *catalogue {
+func newCatalogue(t testing.TB, region string, mode mode.Mode, opts ...option.Function[instancetype.Options]) *catalogue {
 	t.Helper()
 	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
 	if err := e.Start(); err != nil {

@@ -27,7 +27,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 )
@@ -98,7 +98,7 @@ func newLinode(region string, unavailableTTL time.Duration, setup ...func(*emula
 	client := e.NewClient()
 	client.SetRetryCount(0)
 	unavailable := cache.NewUnavailableOfferings(unavailableTTL)
-	provider := instancetype.NewDefaultProvider(client, region, options.ModeLKE, unavailable)
+	provider := instancetype.NewDefaultProvider(client, region, mode.LKE, unavailable)
 	Expect(provider.UpdateCatalogue(ctx)).To(Succeed())
 	return &linode{emulator: e, unavailable: unavailable, provider: provider}
 }

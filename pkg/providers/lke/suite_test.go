@@ -61,7 +61,7 @@ func newFixture(t testing.TB, opts fixtureOptions) *fixture {
 	}
 	client := e.NewClient()
 	client.SetRetryCount(opts.retries)
-	cluster, err := lke.DiscoverCluster(context.Background(), client, clusterName, "")
+	cluster, err := lke.Discover(context.Background(), client, clusterName, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	controller "github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 )
 
@@ -24,7 +24,7 @@ func TestRefreshOutlivesAnOutage(t *testing.T) {
 	t.Cleanup(func() { _ = e.Close() })
 	client := e.NewClient()
 	client.SetRetryCount(0)
-	provider := instancetype.NewDefaultProvider(client, "us-ord", options.ModeLKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
+	provider := instancetype.NewDefaultProvider(client, "us-ord", mode.LKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
 	nodeClass := &v1.LinodeNodeClass{}
 	nodeClass.Name = "default"
 	refresh := controller.NewController(provider, 12*time.Hour)

@@ -17,7 +17,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype/capacity"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 )
@@ -52,7 +52,7 @@ var _ = AfterSuite(func() {
 var _ = BeforeEach(func() {
 	client := api.NewClient()
 	client.SetRetryCount(0)
-	provider = instancetype.NewDefaultProvider(client, "us-ord", options.ModeLKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
+	provider = instancetype.NewDefaultProvider(client, "us-ord", mode.LKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
 	Expect(provider.UpdateCatalogue(ctx)).To(Succeed())
 	controller = capacity.NewController(provider)
 })
