@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
@@ -47,13 +48,15 @@ type CloudProvider struct {
 	kubeClient    client.Client
 	instanceTypes InstanceTypeProvider
 	nodes         nodeprovider.Provider
+	// mode decides which NodeClass fields the drift hash covers.
+	mode mode.Mode
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
 
-// New returns a cloud provider that launches nodes through nodes.
-func New(kubeClient client.Client, instanceTypes InstanceTypeProvider, nodes nodeprovider.Provider) *CloudProvider {
-	return &CloudProvider{kubeClient: kubeClient, instanceTypes: instanceTypes, nodes: nodes}
+// New returns a cloud provider that launches nodes through nodes, the node provider of mode m.
+func New(kubeClient client.Client, instanceTypes InstanceTypeProvider, nodes nodeprovider.Provider, m mode.Mode) *CloudProvider {
+	return &CloudProvider{kubeClient: kubeClient, instanceTypes: instanceTypes, nodes: nodes, mode: m}
 }
 
 // Create launches a node for the NodeClaim on the cheapest compatible plan and returns the
@@ -99,7 +102,7 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 	}
 	launched := c.toNodeClaim(node, instanceType)
 	launched.Annotations = map[string]string{
-		v1.AnnotationNodeClassHash:        nodeClass.Hash(),
+		v1.AnnotationNodeClassHash:        nodeClass.Hash(c.mode),
 		v1.AnnotationNodeClassHashVersion: v1.NodeClassHashVersion,
 	}
 	return launched, nil
@@ -216,7 +219,7 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *karpv1.NodeCla
 	// A NodeClaim hashed by another version of the hashing cannot be compared; it is not drifted
 	// for that reason alone.
 	if nodeClaim.Annotations[v1.AnnotationNodeClassHashVersion] == v1.NodeClassHashVersion &&
-		nodeClaim.Annotations[v1.AnnotationNodeClassHash] != nodeClass.Hash() {
+		nodeClaim.Annotations[v1.AnnotationNodeClassHash] != nodeClass.Hash(c.mode) {
 		return DriftReasonNodeClass, nil
 	}
 	detector, ok := c.nodes.(nodeprovider.DriftDetector)

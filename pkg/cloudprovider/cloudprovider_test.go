@@ -24,6 +24,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
@@ -161,7 +162,7 @@ var _ = Describe("Create", func() {
 		Expect(launched.Status.Capacity.Cpu().Value()).To(BeNumerically(">", 0))
 		Expect(launched.Status.Allocatable.Memory().Value()).To(BeNumerically(">", 0))
 		Expect(launched.Annotations).To(Equal(map[string]string{
-			v1.AnnotationNodeClassHash:        nodeClass.Hash(),
+			v1.AnnotationNodeClassHash:        nodeClass.Hash(mode.LKE),
 			v1.AnnotationNodeClassHashVersion: v1.NodeClassHashVersion,
 		}))
 	})

@@ -1,7 +1,9 @@
 package v1
 
 import (
+	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
@@ -45,6 +47,29 @@ var specFields = []specField{
 	{name: "placementGroup", modes: instanceOnly, condition: ConditionTypePlacementGroupReady},
 	{name: "backupsEnabled", modes: instanceOnly},
 	{name: "userData", modes: instanceOnly},
+}
+
+// specInMode is a copy of spec with the fields that do not apply in m unset.
+func specInMode(spec LinodeNodeClassSpec, m mode.Mode) LinodeNodeClassSpec {
+	fields := reflect.ValueOf(&spec).Elem()
+	for i := range fields.NumField() {
+		if !fieldAppliesIn(jsonName(fields.Type().Field(i)), m) {
+			fields.Field(i).SetZero()
+		}
+	}
+	return spec
+}
+
+func jsonName(field reflect.StructField) string {
+	name, _, _ := strings.Cut(field.Tag.Get("json"), ",")
+	return name
+}
+
+// fieldAppliesIn reports whether the spec field named name applies in m. A field missing from
+// the table applies everywhere: a change to it then replaces nodes rather than going unnoticed.
+func fieldAppliesIn(name string, m mode.Mode) bool {
+	i := slices.IndexFunc(specFields, func(f specField) bool { return f.name == name })
+	return i < 0 || slices.Contains(specFields[i].modes, m)
 }
 
 // NotApplicableCondition is a status condition that reports only on fields the running mode

@@ -3,7 +3,6 @@ package v1
 import (
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
@@ -15,8 +14,7 @@ func TestEverySpecFieldSaysWhichModesItAppliesIn(t *testing.T) {
 	spec := reflect.TypeFor[LinodeNodeClassSpec]()
 	var fields []string
 	for i := range spec.NumField() {
-		name, _, _ := strings.Cut(spec.Field(i).Tag.Get("json"), ",")
-		fields = append(fields, name)
+		fields = append(fields, jsonName(spec.Field(i)))
 	}
 	var listed []string
 	for _, field := range specFields {

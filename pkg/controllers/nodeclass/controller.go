@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/utils/result"
 
-	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
@@ -131,7 +130,7 @@ func (c *Controller) finalize(ctx context.Context, nodeClass *v1.LinodeNodeClass
 	}
 	var users []string
 	for i := range nodeClaims.Items {
-		if refersTo(&nodeClaims.Items[i], nodeClass) {
+		if v1.NodeClassName(&nodeClaims.Items[i]) == nodeClass.Name {
 			users = append(users, nodeClaims.Items[i].Name)
 		}
 	}
@@ -147,13 +146,6 @@ func (c *Controller) finalize(ctx context.Context, nodeClass *v1.LinodeNodeClass
 	}
 	return reconcile.Result{}, nil
 }
-
-func refersTo(nodeClaim *karpv1.NodeClaim, nodeClass *v1.LinodeNodeClass) bool {
-	ref := nodeClaim.Spec.NodeClassRef
-	return ref != nil && ref.Group == apis.Group && ref.Kind == kind && ref.Name == nodeClass.Name
-}
-
-const kind = "LinodeNodeClass"
 
 // Register watches classes, and the deletions of NodeClaims of classes that wait on them.
 func (c *Controller) Register(_ context.Context, m manager.Manager) error {
@@ -173,11 +165,11 @@ func (c *Controller) Register(_ context.Context, m manager.Manager) error {
 // deleted; classes in use need no API calls for a NodeClaim's departure.
 func (c *Controller) terminatingNodeClassOf(ctx context.Context, o client.Object) []reconcile.Request {
 	nodeClaim, ok := o.(*karpv1.NodeClaim)
-	if !ok || nodeClaim.Spec.NodeClassRef == nil || nodeClaim.Spec.NodeClassRef.Group != apis.Group || nodeClaim.Spec.NodeClassRef.Kind != kind {
+	if !ok || v1.NodeClassName(nodeClaim) == "" {
 		return nil
 	}
 	nodeClass := &v1.LinodeNodeClass{}
-	if err := c.kubeClient.Get(ctx, client.ObjectKey{Name: nodeClaim.Spec.NodeClassRef.Name}, nodeClass); err != nil || nodeClass.DeletionTimestamp.IsZero() {
+	if err := c.kubeClient.Get(ctx, client.ObjectKey{Name: v1.NodeClassName(nodeClaim)}, nodeClass); err != nil || nodeClass.DeletionTimestamp.IsZero() {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(nodeClass)}}
