@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 // token is what the emulator accepts; the tests look for it in everything the controller writes.
@@ -156,13 +157,9 @@ func eventually(t *testing.T, p *process, timeout time.Duration, what string, co
 	}
 }
 
-func startEmulator(t *testing.T) *emulator.Emulator {
+func startEmulator(t *testing.T) *test.Emulator {
 	t.Helper()
-	e := emulator.New(emulator.WithToken(token), emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
+	e := test.StartEmulatorForTest(t, emulator.WithToken(token))
 	if _, err := e.AddLKECluster("prod", "us-ord", "standard"); err != nil {
 		t.Fatal(err)
 	}

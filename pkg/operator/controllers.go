@@ -18,7 +18,6 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/garbagecollection"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
-	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass/hash"
 	catalogue "github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype/capacity"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
@@ -93,7 +92,7 @@ func NewLinode(ctx context.Context, kubeClient client.Client, recorder events.Re
 			catalogue.NewController(instanceTypes, opts.CatalogueRefreshInterval),
 			capacity.NewController(instanceTypes),
 			nodeclass.NewController(kubeClient, recorder, api, target.Mode(), parts.Resolvers, parts.Validators),
-			hash.NewController(kubeClient, target.Mode()),
+			nodeclass.NewHashController(kubeClient, target.Mode()),
 			garbagecollection.NewController(kubeClient, parts.Nodes, opts.ClusterName),
 		}, parts.Controllers...),
 		Webhooks: parts.Webhooks,

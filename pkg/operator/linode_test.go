@@ -12,17 +12,14 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 const testToken = "0123456789abcdef-test-token"
 
-func startEmulator(t *testing.T) *emulator.Emulator {
+func startEmulator(t *testing.T) *test.Emulator {
 	t.Helper()
-	e := emulator.New(emulator.WithToken(testToken), emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
+	e := test.StartEmulatorForTest(t, emulator.WithToken(testToken))
 	if _, err := e.AddLKECluster("prod", "us-ord", "standard"); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +29,7 @@ func startEmulator(t *testing.T) *emulator.Emulator {
 	return e
 }
 
-func client(t *testing.T, e *emulator.Emulator, token string) linode.API {
+func client(t *testing.T, e *test.Emulator, token string) linode.API {
 	t.Helper()
 	opts := linode.DefaultClientOptions()
 	opts.URL, opts.Token, opts.RetryCount = e.URL(), token, 0

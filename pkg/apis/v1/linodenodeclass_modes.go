@@ -74,6 +74,7 @@ func fieldAppliesIn(name string, m mode.Mode) bool {
 
 // NotApplicableCondition is a status condition that reports only on fields the running mode
 // ignores.
+// +kubebuilder:object:generate=false
 type NotApplicableCondition struct {
 	Type string
 	// Fields are the fields the condition reports on, by their API names.

@@ -18,6 +18,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 const mib = 1 << 20
@@ -349,14 +350,8 @@ func expectQuantity(get func(*cloudprovider.InstanceType) resource.Quantity, wan
 
 func TestCatalogueRefresh(t *testing.T) {
 	ctx := context.Background()
-	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	client := e.NewClient()
-	client.SetRetryCount(0)
-	provider := instancetype.NewDefaultProvider(client, "us-ord", mode.LKE, cacheForTest())
+	e := test.StartEmulatorForTest(t)
+	provider := instancetype.NewDefaultProvider(e.Client, "us-ord", mode.LKE, cacheForTest())
 
 	if _, err := provider.List(ctx, defaultNodeClass()); !instancetype.IsNoCatalogue(err) {
 		t.Fatalf("List before any catalogue: got %v, want ErrNoCatalogue", err)
@@ -388,7 +383,7 @@ func TestCatalogueRefresh(t *testing.T) {
 		t.Error("a failed refresh replaced the last good catalogue")
 	}
 
-	if err := instancetype.NewDefaultProvider(client, "xx-nowhere", mode.LKE, cacheForTest()).UpdateCatalogue(ctx); err == nil || !strings.Contains(err.Error(), "xx-nowhere") {
+	if err := instancetype.NewDefaultProvider(e.Client, "xx-nowhere", mode.LKE, cacheForTest()).UpdateCatalogue(ctx); err == nil || !strings.Contains(err.Error(), "xx-nowhere") {
 		t.Errorf("an unknown region: got %v, want an error naming it", err)
 	}
 }

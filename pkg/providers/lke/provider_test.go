@@ -95,7 +95,7 @@ func TestCreateLaunchesOneTaggedSingleNodePoolInThreeCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls := f.calls(); calls > 3 {
+	if calls := f.emulator.Calls(); calls > 3 {
 		t.Errorf("launching one node cost %d API calls, want at most 3: %v", calls, f.emulator.Counters())
 	}
 	pools := f.emulator.Pools(f.cluster.ID)
@@ -196,7 +196,7 @@ func TestCreateWaitsBoundedForTheLinodeAndResumes(t *testing.T) {
 	if _, err := f.provider.Create(context.Background(), nodeClass(), claim, plans()); err == nil {
 		t.Fatal("Create returned a node before LKE created its Linode")
 	}
-	f.clock.Step(10 * time.Second)
+	f.emulator.Clock.Step(10 * time.Second)
 	node, err := f.provider.Create(context.Background(), nodeClass(), claim, plans())
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +335,7 @@ func TestListingCostsOneCallPerPageOf500Pools(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if calls := f.emulator.Counters()["GET "+poolsRoute]; calls > 2 || f.calls() != calls {
+	if calls := f.emulator.Counters()["GET "+poolsRoute]; calls > 2 || f.emulator.Calls() != calls {
 		t.Fatalf("listing 500 nodes and getting each cost %v, want at most 2 pool listings and nothing else", f.emulator.Counters())
 	}
 }

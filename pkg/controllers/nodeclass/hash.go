@@ -1,11 +1,4 @@
-// Package hash keeps the drift hashes on NodeClaims comparable across upgrades of the provider.
-// A NodeClaim records the hash of its NodeClass at launch, and the version of the hashing
-// (v1.NodeClassHashVersion); the cloud provider compares hashes of the current version only.
-// When a release changes the hashing, this controller re-stamps the NodeClaims of an older
-// version with the current version and the hash their class has now, so that the upgrade itself
-// replaces no node and later edits of the class are noticed again. A NodeClaim already drifted
-// keeps its old hash, and stays drifted.
-package hash
+package nodeclass
 
 import (
 	"context"
@@ -25,19 +18,25 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
 
-// Controller re-stamps the NodeClaims of each LinodeNodeClass hashed by an older version.
-type Controller struct {
+// HashController keeps the drift hashes on NodeClaims comparable across upgrades of the
+// provider. A NodeClaim records the hash of its NodeClass at launch, and the version of the
+// hashing (v1.NodeClassHashVersion); the cloud provider compares hashes of the current version
+// only. When a release changes the hashing, the controller re-stamps the NodeClaims of an older
+// version with the current version and the hash their class has now, so that the upgrade itself
+// replaces no node and later edits of the class are noticed again. A NodeClaim already drifted
+// keeps its old hash, and stays drifted.
+type HashController struct {
 	kubeClient client.Client
 	mode       mode.Mode
 }
 
-// NewController returns the controller for the running mode, whose fields the hash covers.
-func NewController(kubeClient client.Client, running mode.Mode) *Controller {
-	return &Controller{kubeClient: kubeClient, mode: running}
+// NewHashController returns the controller for the running mode, whose fields the hash covers.
+func NewHashController(kubeClient client.Client, running mode.Mode) *HashController {
+	return &HashController{kubeClient: kubeClient, mode: running}
 }
 
 // Reconcile re-stamps the class's NodeClaims of an older hash version.
-func (c *Controller) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+func (c *HashController) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
 	nodeClaims := &karpv1.NodeClaimList{}
 	if err := c.kubeClient.List(ctx, nodeClaims); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing NodeClaims: %w", err)
@@ -70,7 +69,7 @@ func hashedByAnOlderVersion(nodeClaim *karpv1.NodeClaim) bool {
 
 // Register watches classes, and NodeClaims hashed by an older version: a NodeClaim the previous
 // release launched while this one started is re-stamped too.
-func (c *Controller) Register(_ context.Context, m manager.Manager) error {
+func (c *HashController) Register(_ context.Context, m manager.Manager) error {
 	return controllerruntime.NewControllerManagedBy(m).
 		Named("nodeclass.hash").
 		For(&v1.LinodeNodeClass{}).
@@ -88,4 +87,3 @@ func nodeClassOf(_ context.Context, o client.Object) []reconcile.Request {
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: v1.NodeClassName(nodeClaim)}}}
 }
-
