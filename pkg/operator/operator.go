@@ -30,6 +30,10 @@ func Run(ctx context.Context) error {
 	defer stop()
 	ctx = log.IntoContext(ctx, serrors.NewLogger(zapr.NewLogger(logging.NewLogger(ctx, "controller"))))
 	opts := options.FromContext(ctx)
+	m, err := ModeNamed(opts.Mode)
+	if err != nil {
+		return err
+	}
 
 	api, err := linode.NewClient(ClientOptions(opts))
 	if err != nil {
@@ -38,10 +42,6 @@ func Run(ctx context.Context) error {
 	api.SetLogger(restyLogger{log: log.FromContext(ctx).WithName("linode"), token: opts.Token})
 	status := &StartupStatus{}
 	stopProbes, err := ServeStartupProbes(coreoptions.FromContext(ctx).HealthProbePort, status)
-	if err != nil {
-		return err
-	}
-	m, err := ModeNamed(opts.Mode)
 	if err != nil {
 		return err
 	}
