@@ -23,6 +23,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
 )
 
 // NewControllers builds the Linode cloud provider for target and returns Karpenter core's
@@ -49,14 +50,15 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
 	controllers = append(controllers, linodeControllers(core, opts, api, instanceTypes, nodes, cluster)...)
+	var nodeWebhook *node.Webhook
 	if cluster != nil && !opts.DisableWebhook {
-		certificates, err := serveNodeWebhook(core, opts, nodes, cluster.ID)
-		if err != nil {
-			return nil, err
-		}
-		controllers = append(controllers, certificates)
+		nodeWebhook = node.NewWebhook(core.GetClient(), nodes, cluster.ID)
 	}
-	return controllers, nil
+	webhookControllers, err := serveWebhooks(core, opts, nodeWebhook)
+	if err != nil {
+		return nil, err
+	}
+	return append(controllers, webhookControllers...), nil
 }
 
 // linodeControllers are the provider's own controllers.

@@ -104,11 +104,11 @@ func TestConversionToV1(t *testing.T) {
 		{
 			name: "fields without a v1 home",
 			alpha: v1alpha1.LinodeNodeClassSpec{
-				VPCID:         new(99),
-				DataDisks:     &v1alpha1.InstanceDisks{SDB: &v1alpha1.InstanceDisk{Size: quantity("10Gi"), Label: new("data")}},
-				IPv6Options:   &v1alpha1.IPv6Options{EnableSLAAC: new(true)},
-				Configuration: &v1alpha1.InstanceConfiguration{Kernel: new("linode/latest-64bit")},
-				OSDisk:        &v1alpha1.InstanceDisk{Size: quantity("20Gi"), Filesystem: new("ext4"), Label: new("root"), DiskID: new(3)},
+				VPCID:          new(99),
+				DataDisks:      &v1alpha1.InstanceDisks{SDB: &v1alpha1.InstanceDisk{Size: quantity("10Gi"), Label: new("data")}},
+				IPv6Options:    &v1alpha1.IPv6Options{EnableSLAAC: new(true)},
+				Configuration:  &v1alpha1.InstanceConfiguration{Kernel: new("linode/latest-64bit")},
+				OSDisk:         &v1alpha1.InstanceDisk{Size: quantity("20Gi"), Filesystem: new("ext4"), Label: new("root"), DiskID: new(3)},
 				PlacementGroup: &v1alpha1.PlacementGroup{ID: 7, CompliantOnly: new(true)},
 				Kubelet:        &v1alpha1.KubeletConfiguration{MaxPods: new(int32(50)), CPUCFSQuota: new(false)},
 			},
