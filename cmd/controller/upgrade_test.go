@@ -322,4 +322,3 @@ func (w *warningRecorder) reset() {
 	defer w.mu.Unlock()
 	w.warnings = nil
 }
-

@@ -76,7 +76,7 @@ func TestAlphaValuesRenderAWorkingInstall(t *testing.T) {
 		"LINODE_TOKEN": "token-from-the-alpha-secret", "LINODE_URL": "https://api.linode.com",
 		"LINODE_API_VERSION": "v4beta", "LINODE_REGION": "us-ord",
 		"VM_MEMORY_OVERHEAD_PERCENT": "0.075", "BATCH_MAX_DURATION": "5m", "BATCH_IDLE_DURATION": "1m",
-		"FEATURE_GATES": "NodeRepair=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false,PodDeletionCostManagement=false",
+		"FEATURE_GATES":   "NodeRepair=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false,PodDeletionCostManagement=false",
 		"DISABLE_WEBHOOK": "false", "WEBHOOK_PORT": "8443", "METRICS_PORT": "8080", "HEALTH_PROBE_PORT": "8081", "LOG_LEVEL": "info",
 	}
 	for key, value := range want {
