@@ -3,6 +3,8 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
@@ -140,7 +143,8 @@ func TestUpgradeFromTheAlphaProvider(t *testing.T) {
 			"metrics":     map[string]any{"port": freePort(t)},
 			"healthProbe": map[string]any{"port": probePort},
 		},
-		"webhook": map[string]any{"port": webhookPort},
+		// The Node webhook is off: the conversion webhook must be served regardless.
+		"webhook": map[string]any{"port": webhookPort, "enabled": false},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +162,8 @@ func TestUpgradeFromTheAlphaProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	controllerEnv["KUBECONFIG"] = env.KubeconfigPath
+	// The controller runs as the chart's ServiceAccount, with the chart's RBAC and nothing more.
+	controllerEnv["KUBECONFIG"] = serviceAccountKubeconfig(t, env, "karpenter")
 	p := start(t, controllerEnv)
 	eventually(t, p, time.Minute, "ready", func() bool {
 		code, _, err := get("http://127.0.0.1:" + probePort + "/readyz")
@@ -216,6 +221,10 @@ func TestUpgradeFromTheAlphaProvider(t *testing.T) {
 		return slices.Equal(storedVersions(ctx, t, kube), []string{"v1"})
 	})
 
+	if forbidden := slices.DeleteFunc(strings.Split(p.output.String(), "\n"), func(line string) bool { return !strings.Contains(line, "forbidden") }); len(forbidden) > 0 {
+		t.Errorf("the chart's RBAC refused the controller:\n%s", strings.Join(forbidden, "\n"))
+	}
+
 	// After the upgrade, applying a v1alpha1 manifest still works, with a warning naming v1.
 	warnings.reset()
 	kubectlApply(ctx, t, kube, decode(t, strings.ReplaceAll(readmeNodeClass, "name: default", "name: applied-after")))
@@ -234,6 +243,28 @@ func asJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// serviceAccountKubeconfig is a kubeconfig that authenticates as the ServiceAccount of the
+// release namespace, as a pod using it would.
+func serviceAccountKubeconfig(t *testing.T, env *environment.Environment, name string) string {
+	t.Helper()
+	user, err := env.ControlPlane.AddUser(envtest.User{
+		Name:   "system:serviceaccount:" + charts.Namespace + ":" + name,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + charts.Namespace, "system:authenticated"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func decode(t *testing.T, manifest string) *unstructured.Unstructured {
