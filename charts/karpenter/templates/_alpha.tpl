@@ -10,7 +10,7 @@ exists, asks for nothing and is accepted. docs/migrating.md has the table.
 settings.lkeCreateDeadline: {default: 10s, why: "the LKE launch waits for the pool's Linode on its own, bounded schedule"}
 settings.lkeTagVerificationTimeout: {default: 4s, why: "pools are found by their tags, with no verification step to time"}
 settings.lkeRetryDelay: {default: 2s, why: "launch retries follow Karpenter core's backoff"}
-settings.clusterCABundle: {default: "", why: "LKE configures the nodes' kubelets, and instance mode reads the cluster's CA from its own bootstrap"}
+settings.clusterCABundle: {default: "", why: "LKE gives its nodes the cluster's CA, and this release takes no CA bundle setting"}
 webhook.metrics.port: {default: 8001, why: "the webhook server's metrics are served with the controller's, on controller.metrics.port"}
 logOutputPaths: {default: [stdout], why: "the controller logs to stdout"}
 logErrorOutputPaths: {default: [stderr], why: "the controller logs errors to stderr"}
