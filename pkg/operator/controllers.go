@@ -46,14 +46,15 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
 	controllers = append(controllers, provider.Controllers...)
-	if len(provider.Webhooks) > 0 && !opts.DisableWebhook {
-		certificates, err := serveWebhooks(core, opts, provider.Webhooks)
-		if err != nil {
-			return nil, err
-		}
-		controllers = append(controllers, certificates)
+	modeWebhooks := provider.Webhooks
+	if opts.DisableWebhook {
+		modeWebhooks = nil
 	}
-	return controllers, nil
+	webhookControllers, err := serveWebhooks(core, opts, modeWebhooks)
+	if err != nil {
+		return nil, err
+	}
+	return append(controllers, webhookControllers...), nil
 }
 
 // Linode is the provider's side of the controller in the target's mode: the cloud provider core
