@@ -38,8 +38,10 @@ const (
 	AnnotationMaintenanceType = apis.Group + "/maintenance-type"
 )
 
-// NodeClassHashVersion is the current value of AnnotationNodeClassHashVersion.
-const NodeClassHashVersion = "v1"
+// NodeClassHashVersion is the current value of AnnotationNodeClassHashVersion. v2 hashes only the
+// fields of the running mode (v1 hashed the whole spec); the NodeClass hash controller re-stamps
+// NodeClaims of an older version, so that an upgrade replaces no node.
+const NodeClassHashVersion = "v2"
 
 // TerminationFinalizer keeps a LinodeNodeClass until no NodeClaim uses it.
 const TerminationFinalizer = apis.Group + "/termination"

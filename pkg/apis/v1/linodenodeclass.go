@@ -9,7 +9,8 @@ import (
 // NodePools that reference it. One NodeClass serves both modes: the LKE fields apply when the
 // controller runs in LKE mode, the instance fields when it launches plain Linodes.
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:path=linodenodeclasses,scope=Cluster,categories=karpenter,shortName={linodenc,lnc}
+// +kubebuilder:resource:path=linodenodeclasses,scope=Cluster,categories=karpenter,shortName={linodenc,lnc,lncs}
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",priority=1

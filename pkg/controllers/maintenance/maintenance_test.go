@@ -25,7 +25,7 @@ var _ = Describe("Maintenance", func() {
 		Expect(recordedContaining("Normal LinodeMaintenanceScheduled", "will be replaced from")).To(HaveLen(2), "on the NodeClaim and its Node")
 		Expect(decisions(emulator.MaintenancePowerOffOn, maintenance.Wait)).To(Equal(1.0))
 
-		clk.Step(time.Hour)
+		emu.Clock.Step(time.Hour)
 		ExpectSingletonReconciled(ctx, controller)
 		nodeClaim = ExpectExists(ctx, env.Client, nodeClaim)
 		Expect(nodeClaim.Annotations).To(HaveKeyWithValue(v1.AnnotationMaintenanceWindow, scheduled.When.UTC().Format(time.RFC3339)))
@@ -86,11 +86,11 @@ var _ = Describe("Maintenance", func() {
 		nodeClaim, id := ourNode()
 		_, err := emu.ScheduleMaintenance(id, emulator.Maintenance{Type: emulator.MaintenancePowerOffOn, StartsIn: time.Minute})
 		Expect(err).ToNot(HaveOccurred())
-		clk.Step(2 * time.Minute)
+		emu.Clock.Step(2 * time.Minute)
 		ExpectSingletonReconciled(ctx, controller)
 		nodeClaim = ExpectExists(ctx, env.Client, nodeClaim)
 		Expect(nodeClaim.DeletionTimestamp.IsZero()).To(BeFalse())
-		Expect(nodeClaim.Annotations).To(HaveKeyWithValue(karpv1.NodeClaimTerminationTimestampAnnotationKey, clk.Now().Format(time.RFC3339)))
+		Expect(nodeClaim.Annotations).To(HaveKeyWithValue(karpv1.NodeClaimTerminationTimestampAnnotationKey, emu.Clock.Now().Format(time.RFC3339)))
 		Expect(decisions(emulator.MaintenancePowerOffOn, maintenance.ReplaceNow)).To(Equal(1.0))
 	})
 })
@@ -103,11 +103,11 @@ var _ = Describe("Linodes that go down", func() {
 		ExpectSingletonReconciled(ctx, controller)
 		nodeClaim = ExpectExists(ctx, env.Client, nodeClaim)
 		Expect(nodeClaim.DeletionTimestamp.IsZero()).To(BeFalse())
-		Expect(nodeClaim.Annotations).To(HaveKeyWithValue(karpv1.NodeClaimTerminationTimestampAnnotationKey, clk.Now().Format(time.RFC3339)),
+		Expect(nodeClaim.Annotations).To(HaveKeyWithValue(karpv1.NodeClaimTerminationTimestampAnnotationKey, emu.Clock.Now().Format(time.RFC3339)),
 			"its pods cannot drain from a Linode that is off")
 		Expect(recordedContaining("Warning LinodeDown", "host_reboot")).To(HaveLen(2))
 
-		clk.Step(30 * time.Second)
+		emu.Clock.Step(30 * time.Second)
 		ExpectSingletonReconciled(ctx, controller)
 		Expect(decisions("host_reboot", maintenance.ReplaceNow)).To(Equal(1.0), "the event is acted on once")
 	})
@@ -116,7 +116,7 @@ var _ = Describe("Linodes that go down", func() {
 		nodeClaim, id := ourNode()
 		_, err := emu.FailHost(id, emulator.HostFailure{RestartAfter: 10 * time.Second})
 		Expect(err).ToNot(HaveOccurred())
-		clk.Step(10 * time.Second)
+		emu.Clock.Step(10 * time.Second)
 		emu.Tick()
 		ExpectSingletonReconciled(ctx, controller)
 		nodeClaim = ExpectExists(ctx, env.Client, nodeClaim)
@@ -127,7 +127,7 @@ var _ = Describe("Linodes that go down", func() {
 
 	It("replaces a node powered off through the API", func() {
 		nodeClaim, id := ourNode()
-		Expect(linodeClient.ShutdownInstance(ctx, id)).To(Succeed())
+		Expect(emu.Client.ShutdownInstance(ctx, id)).To(Succeed())
 		ExpectSingletonReconciled(ctx, controller)
 		Expect(ExpectExists(ctx, env.Client, nodeClaim).DeletionTimestamp.IsZero()).To(BeFalse())
 		Expect(decisions("linode_shutdown", maintenance.ReplaceNow)).To(Equal(1.0))
@@ -138,10 +138,10 @@ var _ = Describe("Linodes that go down", func() {
 		old, oldID := ourNode()
 		_, err := emu.FailHost(oldID, emulator.HostFailure{})
 		Expect(err).ToNot(HaveOccurred())
-		clk.Step(time.Hour)
+		emu.Clock.Step(time.Hour)
 		_, err = emu.FailHost(recentID, emulator.HostFailure{})
 		Expect(err).ToNot(HaveOccurred())
-		clk.Step(5 * time.Minute)
+		emu.Clock.Step(5 * time.Minute)
 
 		ExpectSingletonReconciled(ctx, newController())
 		Expect(ExpectExists(ctx, env.Client, recent).DeletionTimestamp.IsZero()).To(BeFalse())
@@ -173,7 +173,7 @@ var _ = Describe("Linode API cost", func() {
 		Expect(result.RequeueAfter).To(Equal(maintenance.DefaultInterval))
 		Expect(ExpectExists(ctx, env.Client, nodeClaim).DeletionTimestamp.IsZero()).To(BeTrue())
 
-		clk.Step(maintenance.DefaultInterval)
+		emu.Clock.Step(maintenance.DefaultInterval)
 		ExpectSingletonReconciled(ctx, controller)
 		Expect(ExpectExists(ctx, env.Client, nodeClaim).DeletionTimestamp.IsZero()).To(BeFalse(), "the next poll reads the events it missed")
 	})

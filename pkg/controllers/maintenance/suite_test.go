@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
@@ -12,54 +11,32 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
-	clocktesting "k8s.io/utils/clock/testing"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/events"
-	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
-	. "sigs.k8s.io/karpenter/pkg/utils/testing"
 
-	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/maintenance"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
 
 var (
-	ctx          context.Context
-	env          *environment.Environment
-	emu          *emulator.Emulator
-	linodeClient *linodego.Client
-	clk          *clocktesting.FakeClock
-	recorder     *record.FakeRecorder
-	controller   *maintenance.Controller
+	ctx        context.Context
+	env        *environment.Environment
+	emu        *test.Emulator
+	recorder   *record.FakeRecorder
+	controller *maintenance.Controller
 )
 
-func TestMaintenance(t *testing.T) {
-	ctx = TestContextWithLogger(t)
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Maintenance")
-}
+func TestMaintenance(t *testing.T) { RunSuite(t, "Maintenance", &ctx) }
 
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = environment.New()
-	Expect(err).ToNot(HaveOccurred())
-	ctx = coreoptions.ToContext(ctx, coretest.Options())
-})
-
-var _ = AfterSuite(func() {
-	Expect(env.Stop()).To(Succeed())
-})
+var _ = BeforeSuite(func() { env = ExpectEnvironment() })
 
 var _ = BeforeEach(func() {
-	// One clock for Linode and the controller: maintenance windows are compared across them.
-	clk = clocktesting.NewFakeClock(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
-	emu = emulator.New(emulator.WithClock(clk), emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	Expect(emu.Start()).To(Succeed())
-	linodeClient = emu.NewClient()
+	emu = ExpectEmulator()
 	recorder = record.NewFakeRecorder(100)
 	controller = newController()
 	maintenance.Decisions.Reset()
@@ -67,17 +44,18 @@ var _ = BeforeEach(func() {
 
 var _ = AfterEach(func() {
 	ExpectCleanedUp(ctx, env.Client)
-	Expect(emu.Close()).To(Succeed())
 })
 
+// newController is the controller on the emulator's clock: maintenance windows are compared
+// across Linode and the controller.
 func newController() *maintenance.Controller {
-	return maintenance.NewController(env.Client, linodeClient, events.NewRecorder(recorder), maintenance.WithClock(clk))
+	return maintenance.NewController(env.Client, emu.Client, events.NewRecorder(recorder), maintenance.WithClock(emu.Clock))
 }
 
 // runningLinode is a Linode that runs.
 func runningLinode() int {
 	GinkgoHelper()
-	created, err := linodeClient.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"})
+	created, err := emu.Client.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: test.Region, Type: "g6-standard-2"})
 	Expect(err).ToNot(HaveOccurred())
 	emu.Tick()
 	return created.ID
@@ -94,7 +72,7 @@ func ourNode() (*karpv1.NodeClaim, int) {
 			Labels:     map[string]string{karpv1.NodePoolLabelKey: "default"},
 			Finalizers: []string{karpv1.TerminationFinalizer},
 		},
-		Spec:   karpv1.NodeClaimSpec{NodeClassRef: &karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: "default"}},
+		Spec:   karpv1.NodeClaimSpec{NodeClassRef: test.NodeClassRef("default")},
 		Status: karpv1.NodeClaimStatus{ProviderID: nodeprovider.ProviderID(id), NodeName: node.Name},
 	})
 	ExpectApplied(ctx, env.Client, node, nodeClaim)

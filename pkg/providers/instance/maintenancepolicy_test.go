@@ -9,15 +9,11 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 func TestSetMaintenancePolicyReachesTheLinode(t *testing.T) {
-	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	client := e.NewClient()
+	e := test.StartEmulatorForTest(t)
 	for _, tc := range []struct {
 		name   string
 		policy *v1.MaintenancePolicy
@@ -28,9 +24,9 @@ func TestSetMaintenancePolicyReachesTheLinode(t *testing.T) {
 		{"unset: the account's default", nil, emulator.PolicyMigrate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}
+			opts := linodego.InstanceCreateOptions{Region: test.Region, Type: "g6-standard-2"}
 			instance.SetMaintenancePolicy(&opts, &v1.LinodeNodeClass{Spec: v1.LinodeNodeClassSpec{MaintenancePolicy: tc.policy}})
-			created, err := client.CreateInstance(context.Background(), opts)
+			created, err := e.Client.CreateInstance(context.Background(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
