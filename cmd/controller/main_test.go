@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 // token is what the emulator accepts; the tests look for it in everything the controller writes.
@@ -156,13 +157,9 @@ func eventually(t *testing.T, p *process, timeout time.Duration, what string, co
 	}
 }
 
-func startEmulator(t *testing.T) *emulator.Emulator {
+func startEmulator(t *testing.T) *test.Emulator {
 	t.Helper()
-	e := emulator.New(emulator.WithToken(token), emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
+	e := test.StartEmulatorForTest(t, emulator.WithToken(token))
 	if _, err := e.AddLKECluster("prod", "us-ord", "standard"); err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +213,12 @@ func TestStartupReportsMisconfiguration(t *testing.T) {
 			env:      base(map[string]string{"BATCH_IDLE_DURATION": "1"}),
 			wantCode: 2,
 			wantLine: `karpenter: BATCH_IDLE_DURATION "1" is not valid: use a duration such as 1s`,
+		},
+		{
+			name:     "a setting of the alpha provider with no equivalent",
+			env:      base(map[string]string{"DISABLE_DRY_RUN": "true"}),
+			wantCode: 2,
+			wantLine: "karpenter: DISABLE_DRY_RUN=true is not supported: LinodeNodeClasses are validated at apply time and by their status conditions",
 		},
 		{
 			name:     "unknown cluster name",

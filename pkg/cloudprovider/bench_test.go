@@ -5,16 +5,12 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
-	"github.com/linode/karpenter-provider-linode/pkg/test/lkecloud"
 )
 
 // BenchmarkGetInstanceTypes is what core's provisioner and disruption controllers call for every
@@ -40,25 +36,22 @@ func BenchmarkGetInstanceTypes(b *testing.B) {
 		b.Fatal(err)
 	}
 	// GetInstanceTypes reads the NodeClass's kubelet settings, not its readiness.
-	nodeClass := &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	nodeClass := test.LinodeNodeClass()
 	if err := kubeClient.Create(ctx, nodeClass); err != nil {
 		b.Fatal(err)
 	}
 
-	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
+	e, err := test.StartEmulator()
+	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = e.Close() })
-	if _, err := e.AddLKECluster(clusterName, region, string(lke.TierStandard)); err != nil {
-		b.Fatal(err)
-	}
-	cloud, err := lkecloud.New(ctx, e.NewClient(), clusterName, kubeClient)
+	cloud, err := test.NewLKE(ctx, e, kubeClient)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cp := cloud.CloudProvider
-	nodePool := nodePoolFor("default", nodeClass)
+	nodePool := test.NodePool(nodeClass)
 
 	// The first read starts the NodeClass informer; wait until the cache holds the NodeClass.
 	deadline := time.Now().Add(30 * time.Second)

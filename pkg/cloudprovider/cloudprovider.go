@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
@@ -48,14 +48,16 @@ type CloudProvider struct {
 	kubeClient    client.Client
 	instanceTypes InstanceTypeProvider
 	nodes         nodeprovider.Provider
-	sizer         Sizer
+	// mode decides which NodeClass fields the drift hash covers.
+	mode  mode.Mode
+	sizer Sizer
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
 
-// New returns a cloud provider that launches nodes through nodes.
-func New(kubeClient client.Client, instanceTypes InstanceTypeProvider, nodes nodeprovider.Provider, opts ...Option) *CloudProvider {
-	c := &CloudProvider{kubeClient: kubeClient, instanceTypes: instanceTypes, nodes: nodes}
+// New returns a cloud provider that launches nodes through nodes, the node provider of mode m.
+func New(kubeClient client.Client, instanceTypes InstanceTypeProvider, nodes nodeprovider.Provider, m mode.Mode, opts ...Option) *CloudProvider {
+	c := &CloudProvider{kubeClient: kubeClient, instanceTypes: instanceTypes, nodes: nodes, mode: m}
 	for _, opt := range opts {
 		opt(c)
 	}
@@ -92,7 +94,7 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 		var invalid *nodeprovider.InvalidLaunchError
 		if errors.As(err, &invalid) {
 			// Retrying cannot help until the NodeClass changes: say so where the user looks.
-			if recordErr := nodeclass.RecordLaunchRejection(ctx, c.kubeClient, nodeClass, invalid.Reason); recordErr != nil {
+			if recordErr := c.recordLaunchRejection(ctx, nodeClass, invalid.Reason); recordErr != nil {
 				log.FromContext(ctx).Error(recordErr, "recording the launch rejection on the LinodeNodeClass", "linodenodeclass", nodeClass.Name)
 			}
 			return nil, cloudprovider.NewCreateError(err, LaunchRejectedReason, invalid.Reason)
@@ -105,10 +107,21 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 	}
 	launched := c.toNodeClaim(node, instanceType)
 	launched.Annotations = map[string]string{
-		v1.AnnotationNodeClassHash:        nodeClass.Hash(),
+		v1.AnnotationNodeClassHash:        nodeClass.Hash(c.mode),
 		v1.AnnotationNodeClassHashVersion: v1.NodeClassHashVersion,
 	}
 	return launched, nil
+}
+
+// recordLaunchRejection marks the class not Ready with Linode's reason, until its spec changes.
+// The optimistic lock keeps a status the NodeClass controller wrote meanwhile from being lost.
+func (c *CloudProvider) recordLaunchRejection(ctx context.Context, nodeClass *v1.LinodeNodeClass, apiReason string) error {
+	stored := nodeClass.DeepCopy()
+	nodeClass.RejectLaunch(apiReason)
+	if err := c.kubeClient.Status().Patch(ctx, nodeClass, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("recording the launch rejection on LinodeNodeClass %s: %w", nodeClass.Name, err)
+	}
+	return nil
 }
 
 // onDemandForConsolidationSpot returns the NodeClaim asking for on-demand capacity where core's
@@ -206,9 +219,13 @@ func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *karpv1.N
 	return c.sizer.InstanceTypes(ctx, nodePool, instanceTypes)
 }
 
-// IsDrifted reports a NodeClaim whose NodeClass spec changed since launch, or whose node no
-// longer matches the NodeClass and cluster in ways the node provider can see.
+// IsDrifted reports a NodeClaim whose Linode has host maintenance coming that takes it down,
+// whose NodeClass spec changed since launch, or whose node no longer matches the NodeClass and
+// cluster in ways the node provider can see.
 func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *karpv1.NodeClaim) (cloudprovider.DriftReason, error) {
+	if reason := maintenanceDrift(nodeClaim); reason != "" {
+		return reason, nil
+	}
 	nodeClass, err := c.resolveNodeClass(ctx, nodeClaim.Spec.NodeClassRef)
 	if err != nil {
 		return "", client.IgnoreNotFound(fmt.Errorf("resolving NodeClass: %w", err))
@@ -216,7 +233,7 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *karpv1.NodeCla
 	// A NodeClaim hashed by another version of the hashing cannot be compared; it is not drifted
 	// for that reason alone.
 	if nodeClaim.Annotations[v1.AnnotationNodeClassHashVersion] == v1.NodeClassHashVersion &&
-		nodeClaim.Annotations[v1.AnnotationNodeClassHash] != nodeClass.Hash() {
+		nodeClaim.Annotations[v1.AnnotationNodeClassHash] != nodeClass.Hash(c.mode) {
 		return DriftReasonNodeClass, nil
 	}
 	detector, ok := c.nodes.(nodeprovider.DriftDetector)

@@ -20,20 +20,20 @@ import (
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
-	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
-	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 const poolsRoute = "/lke/clusters/{clusterId}/pools"
 
 // cheapestPlan is the cheapest plan of the catalogue that satisfies keep.
 func cheapestPlan(keep func(linodego.LinodeType) bool) string {
-	types, err := linodeClient.ListTypes(ctx, nil)
+	types, err := emu.Client.ListTypes(ctx, nil)
 	Expect(err).ToNot(HaveOccurred())
 	types = lo.Filter(types, func(t linodego.LinodeType, _ int) bool {
 		return t.Price != nil && t.Class != linodego.ClassNanode && keep(t)
@@ -47,7 +47,7 @@ func standaloneNodeClaim(plans ...string) *karpv1.NodeClaim {
 	return coretest.NodeClaim(karpv1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{karpv1.NodePoolLabelKey: nodePool.Name}},
 		Spec: karpv1.NodeClaimSpec{
-			NodeClassRef: &karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: nodeClass.Name},
+			NodeClassRef: test.NodeClassRef(nodeClass.Name),
 			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
 				{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: plans},
 				{Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{karpv1.CapacityTypeOnDemand}},
@@ -104,7 +104,7 @@ var _ = Describe("Scheduling", func() {
 		ExpectScheduled(ctx, env.Client, tolerant)
 		pools := emu.Pools(lkeCluster.ID)
 		Expect(pools).To(HaveLen(1))
-		pool, err := linodeClient.GetLKENodePool(ctx, lkeCluster.ID, pools[0].ID)
+		pool, err := emu.Client.GetLKENodePool(ctx, lkeCluster.ID, pools[0].ID)
 		Expect(err).ToNot(HaveOccurred())
 		Expect(pool.Taints).To(Equal([]linodego.LKENodePoolTaint{{Key: "dedicated", Value: "payments", Effect: linodego.LKENodePoolTaintEffectNoSchedule}}))
 	})
@@ -125,7 +125,7 @@ var _ = Describe("Scheduling", func() {
 		Expect(emu.Instances()).To(HaveLen(3))
 	})
 	It("fills the heavier NodePool up to its limits, then the next one", func() {
-		heavy := nodePoolFor("heavy", nodeClass, karpv1.NodePool{Spec: karpv1.NodePoolSpec{
+		heavy := test.NodePool(nodeClass, karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "heavy"}, Spec: karpv1.NodePoolSpec{
 			Weight: lo.ToPtr[int32](100),
 			Limits: karpv1.Limits{corev1.ResourceCPU: resource.MustParse("2")},
 		}})
@@ -162,14 +162,14 @@ var _ = Describe("Create", func() {
 		Expect(launched.Status.Capacity.Cpu().Value()).To(BeNumerically(">", 0))
 		Expect(launched.Status.Allocatable.Memory().Value()).To(BeNumerically(">", 0))
 		Expect(launched.Annotations).To(Equal(map[string]string{
-			v1.AnnotationNodeClassHash:        nodeClass.Hash(),
+			v1.AnnotationNodeClassHash:        nodeClass.Hash(mode.LKE),
 			v1.AnnotationNodeClassHashVersion: v1.NodeClassHashVersion,
 		}))
 	})
 	It("costs at most 3 Linode API calls for one node on the standard tier", func() {
 		_, err := cloudProvider.Create(ctx, standaloneNodeClaim("g6-standard-2"))
 		Expect(err).ToNot(HaveOccurred())
-		Expect(apiCalls()).To(BeNumerically("<=", 3), fmt.Sprint(emu.Counters()))
+		Expect(emu.Calls()).To(BeNumerically("<=", 3), fmt.Sprint(emu.Counters()))
 	})
 	It("refuses to launch with a NodeClass that is not ready", func() {
 		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeFirewallReady, "FirewallNotFound", "firewall 7 does not exist")
@@ -191,7 +191,7 @@ var _ = Describe("Create", func() {
 		nodeClass = ExpectExists(ctx, env.Client, nodeClass)
 		validation := nodeClass.StatusConditions().Get(v1.ConditionTypeValidationSucceeded)
 		Expect(validation.IsFalse()).To(BeTrue())
-		Expect(validation.Reason).To(Equal(nodeclass.ReasonLaunchRejected))
+		Expect(validation.Reason).To(Equal(v1.ReasonLaunchRejected))
 		Expect(validation.Message).To(ContainSubstring(createErr.ConditionMessage))
 	})
 	It("answers exhausted capacity with InsufficientCapacity, and the next attempt picks the next plan", func() {
@@ -286,7 +286,7 @@ var _ = Describe("Launch through the NodeClaim lifecycle", func() {
 var _ = Describe("Get and List", func() {
 	It("list 500 nodes with one paginated pool listing", func() {
 		for i := range 500 {
-			_, err := linodeClient.CreateLKENodePool(ctx, lkeCluster.ID, linodego.LKENodePoolCreateOptions{
+			_, err := emu.Client.CreateLKENodePool(ctx, lkeCluster.ID, linodego.LKENodePoolCreateOptions{
 				Count: 1, Type: "g6-standard-2",
 				Tags: []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag(fmt.Sprintf("default-%05d", i)), nodeprovider.NodePoolTag("default")},
 			})
@@ -303,7 +303,7 @@ var _ = Describe("Get and List", func() {
 			Expect(got.Name).To(Equal(nodeClaim.Name))
 		}
 		Expect(emu.Counters()["GET "+poolsRoute]).To(BeNumerically("<=", 2))
-		Expect(apiCalls()).To(Equal(emu.Counters()["GET "+poolsRoute]), fmt.Sprint(emu.Counters()))
+		Expect(emu.Calls()).To(Equal(emu.Counters()["GET "+poolsRoute]), fmt.Sprint(emu.Counters()))
 	})
 	It("describes a node by its provider ID, NodeClaim, NodePool, plan and region", func() {
 		launched, err := cloudProvider.Create(ctx, standaloneNodeClaim("g6-standard-2"))
@@ -334,11 +334,38 @@ var _ = Describe("Drift", func() {
 	It("is not drifted while nothing changed", func() {
 		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
 	})
-	It("drifts when the NodeClass spec changes", func() {
-		nodeClass.Spec.Tags = []v1.Tag{"team-payments"}
-		ExpectApplied(ctx, env.Client, nodeClass)
-		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(linodecloudprovider.DriftReasonNodeClass))
+	DescribeTable("drifts when a field LKE mode uses changes",
+		func(change func(*v1.LinodeNodeClassSpec)) {
+			change(&nodeClass.Spec)
+			ExpectApplied(ctx, env.Client, nodeClass)
+			Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(linodecloudprovider.DriftReasonNodeClass))
+		},
+		Entry("tags", func(spec *v1.LinodeNodeClassSpec) { spec.Tags = []v1.Tag{"team-payments"} }),
+		Entry("disk encryption", func(spec *v1.LinodeNodeClassSpec) { spec.DiskEncryption = lo.ToPtr(v1.DiskEncryptionEnabled) }),
+		Entry("kubelet", func(spec *v1.LinodeNodeClassSpec) {
+			spec.Kubelet = &v1.KubeletConfiguration{MaxPods: lo.ToPtr[int32](50)}
+		}),
+	)
+	It("drifts while Linode maintenance that takes the node down is recorded on the NodeClaim", func() {
+		nodeClaim.Annotations[v1.AnnotationMaintenanceWindow] = "2026-01-02T04:04:05Z"
+		nodeClaim.Annotations[v1.AnnotationMaintenanceType] = "power_off_on"
+		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(linodecloudprovider.DriftReasonMaintenance))
+		delete(nodeClaim.Annotations, v1.AnnotationMaintenanceWindow)
+		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
 	})
+	DescribeTable("does not drift when a field only instance mode uses changes",
+		func(change func(*v1.LinodeNodeClassSpec)) {
+			change(&nodeClass.Spec)
+			ExpectApplied(ctx, env.Client, nodeClass)
+			Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
+		},
+		Entry("user data", func(spec *v1.LinodeNodeClassSpec) { spec.UserData = lo.ToPtr("#cloud-config\nruncmd: [echo hi]\n") }),
+		Entry("image", func(spec *v1.LinodeNodeClassSpec) { spec.Image = lo.ToPtr("linode/debian12") }),
+		Entry("authorized keys", func(spec *v1.LinodeNodeClassSpec) {
+			spec.AuthorizedKeys = []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI test"}
+		}),
+		Entry("maintenance policy", func(spec *v1.LinodeNodeClassSpec) { spec.MaintenancePolicy = lo.ToPtr(v1.MaintenancePolicyPowerOffOn) }),
+	)
 	It("does not compare hashes of another hash version", func() {
 		nodeClaim.Annotations[v1.AnnotationNodeClassHashVersion] = "v0"
 		nodeClass.Spec.Tags = []v1.Tag{"team-payments"}
@@ -348,7 +375,7 @@ var _ = Describe("Drift", func() {
 	It("drifts when the pool's firewall was changed behind Karpenter's back", func() {
 		other := emu.AddFirewall("other")
 		pool := emu.Pools(lkeCluster.ID)[0]
-		_, err := linodeClient.UpdateLKENodePool(ctx, lkeCluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{FirewallID: &other})
+		_, err := emu.Client.UpdateLKENodePool(ctx, lkeCluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{FirewallID: &other})
 		Expect(err).ToNot(HaveOccurred())
 		Eventually(func() cloudprovider.DriftReason {
 			reason, err := cloudProvider.IsDrifted(ctx, nodeClaim)

@@ -19,6 +19,13 @@ type state struct {
 	subnets         map[int]*subnet
 	placementGroups map[int]*placementGroup
 
+	// events are the account's events, oldest first; openEvents are those of each Linode that
+	// wait for it to reach a status. maintenances are scheduled host maintenance (events.go,
+	// maintenance.go).
+	events       []*accountEvent
+	openEvents   map[int][]*accountEvent
+	maintenances []*maintenanceEntry
+
 	// capacity is how many more Linodes of a plan a region can launch; a
 	// missing entry means unlimited.
 	capacity map[capacityKey]int
@@ -45,6 +52,7 @@ var firstIDs = map[string]int{
 	"vpc":            500000,
 	"subnet":         600000,
 	"placementGroup": 6000,
+	"event":          600000000,
 }
 
 func newState(seed int64, cat *catalogue) *state {
@@ -56,6 +64,7 @@ func newState(seed int64, cat *catalogue) *state {
 		vpcs:            map[int]*vpc{},
 		subnets:         map[int]*subnet{},
 		placementGroups: map[int]*placementGroup{},
+		openEvents:      map[int][]*accountEvent{},
 		capacity:        map[capacityKey]int{},
 		ids:             map[string]int{},
 		rng:             rand.New(rand.NewSource(seed)),

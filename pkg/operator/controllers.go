@@ -5,84 +5,109 @@ import (
 	"fmt"
 
 	"github.com/awslabs/operatorpkg/controller"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/metrics"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
 	corecontrollers "sigs.k8s.io/karpenter/pkg/controllers"
 	"sigs.k8s.io/karpenter/pkg/controllers/node/health"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
+	"sigs.k8s.io/karpenter/pkg/events"
 	coreoperator "sigs.k8s.io/karpenter/pkg/operator"
 
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/garbagecollection"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/maintenance"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	catalogue "github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype/capacity"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/sizing"
 )
 
 // NewControllers builds the Linode cloud provider for target and returns Karpenter core's
 // controllers driving it, followed by the provider's own.
-func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, target *Target) ([]controller.Controller, error) {
+func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, target Target) ([]controller.Controller, error) {
 	opts := options.FromContext(ctx)
-	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
-	instanceTypes := instancetype.NewDefaultProvider(api, target.Region, opts.Mode, unavailable,
-		instancetype.WithHypervisorMemoryPercent(opts.HypervisorMemoryPercent))
-	nodes, cluster, err := newNodeProvider(ctx, api, opts, unavailable)
+	provider, err := NewLinode(ctx, core.GetClient(), core.EventRecorder, core.Clock, api, target)
 	if err != nil {
 		return nil, err
 	}
-
-	sizer := sizing.NewPolicy(core.GetClient(), sizing.Tradeoff{LargeFleetNodes: opts.SizingLargeFleetNodes, Tolerance: opts.SizingTolerancePercent / 100})
-	linodeCloudProvider := cloudprovider.New(core.GetClient(), instanceTypes, nodes, cloudprovider.WithSizer(sizer))
-	overlayUndecoratedCloudProvider := metrics.Decorate(linodeCloudProvider)
+	overlayUndecoratedCloudProvider := metrics.Decorate(provider.CloudProvider)
 	cloudProvider := overlay.Decorate(overlayUndecoratedCloudProvider, core.GetClient(), core.InstanceTypeStore)
 	repairPolicyMatcher, err := health.NewRepairPolicyMatcher(ctx, cloudProvider)
 	if err != nil {
 		return nil, fmt.Errorf("the cloud provider's repair policies: %w", err)
 	}
 	clusterState := state.NewCluster(core.Clock, core.GetClient(), cloudProvider, state.WithRepairPolicyMatcher(repairPolicyMatcher))
-	sizer.Track(clusterState)
+	provider.Sizing.Track(clusterState)
 
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
-	controllers = append(controllers, linodeControllers(core, opts, api, instanceTypes, nodes, cluster)...)
-	if cluster != nil && !opts.DisableWebhook {
-		certificates, err := serveNodeWebhook(core, opts, nodes, cluster.ID)
-		if err != nil {
-			return nil, err
-		}
-		controllers = append(controllers, certificates)
+	controllers = append(controllers, provider.Controllers...)
+	modeWebhooks := provider.Webhooks
+	if opts.DisableWebhook {
+		modeWebhooks = nil
 	}
-	return controllers, nil
+	webhookControllers, err := serveWebhooks(core, opts, modeWebhooks)
+	if err != nil {
+		return nil, err
+	}
+	return append(controllers, webhookControllers...), nil
 }
 
-// linodeControllers are the provider's own controllers.
-func linodeControllers(core *coreoperator.Operator, opts *options.Options, api linode.API, instanceTypes *instancetype.DefaultProvider,
-	nodes nodeprovider.Provider, cluster *lke.Cluster) []controller.Controller {
-	return []controller.Controller{
-		catalogue.NewController(instanceTypes, opts.CatalogueRefreshInterval),
-		capacity.NewController(instanceTypes),
-		nodeclass.NewController(core.GetClient(), core.EventRecorder, api, cluster),
-		garbagecollection.NewController(core.GetClient(), nodes, opts.ClusterName),
-	}
+// Linode is the provider's side of the controller in the target's mode: the cloud provider core
+// drives, the parts behind it, and the provider's own controllers and webhooks. The controller
+// and the tests build it the same way, with NewLinode.
+type Linode struct {
+	Mode          mode.Mode
+	InstanceTypes *instancetype.DefaultProvider
+	// Unavailable are the plans a region recently had no capacity for.
+	Unavailable   *cache.UnavailableOfferings
+	Nodes         nodeprovider.Provider
+	CloudProvider *cloudprovider.CloudProvider
+	// Sizing offers every plan until it is given core's cluster state (Sizing.Track), which core
+	// builds from the cloud provider.
+	Sizing *sizing.Policy
+	// Controllers are the provider's own controllers, the mode's included.
+	Controllers []controller.Controller
+	Webhooks    []Webhook
 }
 
-// newNodeProvider returns the node provider of the mode, and in LKE mode the cluster.
-func newNodeProvider(ctx context.Context, api linode.API, opts *options.Options, unavailable *cache.UnavailableOfferings) (nodeprovider.Provider, *lke.Cluster, error) {
-	switch opts.Mode {
-	case options.ModeLKE:
-		cluster, err := lke.DiscoverCluster(ctx, api, opts.ClusterName, opts.Region)
-		if err != nil {
-			return nil, nil, err
-		}
-		return lke.NewProvider(api, cluster, opts.ClusterName, unavailable), cluster, nil
-	default:
-		return nil, nil, fmt.Errorf("KARPENTER_MODE %q has no node provider in this build", opts.Mode)
+// NewLinode builds the mode's parts for target and the rest of the provider around them, with
+// the settings in ctx. kubeClient reads through the manager's cache in the controller; clk is the
+// time Linode's maintenance windows are compared with.
+func NewLinode(ctx context.Context, kubeClient client.Client, recorder events.Recorder, clk clock.Clock, api linode.API, target Target) (*Linode, error) {
+	opts := options.FromContext(ctx)
+	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
+	instanceTypes := instancetype.NewDefaultProvider(api, target.Region(), target.Mode(), unavailable,
+		instancetype.WithHypervisorMemoryPercent(opts.HypervisorMemoryPercent))
+	parts, err := target.Build(ctx, Dependencies{KubeClient: kubeClient, API: api, Unavailable: unavailable})
+	if err != nil {
+		return nil, err
 	}
+	sizer := sizing.NewPolicy(kubeClient, sizing.Tradeoff{LargeFleetNodes: opts.SizingLargeFleetNodes, Tolerance: opts.SizingTolerancePercent / 100})
+	return &Linode{
+		Mode:          target.Mode(),
+		InstanceTypes: instanceTypes,
+		Unavailable:   unavailable,
+		Nodes:         parts.Nodes,
+		CloudProvider: cloudprovider.New(kubeClient, instanceTypes, parts.Nodes, target.Mode(), cloudprovider.WithSizer(sizer)),
+		Sizing:        sizer,
+		Controllers: append([]controller.Controller{
+			catalogue.NewController(instanceTypes, opts.CatalogueRefreshInterval),
+			capacity.NewController(instanceTypes),
+			nodeclass.NewController(kubeClient, recorder, api, target.Mode(), parts.Resolvers, parts.Validators),
+			nodeclass.NewHashController(kubeClient, target.Mode()),
+			garbagecollection.NewController(kubeClient, parts.Nodes, opts.ClusterName),
+			maintenance.NewController(kubeClient, api, recorder, maintenance.WithClock(clk),
+				maintenance.WithInterval(opts.MaintenancePollInterval), maintenance.WithLeadTime(opts.MaintenanceLeadTime)),
+		}, parts.Controllers...),
+		Webhooks: parts.Webhooks,
+	}, nil
 }

@@ -17,66 +17,24 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 )
 
-// ConfigError is a start-up failure only the user can fix (a refused token, an unknown cluster
-// or region): retrying cannot help, so the controller exits with the message.
-type ConfigError struct {
-	Message string
-}
-
-func (e *ConfigError) Error() string { return e.Message }
-
-// Target is what the start-up checks found: where the controller launches nodes.
-type Target struct {
-	// Cluster is the LKE cluster named by CLUSTER_NAME; nil in instance mode.
-	Cluster *linodego.LKECluster
-	// Region is LINODE_REGION, or the LKE cluster's region.
-	Region string
-}
-
 // CheckLinode asks the Linode API whether the settings make sense: that it accepts the token,
-// that the LKE cluster exists (LKE mode) and that the region does. A *ConfigError means the
-// settings are wrong; any other error is the API's own failure and worth retrying.
-func CheckLinode(ctx context.Context, api linode.API, opts *options.Options) (*Target, error) {
-	target := &Target{Region: opts.Region}
-	if opts.Mode == options.ModeLKE {
-		cluster, err := findCluster(ctx, api, opts)
-		if err != nil {
-			return nil, err
-		}
-		target.Cluster = cluster
-		if target.Region == "" {
-			target.Region = cluster.Region
-		}
+// that the mode finds what it launches into (LKE mode: the cluster), and that the region exists.
+// A *options.ConfigError means the settings are wrong; any other error is the API's own failure
+// and worth retrying.
+func CheckLinode(ctx context.Context, api linode.API, opts *options.Options, m Mode) (Target, error) {
+	target, err := m.Discover(ctx, api, opts)
+	if err != nil {
+		return nil, classify(err)
 	}
 	regions, err := api.ListRegions(ctx, nil)
 	if err != nil {
 		return nil, classify(err)
 	}
-	if !slices.ContainsFunc(regions, func(r linodego.Region) bool { return r.ID == target.Region }) {
-		return nil, &ConfigError{Message: fmt.Sprintf("LINODE_REGION %q is not a Linode region: use one of %s (helm: region)",
-			target.Region, strings.Join(regionIDs(regions), ", "))}
+	if !slices.ContainsFunc(regions, func(r linodego.Region) bool { return r.ID == target.Region() }) {
+		return nil, &options.ConfigError{Message: fmt.Sprintf("LINODE_REGION %q is not a Linode region: use one of %s (helm: region)",
+			target.Region(), strings.Join(regionIDs(regions), ", "))}
 	}
 	return target, nil
-}
-
-func findCluster(ctx context.Context, api linode.API, opts *options.Options) (*linodego.LKECluster, error) {
-	clusters, err := api.ListLKEClusters(ctx, nil)
-	if err != nil {
-		return nil, classify(err)
-	}
-	var labels []string
-	for i := range clusters {
-		if clusters[i].Label == opts.ClusterName {
-			return &clusters[i], nil
-		}
-		labels = append(labels, fmt.Sprintf("%q", clusters[i].Label))
-	}
-	visible := "this token sees no LKE clusters (does it have the Kubernetes read/write scope?)"
-	if len(labels) > 0 {
-		visible = "clusters this token sees: " + strings.Join(labels, ", ")
-	}
-	return nil, &ConfigError{Message: fmt.Sprintf("CLUSTER_NAME %q matches no LKE cluster; %s. Set it to the cluster's label (helm: settings.clusterName)",
-		opts.ClusterName, visible)}
 }
 
 // classify turns a refused token into a ConfigError and leaves every other failure retryable:
@@ -88,7 +46,7 @@ func classify(err error) error {
 		if errors.As(err, &apiErr) {
 			status = apiErr.Code
 		}
-		return &ConfigError{Message: fmt.Sprintf("the Linode API refused LINODE_TOKEN (%d %s): use a current personal access token with read/write access to Kubernetes and Linodes (helm: apiToken or existingSecret), then restart the controller",
+		return &options.ConfigError{Message: fmt.Sprintf("the Linode API refused LINODE_TOKEN (%d %s): use a current personal access token with read/write access to Kubernetes and Linodes (helm: apiToken or existingSecret), then restart the controller",
 			status, http.StatusText(status))}
 	}
 	return err
@@ -116,14 +74,14 @@ var DefaultBackoff = Backoff{Initial: time.Second, Max: time.Minute}
 // waiting between attempts while the API fails transiently. A controller that exited on a
 // Linode outage would crash-loop through it; this one stays up, not ready, and says why.
 // status receives the reason the controller is not ready yet.
-func WaitForLinode(ctx context.Context, api linode.API, opts *options.Options, backoff Backoff, status *StartupStatus) (*Target, error) {
+func WaitForLinode(ctx context.Context, api linode.API, opts *options.Options, m Mode, backoff Backoff, status *StartupStatus) (Target, error) {
 	wait := backoff.Initial
 	for attempt := 1; ; attempt++ {
-		target, err := CheckLinode(ctx, api, opts)
+		target, err := CheckLinode(ctx, api, opts, m)
 		if err == nil {
 			return target, nil
 		}
-		var configErr *ConfigError
+		var configErr *options.ConfigError
 		if errors.As(err, &configErr) {
 			return nil, configErr
 		}

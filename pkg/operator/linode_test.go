@@ -9,19 +9,17 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 const testToken = "0123456789abcdef-test-token"
 
-func startEmulator(t *testing.T) *emulator.Emulator {
+func startEmulator(t *testing.T) *test.Emulator {
 	t.Helper()
-	e := emulator.New(emulator.WithToken(testToken), emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
+	e := test.StartEmulatorForTest(t, emulator.WithToken(testToken))
 	if _, err := e.AddLKECluster("prod", "us-ord", "standard"); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +29,7 @@ func startEmulator(t *testing.T) *emulator.Emulator {
 	return e
 }
 
-func client(t *testing.T, e *emulator.Emulator, token string) linode.API {
+func client(t *testing.T, e *test.Emulator, token string) linode.API {
 	t.Helper()
 	opts := linode.DefaultClientOptions()
 	opts.URL, opts.Token, opts.RetryCount = e.URL(), token, 0
@@ -54,33 +52,33 @@ func TestCheckLinode(t *testing.T) {
 	}{
 		{
 			name:       "LKE mode takes the cluster's region",
-			opts:       options.Options{Mode: options.ModeLKE, ClusterName: "staging"},
+			opts:       options.Options{Mode: mode.LKE, ClusterName: "staging"},
 			wantRegion: "us-east",
 		},
 		{
 			name:       "a region override wins",
-			opts:       options.Options{Mode: options.ModeLKE, ClusterName: "prod", Region: "us-sea"},
+			opts:       options.Options{Mode: mode.LKE, ClusterName: "prod", Region: "us-sea"},
 			wantRegion: "us-sea",
 		},
 		{
 			name:       "instance mode needs no LKE cluster",
-			opts:       options.Options{Mode: options.ModeInstance, ClusterName: "self-managed", Region: "us-ord"},
+			opts:       options.Options{Mode: mode.Instance, ClusterName: "self-managed", Region: "us-ord"},
 			wantRegion: "us-ord",
 		},
 		{
 			name:            "a refused token says so and what to do",
 			token:           "not-the-token",
-			opts:            options.Options{Mode: options.ModeLKE, ClusterName: "prod"},
+			opts:            options.Options{Mode: mode.LKE, ClusterName: "prod"},
 			wantConfigError: "the Linode API refused LINODE_TOKEN (401 Unauthorized): use a current personal access token",
 		},
 		{
 			name:            "an unknown cluster lists the clusters the token sees",
-			opts:            options.Options{Mode: options.ModeLKE, ClusterName: "prdo"},
+			opts:            options.Options{Mode: mode.LKE, ClusterName: "prdo"},
 			wantConfigError: `CLUSTER_NAME "prdo" matches no LKE cluster; clusters this token sees: "prod", "staging"`,
 		},
 		{
 			name:            "an unknown region",
-			opts:            options.Options{Mode: options.ModeInstance, ClusterName: "self-managed", Region: "us-nowhere"},
+			opts:            options.Options{Mode: mode.Instance, ClusterName: "self-managed", Region: "us-nowhere"},
 			wantConfigError: `LINODE_REGION "us-nowhere" is not a Linode region: use one of`,
 		},
 	}
@@ -90,9 +88,13 @@ func TestCheckLinode(t *testing.T) {
 			if tt.token != "" {
 				token = tt.token
 			}
-			target, err := operator.CheckLinode(context.Background(), client(t, e, token), &tt.opts)
+			m, err := operator.ModeNamed(tt.opts.Mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			target, err := operator.CheckLinode(context.Background(), client(t, e, token), &tt.opts, m)
 			if tt.wantConfigError != "" {
-				var configErr *operator.ConfigError
+				var configErr *options.ConfigError
 				if !errors.As(err, &configErr) || !strings.Contains(configErr.Message, tt.wantConfigError) {
 					t.Fatalf("CheckLinode error = %v, want a ConfigError containing %q", err, tt.wantConfigError)
 				}
@@ -101,11 +103,8 @@ func TestCheckLinode(t *testing.T) {
 			if err != nil {
 				t.Fatalf("CheckLinode: %v", err)
 			}
-			if target.Region != tt.wantRegion {
-				t.Errorf("region = %q, want %q", target.Region, tt.wantRegion)
-			}
-			if (target.Cluster != nil) != (tt.opts.Mode == options.ModeLKE) {
-				t.Errorf("cluster = %+v in %s mode", target.Cluster, tt.opts.Mode)
+			if target.Region() != tt.wantRegion || target.Mode() != tt.opts.Mode {
+				t.Errorf("target = %s mode in %q, want %s mode in %q", target.Mode(), target.Region(), tt.opts.Mode, tt.wantRegion)
 			}
 		})
 	}
@@ -124,14 +123,14 @@ func TestWaitForLinodeRetriesTransientFailures(t *testing.T) {
 			e := startEmulator(t)
 			e.InjectFault(emulator.Fault{Method: "GET", Route: "/lke/clusters", Sequence: tt.faults})
 			var status operator.StartupStatus
-			opts := &options.Options{Mode: options.ModeLKE, ClusterName: "prod", Token: testToken, APIURL: e.URL()}
-			target, err := operator.WaitForLinode(context.Background(), client(t, e, testToken), opts,
+			opts := &options.Options{Mode: mode.LKE, ClusterName: "prod", Token: testToken, APIURL: e.URL()}
+			target, err := operator.WaitForLinode(context.Background(), client(t, e, testToken), opts, operator.LKE{},
 				operator.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}, &status)
 			if err != nil {
 				t.Fatalf("WaitForLinode: %v", err)
 			}
-			if target.Cluster == nil || target.Cluster.Label != "prod" {
-				t.Errorf("cluster = %+v, want prod", target.Cluster)
+			if lkeTarget, ok := target.(*operator.LKETarget); !ok || lkeTarget.Cluster.Label != "prod" {
+				t.Errorf("target = %v, want the LKE cluster prod", target)
 			}
 			if got := e.Counters()["GET /lke/clusters"]; got != len(tt.faults)+1 {
 				t.Errorf("cluster listings = %d, want %d (one per failure, then success)", got, len(tt.faults)+1)
@@ -145,9 +144,9 @@ func TestWaitForLinodeRetriesTransientFailures(t *testing.T) {
 
 func TestWaitForLinodeStopsOnConfigErrors(t *testing.T) {
 	e := startEmulator(t)
-	opts := &options.Options{Mode: options.ModeLKE, ClusterName: "prod", Token: "wrong", APIURL: e.URL()}
-	_, err := operator.WaitForLinode(context.Background(), client(t, e, "wrong"), opts, operator.DefaultBackoff, &operator.StartupStatus{})
-	var configErr *operator.ConfigError
+	opts := &options.Options{Mode: mode.LKE, ClusterName: "prod", Token: "wrong", APIURL: e.URL()}
+	_, err := operator.WaitForLinode(context.Background(), client(t, e, "wrong"), opts, operator.LKE{}, operator.DefaultBackoff, &operator.StartupStatus{})
+	var configErr *options.ConfigError
 	if !errors.As(err, &configErr) {
 		t.Fatalf("WaitForLinode error = %v, want a ConfigError without retrying", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/awslabs/operatorpkg/serrors"
 	"github.com/go-logr/zapr"
@@ -30,6 +31,13 @@ func Run(ctx context.Context) error {
 	defer stop()
 	ctx = log.IntoContext(ctx, serrors.NewLogger(zapr.NewLogger(logging.NewLogger(ctx, "controller"))))
 	opts := options.FromContext(ctx)
+	m, err := ModeNamed(opts.Mode)
+	if err != nil {
+		return err
+	}
+	for _, setting := range opts.AlphaSettings {
+		log.FromContext(ctx).Info("read a setting of the alpha provider under its new name", "setting", setting)
+	}
 
 	api, err := linode.NewClient(ClientOptions(opts))
 	if err != nil {
@@ -41,7 +49,7 @@ func Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	target, err := WaitForLinode(ctx, api, opts, DefaultBackoff, status)
+	target, err := WaitForLinode(ctx, api, opts, m, DefaultBackoff, status)
 	if err := stopProbes(); err != nil {
 		return err
 	}
@@ -52,7 +60,7 @@ func Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("found the Linode side of the cluster", "mode", opts.Mode, "region", target.Region, "cluster", clusterDescription(target))
+	log.FromContext(ctx).Info("found the Linode side of the cluster", "mode", target.Mode(), "region", target.Region(), "cluster", target.String())
 
 	// Core's operator reads the settings again (they parse, ParseSettings checked them) and
 	// binds the probe and metrics ports.
@@ -77,21 +85,10 @@ func ClientOptions(opts *options.Options) linode.ClientOptions {
 	client.Token = opts.Token
 	client.URL = opts.APIURL
 	client.Version = opts.APIVersion
+	if opts.ClientTimeoutSeconds > 0 {
+		client.Timeout = time.Duration(opts.ClientTimeoutSeconds) * time.Second
+	}
 	return client
-}
-
-func clusterDescription(target *Target) string {
-	if target.Cluster == nil {
-		return "none (instance mode)"
-	}
-	return fmt.Sprintf("%s (id %d, %s tier)", target.Cluster.Label, target.Cluster.ID, tierOf(target.Cluster.Tier))
-}
-
-func tierOf(tier string) string {
-	if tier == "" {
-		return "standard"
-	}
-	return tier
 }
 
 // requiredCRDs are the resources the controller cannot run without; without them core's

@@ -22,7 +22,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 )
 
@@ -208,7 +208,7 @@ func (e *env) shrinkMixes(ctx context.Context, pools []costPool, instanceTypes [
 // regionInstanceTypes are the region's plans as the controller's instance types describe them,
 // read from the cluster's Linode API emulator with the controller's default settings.
 func (e *env) regionInstanceTypes(ctx context.Context) ([]*cloudprovider.InstanceType, error) {
-	provider := instancetype.NewDefaultProvider(e.cluster.Emulator.NewClient(), e.cluster.Region(), options.ModeLKE,
+	provider := instancetype.NewDefaultProvider(e.cluster.Emulator.NewClient(), e.cluster.Region(), mode.LKE,
 		cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL), instancetype.WithHypervisorMemoryPercent(localcluster.HypervisorMemoryPercent))
 	if err := provider.UpdateCatalogue(ctx); err != nil {
 		return nil, err

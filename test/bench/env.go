@@ -18,6 +18,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 // Provider names the Karpenter provider a scenario runs against.
@@ -139,8 +140,8 @@ func (e *env) createNodePool(ctx context.Context, name string, nodeCPUs int) err
 	cpuLabel := v1.LabelInstanceCPU
 	switch e.provider {
 	case Linode:
-		nodeClass = &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		nodePool.Spec.Template.Spec.NodeClassRef = &karpv1.NodeClassReference{Group: "karpenter.k8s.linode", Kind: "LinodeNodeClass", Name: name}
+		nodeClass = test.LinodeNodeClass(v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		nodePool.Spec.Template.Spec.NodeClassRef = test.NodeClassRef(name)
 		requirements = append(requirements, karpv1.NodeSelectorRequirementWithMinValues{
 			Key: v1.LabelInstanceClass, Operator: corev1.NodeSelectorOpIn, Values: []string{"standard", "dedicated"}})
 	case Kwok:

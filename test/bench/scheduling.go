@@ -34,12 +34,11 @@ import (
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
-	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/sizing"
-	"github.com/linode/karpenter-provider-linode/pkg/test/lkecloud"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 const (
@@ -148,7 +147,7 @@ type schedulingCloud struct {
 // linodeCloud is our cloud provider in LKE mode over a fresh emulator.
 type linodeCloud struct {
 	*schedulingCloud
-	emulator  *emulator.Emulator
+	emulator  *test.Emulator
 	clusterID int
 	// instanceTypes are the plans GetInstanceTypes returns, to price what was launched.
 	instanceTypes []*cloudprovider.InstanceType
@@ -160,8 +159,8 @@ type linodeCloud struct {
 // cloud provider the controller would build for it. setup runs before the catalogue is read,
 // e.g. to give the region GPU capacity.
 func startLinodeCloud(ctx context.Context, setup func(*emulator.Emulator)) (*linodeCloud, error) {
-	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
+	e, err := test.StartEmulator()
+	if err != nil {
 		return nil, fmt.Errorf("starting the Linode API emulator: %w", err)
 	}
 	cloud, err := newLinodeCloud(ctx, e, setup)
@@ -171,34 +170,25 @@ func startLinodeCloud(ctx context.Context, setup func(*emulator.Emulator)) (*lin
 	return cloud, nil
 }
 
-func newLinodeCloud(ctx context.Context, e *emulator.Emulator, setup func(*emulator.Emulator)) (*linodeCloud, error) {
+func newLinodeCloud(ctx context.Context, e *test.Emulator, setup func(*emulator.Emulator)) (*linodeCloud, error) {
 	if setup != nil {
-		setup(e)
+		setup(e.Emulator)
 	}
-	clusterID, err := e.AddLKECluster(benchClusterName, benchRegion, string(lke.TierStandard))
-	if err != nil {
-		return nil, err
-	}
-	nodeClass := &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: nodeClassName}}
 	// Ready as the NodeClass controller, not running here, would find it against the emulator.
-	for _, condition := range []string{v1.ConditionTypeFirewallReady, v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady, v1.ConditionTypePlacementGroupReady, v1.ConditionTypeValidationSucceeded} {
-		nodeClass.StatusConditions().SetTrue(condition)
-	}
+	nodeClass := test.ReadyLinodeNodeClass(v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: nodeClassName}})
 	// The sizing policy lists pending pods by node name, through the index the controller's
 	// manager keeps.
 	kubeClient := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(nodeClass).
 		WithIndex(&corev1.Pod{}, "spec.nodeName", func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }).Build()
-	// The emulator creates a pool's Linode at once with delays scaled to zero; a short poll
-	// keeps Create from sleeping the production interval.
-	lkeCloud, err := lkecloud.New(ctx, e.NewClient(), benchClusterName, kubeClient, lkecloud.WithNodeProviderOptions(lke.WithPollInterval(time.Millisecond)))
+	lkeCloud, err := test.NewLKE(ctx, e, kubeClient, test.WithCluster(benchClusterName, lke.TierStandard, benchRegion), test.WithNodeProviderOptions(lke.WithLaunchTimeout(lke.DefaultLaunchTimeout)))
 	if err != nil {
 		return nil, err
 	}
-	nodePool := benchNodePool(&karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: nodeClassName})
+	nodePool := benchNodePool(test.NodeClassRef(nodeClassName))
 	cloud := &linodeCloud{
 		schedulingCloud: &schedulingCloud{kubeClient: kubeClient, cloudProvider: lkeCloud.CloudProvider, nodePool: nodePool},
 		emulator:        e,
-		clusterID:       clusterID,
+		clusterID:       lkeCloud.Cluster.ID,
 		sizing:          lkeCloud.Sizing,
 	}
 	if cloud.instanceTypes, err = cloud.cloudProvider.GetInstanceTypes(ctx, nodePool); err != nil {

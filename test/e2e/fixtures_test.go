@@ -18,6 +18,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 const namespace = "default"
@@ -39,13 +40,13 @@ func newFixture(prefix string) *fixture {
 	name := fmt.Sprintf("%s-%d", prefix, specCounter.Add(1))
 	return &fixture{
 		name:      name,
-		nodeClass: &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		nodeClass: test.LinodeNodeClass(v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}}),
 		nodePool: &karpv1.NodePool{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: karpv1.NodePoolSpec{
 				Template: karpv1.NodeClaimTemplate{
 					Spec: karpv1.NodeClaimTemplateSpec{
-						NodeClassRef: &karpv1.NodeClassReference{Group: "karpenter.k8s.linode", Kind: "LinodeNodeClass", Name: name},
+						NodeClassRef: test.NodeClassRef(name),
 						Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{
 							Key: v1.LabelInstanceClass, Operator: corev1.NodeSelectorOpIn, Values: []string{"standard", "dedicated"},
 						}},
@@ -124,6 +125,18 @@ func (f *fixture) nodeClaims(ctx context.Context) []karpv1.NodeClaim {
 	var claims karpv1.NodeClaimList
 	Expect(kube.List(ctx, &claims, client.MatchingLabels{karpv1.NodePoolLabelKey: f.name})).To(Succeed())
 	return claims.Items
+}
+
+// nodeClaimOf is the NodeClaim of the node the pod runs on.
+func (f *fixture) nodeClaimOf(ctx context.Context, pod corev1.Pod) *karpv1.NodeClaim {
+	GinkgoHelper()
+	for _, claim := range f.nodeClaims(ctx) {
+		if claim.Status.NodeName == pod.Spec.NodeName {
+			return &claim
+		}
+	}
+	Fail(fmt.Sprintf("pod %s runs on %q, which no NodeClaim of %s launched", pod.Name, pod.Spec.NodeName, f.name))
+	return nil
 }
 
 func (f *fixture) nodes(ctx context.Context) []corev1.Node {

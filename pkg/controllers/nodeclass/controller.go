@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/awslabs/operatorpkg/status"
 	"github.com/linode/linodego"
-	"github.com/samber/lo"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	controllerruntime "sigs.k8s.io/controller-runtime"
@@ -25,9 +22,8 @@ import (
 	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/utils/result"
 
-	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
 
 // revalidateInterval is how often a class is checked again without a change of its own: a
@@ -38,35 +34,41 @@ const revalidateInterval = 5 * time.Minute
 // controller (a launch rejection recorded meanwhile): at once, but not in a tight loop.
 const conflictRetry = time.Second
 
-// API is the part of the Linode API the controller reads.
+// API is the part of the Linode API the mode-neutral resolvers read.
 type API interface {
 	GetFirewall(ctx context.Context, firewallID int) (*linodego.Firewall, error)
-	ListLKEVersions(ctx context.Context, opts *linodego.ListOptions) ([]linodego.LKEVersion, error)
-	GetImage(ctx context.Context, imageID string) (*linodego.Image, error)
 }
 
-// resolver sets one condition of a class, and the object it resolves to, from the spec.
-type resolver interface {
+// Resolver resolves one part of a class's spec: it sets that part's condition, and the object
+// the part resolves to, in the class's status.
+type Resolver interface {
 	Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error)
+}
+
+// Validator checks settings that resolve to no object against the cluster and the API. The
+// ValidationSucceeded condition reports the first problem a validator finds.
+type Validator interface {
+	// Validate returns the reason and message of what is wrong with the class, or an empty
+	// reason when nothing is.
+	Validate(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reason, message string, err error)
 }
 
 // Controller reconciles LinodeNodeClasses.
 type Controller struct {
 	kubeClient client.Client
 	recorder   events.Recorder
-	resolvers  []resolver
+	resolvers  []Resolver
 }
 
-// NewController returns the controller. cluster is the LKE cluster in LKE mode and nil in
-// instance mode.
-func NewController(kubeClient client.Client, recorder events.Recorder, api API, cluster *lke.Cluster) *Controller {
-	resolvers := []resolver{&firewall{api: api}, &validation{api: api, cluster: cluster}}
-	if cluster != nil {
-		resolvers = append(resolvers, notApplicableInLKE{})
-	} else {
-		resolvers = append(resolvers, &image{api: api}, instanceNetworking{})
+// NewController returns the controller for the running mode. Every mode's classes get the
+// firewall resolved, the validators run, and the conditions of fields the mode ignores reported
+// as not applicable; resolvers are what the mode resolves on top, e.g. the image in instance mode.
+func NewController(kubeClient client.Client, recorder events.Recorder, api API, running mode.Mode, resolvers []Resolver, validators []Validator) *Controller {
+	return &Controller{
+		kubeClient: kubeClient,
+		recorder:   recorder,
+		resolvers:  append([]Resolver{&firewall{api: api}, &validation{validators: validators}, notApplicable{mode: running}}, resolvers...),
 	}
-	return &Controller{kubeClient: kubeClient, recorder: recorder, resolvers: resolvers}
 }
 
 // Reconcile resolves the class and reports on it, or lets it go once nothing uses it.
@@ -90,7 +92,7 @@ func (c *Controller) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClas
 		results = append(results, res)
 		errs = append(errs, err)
 	}
-	explainReadiness(nodeClass)
+	nodeClass.ExplainReadiness()
 	if !equality.Semantic.DeepEqual(stored.Status, nodeClass.Status) {
 		// The lock keeps a launch rejection recorded meanwhile from being overwritten.
 		if err := c.kubeClient.Status().Patch(ctx, nodeClass, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
@@ -102,21 +104,6 @@ func (c *Controller) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClas
 	}
 	c.publishReadiness(nodeClass, wasReady)
 	return result.Min(results...), errors.Join(errs...)
-}
-
-// explainReadiness makes a class that is not Ready say why in the words of the conditions that
-// fail, rather than listing their types, since core and the cloud provider quote Ready's message.
-func explainReadiness(nodeClass *v1.LinodeNodeClass) {
-	conditions := nodeClass.StatusConditions()
-	failed := lo.Filter(nodeClass.Status.Conditions, func(condition status.Condition, _ int) bool {
-		return condition.Type != status.ConditionReady && condition.IsFalse()
-	})
-	if len(failed) == 0 {
-		return
-	}
-	conditions.SetFalse(status.ConditionReady, failed[0].Reason, strings.Join(lo.Map(failed, func(condition status.Condition, _ int) string {
-		return condition.Message
-	}), "; "))
 }
 
 // publishReadiness tells the operator when the class becomes usable, and why it is not while it
@@ -143,7 +130,7 @@ func (c *Controller) finalize(ctx context.Context, nodeClass *v1.LinodeNodeClass
 	}
 	var users []string
 	for i := range nodeClaims.Items {
-		if refersTo(&nodeClaims.Items[i], nodeClass) {
+		if v1.NodeClassName(&nodeClaims.Items[i]) == nodeClass.Name {
 			users = append(users, nodeClaims.Items[i].Name)
 		}
 	}
@@ -159,13 +146,6 @@ func (c *Controller) finalize(ctx context.Context, nodeClass *v1.LinodeNodeClass
 	}
 	return reconcile.Result{}, nil
 }
-
-func refersTo(nodeClaim *karpv1.NodeClaim, nodeClass *v1.LinodeNodeClass) bool {
-	ref := nodeClaim.Spec.NodeClassRef
-	return ref != nil && ref.Group == apis.Group && ref.Kind == kind && ref.Name == nodeClass.Name
-}
-
-const kind = "LinodeNodeClass"
 
 // Register watches classes, and the deletions of NodeClaims of classes that wait on them.
 func (c *Controller) Register(_ context.Context, m manager.Manager) error {
@@ -185,11 +165,11 @@ func (c *Controller) Register(_ context.Context, m manager.Manager) error {
 // deleted; classes in use need no API calls for a NodeClaim's departure.
 func (c *Controller) terminatingNodeClassOf(ctx context.Context, o client.Object) []reconcile.Request {
 	nodeClaim, ok := o.(*karpv1.NodeClaim)
-	if !ok || nodeClaim.Spec.NodeClassRef == nil || nodeClaim.Spec.NodeClassRef.Group != apis.Group || nodeClaim.Spec.NodeClassRef.Kind != kind {
+	if !ok || v1.NodeClassName(nodeClaim) == "" {
 		return nil
 	}
 	nodeClass := &v1.LinodeNodeClass{}
-	if err := c.kubeClient.Get(ctx, client.ObjectKey{Name: nodeClaim.Spec.NodeClassRef.Name}, nodeClass); err != nil || nodeClass.DeletionTimestamp.IsZero() {
+	if err := c.kubeClient.Get(ctx, client.ObjectKey{Name: v1.NodeClassName(nodeClaim)}, nodeClass); err != nil || nodeClass.DeletionTimestamp.IsZero() {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(nodeClass)}}

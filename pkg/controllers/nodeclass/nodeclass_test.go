@@ -7,19 +7,23 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/events"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
-	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 func newNodeClass(spec v1.LinodeNodeClassSpec) *v1.LinodeNodeClass {
-	return &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: spec}
+	return test.LinodeNodeClass(v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: spec})
 }
 
 // reconciled runs the controller on the class and returns it as stored.
@@ -40,11 +44,7 @@ func expectCondition(nodeClass *v1.LinodeNodeClass, conditionType string, want m
 
 var _ = Describe("LKE mode", func() {
 	var controller *nodeclass.Controller
-	var cluster *lke.Cluster
-	BeforeEach(func() {
-		cluster = lkeCluster(lke.TierStandard, "us-ord")
-		controller = newController(cluster)
-	})
+	BeforeEach(func() { controller = lkeController(lke.TierStandard, "us-ord") })
 
 	It("makes a class without options Ready, with the instance-mode fields not applicable", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{})
@@ -56,6 +56,17 @@ var _ = Describe("LKE mode", func() {
 			expectCondition(nodeClass, condition, metav1.ConditionTrue, nodeclass.ReasonNotApplicable)
 		}
 		Expect(recordedContaining("Normal Ready")).To(BeTrue())
+	})
+
+	It("forgets the image an instance-mode controller resolved, and says LKE mode ignores it", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{Image: new("linode/almalinux9")})
+		nodeClass.Status.Image = &v1.ResolvedImage{ID: "linode/almalinux9"}
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		Expect(nodeClass.Status.Image).To(BeNil())
+		Expect(expectCondition(nodeClass, v1.ConditionTypeImageReady, metav1.ConditionTrue, nodeclass.ReasonNotApplicable).Message).
+			To(Equal("image and imageSelector apply in instance mode only, and the controller runs in lke mode"))
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
 	})
 
 	It("resolves the firewall", func() {
@@ -94,7 +105,7 @@ var _ = Describe("LKE mode", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{LKEK8sVersion: new("1.34"), UpdateStrategy: new(v1.UpdateStrategyOnRecycle)})
 		ExpectApplied(ctx, env.Client, nodeClass)
 		nodeClass = reconciled(controller, nodeClass)
-		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, nodeclass.ReasonEnterpriseTierRequired)
+		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, lke.ReasonEnterpriseTierRequired)
 		Expect(condition.Message).To(And(ContainSubstring("lkeK8sVersion and updateStrategy"), ContainSubstring("standard tier")))
 		Expect(nodeClass.StatusConditions().Root().IsFalse()).To(BeTrue())
 	})
@@ -103,12 +114,14 @@ var _ = Describe("LKE mode", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{})
 		ExpectApplied(ctx, env.Client, nodeClass)
 		nodeClass = reconciled(controller, nodeClass)
-		Expect(nodeclass.RecordLaunchRejection(ctx, env.Client, nodeClass, "disk_encryption is not available in us-ord")).To(Succeed())
+		stored := nodeClass.DeepCopy()
+		nodeClass.RejectLaunch("disk_encryption is not available in us-ord")
+		Expect(env.Client.Status().Patch(ctx, nodeClass, client.MergeFrom(stored))).To(Succeed())
 
 		nodeClass = reconciled(controller, nodeClass)
-		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, nodeclass.ReasonLaunchRejected)
+		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, v1.ReasonLaunchRejected)
 		Expect(condition.Message).To(ContainSubstring("disk_encryption is not available in us-ord"))
-		Expect(expectCondition(nodeClass, status.ConditionReady, metav1.ConditionFalse, nodeclass.ReasonLaunchRejected).Message).To(ContainSubstring("disk_encryption"))
+		Expect(expectCondition(nodeClass, status.ConditionReady, metav1.ConditionFalse, v1.ReasonLaunchRejected).Message).To(ContainSubstring("disk_encryption"))
 		Expect(recordedContaining("Warning LaunchRejected")).To(BeTrue())
 
 		nodeClass.Spec.Tags = []v1.Tag{"team-a"}
@@ -118,13 +131,26 @@ var _ = Describe("LKE mode", func() {
 		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
 	})
 
+	It("refuses a maintenance policy, which LKE node pools cannot choose", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{MaintenancePolicy: new(v1.MaintenancePolicyPowerOffOn)})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		condition := expectCondition(nodeClass, v1.ConditionTypeMaintenancePolicyReady, metav1.ConditionFalse, lke.ReasonMaintenancePolicyNotInLKE)
+		Expect(condition.Message).To(And(ContainSubstring("LKE node pools cannot choose a maintenance policy"), ContainSubstring("remove maintenancePolicy")))
+		Expect(expectCondition(nodeClass, status.ConditionReady, metav1.ConditionFalse, lke.ReasonMaintenancePolicyNotInLKE).Message).To(ContainSubstring("maintenance policy"))
+
+		nodeClass.Spec.MaintenancePolicy = nil
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		expectCondition(nodeClass, v1.ConditionTypeMaintenancePolicyReady, metav1.ConditionTrue, v1.ConditionTypeMaintenancePolicyReady)
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+	})
+
 	It("holds a deleted class until no NodeClaim uses it", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{})
 		ExpectApplied(ctx, env.Client, nodeClass)
 		nodeClass = reconciled(controller, nodeClass)
-		nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{Spec: karpv1.NodeClaimSpec{
-			NodeClassRef: &karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: nodeClass.Name},
-		}})
+		nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{Spec: karpv1.NodeClaimSpec{NodeClassRef: test.NodeClassRef(nodeClass.Name)}})
 		ExpectApplied(ctx, env.Client, nodeClaim)
 
 		Expect(env.Client.Delete(ctx, nodeClass)).To(Succeed())
@@ -141,7 +167,7 @@ var _ = Describe("LKE mode", func() {
 
 var _ = Describe("LKE Enterprise", func() {
 	var controller *nodeclass.Controller
-	BeforeEach(func() { controller = newController(lkeCluster(lke.TierEnterprise, "us-mia")) })
+	BeforeEach(func() { controller = lkeController(lke.TierEnterprise, "us-mia") })
 
 	It("accepts a Kubernetes version LKE offers", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{LKEK8sVersion: new("1.34"), UpdateStrategy: new(v1.UpdateStrategyRollingUpdate)})
@@ -154,14 +180,17 @@ var _ = Describe("LKE Enterprise", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{LKEK8sVersion: new("1.20")})
 		ExpectApplied(ctx, env.Client, nodeClass)
 		nodeClass = reconciled(controller, nodeClass)
-		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, nodeclass.ReasonUnsupportedK8sVersion)
+		condition := expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, lke.ReasonUnsupportedK8sVersion)
 		Expect(condition.Message).To(And(ContainSubstring("1.20"), ContainSubstring("1.34")))
 	})
 })
 
 var _ = Describe("Instance mode", func() {
 	var controller *nodeclass.Controller
-	BeforeEach(func() { controller = newController(nil) })
+	BeforeEach(func() {
+		controller = nodeclass.NewController(env.Client, events.NewRecorder(recorder), emu.Client, mode.Instance,
+			[]nodeclass.Resolver{instance.NewImageResolver(emu.Client), instance.NewMaintenancePolicyResolver(emu.Client, test.Region), instance.NetworkingResolver{}}, nil)
+	})
 
 	It("resolves the image", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{Image: new("linode/almalinux9")})
@@ -172,11 +201,29 @@ var _ = Describe("Instance mode", func() {
 		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
 	})
 
+	It("accepts a maintenance policy in a region that offers them, and retries when the region cannot be read", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{Image: new("linode/almalinux9"), MaintenancePolicy: new(v1.MaintenancePolicyPowerOffOn)})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		emu.InjectFault(emulator.Fault{Method: http.MethodGet, Route: "/regions/{regionId}", Sequence: []int{http.StatusServiceUnavailable}})
+		Expect(ExpectObjectReconcileFailed(ctx, env.Client, controller, nodeClass)).To(HaveOccurred())
+		nodeClass = reconciled(controller, nodeClass)
+		expectCondition(nodeClass, v1.ConditionTypeMaintenancePolicyReady, metav1.ConditionTrue, v1.ConditionTypeMaintenancePolicyReady)
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+	})
+
 	It("is not Ready when the image does not exist", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{Image: new("linode/no-such-image")})
 		ExpectApplied(ctx, env.Client, nodeClass)
 		nodeClass = reconciled(controller, nodeClass)
-		Expect(expectCondition(nodeClass, v1.ConditionTypeImageReady, metav1.ConditionFalse, nodeclass.ReasonImageNotFound).Message).To(ContainSubstring("linode/no-such-image"))
+		Expect(expectCondition(nodeClass, v1.ConditionTypeImageReady, metav1.ConditionFalse, instance.ReasonImageNotFound).Message).To(ContainSubstring("linode/no-such-image"))
 		Expect(nodeClass.StatusConditions().Root().IsFalse()).To(BeTrue())
+	})
+
+	It("checks no LKE tier rule: LKE fields apply in LKE mode only", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{Image: new("linode/almalinux9"), LKEK8sVersion: new("1.20")})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionTrue, v1.ConditionTypeValidationSucceeded)
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
 	})
 })

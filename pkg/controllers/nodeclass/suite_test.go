@@ -4,55 +4,34 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/tools/record"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/karpenter/pkg/events"
-	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
-	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
-	. "sigs.k8s.io/karpenter/pkg/utils/testing"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
 
 var (
-	ctx          context.Context
-	env          *environment.Environment
-	emu          *emulator.Emulator
-	linodeClient *linodego.Client
-	recorder     *record.FakeRecorder
+	ctx      context.Context
+	env      *environment.Environment
+	emu      *test.Emulator
+	recorder *record.FakeRecorder
 )
 
-func TestNodeClass(t *testing.T) {
-	ctx = TestContextWithLogger(t)
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "NodeClass")
-}
+func TestNodeClass(t *testing.T) { RunSuite(t, "NodeClass", &ctx) }
 
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = environment.New()
-	Expect(err).ToNot(HaveOccurred())
-	ctx = coreoptions.ToContext(ctx, coretest.Options())
-})
-
-var _ = AfterSuite(func() {
-	Expect(env.Stop()).To(Succeed())
-})
+var _ = BeforeSuite(func() { env = ExpectEnvironment() })
 
 var _ = BeforeEach(func() {
-	emu = emulator.New(emulator.WithClock(clocktesting.NewFakeClock(time.Now())), emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	Expect(emu.Start()).To(Succeed())
-	linodeClient = emu.NewClient()
+	emu = ExpectEmulator()
 	recorder = record.NewFakeRecorder(100)
 })
 
@@ -60,22 +39,14 @@ var _ = AfterEach(func() {
 	ExpectCleanedUp(ctx, env.Client)
 	ExpectFinalizersRemovedFromList(ctx, env.Client, &v1.LinodeNodeClassList{})
 	Expect(env.Client.DeleteAllOf(ctx, &v1.LinodeNodeClass{})).To(Succeed())
-	Expect(emu.Close()).To(Succeed())
 })
 
-// lkeCluster is an emulated LKE cluster of the tier, as discovery finds it.
-func lkeCluster(tier lke.Tier, region string) *lke.Cluster {
+// lkeController is the NodeClass controller as LKE mode builds it, for an LKE cluster of the
+// tier in the region.
+func lkeController(tier lke.Tier, region string) *nodeclass.Controller {
 	GinkgoHelper()
-	label := "cluster-" + string(tier)
-	_, err := emu.AddLKECluster(label, region, string(tier))
-	Expect(err).ToNot(HaveOccurred())
-	cluster, err := lke.DiscoverCluster(ctx, linodeClient, label, "")
-	Expect(err).ToNot(HaveOccurred())
-	return cluster
-}
-
-func newController(cluster *lke.Cluster) *nodeclass.Controller {
-	return nodeclass.NewController(env.Client, events.NewRecorder(recorder), linodeClient, cluster)
+	cloud := ExpectLKE(ctx, emu, env.Client, test.WithCluster("cluster-"+string(tier), tier, region), test.WithRecorder(events.NewRecorder(recorder)))
+	return test.ControllerOf[*nodeclass.Controller](cloud.Linode)
 }
 
 // recorded are the events published since the last call, as "<type> <reason> <message>".

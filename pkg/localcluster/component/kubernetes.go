@@ -20,13 +20,14 @@ func KubeScheduler(binDir, kubeconfig string) Spec {
 }
 
 // KubeControllerManager runs the workload controllers, so Deployments become ReplicaSets and
-// pods and owned objects are garbage-collected, and the node lifecycle controller, which lifts
-// the not-ready taint the apiserver puts on every new Node once the Node is Ready.
+// pods and owned objects are garbage-collected; the node lifecycle controller, which lifts the
+// not-ready taint the apiserver puts on every new Node once the Node is Ready; and the disruption
+// controller, which keeps PodDisruptionBudgets' status, without which every PDB blocks eviction.
 func KubeControllerManager(binDir, kubeconfig string) Spec {
 	return Spec{Name: "kube-controller-manager", Path: filepath.Join(binDir, "kube-controller-manager"),
 		Args: []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0",
 			"--use-service-account-credentials=false",
-			"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,daemonset-controller,job-controller,node-lifecycle-controller"}}
+			"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,daemonset-controller,job-controller,node-lifecycle-controller,disruption-controller"}}
 }
 
 // KwokNodes says which nodes kwok acts as the kubelet of: those matching a label selector or an
@@ -34,6 +35,9 @@ func KubeControllerManager(binDir, kubeconfig string) Spec {
 type KwokNodes struct {
 	LabelSelector      string
 	AnnotationSelector string
+	// DownAnnotationSelector selects the nodes whose kubelet is down: kwok leaves their status
+	// alone, so a node marked not Ready stays so.
+	DownAnnotationSelector string
 }
 
 // Kwok keeps the selected nodes Ready (heartbeats and leases) and runs and deletes their pods.
@@ -44,6 +48,9 @@ func Kwok(binDir, kubeconfig string, nodes KwokNodes) Spec {
 	}
 	if nodes.AnnotationSelector != "" {
 		args = append(args, "--manage-nodes-with-annotation-selector="+nodes.AnnotationSelector)
+	}
+	if nodes.DownAnnotationSelector != "" {
+		args = append(args, "--disregard-status-with-annotation-selector="+nodes.DownAnnotationSelector)
 	}
 	// The bare kwok binary has no behaviour of its own: build-k8s-binaries.sh copies its stage
 	// manifests next to it.

@@ -7,13 +7,13 @@ import (
 	"github.com/samber/lo"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
 
 // BenchmarkList is List on a warm catalogue, as every scheduling round and every launch calls it.
 func BenchmarkList(b *testing.B) {
 	ctx := context.Background()
-	c := newCatalogue(b, "us-ord", options.ModeLKE)
+	c := newCatalogue(b, "us-ord", mode.LKE)
 	for _, bc := range []struct {
 		name    string
 		kubelet *v1.KubeletConfiguration
@@ -45,7 +45,7 @@ func BenchmarkList(b *testing.B) {
 // instance type: the cost a launch failing for lack of capacity adds to the next round.
 func BenchmarkListCold(b *testing.B) {
 	ctx := context.Background()
-	c := newCatalogue(b, "us-ord", options.ModeLKE)
+	c := newCatalogue(b, "us-ord", mode.LKE)
 	nodeClass := defaultNodeClass()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -13,13 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
 
 // unsupportedClasses are the plan classes a mode cannot launch. LKE answers 400 "The Linode type
 // g6-nanode-1 is currently not supported by LKE" for every Nanode; instance mode launches any plan.
-var unsupportedClasses = map[options.Mode]sets.Set[linodego.LinodeTypeClass]{
-	options.ModeLKE: sets.New(linodego.ClassNanode),
+var unsupportedClasses = map[mode.Mode]sets.Set[linodego.LinodeTypeClass]{
+	mode.LKE: sets.New(linodego.ClassNanode),
 }
 
 // requiredCapabilities are the region capabilities a plan class needs; Linode refuses to launch
@@ -49,7 +49,7 @@ type plan struct {
 }
 
 // readCatalogue reads plans, the region's capabilities and its plan availability.
-func readCatalogue(ctx context.Context, api linode.CatalogueAPI, regionID string, mode options.Mode) (*catalogue, error) {
+func readCatalogue(ctx context.Context, api linode.CatalogueAPI, regionID string, mode mode.Mode) (*catalogue, error) {
 	types, err := api.ListTypes(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("listing plans: %w", err)

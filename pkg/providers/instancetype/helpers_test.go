@@ -9,34 +9,28 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 // catalogue is a provider aimed at a fresh emulator, with its catalogue read once.
 type catalogue struct {
-	emulator    *emulator.Emulator
+	emulator    *test.Emulator
 	client      *linodego.Client
 	unavailable *cache.UnavailableOfferings
 	provider    *instancetype.DefaultProvider
 }
 
-func newCatalogue(t testing.TB, region string, mode options.Mode, opts ...option.Function[instancetype.Options]) *catalogue {
+func newCatalogue(t testing.TB, region string, mode mode.Mode, opts ...option.Function[instancetype.Options]) *catalogue {
 	t.Helper()
-	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	client := e.NewClient()
-	client.SetRetryCount(0)
+	e := test.StartEmulatorForTest(t)
 	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
-	provider := instancetype.NewDefaultProvider(client, region, mode, unavailable, opts...)
+	provider := instancetype.NewDefaultProvider(e.Client, region, mode, unavailable, opts...)
 	if err := provider.UpdateCatalogue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return &catalogue{emulator: e, client: client, unavailable: unavailable, provider: provider}
+	return &catalogue{emulator: e, client: e.Client, unavailable: unavailable, provider: provider}
 }
 
 // plans are the plans the emulator serves, straight from the API, each once.

@@ -14,7 +14,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
 
 // Provider answers which Linode plans a NodeClass can launch, at what price, with what
@@ -55,7 +55,7 @@ func WithHypervisorMemoryPercent(percent float64) option.Function[Options] {
 type DefaultProvider struct {
 	api         linode.CatalogueAPI
 	region      string
-	mode        options.Mode
+	mode        mode.Mode
 	unavailable *cache.UnavailableOfferings
 	options     Options
 	capacity    *learnedCapacity
@@ -82,7 +82,7 @@ type memoEntry struct {
 
 // NewDefaultProvider returns a provider for the cluster's region. It knows no plans until
 // UpdateCatalogue succeeds.
-func NewDefaultProvider(api linode.CatalogueAPI, region string, mode options.Mode, unavailable *cache.UnavailableOfferings, opts ...option.Function[Options]) *DefaultProvider {
+func NewDefaultProvider(api linode.CatalogueAPI, region string, mode mode.Mode, unavailable *cache.UnavailableOfferings, opts ...option.Function[Options]) *DefaultProvider {
 	o := option.Resolve(append([]option.Function[Options]{WithHypervisorMemoryPercent(DefaultHypervisorMemoryPercent)}, opts...)...)
 	return &DefaultProvider{
 		api:         api,

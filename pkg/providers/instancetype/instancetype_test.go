@@ -16,8 +16,9 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 const mib = 1 << 20
@@ -26,7 +27,7 @@ const mib = 1 << 20
 // labels a NodePool sees, computed here from the plan's own fields.
 func TestEveryPlan(t *testing.T) {
 	const region = "us-ord"
-	c := newCatalogue(t, region, options.ModeInstance, instancetype.WithHypervisorMemoryPercent(2.5))
+	c := newCatalogue(t, region, mode.Instance, instancetype.WithHypervisorMemoryPercent(2.5))
 	instanceTypes, err := c.provider.List(context.Background(), defaultNodeClass())
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func expectResources(t *testing.T, what string, got, want corev1.ResourceList) {
 
 // TestReservationsMatchLKE spot-checks the tiered defaults on plans a user knows.
 func TestReservationsMatchLKE(t *testing.T) {
-	c := newCatalogue(t, "us-ord", options.ModeLKE, instancetype.WithHypervisorMemoryPercent(0))
+	c := newCatalogue(t, "us-ord", mode.LKE, instancetype.WithHypervisorMemoryPercent(0))
 	instanceTypes, err := c.provider.List(context.Background(), defaultNodeClass())
 	if err != nil {
 		t.Fatal(err)
@@ -180,11 +181,11 @@ func TestReservationsMatchLKE(t *testing.T) {
 
 func TestModeRules(t *testing.T) {
 	for _, tc := range []struct {
-		mode        options.Mode
+		mode        mode.Mode
 		wantNanodes bool
 	}{
-		{mode: options.ModeLKE, wantNanodes: false},
-		{mode: options.ModeInstance, wantNanodes: true},
+		{mode: mode.LKE, wantNanodes: false},
+		{mode: mode.Instance, wantNanodes: true},
 	} {
 		t.Run(string(tc.mode), func(t *testing.T) {
 			c := newCatalogue(t, "us-ord", tc.mode)
@@ -227,7 +228,7 @@ func TestOfferings(t *testing.T) {
 		{name: "region without Premium Plans", region: "ap-west", plan: "g7-premium-2", wantPrice: 0.0645, wantAvailable: false},
 	} {
 		t.Run(tc.name+"/"+tc.region+"/"+tc.plan, func(t *testing.T) {
-			c := newCatalogue(t, tc.region, options.ModeLKE)
+			c := newCatalogue(t, tc.region, mode.LKE)
 			offering := offeringOf(t, c, defaultNodeClass(), tc.plan)
 			if offering.Price != tc.wantPrice {
 				t.Errorf("price %v, want %v", offering.Price, tc.wantPrice)
@@ -257,7 +258,7 @@ func offeringOf(t *testing.T, c *catalogue, nodeClass *v1.LinodeNodeClass, plan 
 
 func TestAvailabilityFollowsCapacity(t *testing.T) {
 	ctx := context.Background()
-	c := newCatalogue(t, "us-ord", options.ModeLKE)
+	c := newCatalogue(t, "us-ord", mode.LKE)
 	c.emulator.SetCapacity("us-ord", "g6-dedicated-8", 0)
 	if !offeringOf(t, c, defaultNodeClass(), "g6-dedicated-8").Available {
 		t.Fatal("sold out before the catalogue was re-read")
@@ -280,7 +281,7 @@ func TestAvailabilityFollowsCapacity(t *testing.T) {
 }
 
 func TestKubeletSettings(t *testing.T) {
-	c := newCatalogue(t, "us-ord", options.ModeLKE, instancetype.WithHypervisorMemoryPercent(0))
+	c := newCatalogue(t, "us-ord", mode.LKE, instancetype.WithHypervisorMemoryPercent(0))
 	for _, tc := range []struct {
 		name    string
 		kubelet *v1.KubeletConfiguration
@@ -349,14 +350,8 @@ func expectQuantity(get func(*cloudprovider.InstanceType) resource.Quantity, wan
 
 func TestCatalogueRefresh(t *testing.T) {
 	ctx := context.Background()
-	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	client := e.NewClient()
-	client.SetRetryCount(0)
-	provider := instancetype.NewDefaultProvider(client, "us-ord", options.ModeLKE, cacheForTest())
+	e := test.StartEmulatorForTest(t)
+	provider := instancetype.NewDefaultProvider(e.Client, "us-ord", mode.LKE, cacheForTest())
 
 	if _, err := provider.List(ctx, defaultNodeClass()); !instancetype.IsNoCatalogue(err) {
 		t.Fatalf("List before any catalogue: got %v, want ErrNoCatalogue", err)
@@ -388,14 +383,14 @@ func TestCatalogueRefresh(t *testing.T) {
 		t.Error("a failed refresh replaced the last good catalogue")
 	}
 
-	if err := instancetype.NewDefaultProvider(client, "xx-nowhere", options.ModeLKE, cacheForTest()).UpdateCatalogue(ctx); err == nil || !strings.Contains(err.Error(), "xx-nowhere") {
+	if err := instancetype.NewDefaultProvider(e.Client, "xx-nowhere", mode.LKE, cacheForTest()).UpdateCatalogue(ctx); err == nil || !strings.Contains(err.Error(), "xx-nowhere") {
 		t.Errorf("an unknown region: got %v, want an error naming it", err)
 	}
 }
 
 func TestListIsMemoised(t *testing.T) {
 	ctx := context.Background()
-	c := newCatalogue(t, "us-ord", options.ModeLKE)
+	c := newCatalogue(t, "us-ord", mode.LKE)
 	first, _ := c.provider.List(ctx, defaultNodeClass())
 	second, _ := c.provider.List(ctx, defaultNodeClass())
 	if &first[0] != &second[0] {
@@ -417,7 +412,7 @@ func TestListIsMemoised(t *testing.T) {
 
 func TestCapacityLearnedFromNodes(t *testing.T) {
 	ctx := context.Background()
-	c := newCatalogue(t, "us-ord", options.ModeLKE)
+	c := newCatalogue(t, "us-ord", mode.LKE)
 	memoryOf := func() int64 {
 		instanceTypes, err := c.provider.List(ctx, defaultNodeClass())
 		if err != nil {

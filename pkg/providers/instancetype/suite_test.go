@@ -10,6 +10,7 @@ import (
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
@@ -18,18 +19,18 @@ import (
 	"sigs.k8s.io/karpenter/pkg/controllers/provisioning"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/events"
-	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/state/virtualpods"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
-	. "sigs.k8s.io/karpenter/pkg/utils/testing"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
 
 // The suite schedules pods with Karpenter core's provisioner over the instance types this package
@@ -46,31 +47,19 @@ var (
 	nodeClass     *v1.LinodeNodeClass
 )
 
-func TestProvisioning(t *testing.T) {
-	ctx = TestContextWithLogger(t)
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Providers/InstanceType")
-}
+func TestProvisioning(t *testing.T) { RunSuite(t, "Providers/InstanceType", &ctx) }
 
 var _ = BeforeSuite(func() {
-	var err error
-	env, err = environment.New()
-	Expect(err).ToNot(HaveOccurred())
-	ctx = coreoptions.ToContext(ctx, coretest.Options())
+	env = ExpectEnvironment()
 	cloudProvider = fake.NewCloudProvider()
 	cluster = state.NewCluster(env.Clock, env.Client, cloudProvider)
 	prov = provisioning.NewProvisioner(env.Client, events.NewRecorder(&record.FakeRecorder{}), cloudProvider, cluster, env.Clock,
 		deviceallocation.NewController(env.Client), virtualpods.NewVirtualPodCache(env.Client))
 })
 
-var _ = AfterSuite(func() {
-	Expect(env.Stop()).To(Succeed())
-})
-
 var _ = BeforeEach(func() {
 	cloudProvider.Reset()
-	nodeClass = &v1.LinodeNodeClass{}
-	nodeClass.Name = "default"
+	nodeClass = test.LinodeNodeClass(v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
 	// The API server validates the NodeClass; List gets it as the cloud provider would read it.
 	ExpectApplied(ctx, env.Client, nodeClass)
 })
@@ -83,22 +72,18 @@ var _ = AfterEach(func() {
 
 // linode is a provider for the region with its catalogue read from a fresh emulator.
 type linode struct {
-	emulator    *emulator.Emulator
+	emulator    *test.Emulator
 	unavailable *cache.UnavailableOfferings
 	provider    *instancetype.DefaultProvider
 }
 
 func newLinode(region string, unavailableTTL time.Duration, setup ...func(*emulator.Emulator)) *linode {
-	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	Expect(e.Start()).To(Succeed())
-	DeferCleanup(e.Close)
+	e := ExpectEmulator()
 	for _, f := range setup {
-		f(e)
+		f(e.Emulator)
 	}
-	client := e.NewClient()
-	client.SetRetryCount(0)
 	unavailable := cache.NewUnavailableOfferings(unavailableTTL)
-	provider := instancetype.NewDefaultProvider(client, region, options.ModeLKE, unavailable)
+	provider := instancetype.NewDefaultProvider(e.Client, region, mode.LKE, unavailable)
 	Expect(provider.UpdateCatalogue(ctx)).To(Succeed())
 	return &linode{emulator: e, unavailable: unavailable, provider: provider}
 }

@@ -2,14 +2,15 @@ package lke
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/linode/linodego"
+	"github.com/samber/lo"
 
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 )
 
 // Tier is an LKE cluster's service tier.
@@ -33,29 +34,30 @@ type Cluster struct {
 	K8sVersion string
 }
 
-// DiscoverCluster finds the LKE cluster labelled name. An empty regionOverride keeps the
-// cluster's own region. It fails, saying what to do, when no cluster or several carry the label.
-func DiscoverCluster(ctx context.Context, api linode.LKEAPI, name, regionOverride string) (*Cluster, error) {
-	filter, err := json.Marshal(map[string]string{"label": name})
+// Discover finds the LKE cluster labelled name, once, at start-up; an empty regionOverride keeps
+// the cluster's own region. When no cluster or several carry the label it returns an
+// *options.ConfigError naming CLUSTER_NAME and the clusters the token sees; any other error is
+// the API's own failure, worth retrying.
+func Discover(ctx context.Context, api linode.LKEAPI, name, regionOverride string) (*Cluster, error) {
+	clusters, err := api.ListLKEClusters(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing LKE clusters: %w", err)
 	}
-	clusters, err := api.ListLKEClusters(ctx, &linodego.ListOptions{Filter: string(filter)})
-	if err != nil {
-		return nil, fmt.Errorf("looking up LKE cluster %q: %w", name, err)
-	}
-	switch len(clusters) {
+	labelled := lo.Filter(clusters, func(c linodego.LKECluster, _ int) bool { return c.Label == name })
+	switch len(labelled) {
 	case 0:
-		return nil, fmt.Errorf("no LKE cluster is labelled %q in this Linode account: set CLUSTER_NAME to the label of an existing cluster, and check that the token may read Kubernetes clusters", name)
+		visible := "this token sees no LKE clusters (does it have the Kubernetes read/write scope?)"
+		if len(clusters) > 0 {
+			visible = "clusters this token sees: " + strings.Join(lo.Map(clusters, func(c linodego.LKECluster, _ int) string { return strconv.Quote(c.Label) }), ", ")
+		}
+		return nil, &options.ConfigError{Message: fmt.Sprintf("CLUSTER_NAME %q matches no LKE cluster; %s. Set it to the cluster's label (helm: settings.clusterName)", name, visible)}
 	case 1:
 	default:
-		ids := make([]string, 0, len(clusters))
-		for _, c := range clusters {
-			ids = append(ids, strconv.Itoa(c.ID))
-		}
-		return nil, fmt.Errorf("%d LKE clusters are labelled %q (ids %s): relabel all but the one Karpenter should manage", len(clusters), name, strings.Join(ids, ", "))
+		ids := lo.Map(labelled, func(c linodego.LKECluster, _ int) string { return strconv.Itoa(c.ID) })
+		return nil, &options.ConfigError{Message: fmt.Sprintf("CLUSTER_NAME %q matches %d LKE clusters (ids %s): relabel all but the one Karpenter should manage",
+			name, len(labelled), strings.Join(ids, ", "))}
 	}
-	found := clusters[0]
+	found := labelled[0]
 	cluster := &Cluster{
 		ID:         found.ID,
 		Label:      found.Label,
@@ -71,4 +73,9 @@ func DiscoverCluster(ctx context.Context, api linode.LKEAPI, name, regionOverrid
 		cluster.Region = regionOverride
 	}
 	return cluster, nil
+}
+
+// String describes the cluster for the start-up log.
+func (c *Cluster) String() string {
+	return fmt.Sprintf("%s (id %d, %s tier)", c.Label, c.ID, c.Tier)
 }

@@ -18,23 +18,69 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
 const poolsRoute = "/lke/clusters/{clusterId}/pools"
 
-func TestDiscoverCluster(t *testing.T) {
+func TestDiscover(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	if f.cluster.Region != region || f.cluster.Tier != lke.TierStandard || f.cluster.K8sVersion == "" || f.cluster.ID == 0 {
 		t.Fatalf("discovered %+v", f.cluster)
 	}
-	overridden, err := lke.DiscoverCluster(context.Background(), f.client, clusterName, "us-sea")
-	if err != nil || overridden.Region != "us-sea" {
-		t.Fatalf("region override: %+v, %v", overridden, err)
+	if _, err := f.emulator.AddLKECluster("twin", region, string(lke.TierStandard)); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := lke.DiscoverCluster(context.Background(), f.client, "no-such-cluster", ""); err == nil || !strings.Contains(err.Error(), "CLUSTER_NAME") {
-		t.Fatalf("a missing cluster gave %v, want an error naming CLUSTER_NAME", err)
+	twinID, err := f.emulator.AddLKECluster("twin", "us-east", string(lke.TierStandard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.emulator.AddLKECluster("enterprise", "us-mia", string(lke.TierEnterprise)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, label, regionOverride string
+		wantRegion                  string
+		wantTier                    lke.Tier
+		// wantConfigError is a fragment of the message the user reads; empty when the cluster is found.
+		wantConfigError string
+	}{
+		{name: "the cluster's own region", label: clusterName, wantRegion: region, wantTier: lke.TierStandard},
+		{name: "a region override wins", label: clusterName, regionOverride: "us-sea", wantRegion: "us-sea", wantTier: lke.TierStandard},
+		{name: "the enterprise tier", label: "enterprise", wantRegion: "us-mia", wantTier: lke.TierEnterprise},
+		{name: "an unknown label lists the clusters the token sees", label: "karpenter-tset",
+			wantConfigError: `CLUSTER_NAME "karpenter-tset" matches no LKE cluster; clusters this token sees: "karpenter-test", "twin", "twin", "enterprise"`},
+		{name: "a label two clusters carry names both", label: "twin",
+			wantConfigError: fmt.Sprintf(`CLUSTER_NAME "twin" matches 2 LKE clusters (ids %d, %d)`, twinID-1, twinID)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cluster, err := lke.Discover(context.Background(), f.client, tc.label, tc.regionOverride)
+			if tc.wantConfigError != "" {
+				var configErr *options.ConfigError
+				if !errors.As(err, &configErr) || !strings.Contains(configErr.Message, tc.wantConfigError) {
+					t.Fatalf("Discover error = %v, want a ConfigError containing %q", err, tc.wantConfigError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cluster.Label != tc.label || cluster.Region != tc.wantRegion || cluster.Tier != tc.wantTier {
+				t.Errorf("discovered %+v, want %s in %s on the %s tier", cluster, tc.label, tc.wantRegion, tc.wantTier)
+			}
+		})
+	}
+}
+
+func TestDiscoverLeavesAPIFailuresToBeRetried(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.emulator.InjectFault(emulator.Fault{Method: http.MethodGet, Route: "/lke/clusters", Sequence: []int{http.StatusServiceUnavailable}})
+	_, err := lke.Discover(context.Background(), f.client, clusterName, "")
+	var configErr *options.ConfigError
+	if err == nil || errors.As(err, &configErr) {
+		t.Fatalf("Discover error = %v during an outage, want the API's error, not a ConfigError", err)
 	}
 }
 
@@ -49,7 +95,7 @@ func TestCreateLaunchesOneTaggedSingleNodePoolInThreeCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls := f.calls(); calls > 3 {
+	if calls := f.emulator.Calls(); calls > 3 {
 		t.Errorf("launching one node cost %d API calls, want at most 3: %v", calls, f.emulator.Counters())
 	}
 	pools := f.emulator.Pools(f.cluster.ID)
@@ -150,7 +196,7 @@ func TestCreateWaitsBoundedForTheLinodeAndResumes(t *testing.T) {
 	if _, err := f.provider.Create(context.Background(), nodeClass(), claim, plans()); err == nil {
 		t.Fatal("Create returned a node before LKE created its Linode")
 	}
-	f.clock.Step(10 * time.Second)
+	f.emulator.Clock.Step(10 * time.Second)
 	node, err := f.provider.Create(context.Background(), nodeClass(), claim, plans())
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +335,7 @@ func TestListingCostsOneCallPerPageOf500Pools(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if calls := f.emulator.Counters()["GET "+poolsRoute]; calls > 2 || f.calls() != calls {
+	if calls := f.emulator.Counters()["GET "+poolsRoute]; calls > 2 || f.emulator.Calls() != calls {
 		t.Fatalf("listing 500 nodes and getting each cost %v, want at most 2 pool listings and nothing else", f.emulator.Counters())
 	}
 }

@@ -3,13 +3,11 @@ package lke_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/awslabs/operatorpkg/option"
 	"github.com/linode/linodego"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
@@ -18,18 +16,18 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 const (
-	clusterName = "karpenter-test"
-	region      = "us-ord"
+	clusterName = test.ClusterName
+	region      = test.Region
 )
 
-// fixture is an LKE provider aimed at a fresh emulator.
+// fixture is an LKE provider aimed at a fresh emulator, built as the controller builds it.
 type fixture struct {
-	emulator    *emulator.Emulator
+	emulator    *test.Emulator
 	client      *linodego.Client
-	clock       *clocktesting.FakeClock
 	cluster     *lke.Cluster
 	unavailable *cache.UnavailableOfferings
 	provider    *lke.Provider
@@ -43,47 +41,20 @@ type fixtureOptions struct {
 }
 
 // newFixture starts an emulator whose state machines finish on the next request, creates the
-// cluster and discovers it as the operator does.
+// cluster and builds the provider for it as the operator does.
 func newFixture(t testing.TB, opts fixtureOptions) *fixture {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	e := emulator.New(append([]emulator.Option{emulator.WithClock(clk), emulator.WithoutRateLimits(), emulator.WithDelayScale(0)}, opts.emulator...)...)
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
+	e := test.StartEmulatorForTest(t, opts.emulator...)
+	e.Client.SetRetryCount(opts.retries)
 	tier := opts.tier
 	if tier == "" {
 		tier = lke.TierStandard
 	}
-	if _, err := e.AddLKECluster(clusterName, region, string(tier)); err != nil {
-		t.Fatal(err)
-	}
-	client := e.NewClient()
-	client.SetRetryCount(opts.retries)
-	cluster, err := lke.DiscoverCluster(context.Background(), client, clusterName, "")
+	cloud, err := test.NewLKE(context.Background(), e, nil, test.WithCluster(clusterName, tier, region), test.WithNodeProviderOptions(opts.provider...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
-	providerOpts := append([]option.Function[lke.Options]{lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5 * time.Second)}, opts.provider...)
-	return &fixture{
-		emulator:    e,
-		client:      client,
-		clock:       clk,
-		cluster:     cluster,
-		unavailable: unavailable,
-		provider:    lke.NewProvider(client, cluster, clusterName, unavailable, providerOpts...),
-	}
-}
-
-// calls is how many API requests the emulator answered since the last reset.
-func (f *fixture) calls() int {
-	total := 0
-	for _, n := range f.emulator.Counters() {
-		total += n
-	}
-	return total
+	return &fixture{emulator: e, client: e.Client, cluster: cloud.Cluster, unavailable: cloud.Unavailable, provider: cloud.Pools()}
 }
 
 // plan is an instance type with one on-demand offering in the test region.
@@ -126,8 +97,8 @@ func nodeClaim(name string) *karpv1.NodeClaim {
 }
 
 func nodeClass() *v1.LinodeNodeClass {
-	return &v1.LinodeNodeClass{
+	return test.LinodeNodeClass(v1.LinodeNodeClass{
 		ObjectMeta: metav1.ObjectMeta{Name: "default"},
 		Spec:       v1.LinodeNodeClassSpec{Tags: []v1.Tag{"team-payments"}},
-	}
+	})
 }

@@ -19,10 +19,9 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
-	"github.com/linode/karpenter-provider-linode/pkg/test/lkecloud"
 )
 
 // BenchmarkInstanceTypes is what core pays each time it asks for a NodePool's instance types
@@ -72,15 +71,8 @@ func BenchmarkInstanceTypes(b *testing.B) {
 		}
 	}
 
-	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = e.Close() })
-	if _, err := e.AddLKECluster(clusterName, "us-ord", string(lke.TierStandard)); err != nil {
-		b.Fatal(err)
-	}
-	cloud, err := lkecloud.New(ctx, e.NewClient(), clusterName, kubeClient)
+	e := test.StartEmulatorForTest(b)
+	cloud, err := test.NewLKE(ctx, e, kubeClient, test.WithCluster(clusterName, lke.TierStandard, test.Region))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 )
@@ -27,7 +28,7 @@ func BenchmarkDecide(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = e.Close() })
-	provider := instancetype.NewDefaultProvider(e.NewClient(), "us-ord", options.ModeLKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
+	provider := instancetype.NewDefaultProvider(e.NewClient(), "us-ord", mode.LKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
 	ctx := context.Background()
 	if err := provider.UpdateCatalogue(ctx); err != nil {
 		b.Fatal(err)

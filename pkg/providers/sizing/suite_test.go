@@ -3,15 +3,12 @@ package sizing_test
 import (
 	"context"
 	"testing"
-	"time"
 
-	"github.com/awslabs/operatorpkg/status"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
-	clocktesting "k8s.io/utils/clock/testing"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/controllers/dynamicresources/deviceallocation"
 	"sigs.k8s.io/karpenter/pkg/controllers/provisioning"
@@ -26,10 +23,10 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
-	"github.com/linode/karpenter-provider-linode/pkg/test/lkecloud"
+	linodeexpectations "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
 
 const clusterName = "sizing-test"
@@ -38,8 +35,8 @@ var (
 	ctx context.Context
 	env *environment.Environment
 
-	emu           *emulator.Emulator
-	cloud         *lkecloud.Cloud
+	emu           *test.Emulator
+	cloud         *test.LKE
 	cloudProvider *cloudprovider.CloudProvider
 	cluster       *state.Cluster
 	prov          *provisioning.Provisioner
@@ -71,15 +68,9 @@ var _ = AfterSuite(func() {
 })
 
 var _ = BeforeEach(func() {
-	emu = emulator.New(emulator.WithClock(clocktesting.NewFakeClock(time.Now())), emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	Expect(emu.Start()).To(Succeed())
-	_, err := emu.AddLKECluster(clusterName, "us-ord", string(lke.TierStandard))
-	Expect(err).ToNot(HaveOccurred())
-	client := emu.NewClient()
-	client.SetRetryCount(5)
-	cloud, err = lkecloud.New(ctx, client, clusterName, env.Client,
-		lkecloud.WithNodeProviderOptions(lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5*time.Second)))
-	Expect(err).ToNot(HaveOccurred())
+	emu = linodeexpectations.ExpectEmulator()
+	emu.Client.SetRetryCount(5)
+	cloud = linodeexpectations.ExpectLKE(ctx, emu, env.Client, test.WithCluster(clusterName, lke.TierStandard, test.Region))
 	cloudProvider = cloud.CloudProvider
 	// As the controller wires it: core's cluster state is built from the cloud provider, then
 	// given to the sizing policy.
@@ -88,11 +79,7 @@ var _ = BeforeEach(func() {
 	prov = provisioning.NewProvisioner(env.Client, events.NewRecorder(&record.FakeRecorder{}), cloudProvider, cluster, env.Clock,
 		deviceallocation.NewController(env.Client), virtualpods.NewVirtualPodCache(env.Client))
 
-	nodeClass = &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
-	nodeClass.StatusConditions().SetTrue(status.ConditionReady)
-	for _, condition := range []string{v1.ConditionTypeFirewallReady, v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady, v1.ConditionTypePlacementGroupReady, v1.ConditionTypeValidationSucceeded} {
-		nodeClass.StatusConditions().SetTrue(condition)
-	}
+	nodeClass = test.ReadyLinodeNodeClass(v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
 	// Standard and dedicated plans, as the benchmarks' NodePool.
 	nodePool = coretest.NodePool(karpv1.NodePool{
 		ObjectMeta: metav1.ObjectMeta{Name: "default"},
@@ -110,5 +97,4 @@ var _ = AfterEach(func() {
 	ExpectCleanedUp(ctx, env.Client)
 	Expect(env.Client.DeleteAllOf(ctx, &v1.LinodeNodeClass{})).To(Succeed())
 	cluster.Reset()
-	Expect(emu.Close()).To(Succeed())
 })

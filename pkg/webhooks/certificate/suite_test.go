@@ -17,9 +17,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
-	. "sigs.k8s.io/karpenter/pkg/utils/testing"
 
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
 )
@@ -40,22 +40,13 @@ var (
 	target    = certificate.Target{Namespace: namespace, SecretName: "karpenter-cert", ServiceName: service, WebhookConfigurationName: "karpenter"}
 )
 
-func TestCertificate(t *testing.T) {
-	ctx = TestContextWithLogger(t)
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Webhook certificate")
-}
+func TestCertificate(t *testing.T) { RunSuite(t, "Webhook certificate", &ctx) }
 
 var _ = BeforeSuite(func() {
+	env = ExpectEnvironment()
 	var err error
-	env, err = environment.New()
-	Expect(err).ToNot(HaveOccurred())
 	apiReader, err = client.New(env.Config, client.Options{Scheme: scheme.Scheme})
 	Expect(err).ToNot(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	Expect(env.Stop()).To(Succeed())
 })
 
 var _ = BeforeEach(func() {

@@ -12,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/awslabs/operatorpkg/status"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/samber/lo"
@@ -25,7 +23,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -33,27 +30,23 @@ import (
 	"sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/lifecycle"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/events"
-	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/state/nodepoolhealth"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
-	. "sigs.k8s.io/karpenter/pkg/utils/testing"
 
-	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
-	"github.com/linode/karpenter-provider-linode/pkg/test/lkecloud"
+	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
 )
 
 const (
-	clusterName       = "karpenter-test"
-	region            = "us-ord"
 	configurationName = "karpenter-linode-test"
 	systemNamespace   = "kube-system"
 )
@@ -62,10 +55,9 @@ var (
 	ctx context.Context
 	env *environment.Environment
 
-	emu           *emulator.Emulator
-	linodeClient  *linodego.Client
+	emu           *test.Emulator
 	lkeCluster    *lke.Cluster
-	nodes         *lke.Provider
+	cloud         *test.LKE
 	cloudProvider *linodecloudprovider.CloudProvider
 	certificates  *certificate.Manager
 	webhookPort   int
@@ -75,30 +67,17 @@ var (
 	nodePool  *karpv1.NodePool
 )
 
-func TestNodeWebhook(t *testing.T) {
-	ctx = TestContextWithLogger(t)
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Node webhook")
-}
+func TestNodeWebhook(t *testing.T) { RunSuite(t, "Node webhook", &ctx) }
 
 var _ = BeforeSuite(func() {
-	var err error
-	env, err = environment.New(environment.WithCoreOptions(coretest.WithFieldIndexers(
+	env = ExpectEnvironment(environment.WithCoreOptions(coretest.WithFieldIndexers(
 		coretest.NodeProviderIDFieldIndexer(ctx),
 		coretest.NodeClaimProviderIDFieldIndexer(ctx),
 	)))
-	Expect(err).ToNot(HaveOccurred())
-	ctx = coreoptions.ToContext(ctx, coretest.Options())
 
-	emu = emulator.New(emulator.WithClock(clocktesting.NewFakeClock(time.Now())), emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	Expect(emu.Start()).To(Succeed())
-	_, err = emu.AddLKECluster(clusterName, region, string(lke.TierStandard))
-	Expect(err).ToNot(HaveOccurred())
-	linodeClient = emu.NewClient()
-	cloud, err := lkecloud.New(ctx, linodeClient, clusterName, env.Client,
-		lkecloud.WithNodeProviderOptions(lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5*time.Second)))
-	Expect(err).ToNot(HaveOccurred())
-	lkeCluster, nodes, cloudProvider = cloud.Cluster, cloud.Nodes, cloud.CloudProvider
+	emu = ExpectEmulator()
+	cloud = ExpectLKE(ctx, emu, env.Client)
+	lkeCluster, cloudProvider = cloud.Cluster, cloud.CloudProvider
 
 	webhookPort = freePort()
 	ExpectApplied(ctx, env.Client, node.Configuration(configurationName, admissionregistrationv1.WebhookClientConfig{
@@ -119,20 +98,10 @@ var _ = BeforeSuite(func() {
 	stopWebhook()
 })
 
-var _ = AfterSuite(func() {
-	Expect(emu.Close()).To(Succeed())
-	Expect(env.Stop()).To(Succeed())
-})
-
 var _ = BeforeEach(func() {
 	stopWebhook = startWebhook()
-	nodeClass = readyNodeClass("default")
-	nodePool = coretest.NodePool(karpv1.NodePool{
-		ObjectMeta: metav1.ObjectMeta{Name: "default"},
-		Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
-			NodeClassRef: &karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: nodeClass.Name},
-		}}},
-	})
+	nodeClass = test.ReadyLinodeNodeClass(v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
+	nodePool = test.NodePool(nodeClass, karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
 	ExpectApplied(ctx, env.Client, nodeClass, nodePool)
 })
 
@@ -142,15 +111,17 @@ var _ = AfterEach(func() {
 	Expect(env.Client.DeleteAllOf(ctx, &v1.LinodeNodeClass{})).To(Succeed())
 })
 
-// startWebhook serves the webhook on the port the MutatingWebhookConfiguration names, with the
-// managed certificate, and returns a function that stops it.
+// startWebhook serves LKE mode's webhooks on the port the MutatingWebhookConfiguration names,
+// with the managed certificate, and returns a function that stops it.
 func startWebhook() func() {
 	server := webhook.NewServer(webhook.Options{
 		Host:    "127.0.0.1",
 		Port:    webhookPort,
 		TLSOpts: []func(*tls.Config){certificates.ConfigureTLS},
 	})
-	node.NewWebhook(env.Client, nodes, lkeCluster.ID).Register(server)
+	for _, w := range cloud.Webhooks {
+		w.Register(server)
+	}
 	serverCtx, cancel := context.WithCancel(ctx)
 	go func() {
 		defer GinkgoRecover()
@@ -199,15 +170,6 @@ func freePort() int {
 	Expect(err).ToNot(HaveOccurred())
 	defer listener.Close()
 	return listener.Addr().(*net.TCPAddr).Port
-}
-
-// readyNodeClass is a LinodeNodeClass as the NodeClass controller leaves a usable one.
-func readyNodeClass(name string) *v1.LinodeNodeClass {
-	nodeClass := &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	for _, condition := range []string{status.ConditionReady, v1.ConditionTypeFirewallReady, v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady, v1.ConditionTypePlacementGroupReady, v1.ConditionTypeValidationSucceeded} {
-		nodeClass.StatusConditions().SetTrue(condition)
-	}
-	return nodeClass
 }
 
 // coreRun is Karpenter core's NodeClaim lifecycle controller with what it logs and records.
@@ -265,7 +227,7 @@ func (r *coreRun) recordedEvent(reason string) bool {
 // as stored.
 func kubeletRegisters(instance emulator.InstanceInfo, withProviderID bool) *corev1.Node {
 	GinkgoHelper()
-	pool, err := linodeClient.GetLKENodePool(ctx, instance.LKEClusterID, instance.LKEPoolID)
+	pool, err := emu.Client.GetLKENodePool(ctx, instance.LKEClusterID, instance.LKEPoolID)
 	Expect(err).ToNot(HaveOccurred())
 	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: instance.Label, Labels: map[string]string{corev1.LabelHostname: instance.Label}},

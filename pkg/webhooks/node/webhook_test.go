@@ -71,7 +71,7 @@ var _ = Describe("Node admission", func() {
 	})
 
 	It("leaves alone a node of a pool no NodeClaim launched", func() {
-		pool, err := linodeClient.CreateLKENodePool(ctx, lkeCluster.ID, linodego.LKENodePoolCreateOptions{
+		pool, err := emu.Client.CreateLKENodePool(ctx, lkeCluster.ID, linodego.LKENodePoolCreateOptions{
 			Count: 1, Type: "g6-standard-2", Labels: linodego.LKENodePoolLabels{karpv1.NodePoolLabelKey: "hand-made"},
 		})
 		Expect(err).ToNot(HaveOccurred())

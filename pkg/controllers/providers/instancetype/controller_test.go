@@ -5,28 +5,21 @@ import (
 	"testing"
 	"time"
 
-	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	controller "github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 // TestRefreshOutlivesAnOutage: the controller keeps retrying, sooner than the refresh interval
 // and backing off, while the API fails, and returns to the interval once a read succeeds.
 func TestRefreshOutlivesAnOutage(t *testing.T) {
 	ctx := context.Background()
-	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	client := e.NewClient()
-	client.SetRetryCount(0)
-	provider := instancetype.NewDefaultProvider(client, "us-ord", options.ModeLKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
-	nodeClass := &v1.LinodeNodeClass{}
-	nodeClass.Name = "default"
+	e := test.StartEmulatorForTest(t)
+	provider := instancetype.NewDefaultProvider(e.Client, test.Region, mode.LKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
+	nodeClass := test.LinodeNodeClass()
 	refresh := controller.NewController(provider, 12*time.Hour)
 
 	outage := e.InjectFault(emulator.Fault{Method: "GET", Route: "/linode/types", ErrorRate: 1, ErrorStatus: 503})

@@ -16,43 +16,30 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype/capacity"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
 
 var (
 	ctx        context.Context
 	env        *environment.Environment
-	api        *emulator.Emulator
+	api        *test.Emulator
 	provider   *instancetype.DefaultProvider
 	controller *capacity.Controller
 )
 
-func TestCapacity(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Controllers/Providers/InstanceType/Capacity")
-}
+func TestCapacity(t *testing.T) { RunSuite(t, "Controllers/Providers/InstanceType/Capacity", &ctx) }
 
 var _ = BeforeSuite(func() {
-	ctx = context.Background()
-	var err error
-	env, err = environment.New()
-	Expect(err).ToNot(HaveOccurred())
-	api = emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	Expect(api.Start()).To(Succeed())
-})
-
-var _ = AfterSuite(func() {
-	Expect(api.Close()).To(Succeed())
-	Expect(env.Stop()).To(Succeed())
+	env = ExpectEnvironment()
+	api = ExpectEmulator()
 })
 
 var _ = BeforeEach(func() {
-	client := api.NewClient()
-	client.SetRetryCount(0)
-	provider = instancetype.NewDefaultProvider(client, "us-ord", options.ModeLKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
+	provider = instancetype.NewDefaultProvider(api.Client, test.Region, mode.LKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
 	Expect(provider.UpdateCatalogue(ctx)).To(Succeed())
 	controller = capacity.NewController(provider)
 })

@@ -1,9 +1,10 @@
-package nodeclass
+package instance
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/linode/linodego"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
@@ -12,8 +13,6 @@ import (
 
 // Reasons of the instance-mode conditions.
 const (
-	// ReasonNotApplicable: LKE chooses the node's image and networking; the field has no effect.
-	ReasonNotApplicable = "NotApplicable"
 	// ReasonImageNotFound: the image the class names does not exist or is not visible to the token.
 	ReasonImageNotFound = "ImageNotFound"
 	// ReasonImageRequired: instance mode needs an image to install.
@@ -22,24 +21,23 @@ const (
 	ReasonUnsupported = "Unsupported"
 )
 
-// notApplicableInLKE marks the instance-mode conditions as not applying: LKE installs its own
-// image and networking on a pool's nodes.
-type notApplicableInLKE struct{}
-
-func (notApplicableInLKE) Reconcile(_ context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
-	nodeClass.Status.Image, nodeClass.Status.Subnet, nodeClass.Status.PlacementGroup = nil, nil, nil
-	for _, condition := range []string{v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady, v1.ConditionTypePlacementGroupReady} {
-		nodeClass.StatusConditions().SetTrueWithReason(condition, ReasonNotApplicable, "LKE chooses the image and networking of node pools; the field applies in instance mode only")
-	}
-	return reconcile.Result{}, nil
+// ImageAPI reads the images a class names.
+type ImageAPI interface {
+	GetImage(ctx context.Context, imageID string) (*linodego.Image, error)
 }
 
-// image resolves spec.image in instance mode.
-type image struct {
-	api API
+// ImageResolver resolves spec.image into status.image and the ImageReady condition.
+type ImageResolver struct {
+	api ImageAPI
 }
 
-func (i *image) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+// NewImageResolver returns the resolver.
+func NewImageResolver(api ImageAPI) *ImageResolver {
+	return &ImageResolver{api: api}
+}
+
+// Reconcile resolves the class's image.
+func (i *ImageResolver) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
 	switch {
 	case nodeClass.Spec.Image != nil:
 	case nodeClass.Spec.ImageSelector != nil:
@@ -66,11 +64,12 @@ func (i *image) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (r
 	return reconcile.Result{}, nil
 }
 
-// instanceNetworking reports the VPC subnet and placement group in instance mode, which this build
-// does not resolve yet: a class that asks for them is refused rather than launched without them.
-type instanceNetworking struct{}
+// NetworkingResolver reports the VPC subnet and placement group, which this build does not
+// resolve yet: a class that asks for them is refused rather than launched without them.
+type NetworkingResolver struct{}
 
-func (instanceNetworking) Reconcile(_ context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+// Reconcile sets SubnetReady and PlacementGroupReady.
+func (NetworkingResolver) Reconcile(_ context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
 	nodeClass.Status.Subnet, nodeClass.Status.PlacementGroup = nil, nil
 	if nodeClass.Spec.VPC != nil {
 		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeSubnetReady, ReasonUnsupported, "vpc is not resolved by this build: remove it")

@@ -1,0 +1,58 @@
+package operator
+
+import (
+	"context"
+
+	"github.com/awslabs/operatorpkg/option"
+
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
+)
+
+// LKE is LKE mode: each NodeClaim becomes a single-node pool of the LKE cluster CLUSTER_NAME
+// labels.
+type LKE struct {
+	// ProviderOptions tune the node provider; tests shorten its waits for the emulator.
+	ProviderOptions []option.Function[lke.Options]
+}
+
+// Discover finds the LKE cluster.
+func (m LKE) Discover(ctx context.Context, api linode.API, opts *options.Options) (Target, error) {
+	cluster, err := lke.Discover(ctx, api, opts.ClusterName, opts.Region)
+	if err != nil {
+		return nil, err
+	}
+	return &LKETarget{Cluster: cluster, clusterName: opts.ClusterName, providerOptions: m.ProviderOptions}, nil
+}
+
+// LKETarget is the LKE cluster the start-up check found.
+type LKETarget struct {
+	Cluster         *lke.Cluster
+	clusterName     string
+	providerOptions []option.Function[lke.Options]
+}
+
+// Mode is LKE.
+func (t *LKETarget) Mode() mode.Mode { return mode.LKE }
+
+// Region is the cluster's region, or LINODE_REGION.
+func (t *LKETarget) Region() string { return t.Cluster.Region }
+
+func (t *LKETarget) String() string { return t.Cluster.String() }
+
+// Build makes the pool provider, the NodeClass rules of LKE (the tier's fields, and no
+// maintenance policy), and the Node webhook: LKE's kubelets register without Karpenter's
+// registration taint, and the webhook adds it.
+func (t *LKETarget) Build(_ context.Context, deps Dependencies) (*Parts, error) {
+	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, t.providerOptions...)
+	return &Parts{
+		Nodes:      nodes,
+		Resolvers:  []nodeclass.Resolver{lke.MaintenancePolicyRefusal{}},
+		Validators: []nodeclass.Validator{lke.NewTierRules(deps.API, t.Cluster)},
+		Webhooks:   []Webhook{node.NewWebhook(deps.KubeClient, nodes, t.Cluster.ID)},
+	}, nil
+}

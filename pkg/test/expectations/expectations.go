@@ -1,0 +1,57 @@
+// Package expectations are pkg/test's fixtures for Ginkgo suites, in the style of Karpenter
+// core's expectations: each starts what it names, fails the node it runs in when it cannot, and
+// stops it when that node's suite or spec ends.
+package expectations
+
+import (
+	"context"
+	"testing"
+
+	"github.com/awslabs/operatorpkg/option"
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
+	coretest "sigs.k8s.io/karpenter/pkg/test"
+	coretesting "sigs.k8s.io/karpenter/pkg/utils/testing"
+
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+)
+
+// ExpectEnvironment starts kube-apiserver and etcd (and what opts add) until the suite ends;
+// call it in BeforeSuite.
+func ExpectEnvironment(opts ...option.Function[environment.Options]) *environment.Environment {
+	ginkgo.GinkgoHelper()
+	env, err := environment.New(opts...)
+	gomega.Expect(err).ToNot(gomega.HaveOccurred())
+	ginkgo.DeferCleanup(env.Stop)
+	return env
+}
+
+// ExpectEmulator starts the Linode API emulator as test.StartEmulator does, until the suite or
+// spec that started it ends.
+func ExpectEmulator(opts ...emulator.Option) *test.Emulator {
+	ginkgo.GinkgoHelper()
+	emu, err := test.StartEmulator(opts...)
+	gomega.Expect(err).ToNot(gomega.HaveOccurred())
+	ginkgo.DeferCleanup(emu.Close)
+	return emu
+}
+
+// ExpectLKE builds the provider in LKE mode over a new LKE cluster in emu, as test.NewLKE does.
+func ExpectLKE(ctx context.Context, emu *test.Emulator, kubeClient client.Client, opts ...option.Function[test.LKEOptions]) *test.LKE {
+	ginkgo.GinkgoHelper()
+	lke, err := test.NewLKE(ctx, emu, kubeClient, opts...)
+	gomega.Expect(err).ToNot(gomega.HaveOccurred())
+	return lke
+}
+
+// RunSuite runs the package's Ginkgo specs; before any runs, it sets *ctx to a context carrying
+// a logger for the test and Karpenter core's test options, which core's code reads.
+func RunSuite(t *testing.T, description string, ctx *context.Context) {
+	*ctx = coreoptions.ToContext(coretesting.TestContextWithLogger(t), coretest.Options())
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	ginkgo.RunSpecs(t, description)
+}
