@@ -2,7 +2,6 @@ package sizing
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,7 +61,7 @@ func BenchmarkDecide(b *testing.B) {
 		d := nodePoolDemand(template, instanceTypes, groups, nil)
 		decision := choose(d.plans, d.shapes, tradeoff, 0, d.floor)
 		if decision.fleet.nodes == 0 {
-			b.Fatal(fmt.Sprintf("no fleet: %+v", decision))
+			b.Fatalf("no fleet: %+v", decision)
 		}
 	}
 }
