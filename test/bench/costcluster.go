@@ -144,7 +144,7 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 	shrinking := slices.DeleteFunc(slices.Clone(pools), func(p costPool) bool { return p.variant != "readme" })
 	for _, p := range pools {
 		if p.variant != "readme" {
-			if err := e.remove(ctx, p.name); err != nil {
+			if err := e.removeMix(ctx, p); err != nil {
 				return nil, err
 			}
 		}
@@ -258,6 +258,23 @@ func (e *env) createCostPool(ctx context.Context, p costPool, run costRun) error
 }
 
 // applyMix creates or scales the mix's Deployments and DaemonSets on the pool's NodePool.
+// removeMix deletes the mix's Deployments and DaemonSets, then its NodePool and nodes: pods
+// left pending for a NodePool that is gone would keep the shrunk fleet from counting as running.
+func (e *env) removeMix(ctx context.Context, p costPool) error {
+	kube := e.cluster.Kube
+	for _, d := range p.mix.deployments {
+		if err := kube.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: namespace}}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	for _, d := range p.mix.daemonSets {
+		if err := kube.Delete(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: namespace}}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return e.remove(ctx, p.name)
+}
+
 func (e *env) applyMix(ctx context.Context, p costPool, mix costMix) error {
 	kube := e.cluster.Kube
 	for _, d := range mix.deployments {
