@@ -55,7 +55,7 @@ func BenchmarkDecide(b *testing.B) {
 		}}}}}}
 		groups = append(groups, &podGroup{shape: shapeOf(pod), pods: g.pods})
 	}
-	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: options.DefaultSizingTolerancePercent / 100}
+	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
 	b.ReportAllocs()
 	for b.Loop() {
 		d := nodePoolDemand(template, instanceTypes, groups, nil)
