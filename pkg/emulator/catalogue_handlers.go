@@ -25,16 +25,6 @@ func (e *Emulator) getType(r *http.Request) (any, *apiError) {
 	return rawJSON(raw), nil
 }
 
-func (e *Emulator) listImages(*http.Request) (any, *apiError) { return e.cat.images, nil }
-
-func (e *Emulator) getImage(r *http.Request) (any, *apiError) {
-	raw, ok := e.cat.imageRaw[r.PathValue("imageId")]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return rawJSON(raw), nil
-}
-
 func (e *Emulator) listLKETypes(*http.Request) (any, *apiError) { return e.cat.lkeTypes, nil }
 
 type lkeVersionWire struct {

@@ -14,8 +14,8 @@
 // (+ /{id}), lke/versions (+ /{version}), lke/types, lke/clusters (list,
 // create, get, delete), lke/clusters/{id}/pools (list, create, get, update,
 // delete, recycle), lke/clusters/{id}/nodes/{nodeId} (get, delete,
-// recycle), linode/instances (list, create, get, update, delete, reboot),
-// networking/firewalls (list, create, get, delete), vpcs (list, create, get,
+// recycle), linode/instances (list, create, get, update, delete, reboot,
+// boot, shutdown) and their configs (list, create, get), networking/firewalls (list, create, get, delete), vpcs (list, create, get,
 // delete) and their subnets (list, create, get), placement/groups (list,
 // create, get, update, delete). Every route exists in Linode's OpenAPI
 // description and uses its parameter names; counters, the request log and
@@ -40,7 +40,13 @@
 // Enterprise" for enterprise clusters, "GPU Linodes" for gpu plans,
 // "Premium Plans" for premium plans, "VPCs", "Placement Group", "Metadata"
 // for user data); pool count outside 1-100; tags longer than 50 characters;
-// an unknown firewall_id; an unsupported LKE version. LKE refuses Nanode
+// an unknown firewall_id; an unsupported LKE version; a Linode label already
+// in use; an image deployed without root_pass, authorized_keys or
+// authorized_users (as linodego documents), or a root_pass outside 7-128
+// characters; user data on an image without the "cloud-init" capability;
+// interfaces beyond three, a second public or VPC interface, a VPC interface
+// without subnet_id or on a subnet of another region's VPC, a VLAN interface
+// without a label. The root password is never kept. LKE refuses Nanode
 // plans with the API's own wording, "The Linode type g6-nanode-1 is
 // currently not supported by LKE", on field "type".
 //
@@ -71,7 +77,15 @@
 //     where nodeID is <poolID>-<hex>.
 //   - A Linode is "provisioning" for Provisioning (60 s), then "booting" for
 //     Booting (90 s), then "running" (its node turns "ready"); with
-//     "booted": false it ends "offline". A reboot is "rebooting" for Booting.
+//     "booted": false it ends "offline". A reboot is "rebooting" for Booting;
+//     a shutdown "shutting_down" for ShuttingDown (25 s), then "offline"; a
+//     boot of an offline Linode "booting" for Booting.
+//   - A Linode deployed from an image gets the configuration profile the API
+//     creates ("My <image label> Disk Profile") with the requested
+//     interfaces; a VPC interface takes the next free address of its subnet
+//     (the first two are reserved) and, with nat_1_1 "any", the Linode's
+//     public address. Interfaces are active while the Linode is up with that
+//     profile, and subnets list the Linodes on them.
 //   - Standard tier: node Linodes carry lke_cluster_id and none of the pool's
 //     tags. Enterprise tier: they carry the pool's tags plus
 //     "nodepool=<poolID>" and "lke<clusterID>", and new nodes are missing from
@@ -83,10 +97,24 @@
 //     Linodes; recycling replaces nodes with new ones. Deleting a node's
 //     Linode directly makes LKE give the node a new one.
 //
-// OnInstanceEvent reports a Linode's first "running" and its deletion, with
+// OnInstanceEvent reports a Linode's first "running" (and its first again after
+// a shutdown, InstanceStopped), and its deletion, with
 // its id, label, plan, region, tags and LKE cluster, pool and node, so a
 // simulated cluster can start and stop kubelets. With the real clock a
 // background ticker applies due transitions every 200 ms.
+//
+// # Images
+//
+// Public images come from the catalogue; AddImage creates private ones
+// ("private/<n>", no vendor, not public) with a creation time and,
+// optionally, the cloud-init capability, for image selection and drift.
+//
+// # Metadata service
+//
+// What a Linode sees at http://169.254.169.254 is served, per Linode, under
+// MetadataURL(id) (see metadata.go): tokens, instance data, network, SSH keys
+// and user data, as text or JSON. NewMetadataClient returns Linode's own
+// client (go-metadata) for it.
 //
 // # Rate limits
 //

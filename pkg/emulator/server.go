@@ -70,6 +70,11 @@ func (e *Emulator) routes() []route {
 		put("/linode/instances/{linodeId}", e.updateInstance),
 		del("/linode/instances/{linodeId}", e.deleteInstance),
 		post("/linode/instances/{linodeId}/reboot", e.rebootInstance),
+		post("/linode/instances/{linodeId}/boot", e.bootInstance),
+		post("/linode/instances/{linodeId}/shutdown", e.shutdownInstance),
+		list("/linode/instances/{linodeId}/configs", e.listConfigs),
+		post("/linode/instances/{linodeId}/configs", e.createConfig),
+		get("/linode/instances/{linodeId}/configs/{configId}", e.getConfig),
 
 		list("/networking/firewalls", e.listFirewalls),
 		post("/networking/firewalls", e.createFirewall),
@@ -101,6 +106,7 @@ func (e *Emulator) buildHandler() http.Handler {
 		}
 	}
 	e.registerAdmin(mux)
+	e.registerMetadata(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		e.obs.record(r, "", http.StatusNotFound, time.Now())
 		writeError(w, errNotFound())

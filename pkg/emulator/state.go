@@ -18,6 +18,9 @@ type state struct {
 	vpcs            map[int]*vpc
 	subnets         map[int]*subnet
 	placementGroups map[int]*placementGroup
+	images          map[string]*privateImage
+	// metadataTokens are the Metadata service's tokens, by token.
+	metadataTokens map[string]metadataToken
 
 	// capacity is how many more Linodes of a plan a region can launch; a
 	// missing entry means unlimited.
@@ -45,6 +48,10 @@ var firstIDs = map[string]int{
 	"vpc":            500000,
 	"subnet":         600000,
 	"placementGroup": 6000,
+	"disk":           120000000,
+	"config":         130000000,
+	"interface":      4000000,
+	"image":          30000000,
 }
 
 func newState(seed int64, cat *catalogue) *state {
@@ -56,6 +63,8 @@ func newState(seed int64, cat *catalogue) *state {
 		vpcs:            map[int]*vpc{},
 		subnets:         map[int]*subnet{},
 		placementGroups: map[int]*placementGroup{},
+		images:          map[string]*privateImage{},
+		metadataTokens:  map[string]metadataToken{},
 		capacity:        map[capacityKey]int{},
 		ids:             map[string]int{},
 		rng:             rand.New(rand.NewSource(seed)),
