@@ -226,8 +226,8 @@ func writePart(parts *multipart.Writer, contentType, filename string, content []
 // cloudConfig is the provider's part: a Jinja template of a cloud-config document.
 func (o Options) cloudConfig() ([]byte, error) {
 	kubeconfig, err := clientcmd.Write(clientcmdapi.Config{
-		Clusters: map[string]*clientcmdapi.Cluster{"cluster": {Server: o.ClusterEndpoint, CertificateAuthorityData: o.ClusterCA}},
-		AuthInfos: map[string]*clientcmdapi.AuthInfo{"tls-bootstrap-token-user": {Token: string(o.Token)}},
+		Clusters:       map[string]*clientcmdapi.Cluster{"cluster": {Server: o.ClusterEndpoint, CertificateAuthorityData: o.ClusterCA}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"tls-bootstrap-token-user": {Token: string(o.Token)}},
 		Contexts:       map[string]*clientcmdapi.Context{"tls-bootstrap": {Cluster: "cluster", AuthInfo: "tls-bootstrap-token-user"}},
 		CurrentContext: "tls-bootstrap",
 	})

@@ -106,7 +106,7 @@ func render(t *testing.T, opts bootstrap.Options) rendered {
 	}
 	var doc struct {
 		WriteFiles []struct{ Path, Content, Permissions string } `json:"write_files"`
-		RunCmd     [][]string                                     `json:"runcmd"`
+		RunCmd     [][]string                                    `json:"runcmd"`
 	}
 	if err := yaml.Unmarshal([]byte(ours.body), &doc); err != nil {
 		t.Fatal(err)
