@@ -1,13 +1,24 @@
 // Package nodesim plays the part of the kubelets of a local cluster. For every Linode the Linode
-// API emulator reports running, it registers a Node the way the node's kubelet would on LKE; when
-// the Linode is deleted, it removes the Node, as Linode's cloud controller manager does. kwok
-// then keeps those Nodes Ready and runs their pods (it selects them by AnnotationKwokNode).
+// API emulator reports running, it registers a Node the way the node's kubelet would; when the
+// Linode is deleted, it removes the Node, as Linode's cloud controller manager does; while the
+// Linode is shut down, the node stops reporting. kwok then keeps those Nodes Ready and runs their
+// pods (it selects them by AnnotationKwokNode).
 //
 // An LKE node registers under its Linode's label (lke<clusterID>-<poolID>-<hex>) with provider ID
 // linode://<id>, the pool's labels and taints and nothing else of its own (LKE's kubelet has no
 // start-up taints), plus the labels kubelet and the cloud controller manager add: hostname, os,
-// arch, instance type, region and lke.linode.com/pool-id. A node of a plain Linode (instance mode)
-// registers with karpenter.sh/unregistered:NoExecute, as the provider's cloud-init tells kubelet to.
+// arch, instance type, region and lke.linode.com/pool-id.
+//
+// A plain Linode (instance mode) boots as it would on Linode: it reads its instance data and user
+// data from the Metadata service, runs the user data as cloud-init would (cloudinit.go), and
+// starts kubelet as the resulting systemd unit, configuration and bootstrap kubeconfig say
+// (kubelet.go). The kubelet authenticates to the cluster endpoint of the bootstrap kubeconfig,
+// trusting its CA, with its bootstrap token; asks for a client certificate with a
+// CertificateSigningRequest; waits until kube-controller-manager has approved and signed it; and
+// registers its Node with that certificate, with the name, labels, taints and provider ID the
+// user data asked for, and the capacity its configuration gives it. Nothing is taken from
+// anywhere else: a wrong endpoint, CA or token in the user data makes the join fail, reported as
+// an Event with Err.
 package nodesim
 
 import (
@@ -21,10 +32,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
@@ -39,7 +50,7 @@ const (
 	KwokAnnotationSelector = AnnotationKwokNode + "=fake"
 )
 
-// Event is a Node the simulator registered or removed.
+// Event is a Node the simulator registered or removed, or a plain Linode that could not join.
 type Event struct {
 	// Registered is true for a new Node, false for a removed one.
 	Registered bool
@@ -48,7 +59,13 @@ type Event struct {
 	PlanType   string
 	// LinodeEventTime is when the emulator reported the Linode running or deleted.
 	LinodeEventTime time.Time
+	// Err is why a plain Linode's kubelet could not join; the Linode keeps running without a Node.
+	Err error
 }
+
+// DefaultJoinTimeout is how long a plain Linode's kubelet keeps trying to join before the
+// simulator reports the join failed; a real kubelet would keep trying.
+const DefaultJoinTimeout = 2 * time.Minute
 
 // Simulator registers and removes Nodes as the emulator's Linodes come and go. Create it with New
 // before the first Linode is created, and run it with Run.
@@ -62,6 +79,11 @@ type Simulator struct {
 	pending []emulator.InstanceEvent
 	wake    chan struct{}
 	plans   map[string]linodego.LinodeType
+	// nodes are the Nodes plain Linodes registered, by Linode id, and joins the joins in progress.
+	nodes       map[int]string
+	joins       map[int]context.CancelFunc
+	joinsDone   sync.WaitGroup
+	joinTimeout time.Duration
 
 	observers []func(Event)
 }
@@ -70,11 +92,14 @@ type Simulator struct {
 // API, as the rest of the system does, and writes Nodes with kube.
 func New(kube client.Client, emu *emulator.Emulator, model ResourceModel) *Simulator {
 	s := &Simulator{
-		kube:  kube,
-		emu:   emu,
-		model: model,
-		wake:  make(chan struct{}, 1),
-		plans: map[string]linodego.LinodeType{},
+		kube:        kube,
+		emu:         emu,
+		model:       model,
+		wake:        make(chan struct{}, 1),
+		plans:       map[string]linodego.LinodeType{},
+		nodes:       map[int]string{},
+		joins:       map[int]context.CancelFunc{},
+		joinTimeout: DefaultJoinTimeout,
 	}
 	// The emulator delivers events from the goroutine of whichever API request caused them (often
 	// the controller's): queue them and return at once rather than hold that request up.
@@ -93,9 +118,13 @@ func New(kube client.Client, emu *emulator.Emulator, model ResourceModel) *Simul
 // OnEvent registers fn to hear about every Node registered or removed. Call it before Run.
 func (s *Simulator) OnEvent(fn func(Event)) { s.observers = append(s.observers, fn) }
 
+// SetJoinTimeout sets how long a plain Linode's kubelet tries to join. Call it before Run.
+func (s *Simulator) SetJoinTimeout(timeout time.Duration) { s.joinTimeout = timeout }
+
 // Run handles the emulator's events, in order, until ctx is done. The emulator must be serving.
 func (s *Simulator) Run(ctx context.Context) {
 	s.linode = s.emu.NewClient()
+	defer s.joinsDone.Wait()
 	for {
 		select {
 		case <-ctx.Done():
@@ -120,31 +149,61 @@ func (s *Simulator) Run(ctx context.Context) {
 }
 
 func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error {
+	if ev.LKEClusterID == 0 {
+		return s.handlePlain(ctx, ev)
+	}
 	switch ev.Type {
+	case emulator.InstanceStopped:
+		return s.setReporting(ctx, ev.Label, false)
 	case emulator.InstanceRunning:
 		node, err := s.nodeFor(ctx, ev)
 		if err != nil || node == nil {
 			return err
 		}
+		var existed bool
 		create := func() error {
-			if err := s.kube.Create(ctx, node); !apierrors.IsAlreadyExists(err) {
-				return err
+			err := s.kube.Create(ctx, node)
+			existed = apierrors.IsAlreadyExists(err)
+			if existed {
+				return nil
 			}
-			return nil
+			return err
 		}
 		if err := retry(ctx, create); err != nil {
 			return fmt.Errorf("registering node %s: %w", node.Name, err)
 		}
+		if existed {
+			// A Linode booted again after a shutdown: its kubelet reports again.
+			return s.setReporting(ctx, node.Name, true)
+		}
 		s.notify(Event{Registered: true, NodeName: node.Name, InstanceID: ev.InstanceID, PlanType: ev.PlanType, LinodeEventTime: ev.Time})
 	case emulator.InstanceDeleted:
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ev.Label}}
-		err := retry(ctx, func() error { return client.IgnoreNotFound(s.kube.Delete(ctx, node)) })
-		if err != nil {
-			return fmt.Errorf("removing node %s: %w", node.Name, err)
-		}
-		s.notify(Event{NodeName: node.Name, InstanceID: ev.InstanceID, PlanType: ev.PlanType, LinodeEventTime: ev.Time})
+		return s.removeNode(ctx, ev, ev.Label)
 	}
 	return nil
+}
+
+// removeNode deletes the Node of a deleted Linode, as the cloud controller manager does.
+func (s *Simulator) removeNode(ctx context.Context, ev emulator.InstanceEvent, name string) error {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	err := retry(ctx, func() error { return client.IgnoreNotFound(s.kube.Delete(ctx, node)) })
+	if err != nil {
+		return fmt.Errorf("removing node %s: %w", node.Name, err)
+	}
+	s.notify(Event{NodeName: node.Name, InstanceID: ev.InstanceID, PlanType: ev.PlanType, LinodeEventTime: ev.Time})
+	return nil
+}
+
+// setReporting starts or stops kwok acting as the node's kubelet: a Linode that is shut down
+// stops renewing its lease, and the node lifecycle controller marks its Node not Ready.
+func (s *Simulator) setReporting(ctx context.Context, nodeName string, reporting bool) error {
+	value := `null`
+	if reporting {
+		value = `"fake"`
+	}
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, AnnotationKwokNode, value)))
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}
+	return retry(ctx, func() error { return client.IgnoreNotFound(s.kube.Patch(ctx, node, patch)) })
 }
 
 func (s *Simulator) notify(ev Event) {
@@ -181,10 +240,6 @@ func (s *Simulator) nodeFor(ctx context.Context, ev emulator.InstanceEvent) (*co
 			NodeInfo:    corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
 		},
 	}
-	if ev.LKEClusterID == 0 {
-		node.Spec.Taints = []corev1.Taint{karpv1.UnregisteredNoExecuteTaint}
-		return node, nil
-	}
 	pool, err := s.linode.GetLKENodePool(ctx, ev.LKEClusterID, ev.LKEPoolID)
 	if linodego.IsNotFound(err) {
 		return nil, nil
@@ -204,15 +259,20 @@ func (s *Simulator) nodeFor(ctx context.Context, ev emulator.InstanceEvent) (*co
 
 // plan reads a Linode plan once; plans do not change while a cluster runs.
 func (s *Simulator) plan(ctx context.Context, id string) (linodego.LinodeType, error) {
-	if plan, ok := s.plans[id]; ok {
+	s.mu.Lock()
+	plan, ok := s.plans[id]
+	s.mu.Unlock()
+	if ok {
 		return plan, nil
 	}
-	plan, err := s.linode.GetType(ctx, id)
+	read, err := s.linode.GetType(ctx, id)
 	if err != nil {
 		return linodego.LinodeType{}, fmt.Errorf("reading plan %s: %w", id, err)
 	}
-	s.plans[id] = *plan
-	return *plan, nil
+	s.mu.Lock()
+	s.plans[id] = *read
+	s.mu.Unlock()
+	return *read, nil
 }
 
 // retry rides out a busy apiserver for a few seconds and returns the last error.

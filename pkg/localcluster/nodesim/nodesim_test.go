@@ -13,18 +13,19 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 )
 
-var env *environment.Environment
+// env is a control plane nodes join as they join a kubeadm cluster; LKE nodes register with its
+// admin client, plain Linodes by TLS bootstrap.
+var env *environment.NodeBootstrap
 
 func TestMain(m *testing.M) {
 	var err error
-	if env, err = environment.New(); err != nil {
+	if env, err = environment.NewNodeBootstrap(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -41,8 +42,19 @@ const delayScale = 0.01
 
 func startSimulator(t *testing.T) (*emulator.Emulator, *linodego.Client) {
 	t.Helper()
+	emu, linode, _ := startSimulatorWithEvents(t, nodesim.DefaultJoinTimeout)
+	return emu, linode
+}
+
+// startSimulatorWithEvents also returns the simulator's events as they happen; joins give up
+// after joinTimeout.
+func startSimulatorWithEvents(t *testing.T, joinTimeout time.Duration) (*emulator.Emulator, *linodego.Client, <-chan nodesim.Event) {
+	t.Helper()
 	emu := emulator.New(emulator.WithDelayScale(delayScale), emulator.WithoutRateLimits())
 	sim := nodesim.New(env.Client, emu, nodesim.DefaultResourceModel())
+	sim.SetJoinTimeout(joinTimeout)
+	events := make(chan nodesim.Event, 100)
+	sim.OnEvent(func(ev nodesim.Event) { events <- ev })
 	if err := emu.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +66,7 @@ func startSimulator(t *testing.T) (*emulator.Emulator, *linodego.Client) {
 		<-done
 		_ = emu.Close()
 	})
-	return emu, emu.NewClient()
+	return emu, emu.NewClient(), events
 }
 
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
@@ -180,34 +192,6 @@ func TestGPUPlanAdvertisesGPUs(t *testing.T) {
 		t.Errorf("allocatable %s = %s, want 2", nodesim.ResourceGPU, gpus.String())
 	}
 	cleanUpNodes(t)
-}
-
-func TestPlainLinodeRegistersUnregistered(t *testing.T) {
-	ctx := context.Background()
-	_, linode := startSimulator(t)
-	booted := true
-	instance, err := linode.CreateInstance(ctx, linodego.InstanceCreateOptions{
-		Region: "us-ord", Type: "g6-standard-2", Label: "plain-node", Image: "linode/ubuntu24.04", Booted: &booted, RootPass: "Not-a-real-password-1",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := &corev1.Node{}
-	waitFor(t, "node plain-node", 10*time.Second, func() bool {
-		return env.Client.Get(ctx, types.NamespacedName{Name: "plain-node"}, node) == nil
-	})
-	if taints := registeredTaints(node); len(taints) != 1 || !taints[0].MatchTaint(&karpv1.UnregisteredNoExecuteTaint) {
-		t.Errorf("taints %v, want %v as the provider's cloud-init registers kubelet", node.Spec.Taints, karpv1.UnregisteredNoExecuteTaint)
-	}
-	if _, ok := node.Labels[nodesim.LabelLKEPoolID]; ok {
-		t.Errorf("a plain Linode's node carries %s", nodesim.LabelLKEPoolID)
-	}
-	if err := linode.DeleteInstance(ctx, instance.ID); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "node plain-node to be removed", 5*time.Second, func() bool {
-		return env.Client.Get(ctx, types.NamespacedName{Name: "plain-node"}, &corev1.Node{}) != nil
-	})
 }
 
 // registeredTaints leaves out the taints the apiserver adds to every new Node from its conditions

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -169,4 +170,23 @@ func deleteToken(ctx context.Context, kube client.Client, secret *corev1.Secret)
 func issuedFor(secret *corev1.Secret, nodeClaim *karpv1.NodeClaim) bool {
 	return secret.Labels[LabelNodeClaimToken] == "true" && secret.Annotations[AnnotationNodeClaim] == nodeClaim.Name &&
 		len(secret.OwnerReferences) == 1 && secret.OwnerReferences[0].UID == nodeClaim.UID
+}
+
+// ClusterRoleBindings grant Group what kubeadm grants its bootstrap tokens' group
+// (system:bootstrappers:kubeadm:default-node-token): to create node CertificateSigningRequests
+// (system:node-bootstrapper), and to have kube-controller-manager approve those that ask for a
+// node client certificate (…:nodeclient). The Helm chart installs the same bindings in instance
+// mode; the local cluster applies these.
+func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
+	binding := func(name, role string) *rbacv1.ClusterRoleBinding {
+		return &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: Group}},
+		}
+	}
+	return []*rbacv1.ClusterRoleBinding{
+		binding("karpenter-linode:node-bootstrapper", "system:node-bootstrapper"),
+		binding("karpenter-linode:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient"),
+	}
 }
