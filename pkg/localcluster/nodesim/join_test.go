@@ -221,4 +221,3 @@ func TestStoppedLinodesNodeStopsReporting(t *testing.T) {
 	}
 	nextEvent(t, events, 10*time.Second)
 }
-
