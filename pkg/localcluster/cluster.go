@@ -162,6 +162,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		BinaryAssetsDirectory: binDir,
 		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: append(component.CRDs(), modeCRDs(opts.Mode)...)},
 	}
+	var clusterCA *component.ClusterCA
+	if opts.Mode == ModeInstance {
+		if clusterCA, err = component.ConfigureNodeBootstrap(c.controlPlane); err != nil {
+			return nil, err
+		}
+	}
 	restConfig, err := c.controlPlane.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
@@ -173,8 +179,18 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := component.WriteAdminKubeconfig(&c.controlPlane.ControlPlane, c.KubeconfigPath); err != nil {
 		return nil, err
 	}
+	if opts.Mode == ModeInstance {
+		opts.Progress("setting the cluster up for nodes that join by TLS bootstrap, as kubeadm does")
+		if err := c.setUpNodeBootstrap(ctx, restConfig.Host, restConfig.CAData); err != nil {
+			return nil, err
+		}
+	}
 
-	opts.Progress(fmt.Sprintf("starting the Linode API emulator with LKE cluster %q in %s (boot delays x%g)", opts.ClusterName, opts.Region, opts.DelayScale))
+	if opts.Mode == ModeLKE {
+		opts.Progress(fmt.Sprintf("starting the Linode API emulator with LKE cluster %q in %s (boot delays x%g)", opts.ClusterName, opts.Region, opts.DelayScale))
+	} else {
+		opts.Progress(fmt.Sprintf("starting the Linode API emulator, region %s (boot delays x%g)", opts.Region, opts.DelayScale))
+	}
 	c.Emulator = emulator.New(emulator.WithDelayScale(opts.DelayScale))
 	if opts.Mode == ModeLKE {
 		if c.LKEClusterID, err = c.Emulator.AddLKECluster(opts.ClusterName, opts.Region, opts.Tier); err != nil {
@@ -193,9 +209,13 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	go func() { c.Nodes.Run(nodesCtx); close(c.nodesDone) }()
 
 	opts.Progress("starting kube-scheduler, kube-controller-manager and kwok (the simulated kubelets)")
+	var controllerManager []component.ControllerManagerOption
+	if clusterCA != nil {
+		controllerManager = append(controllerManager, component.WithCSRSigning(clusterCA))
+	}
 	if c.components, err = component.StartAll(c.LogDir,
 		component.KubeScheduler(binDir, c.KubeconfigPath),
-		component.KubeControllerManager(binDir, c.KubeconfigPath),
+		component.KubeControllerManager(binDir, c.KubeconfigPath, controllerManager...),
 		component.Kwok(binDir, c.KubeconfigPath, component.KwokNodes{AnnotationSelector: nodesim.KwokAnnotationSelector}),
 	); err != nil {
 		return nil, err
