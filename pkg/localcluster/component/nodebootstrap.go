@@ -133,7 +133,7 @@ func ConfigureNodeBootstrap(env *envtest.Environment) (*ClusterCA, error) {
 		return nil, err
 	}
 	apiServer := env.ControlPlane.GetAPIServer()
-	apiServer.SecureServing.Authn = ca
+	apiServer.Authn = ca
 	apiServer.Configure().
 		Set("enable-bootstrap-token-auth", "true").
 		Set("authorization-mode", "Node,RBAC").

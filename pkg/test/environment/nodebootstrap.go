@@ -53,7 +53,7 @@ func (e *NodeBootstrap) start(ctx context.Context, binDir string) error {
 	if e.CA, err = component.ConfigureNodeBootstrap(&e.Environment); err != nil {
 		return err
 	}
-	if _, err := e.Environment.Start(); err != nil {
+	if _, err := e.Start(); err != nil {
 		return fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
 	if e.Client, err = client.New(e.Config, client.Options{Scheme: scheme.Scheme}); err != nil {
