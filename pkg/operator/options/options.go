@@ -31,8 +31,9 @@ func (e *ConfigError) Error() string { return e.Message }
 
 // Options are the provider's settings.
 type Options struct {
-	// ClusterName is the label of the LKE cluster (LKE mode) or the name the provider tags its
-	// Linodes with (instance mode).
+	// ClusterName is the label of the LKE cluster (LKE mode). Instance mode does not need it: its
+	// Linodes carry the cluster's identity (the kube-system namespace's UID), which no rename
+	// changes.
 	ClusterName string
 	// Token is the Linode API token. It is never logged.
 	Token string
@@ -44,6 +45,9 @@ type Options struct {
 	APIURL string
 	// APIVersion is v4, or v4beta for LKE Enterprise clusters.
 	APIVersion string
+	// ClusterEndpoint is the Kubernetes API server URL nodes join (instance mode); empty in LKE
+	// mode, where LKE configures the kubelets.
+	ClusterEndpoint string
 	// HypervisorMemoryPercent is the share of a plan's memory the hypervisor and guest kernel
 	// keep, so never reaches the kubelet.
 	HypervisorMemoryPercent float64
@@ -72,12 +76,13 @@ var Injectables = []coreoptions.Injectable{&Options{}}
 
 // AddFlags registers the settings; each flag also reads the environment variable named in its help.
 func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
-	fs.StringVar(&o.ClusterName, "cluster-name", env.WithDefaultString("CLUSTER_NAME", ""), "[CLUSTER_NAME] Label of the LKE cluster to manage (required).")
+	fs.StringVar(&o.ClusterName, "cluster-name", env.WithDefaultString("CLUSTER_NAME", ""), "[CLUSTER_NAME] Label of the LKE cluster to manage (required in LKE mode).")
 	fs.StringVar(&o.Token, "linode-token", env.WithDefaultString("LINODE_TOKEN", ""), "[LINODE_TOKEN] Linode API token with read/write access to Kubernetes and Linodes (required). Prefer the environment variable: flags are visible in the process list.")
 	fs.StringVar(&o.Region, "linode-region", env.WithDefaultString("LINODE_REGION", ""), "[LINODE_REGION] Region to launch in; by default the LKE cluster's region.")
 	fs.StringVar((*string)(&o.Mode), "karpenter-mode", env.WithDefaultString("KARPENTER_MODE", string(mode.LKE)), "[KARPENTER_MODE] lke (node pools of an LKE cluster) or instance (plain Linodes).")
 	fs.StringVar(&o.APIURL, "linode-url", env.WithDefaultString("LINODE_URL", "https://api.linode.com"), "[LINODE_URL] Linode API root URL, without the version.")
 	fs.StringVar(&o.APIVersion, "linode-api-version", env.WithDefaultString("LINODE_API_VERSION", "v4"), "[LINODE_API_VERSION] v4, or v4beta for LKE Enterprise clusters.")
+	fs.StringVar(&o.ClusterEndpoint, "cluster-endpoint", env.WithDefaultString("CLUSTER_ENDPOINT", ""), "[CLUSTER_ENDPOINT] https URL of the Kubernetes API server that nodes join (instance mode).")
 	o.malformedEnvironment = nil
 	fs.Float64Var(&o.HypervisorMemoryPercent, "hypervisor-memory-percent", o.floatFromEnv("HYPERVISOR_MEMORY_PERCENT", 2.5), "[HYPERVISOR_MEMORY_PERCENT] Share of a plan's memory not visible to the node.")
 	fs.DurationVar(&o.CatalogueRefreshInterval, "catalogue-refresh-interval", o.durationFromEnv("CATALOGUE_REFRESH_INTERVAL", 12*time.Hour), "[CATALOGUE_REFRESH_INTERVAL] How often plans, prices and regions are re-read.")
@@ -103,7 +108,7 @@ func (o *Options) Parse(fs *coreoptions.FlagSet, args ...string) error {
 // Validate checks every setting and reports all problems at once, one line each.
 func (o *Options) Validate() error {
 	errs := append([]error(nil), o.malformedEnvironment...)
-	if o.ClusterName == "" {
+	if o.ClusterName == "" && o.Mode != mode.Instance {
 		errs = append(errs, errors.New("CLUSTER_NAME is not set: set it to the label of your LKE cluster (helm: --set settings.clusterName=...)"))
 	}
 	if o.Token == "" {
@@ -132,10 +137,25 @@ func (o *Options) Validate() error {
 	if !o.DisableWebhook && (o.WebhookPort < 1 || o.WebhookPort > 65535) {
 		errs = append(errs, fmt.Errorf("WEBHOOK_PORT %d is not a port: use 1-65535 (helm: webhook.port)", o.WebhookPort))
 	}
+	if err := validateClusterEndpoint(o.ClusterEndpoint); err != nil {
+		errs = append(errs, err)
+	}
 	if o.CatalogueRefreshInterval < time.Minute {
 		errs = append(errs, fmt.Errorf("CATALOGUE_REFRESH_INTERVAL %v is too short: use at least 1m (Linode rate-limits listings)", o.CatalogueRefreshInterval))
 	}
 	return errors.Join(errs...)
+}
+
+// validateClusterEndpoint checks CLUSTER_ENDPOINT, the API server URL nodes join in instance mode.
+func validateClusterEndpoint(endpoint string) error {
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme != "https" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return fmt.Errorf("CLUSTER_ENDPOINT %q is not the https URL of a Kubernetes API server, e.g. https://203.0.113.10:6443 (helm: settings.clusterEndpoint)", endpoint)
+	}
+	return nil
 }
 
 // floatFromEnv reads a number from the environment, noting a malformed value for Validate.

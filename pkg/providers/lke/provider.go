@@ -255,17 +255,7 @@ func (p *Provider) Delete(ctx context.Context, node *nodeprovider.Node) error {
 
 // Reboot restarts the node's Linode in place.
 func (p *Provider) Reboot(ctx context.Context, node *nodeprovider.Node) error {
-	err := p.api.RebootInstance(ctx, node.InstanceID, 0)
-	switch {
-	case err == nil:
-		return nil
-	case linode.IsNotFound(err):
-		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("rebooting Linode %d: %w", node.InstanceID, err))
-	case linode.IsInvalidRequest(err), linode.IsUnauthorized(err):
-		return cloudprovider.NewNodeRebootFailedError(fmt.Errorf("rebooting Linode %d: %w", node.InstanceID, err))
-	default:
-		return fmt.Errorf("rebooting Linode %d: %w", node.InstanceID, err)
-	}
+	return nodeprovider.Reboot(ctx, p.api, node.InstanceID)
 }
 
 // nodesOf turns a pool into its nodes; a pool whose node LKE does not list yet gives one node
