@@ -56,6 +56,11 @@ func New(opts ...Option) *Emulator {
 	if err != nil {
 		panic(err)
 	}
+	for regionID, capabilities := range cfg.withoutCapabilities {
+		if err := cat.removeCapabilities(regionID, capabilities); err != nil {
+			panic(err)
+		}
+	}
 	e := &Emulator{
 		cfg:     cfg,
 		clock:   cfg.clock,

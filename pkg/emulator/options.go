@@ -86,6 +86,8 @@ type config struct {
 	rateLimits     RateLimits
 	seed           int64
 	requestLogSize int
+	// withoutCapabilities are region capabilities taken away, by region.
+	withoutCapabilities map[string][]string
 }
 
 func defaultConfig() config {
@@ -128,6 +130,17 @@ func WithDelays(d Delays) Option { return func(c *config) { c.delays = d } }
 // after WithDelays.
 func WithDelayScale(factor float64) Option {
 	return func(c *config) { c.delays = c.delays.Scaled(factor) }
+}
+
+// WithoutRegionCapability takes a capability (e.g. "Metadata") away from a region, as regions
+// that lack it on Linode do; creates that need it are refused there.
+func WithoutRegionCapability(regionID, capability string) Option {
+	return func(c *config) {
+		if c.withoutCapabilities == nil {
+			c.withoutCapabilities = map[string][]string{}
+		}
+		c.withoutCapabilities[regionID] = append(c.withoutCapabilities[regionID], capability)
+	}
 }
 
 // WithRateLimits replaces the rate limits.

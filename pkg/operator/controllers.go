@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/awslabs/operatorpkg/controller"
+	"github.com/awslabs/operatorpkg/option"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/metrics"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
@@ -31,7 +33,7 @@ import (
 // controllers driving it, followed by the provider's own.
 func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, target Target) ([]controller.Controller, error) {
 	opts := options.FromContext(ctx)
-	provider, err := NewLinode(ctx, core.GetClient(), core.EventRecorder, api, target)
+	provider, err := NewLinode(ctx, core.GetClient(), core.GetConfig(), core.EventRecorder, api, target)
 	if err != nil {
 		return nil, err
 	}
@@ -72,13 +74,14 @@ type Linode struct {
 }
 
 // NewLinode builds the mode's parts for target and the rest of the provider around them, with
-// the settings in ctx. kubeClient reads through the manager's cache in the controller.
-func NewLinode(ctx context.Context, kubeClient client.Client, recorder events.Recorder, api linode.API, target Target) (*Linode, error) {
+// the settings in ctx. kubeClient reads through the manager's cache in the controller;
+// restConfig is its connection to the API server, which LKE mode does not need.
+func NewLinode(ctx context.Context, kubeClient client.Client, restConfig *rest.Config, recorder events.Recorder, api linode.API, target Target) (*Linode, error) {
 	opts := options.FromContext(ctx)
 	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
 	instanceTypes := instancetype.NewDefaultProvider(api, target.Region(), target.Mode(), unavailable,
 		instancetype.WithHypervisorMemoryPercent(opts.HypervisorMemoryPercent))
-	parts, err := target.Build(ctx, Dependencies{KubeClient: kubeClient, API: api, Unavailable: unavailable})
+	parts, err := target.Build(ctx, Dependencies{KubeClient: kubeClient, RESTConfig: restConfig, Recorder: recorder, API: api, Unavailable: unavailable})
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +96,17 @@ func NewLinode(ctx context.Context, kubeClient client.Client, recorder events.Re
 			capacity.NewController(instanceTypes),
 			nodeclass.NewController(kubeClient, recorder, api, target.Mode(), parts.Resolvers, parts.Validators),
 			nodeclass.NewHashController(kubeClient, target.Mode()),
-			garbagecollection.NewController(kubeClient, parts.Nodes, opts.ClusterName),
+			garbagecollection.NewController(kubeClient, parts.Nodes, parts.Owner, garbageCollectionOptions(opts)...),
 		}, parts.Controllers...),
 		Webhooks: parts.Webhooks,
 	}, nil
+}
+
+// garbageCollectionOptions shorten the garbage collector's grace period to the setting's, and its
+// interval with it, so that a leak is collected within one grace period and one interval.
+func garbageCollectionOptions(opts *options.Options) []option.Function[garbagecollection.Options] {
+	return []option.Function[garbagecollection.Options]{
+		garbagecollection.WithGracePeriod(opts.GarbageCollectionGracePeriod),
+		garbagecollection.WithInterval(min(garbagecollection.DefaultInterval, opts.GarbageCollectionGracePeriod/2)),
+	}
 }

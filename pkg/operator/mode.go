@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"github.com/awslabs/operatorpkg/controller"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/karpenter/pkg/events"
 
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
@@ -59,6 +61,10 @@ type Target interface {
 type Dependencies struct {
 	// KubeClient reads through the manager's cache.
 	KubeClient client.Client
+	// RESTConfig is the controller's own connection to the API server, for what a mode reads
+	// uncached: once at start-up, or rarely.
+	RESTConfig *rest.Config
+	Recorder   events.Recorder
 	API        linode.API
 	// Unavailable is shared with the instance types: plans a region had no capacity for.
 	Unavailable *cache.UnavailableOfferings
@@ -68,6 +74,9 @@ type Dependencies struct {
 type Parts struct {
 	// Nodes launches, finds and removes the mode's nodes.
 	Nodes nodeprovider.Provider
+	// Owner is the name the nodes' ownership tag carries (nodeprovider.ClusterTag): garbage
+	// collection deletes only nodes with that tag.
+	Owner string
 	// Resolvers and Validators are what the NodeClass controller checks on top of what it checks
 	// in every mode (the firewall, and the conditions of fields the mode ignores).
 	Resolvers  []nodeclass.Resolver

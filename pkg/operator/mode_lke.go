@@ -50,6 +50,7 @@ func (t *LKETarget) Build(_ context.Context, deps Dependencies) (*Parts, error) 
 	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, t.providerOptions...)
 	return &Parts{
 		Nodes:      nodes,
+		Owner:      t.clusterName,
 		Validators: []nodeclass.Validator{lke.NewTierRules(deps.API, t.Cluster)},
 		Webhooks:   []Webhook{node.NewWebhook(deps.KubeClient, nodes, t.Cluster.ID)},
 	}, nil

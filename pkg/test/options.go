@@ -20,11 +20,12 @@ const (
 // defaults of the settings the provider reads once running.
 func Options() *options.Options {
 	return &options.Options{
-		ClusterName:              ClusterName,
-		Mode:                     mode.LKE,
-		APIVersion:               "v4",
-		HypervisorMemoryPercent:  instancetype.DefaultHypervisorMemoryPercent,
-		CatalogueRefreshInterval: 12 * time.Hour,
-		SystemNamespace:          "kube-system",
+		ClusterName:                  ClusterName,
+		Mode:                         mode.LKE,
+		APIVersion:                   "v4",
+		HypervisorMemoryPercent:      instancetype.DefaultHypervisorMemoryPercent,
+		CatalogueRefreshInterval:     12 * time.Hour,
+		GarbageCollectionGracePeriod: options.DefaultGarbageCollectionGracePeriod,
+		SystemNamespace:              "kube-system",
 	}
 }

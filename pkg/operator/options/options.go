@@ -29,6 +29,14 @@ type ConfigError struct {
 
 func (e *ConfigError) Error() string { return e.Message }
 
+// Bounds of GARBAGE_COLLECTION_GRACE_PERIOD. The default is twice core's five-minute launch
+// timeout; a node's NodeClaim tag keeps it owned while its launch runs, so the grace period only
+// has to outlast the Kubernetes cache, and tests shorten it to seconds.
+const (
+	DefaultGarbageCollectionGracePeriod = 10 * time.Minute
+	MinGarbageCollectionGracePeriod     = 10 * time.Second
+)
+
 // Options are the provider's settings.
 type Options struct {
 	// ClusterName is the label of the LKE cluster (LKE mode). Instance mode does not need it: its
@@ -53,6 +61,9 @@ type Options struct {
 	HypervisorMemoryPercent float64
 	// CatalogueRefreshInterval is how often plans, prices and regions are re-read.
 	CatalogueRefreshInterval time.Duration
+	// GarbageCollectionGracePeriod is how long a Linode the provider launched may have no
+	// NodeClaim before it is deleted.
+	GarbageCollectionGracePeriod time.Duration
 	// DisableWebhook turns off the Node mutating webhook and its certificate controller.
 	DisableWebhook bool
 	// WebhookPort is the port the webhook server listens on.
@@ -86,6 +97,7 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	o.malformedEnvironment = nil
 	fs.Float64Var(&o.HypervisorMemoryPercent, "hypervisor-memory-percent", o.floatFromEnv("HYPERVISOR_MEMORY_PERCENT", 2.5), "[HYPERVISOR_MEMORY_PERCENT] Share of a plan's memory not visible to the node.")
 	fs.DurationVar(&o.CatalogueRefreshInterval, "catalogue-refresh-interval", o.durationFromEnv("CATALOGUE_REFRESH_INTERVAL", 12*time.Hour), "[CATALOGUE_REFRESH_INTERVAL] How often plans, prices and regions are re-read.")
+	fs.DurationVar(&o.GarbageCollectionGracePeriod, "garbage-collection-grace-period", o.durationFromEnv("GARBAGE_COLLECTION_GRACE_PERIOD", DefaultGarbageCollectionGracePeriod), "[GARBAGE_COLLECTION_GRACE_PERIOD] How long a node the provider launched may have no NodeClaim before it is deleted.")
 	fs.BoolVar(&o.DisableWebhook, "disable-webhook", o.boolFromEnv("DISABLE_WEBHOOK", false), "[DISABLE_WEBHOOK] Do not serve the Node mutating webhook.")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.intFromEnv("WEBHOOK_PORT", 8443), "[WEBHOOK_PORT] Port of the Node mutating webhook's HTTPS server.")
 	fs.StringVar(&o.WebhookServiceName, "webhook-service", env.WithDefaultString("WEBHOOK_SERVICE", "karpenter-webhook"), "[WEBHOOK_SERVICE] Name of the webhook's Service, which its serving certificate names.")
@@ -139,6 +151,9 @@ func (o *Options) Validate() error {
 	}
 	if err := validateClusterEndpoint(o.ClusterEndpoint); err != nil {
 		errs = append(errs, err)
+	}
+	if o.GarbageCollectionGracePeriod < MinGarbageCollectionGracePeriod {
+		errs = append(errs, fmt.Errorf("GARBAGE_COLLECTION_GRACE_PERIOD %v is too short: use at least %v, longer than the Kubernetes cache takes to show a new NodeClaim", o.GarbageCollectionGracePeriod, MinGarbageCollectionGracePeriod))
 	}
 	if o.CatalogueRefreshInterval < time.Minute {
 		errs = append(errs, fmt.Errorf("CATALOGUE_REFRESH_INTERVAL %v is too short: use at least 1m (Linode rate-limits listings)", o.CatalogueRefreshInterval))
