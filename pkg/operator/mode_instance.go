@@ -60,7 +60,7 @@ func (m Instance) Discover(ctx context.Context, api linode.API, opts *options.Op
 // when the parts are built, with the controller's Kubernetes client.
 type InstanceTarget struct {
 	// RegionInfo is LINODE_REGION, with its capabilities.
-	RegionInfo         linodego.Region
+	RegionInfo      linodego.Region
 	endpoint        string
 	providerOptions []option.Function[instance.Options]
 	// Cluster is what Build found of the cluster the nodes join.
@@ -73,7 +73,9 @@ func (t *InstanceTarget) Mode() mode.Mode { return mode.Instance }
 // Region is LINODE_REGION.
 func (t *InstanceTarget) Region() string { return t.RegionInfo.ID }
 
-func (t *InstanceTarget) String() string { return "plain Linodes in " + t.RegionInfo.ID + " (instance mode)" }
+func (t *InstanceTarget) String() string {
+	return "plain Linodes in " + t.RegionInfo.ID + " (instance mode)"
+}
 
 // Build finds the cluster the nodes join (its endpoint, CA and identity) and checks that the
 // endpoint answers with that CA, then makes the Linode provider, the image, subnet and placement

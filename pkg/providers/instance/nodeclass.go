@@ -131,7 +131,9 @@ func (i *ImageResolver) selected(ctx context.Context, nodeClass *v1.LinodeNodeCl
 	}
 	// Among the matches, images cloud-init can join come first: a selector is not broken by an
 	// image without it.
-	withCloudInit := lo.Filter(matches, func(image linodego.Image, _ int) bool { return slices.Contains(image.Capabilities, cloudInitCapability) })
+	withCloudInit := lo.Filter(matches, func(image linodego.Image, _ int) bool {
+		return slices.Contains(image.Capabilities, cloudInitCapability)
+	})
 	if len(withCloudInit) > 0 {
 		matches = withCloudInit
 	}
