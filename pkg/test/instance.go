@@ -3,8 +3,7 @@ package test
 import (
 	"context"
 	"fmt"
-	"time"
-
+	
 	"github.com/awslabs/operatorpkg/option"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
@@ -45,8 +44,8 @@ func WithClusterEndpoint(endpoint string) option.Function[InstanceOptions] {
 	return func(o *InstanceOptions) { o.endpoint = &endpoint }
 }
 
-// WithInstanceProviderOptions tunes the instance node provider further. By default it trusts a
-// listing for a millisecond, so that each call sees the emulator's latest state.
+// WithInstanceProviderOptions tunes the instance node provider further. By default it lists the
+// Linodes anew for every call, so that each call sees the emulator's latest state.
 func WithInstanceProviderOptions(opts ...option.Function[instance.Options]) option.Function[InstanceOptions] {
 	return func(o *InstanceOptions) { o.provider = append(o.provider, opts...) }
 }
@@ -75,7 +74,7 @@ func NewInstance(ctx context.Context, emu *Emulator, kubeClient client.Client, r
 	}, opts...)...)
 	settings := InstanceSettings(o.region, *o.endpoint)
 	ctx = options.ToContext(ctx, settings)
-	mode := operator.Instance{ProviderOptions: append([]option.Function[instance.Options]{instance.WithListingTTL(time.Millisecond)}, o.provider...)}
+	mode := operator.Instance{ProviderOptions: append([]option.Function[instance.Options]{instance.WithListingTTL(0)}, o.provider...)}
 	target, err := operator.CheckLinode(ctx, emu.Client, settings, mode)
 	if err != nil {
 		return nil, err

@@ -16,10 +16,10 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
 
 func newNodeClass(spec v1.LinodeNodeClassSpec) *v1.LinodeNodeClass {
@@ -173,8 +173,7 @@ var _ = Describe("LKE Enterprise", func() {
 var _ = Describe("Instance mode", func() {
 	var controller *nodeclass.Controller
 	BeforeEach(func() {
-		controller = nodeclass.NewController(env.Client, events.NewRecorder(recorder), emu.Client, mode.Instance,
-			[]nodeclass.Resolver{instance.NewImageResolver(emu.Client), instance.NetworkingResolver{}}, nil)
+		controller = test.ControllerOf[*nodeclass.Controller](ExpectInstance(ctx, emu, env.Client, env.Config, test.WithInstanceRecorder(events.NewRecorder(recorder))).Linode)
 	})
 
 	It("resolves the image", func() {
