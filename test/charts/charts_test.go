@@ -14,6 +14,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,7 @@ import (
 	coreapis "sigs.k8s.io/karpenter/pkg/apis"
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis/crds"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
 	"github.com/linode/karpenter-provider-linode/test/charts"
@@ -47,13 +49,27 @@ func required(overrides map[string]any) map[string]any {
 	return values
 }
 
+// instanceMode are the values of the README's instance-mode install, with settings over them.
+func instanceMode(settings map[string]any) map[string]any {
+	values := map[string]any{
+		"apiToken": "chart-test-token",
+		"region":   "us-ord",
+		"settings": map[string]any{"mode": "instance"},
+	}
+	for key, value := range settings {
+		values["settings"].(map[string]any)[key] = value
+	}
+	return values
+}
+
 var valueMatrix = []struct {
 	name   string
 	values map[string]any
 }{
 	{name: "defaults", values: required(nil)},
 	{name: "existing secret", values: required(map[string]any{"apiToken": "", "existingSecret": "linode-credentials", "existingSecretKey": "token"})},
-	{name: "instance mode", values: required(map[string]any{"region": "us-ord", "settings": map[string]any{"mode": "instance"}})},
+	{name: "instance mode", values: instanceMode(map[string]any{"clusterEndpoint": "https://203.0.113.10:6443"})},
+	{name: "instance mode, endpoint from cluster-info", values: instanceMode(nil)},
 	{name: "region override", values: required(map[string]any{"region": "us-sea"})},
 	{name: "enterprise API", values: required(map[string]any{"settings": map[string]any{"apiVersion": "v4beta", "apiURL": "http://linode-emulator.kube-system:8080"}})},
 	{name: "webhook off", values: required(map[string]any{"webhook": map[string]any{"enabled": false}})},
@@ -130,6 +146,11 @@ func TestRenderRefusesIncompleteValues(t *testing.T) {
 			values:  required(map[string]any{"settings": map[string]any{"mode": "instance"}}),
 			message: "region is required in instance mode",
 		},
+		{
+			name:    "an unknown mode",
+			values:  required(map[string]any{"settings": map[string]any{"mode": "kubeadm"}}),
+			message: `settings.mode "kubeadm" is not a mode: use lke or instance`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,6 +189,9 @@ func TestRenderedDeployment(t *testing.T) {
 				if charts.Find(objects, "MutatingWebhookConfiguration", "karpenter") == nil {
 					t.Errorf("the webhook is enabled by default but not rendered")
 				}
+				if bindings := bootstrapGroupBindings(t, objects); len(bindings) > 0 {
+					t.Errorf("LKE mode grants the bootstrap group %v; only instance mode issues bootstrap tokens", bindings)
+				}
 			},
 		},
 		{
@@ -183,11 +207,36 @@ func TestRenderedDeployment(t *testing.T) {
 			},
 		},
 		{
-			name:   "instance mode with a region",
-			values: required(map[string]any{"region": "us-ord", "settings": map[string]any{"mode": "instance"}}),
+			name:   "instance mode, without a cluster name",
+			values: instanceMode(map[string]any{"clusterEndpoint": "https://203.0.113.10:6443"}),
+			check: func(t *testing.T, objects []*unstructured.Unstructured, env map[string]string) {
+				want := map[string]string{
+					"KARPENTER_MODE": "instance", "LINODE_REGION": "us-ord", "CLUSTER_ENDPOINT": "https://203.0.113.10:6443",
+					"DISABLE_WEBHOOK": "true", "CLUSTER_NAME": "",
+				}
+				for key, value := range want {
+					if env[key] != value {
+						t.Errorf("%s = %q, want %q", key, env[key], value)
+					}
+				}
+				if charts.Find(objects, "MutatingWebhookConfiguration", "karpenter") != nil {
+					t.Errorf("the Node webhook is rendered in instance mode, whose kubelets register with Karpenter's taint themselves")
+				}
+				for _, binding := range bootstraptoken.ClusterRoleBindings() {
+					if !slices.ContainsFunc(bootstrapGroupBindings(t, objects), func(rendered rbacv1.ClusterRoleBinding) bool {
+						return equality.Semantic.DeepEqual(rendered.RoleRef, binding.RoleRef) && equality.Semantic.DeepEqual(rendered.Subjects, binding.Subjects)
+					}) {
+						t.Errorf("no ClusterRoleBinding grants %s to %s, as kubeadm grants its bootstrap tokens' group", binding.RoleRef.Name, bootstraptoken.Group)
+					}
+				}
+			},
+		},
+		{
+			name:   "instance mode takes the endpoint from cluster-info",
+			values: instanceMode(nil),
 			check: func(t *testing.T, _ []*unstructured.Unstructured, env map[string]string) {
-				if env["KARPENTER_MODE"] != "instance" || env["LINODE_REGION"] != "us-ord" {
-					t.Errorf("KARPENTER_MODE = %q, LINODE_REGION = %q", env["KARPENTER_MODE"], env["LINODE_REGION"])
+				if value, ok := env["CLUSTER_ENDPOINT"]; ok {
+					t.Errorf("CLUSTER_ENDPOINT = %q without a clusterEndpoint value: it would hide cluster-info's", value)
 				}
 			},
 		},
@@ -230,6 +279,26 @@ func TestRenderedDeployment(t *testing.T) {
 			tt.check(t, objects, env)
 		})
 	}
+}
+
+// bootstrapGroupBindings are the rendered ClusterRoleBindings whose subject is the bootstrap
+// tokens' group.
+func bootstrapGroupBindings(t *testing.T, objects []*unstructured.Unstructured) []rbacv1.ClusterRoleBinding {
+	t.Helper()
+	var bindings []rbacv1.ClusterRoleBinding
+	for _, obj := range objects {
+		if obj.GetKind() != "ClusterRoleBinding" {
+			continue
+		}
+		binding, err := charts.As[rbacv1.ClusterRoleBinding](obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(binding.Subjects, func(s rbacv1.Subject) bool { return s.Name == bootstraptoken.Group }) {
+			bindings = append(bindings, *binding)
+		}
+	}
+	return bindings
 }
 
 func TestDeploymentKeepsTheControllerAvailableAndOffItsOwnNodes(t *testing.T) {

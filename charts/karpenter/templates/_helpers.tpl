@@ -65,6 +65,12 @@ annotations:
 {{- if .Values.existingSecret }}{{ .Values.existingSecretKey }}{{ else }}LINODE_TOKEN{{ end }}
 {{- end }}
 
+{{/* "true" when the Node webhook runs: it gives LKE's nodes the taints LKE cannot register them
+with, and instance mode's kubelets register with them already. */}}
+{{- define "karpenter.nodeWebhook" -}}
+{{- and .Values.webhook.enabled (eq .Values.settings.mode "lke") }}
+{{- end }}
+
 {{/* The webhook's Service, also the name in its serving certificate. */}}
 {{- define "karpenter.webhookServiceName" -}}
 {{- printf "%s-webhook" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}
@@ -92,7 +98,10 @@ NodeRepair={{ $gates.nodeRepair }},NodeOverlay={{ $gates.nodeOverlay }},StaticCa
 
 {{/* Fails the install with a message naming the value to set, rather than letting the controller crash-loop. */}}
 {{- define "karpenter.validateValues" -}}
-{{- if not .Values.settings.clusterName }}
+{{- if not (has .Values.settings.mode (list "lke" "instance")) }}
+{{- fail (printf "settings.mode %q is not a mode: use lke or instance" .Values.settings.mode) }}
+{{- end }}
+{{- if and (eq .Values.settings.mode "lke") (not .Values.settings.clusterName) }}
 {{- fail "settings.clusterName is required: set it to the label of your LKE cluster (--set settings.clusterName=my-cluster)" }}
 {{- end }}
 {{- if and (not .Values.existingSecret) (not .Values.apiToken) }}
