@@ -22,7 +22,7 @@ const (
 	defaultManifests  = "examples/default.yaml"
 	instanceManifests = "examples/instance.yaml"
 	demoNamespace     = "default"
-	deploymentName   = "inflate"
+	deploymentName    = "inflate"
 )
 
 // manifestsOf is the README's default LinodeNodeClass and NodePool for the mode: instance mode's

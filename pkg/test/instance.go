@@ -3,7 +3,7 @@ package test
 import (
 	"context"
 	"fmt"
-	
+
 	"github.com/awslabs/operatorpkg/option"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"

@@ -335,4 +335,3 @@ func recorded() []string {
 		}
 	}
 }
-
