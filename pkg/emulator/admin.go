@@ -79,8 +79,8 @@ func (e *Emulator) adminAddFault(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Latency = d
 	}
-	if f.LoseResponse != "" && f.LoseResponse != LoseWith502 && f.LoseResponse != LoseByDroppingConnection {
-		writeError(w, errInvalid("lose_response", `Must be "502" or "drop"`))
+	if f.LoseResponse != "" && f.LoseResponse != LoseWith502 && f.LoseResponse != LoseByDroppingConnection && f.LoseResponse != LoseByHanging {
+		writeError(w, errInvalid("lose_response", `Must be "502", "drop" or "hang"`))
 		return
 	}
 	writeAdmin(w, map[string]int{"id": e.InjectFault(f)})

@@ -15,6 +15,9 @@ const (
 	LoseWith502 LossMode = "502"
 	// LoseByDroppingConnection closes the connection without an answer.
 	LoseByDroppingConnection LossMode = "drop"
+	// LoseByHanging holds the answer until the client gives up, as when the caller dies or times
+	// out while the API works on its request.
+	LoseByHanging LossMode = "hang"
 )
 
 // Fault is a misbehaviour injected into matching requests. Matching requests

@@ -98,6 +98,17 @@ func TestFaultLostResponse(t *testing.T) {
 	if len(e.Pools(cluster)) != 2 {
 		t.Fatal("the request with the dropped answer was not applied")
 	}
+
+	e.InjectFault(Fault{Method: "POST", Route: "/lke/clusters/{clusterId}/pools", LoseResponse: LoseByHanging, Count: 1})
+	timeout, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	_, err = c.CreateLKENodePool(timeout, cluster, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
+	if err == nil || !strings.Contains(err.Error(), context.DeadlineExceeded.Error()) {
+		t.Fatalf("hung answer: want the caller's deadline, got %v", err)
+	}
+	if len(e.Pools(cluster)) != 3 {
+		t.Fatal("the request whose answer hung was not applied")
+	}
 }
 
 func TestAdminEndpoints(t *testing.T) {

@@ -166,6 +166,9 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 	case LoseByDroppingConnection:
 		dropConnection(w)
 		return statusConnectionDropped
+	case LoseByHanging:
+		<-r.Context().Done()
+		return statusClientClosed
 	}
 	writeBody(w, status, body)
 	return status
