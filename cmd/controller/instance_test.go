@@ -89,7 +89,7 @@ func TestInstanceModeAsTheChartRunsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	controllerEnv["KUBECONFIG"] = serviceAccountKubeconfig(t, env, charts.Namespace, "karpenter")
+	controllerEnv["KUBECONFIG"] = impersonatingKubeconfig(t, env, charts.Namespace, "karpenter")
 	controllerEnv["DISABLE_LEADER_ELECTION"] = "true"
 
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
@@ -188,10 +188,10 @@ func TestInstanceModeAsTheChartRunsIt(t *testing.T) {
 	}
 }
 
-// serviceAccountKubeconfig writes a kubeconfig that acts as the ServiceAccount, through the
+// impersonatingKubeconfig writes a kubeconfig that acts as the ServiceAccount, through the
 // admin's right to impersonate: the API server then authorizes every request with the
 // ServiceAccount's RBAC alone.
-func serviceAccountKubeconfig(t *testing.T, env *environment.NodeBootstrap, namespace, name string) string {
+func impersonatingKubeconfig(t *testing.T, env *environment.NodeBootstrap, namespace, name string) string {
 	t.Helper()
 	admin, err := clientcmd.LoadFromFile(filepath.Join(env.LogDir, "kubeconfig"))
 	if err != nil {

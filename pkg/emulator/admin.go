@@ -19,7 +19,10 @@ import (
 //	DELETE /_emulator/faults/{id}     remove one fault
 //	PUT    /_emulator/capacity        {"region": "...", "plan": "...", "count": n}
 //	GET    /_emulator/state           clusters, pools and instances
+//
+// and those of admin_maintenance.go: scheduling maintenance and failing hosts.
 func (e *Emulator) registerAdmin(mux *http.ServeMux) {
+	e.registerMaintenanceAdmin(mux)
 	mux.HandleFunc("GET /_emulator/counters", func(w http.ResponseWriter, _ *http.Request) {
 		writeAdmin(w, e.Counters())
 	})

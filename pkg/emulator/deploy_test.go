@@ -208,8 +208,11 @@ func TestShutdownAndBoot(t *testing.T) {
 	wantStatus(linodego.InstanceBooting)
 	clk.Step(DefaultDelays().Booting)
 	wantStatus(linodego.InstanceRunning)
-	if running := events.of(InstanceRunning); len(running) != 2 {
-		t.Fatalf("a Linode booted again is announced running again: %+v", running)
+	if resumed := events.of(InstanceResumed); len(resumed) != 1 || resumed[0].InstanceID != in.ID {
+		t.Fatalf("a Linode booted again is announced resumed: %+v", resumed)
+	}
+	if running := events.of(InstanceRunning); len(running) != 1 {
+		t.Fatalf("only the first boot is announced running: %+v", running)
 	}
 }
 

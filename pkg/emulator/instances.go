@@ -262,6 +262,7 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 	}
 	e.deploy(in, &req, now)
 	e.st.instances[in.ID] = in
+	e.recordEvent(actionLinodeCreate, eventStarted, eventsUsername, in, in.bootTarget(), now)
 	e.startBoot(in, now)
 	return e.instanceWire(in), nil
 }
@@ -279,6 +280,9 @@ func (e *Emulator) validateInstanceCreate(req *instanceCreateRequest) *apiError 
 	}
 	if req.Label != "" && (len(req.Label) < 3 || len(req.Label) > 64) {
 		return errInvalid("label", "Length must be 3-64 characters")
+	}
+	if err := validateMaintenancePolicy(req.MaintenancePolicy); err != nil {
+		return err
 	}
 	if req.FirewallID != 0 {
 		if err := e.validateFirewall("firewall_id", req.FirewallID); err != nil {
@@ -358,8 +362,10 @@ func (e *Emulator) finishBoot(in *instance, now time.Time, delay time.Duration) 
 }
 
 func (e *Emulator) setStatus(in *instance, status string, at time.Time) {
+	from := in.Status
 	in.Status = status
 	in.Updated = at
+	e.instanceStatusChanged(in, from, at)
 }
 
 type instanceUpdateRequest struct {
@@ -399,6 +405,9 @@ func (e *Emulator) updateInstance(r *http.Request) (any, *apiError) {
 	if req.WatchdogEnabled != nil {
 		in.WatchdogEnabled = *req.WatchdogEnabled
 	}
+	if err := validateMaintenancePolicy(req.MaintenancePolicy); err != nil {
+		return nil, err
+	}
 	if req.MaintenancePolicy != nil {
 		in.MaintenancePolicy = *req.MaintenancePolicy
 	}
@@ -413,6 +422,7 @@ func (e *Emulator) deleteInstance(r *http.Request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	e.recordEvent(actionLinodeDelete, eventNotification, eventsUsername, in, "", e.clock.Now())
 	e.removeInstance(in, e.clock.Now())
 	e.replaceLostNode(in, e.clock.Now())
 	return emptyObject{}, nil
@@ -435,6 +445,7 @@ func (e *Emulator) rebootInstance(r *http.Request) (any, *apiError) {
 		return nil, errBusy()
 	}
 	now := e.clock.Now()
+	e.recordEvent(actionLinodeReboot, eventStarted, eventsUsername, in, statusRunning, now)
 	e.setStatus(in, statusRebooting, now)
 	e.finishBoot(in, now, e.cfg.delays.Booting)
 	return emptyObject{}, nil

@@ -87,9 +87,6 @@ const (
 	// InstanceDeleted: the Linode is gone (deleted directly, or with its LKE
 	// node, pool or cluster).
 	InstanceDeleted InstanceEventType = "deleted"
-	// InstanceStopped: a running Linode was shut down and is offline; it is
-	// announced running again when it boots.
-	InstanceStopped InstanceEventType = "stopped"
 )
 
 // InstanceEvent tells a simulated cluster to start or stop a kubelet.

@@ -76,6 +76,11 @@ func (e *Emulator) routes() []route {
 		post("/linode/instances/{linodeId}/configs", e.createConfig),
 		get("/linode/instances/{linodeId}/configs/{configId}", e.getConfig),
 
+		list("/account/events", e.listEvents),
+		get("/account/events/{eventId}", e.getEvent),
+		list("/account/maintenance", e.listMaintenances),
+		list("/maintenance/policies", e.listMaintenancePolicies),
+
 		list("/networking/firewalls", e.listFirewalls),
 		post("/networking/firewalls", e.createFirewall),
 		get("/networking/firewalls/{firewallId}", e.getFirewall),

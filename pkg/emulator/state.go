@@ -22,6 +22,13 @@ type state struct {
 	// metadataTokens are the Metadata service's tokens, by token.
 	metadataTokens map[string]metadataToken
 
+	// events are the account's events, oldest first; openEvents are those of each Linode that
+	// wait for it to reach a status. maintenances are scheduled host maintenance (events.go,
+	// maintenance.go).
+	events       []*accountEvent
+	openEvents   map[int][]*accountEvent
+	maintenances []*maintenanceEntry
+
 	// capacity is how many more Linodes of a plan a region can launch; a
 	// missing entry means unlimited.
 	capacity map[capacityKey]int
@@ -52,6 +59,7 @@ var firstIDs = map[string]int{
 	"config":         130000000,
 	"interface":      4000000,
 	"image":          30000000,
+	"event":          600000000,
 }
 
 func newState(seed int64, cat *catalogue) *state {
@@ -65,6 +73,7 @@ func newState(seed int64, cat *catalogue) *state {
 		placementGroups: map[int]*placementGroup{},
 		images:          map[string]*privateImage{},
 		metadataTokens:  map[string]metadataToken{},
+		openEvents:      map[int][]*accountEvent{},
 		capacity:        map[capacityKey]int{},
 		ids:             map[string]int{},
 		rng:             rand.New(rand.NewSource(seed)),

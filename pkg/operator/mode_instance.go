@@ -78,9 +78,9 @@ func (t *InstanceTarget) String() string {
 }
 
 // Build finds the cluster the nodes join (its endpoint, CA and identity) and checks that the
-// endpoint answers with that CA, then makes the Linode provider, the image, subnet and placement
-// group resolvers, the region's validator, and the controllers of bootstrap tokens and of Linodes
-// left powered off.
+// endpoint answers with that CA, then makes the Linode provider, the image, subnet, placement
+// group and maintenance policy resolvers, the region's validator, and the controllers of
+// bootstrap tokens and of Linodes left powered off.
 func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, error) {
 	reader, err := client.New(deps.RESTConfig, client.Options{Scheme: deps.KubeClient.Scheme()})
 	if err != nil {
@@ -104,6 +104,7 @@ func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, 
 			instance.NewImageResolver(deps.API),
 			instance.NewSubnetResolver(deps.API, t.RegionInfo.ID),
 			instance.NewPlacementGroupResolver(deps.API, t.RegionInfo.ID),
+			instance.NewMaintenancePolicyResolver(deps.API, t.RegionInfo.ID),
 		},
 		Validators: []nodeclass.Validator{instance.NewValidator(t.RegionInfo)},
 		Controllers: []controller.Controller{

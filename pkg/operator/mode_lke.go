@@ -44,13 +44,15 @@ func (t *LKETarget) Region() string { return t.Cluster.Region }
 
 func (t *LKETarget) String() string { return t.Cluster.String() }
 
-// Build makes the pool provider, the tier rules for NodeClasses, and the Node webhook: LKE's
-// kubelets register without Karpenter's registration taint, and the webhook adds it.
+// Build makes the pool provider, the NodeClass rules of LKE (the tier's fields, and no
+// maintenance policy), and the Node webhook: LKE's kubelets register without Karpenter's
+// registration taint, and the webhook adds it.
 func (t *LKETarget) Build(_ context.Context, deps Dependencies) (*Parts, error) {
 	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, t.providerOptions...)
 	return &Parts{
 		Nodes:      nodes,
 		Owner:      t.clusterName,
+		Resolvers:  []nodeclass.Resolver{lke.MaintenancePolicyRefusal{}},
 		Validators: []nodeclass.Validator{lke.NewTierRules(deps.API, t.Cluster)},
 		Webhooks:   []Webhook{node.NewWebhook(deps.KubeClient, nodes, t.Cluster.ID)},
 	}, nil

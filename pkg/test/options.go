@@ -27,5 +27,7 @@ func Options() *options.Options {
 		CatalogueRefreshInterval:     12 * time.Hour,
 		GarbageCollectionGracePeriod: options.DefaultGarbageCollectionGracePeriod,
 		SystemNamespace:              "kube-system",
+		MaintenanceLeadTime:          options.DefaultMaintenanceLeadTime,
+		MaintenancePollInterval:      options.DefaultMaintenancePollInterval,
 	}
 }

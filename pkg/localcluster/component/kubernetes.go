@@ -20,11 +20,12 @@ func KubeScheduler(binDir, kubeconfig string) Spec {
 }
 
 // KubeControllerManager runs the workload controllers, so Deployments become ReplicaSets and
-// pods and owned objects are garbage-collected, and the node lifecycle controller, which lifts
-// the not-ready taint the apiserver puts on every new Node once the Node is Ready.
+// pods and owned objects are garbage-collected; the node lifecycle controller, which lifts the
+// not-ready taint the apiserver puts on every new Node once the Node is Ready; and the disruption
+// controller, which keeps PodDisruptionBudgets' status, without which every PDB blocks eviction.
 func KubeControllerManager(binDir, kubeconfig string, opts ...ControllerManagerOption) Spec {
 	controllers := []string{"deployment-controller", "replicaset-controller", "garbage-collector-controller",
-		"daemonset-controller", "job-controller", "node-lifecycle-controller"}
+		"daemonset-controller", "job-controller", "node-lifecycle-controller", "disruption-controller"}
 	args := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false"}
 	for _, opt := range opts {
 		opt(&controllers, &args)
@@ -38,6 +39,9 @@ func KubeControllerManager(binDir, kubeconfig string, opts ...ControllerManagerO
 type KwokNodes struct {
 	LabelSelector      string
 	AnnotationSelector string
+	// DownAnnotationSelector selects the nodes whose kubelet is down: kwok leaves their status
+	// alone, so a node marked not Ready stays so.
+	DownAnnotationSelector string
 }
 
 // Kwok keeps the selected nodes Ready (heartbeats and leases) and runs and deletes their pods.
@@ -48,6 +52,9 @@ func Kwok(binDir, kubeconfig string, nodes KwokNodes) Spec {
 	}
 	if nodes.AnnotationSelector != "" {
 		args = append(args, "--manage-nodes-with-annotation-selector="+nodes.AnnotationSelector)
+	}
+	if nodes.DownAnnotationSelector != "" {
+		args = append(args, "--disregard-status-with-annotation-selector="+nodes.DownAnnotationSelector)
 	}
 	// The bare kwok binary has no behaviour of its own: build-k8s-binaries.sh copies its stage
 	// manifests next to it.

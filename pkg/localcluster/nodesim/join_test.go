@@ -201,21 +201,32 @@ func TestStoppedLinodesNodeStopsReporting(t *testing.T) {
 	if ev := nextEvent(t, events, time.Minute); !ev.Registered {
 		t.Fatalf("event %+v, want the node registered", ev)
 	}
-	reporting := func() bool {
+	// down is whether the Node shows a silent kubelet: Ready Unknown, its status left alone by kwok.
+	down := func() bool {
 		node := &corev1.Node{}
 		if err := env.Client.Get(ctx, types.NamespacedName{Name: "default-stops"}, node); err != nil {
 			t.Fatal(err)
 		}
-		return node.Annotations[nodesim.AnnotationKwokNode] == "fake"
+		ready := slices.IndexFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady })
+		return node.Annotations[nodesim.AnnotationKwokStatus] == "custom" && ready >= 0 && node.Status.Conditions[ready].Status == corev1.ConditionUnknown
 	}
 	if err := linode.ShutdownInstance(ctx, instance.ID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the stopped Linode's node to stop reporting", 10*time.Second, func() bool { emu.Tick(); return !reporting() })
+	waitFor(t, "the stopped Linode's node to stop reporting", 10*time.Second, func() bool { emu.Tick(); return down() })
+	waitFor(t, "the Linode to be offline", 10*time.Second, func() bool {
+		emu.Tick()
+		stopped, err := linode.GetInstance(ctx, instance.ID)
+		return err == nil && stopped.Status == linodego.InstanceOffline
+	})
 	if err := linode.BootInstance(ctx, instance.ID, 0); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the rebooted Linode's node to report again", 10*time.Second, func() bool { emu.Tick(); return reporting() })
+	waitFor(t, "the rebooted Linode's node to report again", 10*time.Second, func() bool {
+		emu.Tick()
+		node := &corev1.Node{}
+		return env.Client.Get(ctx, types.NamespacedName{Name: "default-stops"}, node) == nil && node.Annotations[nodesim.AnnotationKwokStatus] == ""
+	})
 	if err := linode.DeleteInstance(ctx, instance.ID); err != nil {
 		t.Fatal(err)
 	}

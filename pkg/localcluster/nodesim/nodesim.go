@@ -4,6 +4,11 @@
 // Linode is shut down, the node stops reporting. kwok then keeps those Nodes Ready and runs their
 // pods (it selects them by AnnotationKwokNode).
 //
+// When a Linode that ran stops (shut down, rebooting, its host failed, maintenance), its kubelet
+// stops posting status: the simulator marks the Node's Ready condition Unknown, as the node
+// lifecycle controller would, and tells kwok to leave the Node's status alone until the Linode
+// runs again.
+//
 // An LKE node registers under its Linode's label (lke<clusterID>-<poolID>-<hex>) with provider ID
 // linode://<id>, the pool's labels and taints and nothing else of its own (LKE's kubelet has no
 // start-up taints), plus the labels kubelet and the cloud controller manager add: hostname, os,
@@ -24,6 +29,7 @@ package nodesim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -32,7 +38,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -48,6 +53,12 @@ const (
 	AnnotationKwokNode = "kwok.x-k8s.io/node"
 	// KwokAnnotationSelector selects those Nodes, for kwok's --manage-nodes-with-annotation-selector.
 	KwokAnnotationSelector = AnnotationKwokNode + "=fake"
+	// AnnotationKwokStatus set to "custom" makes kwok leave a Node's status alone (kwok's own
+	// convention): the simulator sets it while the Node's Linode is down.
+	AnnotationKwokStatus = "kwok.x-k8s.io/status"
+	// KwokDownAnnotationSelector selects those Nodes, for kwok's
+	// --disregard-status-with-annotation-selector.
+	KwokDownAnnotationSelector = AnnotationKwokStatus + "=custom"
 )
 
 // Event is a Node the simulator registered or removed, or a plain Linode that could not join.
@@ -153,30 +164,29 @@ func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error
 		return s.handlePlain(ctx, ev)
 	}
 	switch ev.Type {
-	case emulator.InstanceStopped:
-		return s.setReporting(ctx, ev.Label, false)
 	case emulator.InstanceRunning:
 		node, err := s.nodeFor(ctx, ev)
 		if err != nil || node == nil {
 			return err
 		}
-		var existed bool
 		create := func() error {
-			err := s.kube.Create(ctx, node)
-			existed = apierrors.IsAlreadyExists(err)
-			if existed {
-				return nil
+			if err := s.kube.Create(ctx, node); !apierrors.IsAlreadyExists(err) {
+				return err
 			}
-			return err
+			return nil
 		}
 		if err := retry(ctx, create); err != nil {
 			return fmt.Errorf("registering node %s: %w", node.Name, err)
 		}
-		if existed {
-			// A Linode booted again after a shutdown: its kubelet reports again.
-			return s.setReporting(ctx, node.Name, true)
-		}
 		s.notify(Event{Registered: true, NodeName: node.Name, InstanceID: ev.InstanceID, PlanType: ev.PlanType, LinodeEventTime: ev.Time})
+	case emulator.InstanceStopped:
+		if err := retry(ctx, func() error { return s.kubeletDown(ctx, ev.Label, ev.Time) }); err != nil {
+			return fmt.Errorf("marking node %s not ready: %w", ev.Label, err)
+		}
+	case emulator.InstanceResumed:
+		if err := retry(ctx, func() error { return s.kubeletBack(ctx, ev.Label) }); err != nil {
+			return fmt.Errorf("marking node %s back: %w", ev.Label, err)
+		}
 	case emulator.InstanceDeleted:
 		return s.removeNode(ctx, ev, ev.Label)
 	}
@@ -194,16 +204,41 @@ func (s *Simulator) removeNode(ctx context.Context, ev emulator.InstanceEvent, n
 	return nil
 }
 
-// setReporting starts or stops kwok acting as the node's kubelet: a Linode that is shut down
-// stops renewing its lease, and the node lifecycle controller marks its Node not Ready.
-func (s *Simulator) setReporting(ctx context.Context, nodeName string, reporting bool) error {
-	value := `null`
-	if reporting {
-		value = `"fake"`
+// kubeletDown marks a Node whose Linode stopped as the node lifecycle controller does once its
+// kubelet is silent: Ready Unknown. kwok leaves the status alone from then on.
+func (s *Simulator) kubeletDown(ctx context.Context, name string, at time.Time) error {
+	node := &corev1.Node{}
+	if err := s.kube.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		return client.IgnoreNotFound(err)
 	}
-	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, AnnotationKwokNode, value)))
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}
-	return retry(ctx, func() error { return client.IgnoreNotFound(s.kube.Patch(ctx, node, patch)) })
+	stored := node.DeepCopy()
+	metav1.SetMetaDataAnnotation(&node.ObjectMeta, AnnotationKwokStatus, "custom")
+	if err := s.kube.Patch(ctx, node, client.MergeFrom(stored)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	stored = node.DeepCopy()
+	unknown := corev1.NodeCondition{
+		Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown",
+		Message: "Kubelet stopped posting node status.", LastTransitionTime: metav1.NewTime(at), LastHeartbeatTime: metav1.NewTime(at),
+	}
+	if i := slices.IndexFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady }); i >= 0 {
+		unknown.LastHeartbeatTime = node.Status.Conditions[i].LastHeartbeatTime
+		node.Status.Conditions[i] = unknown
+	} else {
+		node.Status.Conditions = append(node.Status.Conditions, unknown)
+	}
+	return client.IgnoreNotFound(s.kube.Status().Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})))
+}
+
+// kubeletBack hands a Node whose Linode runs again back to kwok, which makes it Ready.
+func (s *Simulator) kubeletBack(ctx context.Context, name string) error {
+	node := &corev1.Node{}
+	if err := s.kube.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	stored := node.DeepCopy()
+	delete(node.Annotations, AnnotationKwokStatus)
+	return client.IgnoreNotFound(s.kube.Patch(ctx, node, client.MergeFrom(stored)))
 }
 
 func (s *Simulator) notify(ev Event) {

@@ -194,6 +194,53 @@ func TestGPUPlanAdvertisesGPUs(t *testing.T) {
 	cleanUpNodes(t)
 }
 
+func TestNodeIsNotReadyWhileItsLinodeIsDown(t *testing.T) {
+	ctx := context.Background()
+	emu, linode := startSimulator(t)
+	clusterID, err := emu.AddLKECluster("sim", "us-ord", "standard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := linode.CreateLKENodePool(ctx, clusterID, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var instance emulator.InstanceInfo
+	node := &corev1.Node{}
+	waitFor(t, "the pool's node", 10*time.Second, func() bool {
+		instances := emu.Instances()
+		if len(instances) != 1 {
+			return false
+		}
+		instance = instances[0]
+		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node) == nil
+	})
+
+	if _, err := emu.FailHost(instance.ID, emulator.HostFailure{RestartAfter: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the node to be marked down", 5*time.Second, func() bool {
+		if err := env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node); err != nil {
+			return false
+		}
+		for _, condition := range node.Status.Conditions {
+			if condition.Type == corev1.NodeReady {
+				return condition.Status == corev1.ConditionUnknown && node.Annotations[nodesim.AnnotationKwokStatus] == "custom"
+			}
+		}
+		return false
+	})
+	waitFor(t, "the node to be handed back to kwok once its Linode runs again", 10*time.Second, func() bool {
+		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node) == nil && node.Annotations[nodesim.AnnotationKwokStatus] == ""
+	})
+	if err := linode.DeleteLKENodePool(ctx, clusterID, pool.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the node to be removed", 5*time.Second, func() bool {
+		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, &corev1.Node{}) != nil
+	})
+}
+
 // registeredTaints leaves out the taints the apiserver adds to every new Node from its conditions
 // (node.kubernetes.io/not-ready and the like): those are Kubernetes', not kubelet's.
 func registeredTaints(node *corev1.Node) []corev1.Taint {

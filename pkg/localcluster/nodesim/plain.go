@@ -14,7 +14,7 @@ import (
 )
 
 // handlePlain follows a plain Linode: it boots and joins in the background (a kubelet takes its
-// time), stops reporting while shut down, and loses its Node when deleted.
+// time), stops reporting while the Linode is down, and loses its Node when deleted.
 func (s *Simulator) handlePlain(ctx context.Context, ev emulator.InstanceEvent) error {
 	s.mu.Lock()
 	nodeName, registered := s.nodes[ev.InstanceID]
@@ -22,15 +22,16 @@ func (s *Simulator) handlePlain(ctx context.Context, ev emulator.InstanceEvent) 
 	s.mu.Unlock()
 	switch ev.Type {
 	case emulator.InstanceRunning:
-		if registered {
-			return s.setReporting(ctx, nodeName, true)
-		}
-		if !joining {
+		if !registered && !joining {
 			s.startJoin(ctx, ev)
 		}
 	case emulator.InstanceStopped:
 		if registered {
-			return s.setReporting(ctx, nodeName, false)
+			return retry(ctx, func() error { return s.kubeletDown(ctx, nodeName, ev.Time) })
+		}
+	case emulator.InstanceResumed:
+		if registered {
+			return retry(ctx, func() error { return s.kubeletBack(ctx, nodeName) })
 		}
 	case emulator.InstanceDeleted:
 		if joining {

@@ -4,7 +4,8 @@
 //
 // The Linode is created with the NodeClaim's plan in the region, the NodeClass's image (named, or
 // the newest match of its selector, which must have the cloud-init capability), firewall, VPC
-// interface, placement group, disk encryption and SSH access, and user data (package bootstrap)
+// interface, placement group, disk encryption, SSH access and maintenance policy (which the region
+// must offer: MaintenancePolicyResolver), and user data (package bootstrap)
 // that Linode's Metadata service hands to cloud-init at first boot: the cluster's endpoint and CA,
 // the NodeClaim's own bootstrap token (package bootstraptoken), and the kubelet's configuration.
 // No root password is ever sent: a NodeClass without keys or users gets the public half of a key

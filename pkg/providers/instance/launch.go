@@ -22,10 +22,6 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
-// CreateOptionSetters add settings of other features to a Linode's create options, after the
-// provider's own: each reads what it needs from the NodeClass.
-var CreateOptionSetters []func(opts *linodego.InstanceCreateOptions, nodeClass *v1.LinodeNodeClass)
-
 // createOptions describe the NodeClaim's Linode: the plan, the NodeClass's image and settings, the
 // ownership tags, and user data that makes it join the cluster.
 func (p *Provider) createOptions(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceType *cloudprovider.InstanceType) (linodego.InstanceCreateOptions, error) {
@@ -68,9 +64,7 @@ func (p *Provider) createOptions(ctx context.Context, nodeClass *v1.LinodeNodeCl
 	if group := nodeClass.Status.PlacementGroup; nodeClass.Spec.PlacementGroup != nil && group != nil {
 		opts.PlacementGroup = &linodego.InstanceCreatePlacementGroupOptions{ID: group.ID}
 	}
-	for _, set := range CreateOptionSetters {
-		set(&opts, nodeClass)
-	}
+	SetMaintenancePolicy(&opts, nodeClass)
 	return opts, nil
 }
 

@@ -39,13 +39,14 @@ var _ = Describe("Create", func() {
 		subnetID, err := emu.AddVPCSubnet(vpcID, "nodes", "10.0.0.0/24")
 		Expect(err).ToNot(HaveOccurred())
 		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{
-			Tags:           []v1.Tag{"team:payments"},
-			FirewallID:     &firewall,
-			DiskEncryption: lo.ToPtr(v1.DiskEncryptionEnabled),
-			AuthorizedKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk1ZXhhbXBsZWtleWZvcnRlc3RzMDAwMDAwMDAw admin@example.com"},
-			VPC:            &v1.VPCConfiguration{VPCLabel: lo.ToPtr("cluster"), SubnetLabel: lo.ToPtr("nodes"), NAT1To1: lo.ToPtr(true)},
-			PlacementGroup: &v1.PlacementGroupSelector{Label: lo.ToPtr("karpenter-nodes")},
-			UserData:       lo.ToPtr("#cloud-config\npackages: [containerd]\n"),
+			Tags:              []v1.Tag{"team:payments"},
+			FirewallID:        &firewall,
+			DiskEncryption:    lo.ToPtr(v1.DiskEncryptionEnabled),
+			AuthorizedKeys:    []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk1ZXhhbXBsZWtleWZvcnRlc3RzMDAwMDAwMDAw admin@example.com"},
+			VPC:               &v1.VPCConfiguration{VPCLabel: lo.ToPtr("cluster"), SubnetLabel: lo.ToPtr("nodes"), NAT1To1: lo.ToPtr(true)},
+			PlacementGroup:    &v1.PlacementGroupSelector{Label: lo.ToPtr("karpenter-nodes")},
+			UserData:          lo.ToPtr("#cloud-config\npackages: [containerd]\n"),
+			MaintenancePolicy: new(v1.MaintenancePolicyPowerOffOn),
 		})
 		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2", "g6-standard-4")
 
@@ -65,6 +66,7 @@ var _ = Describe("Create", func() {
 		Expect(linode.PlacementGroup).ToNot(BeNil())
 		Expect(linode.PlacementGroup.ID).To(Equal(nodeClass.Status.PlacementGroup.ID))
 		Expect(linode.HasUserData).To(BeTrue())
+		Expect(linode.MaintenancePolicy).To(Equal(emulator.PolicyPowerOffOn))
 		Expect(linodeOf(created.Status.ProviderID).FirewallID).To(Equal(firewall))
 		configs, err := emu.Client.ListInstanceConfigs(ctx, id, nil)
 		Expect(err).ToNot(HaveOccurred())

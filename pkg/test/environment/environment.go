@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/awslabs/operatorpkg/option"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
@@ -22,6 +24,7 @@ type Options struct {
 	scheduler         bool
 	controllerManager bool
 	kwokSelector      string
+	nodeClassCRD      *apiextensionsv1.CustomResourceDefinition
 	core              []option.Function[coretest.EnvironmentOptions]
 }
 
@@ -40,6 +43,12 @@ func WithControllerManager() option.Function[Options] {
 // nodes Ready and runs (and deletes) their pods.
 func WithKwok(nodeLabelSelector string) option.Function[Options] {
 	return func(o *Options) { o.kwokSelector = nodeLabelSelector }
+}
+
+// WithLinodeNodeClassCRD installs crd in place of the project's LinodeNodeClass CRD, e.g. the
+// alpha provider's, to test an upgrade from it.
+func WithLinodeNodeClassCRD(crd *apiextensionsv1.CustomResourceDefinition) option.Function[Options] {
+	return func(o *Options) { o.nodeClassCRD = crd }
 }
 
 // WithCoreOptions passes options to Karpenter core's test environment, e.g. field indexers.
@@ -74,8 +83,13 @@ func New(opts ...option.Function[Options]) (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
+	crds := component.CRDs()
+	if o.nodeClassCRD != nil {
+		crds = slices.DeleteFunc(crds, func(crd *apiextensionsv1.CustomResourceDefinition) bool { return crd.Name == o.nodeClassCRD.Name })
+		crds = append(crds, o.nodeClassCRD)
+	}
 	env := &Environment{
-		Environment: coretest.NewEnvironment(append([]option.Function[coretest.EnvironmentOptions]{coretest.WithCRDs(component.CRDs()...)}, o.core...)...),
+		Environment: coretest.NewEnvironment(append([]option.Function[coretest.EnvironmentOptions]{coretest.WithCRDs(crds...)}, o.core...)...),
 		LogDir:      workingDir,
 		binDir:      binDir,
 		workingDir:  workingDir,
