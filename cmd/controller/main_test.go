@@ -209,6 +209,18 @@ func TestStartupReportsMisconfiguration(t *testing.T) {
 			wantLine: `karpenter: KARPENTER_MODE "fargate" is not valid: use lke or instance`,
 		},
 		{
+			name:     "instance mode without a region",
+			env:      base(map[string]string{"KARPENTER_MODE": "instance", "CLUSTER_NAME": ""}),
+			wantCode: 2,
+			wantLine: "karpenter: LINODE_REGION is not set: instance mode has no LKE cluster to discover it from",
+		},
+		{
+			name:     "instance mode with a CLUSTER_ENDPOINT that is not an https URL",
+			env:      base(map[string]string{"KARPENTER_MODE": "instance", "CLUSTER_NAME": "", "LINODE_REGION": "us-ord", "CLUSTER_ENDPOINT": "10.0.0.1:6443"}),
+			wantCode: 2,
+			wantLine: `karpenter: CLUSTER_ENDPOINT "10.0.0.1:6443" is not the https URL of a Kubernetes API server`,
+		},
+		{
 			name:     "malformed batch duration",
 			env:      base(map[string]string{"BATCH_IDLE_DURATION": "1"}),
 			wantCode: 2,

@@ -26,12 +26,12 @@ const delayScale = 0.02
 // cache to show a NodeClaim it just created, short enough for a spec.
 const garbageCollectionGracePeriod = 15 * time.Second
 
-// controllerEnv has shorter batching windows than core's defaults (1 s idle, 10 s max) and a short
-// garbage-collection grace period, which keep each spec short.
-var controllerEnv = []string{
-	"BATCH_IDLE_DURATION=500ms", "BATCH_MAX_DURATION=3s",
-	"GARBAGE_COLLECTION_GRACE_PERIOD=" + garbageCollectionGracePeriod.String(),
-}
+// garbageCollectionEnv is the controller's short garbage-collection grace period.
+var garbageCollectionEnv = []string{"GARBAGE_COLLECTION_GRACE_PERIOD=" + garbageCollectionGracePeriod.String()}
+
+// controllerEnv also has shorter batching windows than core's defaults (1 s idle, 10 s max), which
+// keep each spec short.
+var controllerEnv = append([]string{"BATCH_IDLE_DURATION=500ms", "BATCH_MAX_DURATION=3s"}, garbageCollectionEnv...)
 
 var (
 	cluster *localcluster.Cluster
