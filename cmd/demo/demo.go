@@ -336,8 +336,13 @@ func (d *demo) scaleDown(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	return d.waitFor(ctx, "no Linode and no LKE pool left in the account", time.Minute, func(context.Context) (bool, error) {
+	if err := d.waitFor(ctx, "no Linode and no LKE pool left in the account", time.Minute, func(context.Context) (bool, error) {
 		return d.cluster.CheckNoLinodeResources() == nil, nil
+	}); err != nil || d.mode != localcluster.ModeInstance {
+		return err
+	}
+	return d.waitFor(ctx, "no bootstrap token left in kube-system", time.Minute, func(ctx context.Context) (bool, error) {
+		return d.cluster.CheckNoBootstrapTokens(ctx) == nil, nil
 	})
 }
 
