@@ -11,8 +11,8 @@ import (
 	"slices"
 	"sync/atomic"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -32,20 +32,20 @@ const Namespace = "default"
 // StartCluster starts a local cluster for the suite, in BeforeSuite, and stops it when the suite
 // ends; the components' logs are kept, and their directory printed, when a spec failed.
 func StartCluster(ctx context.Context, opts localcluster.Options) *localcluster.Cluster {
-	GinkgoHelper()
+	ginkgo.GinkgoHelper()
 	workDir, err := os.MkdirTemp("", "karpenter-linode-e2e-")
-	Expect(err).NotTo(HaveOccurred())
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	opts.WorkDir = workDir
-	opts.Progress = func(step string) { fmt.Fprintln(GinkgoWriter, step) }
+	opts.Progress = func(step string) { fmt.Fprintln(ginkgo.GinkgoWriter, step) }
 	cluster, err := localcluster.Start(ctx, opts)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		Expect(cluster.Stop()).To(Succeed())
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	ginkgo.DeferCleanup(func() {
+		gomega.Expect(cluster.Stop()).To(gomega.Succeed())
 		if failed.Load() {
 			fmt.Fprintf(os.Stderr, "logs of the cluster's components and the controller: %s\n", workDir)
 			return
 		}
-		Expect(os.RemoveAll(workDir)).To(Succeed())
+		gomega.Expect(os.RemoveAll(workDir)).To(gomega.Succeed())
 	})
 	return cluster
 }
@@ -55,7 +55,7 @@ var failed atomic.Bool
 
 // RecordFailure notes a failed spec, so that the cluster's logs are kept; register it with
 // ReportAfterEach.
-func RecordFailure(report SpecReport) {
+func RecordFailure(report ginkgo.SpecReport) {
 	if report.Failed() {
 		failed.Store(true)
 	}
@@ -106,36 +106,36 @@ func (f *Fixture) kube() client.Client { return f.cluster.Kube }
 // Create creates the NodeClass and NodePool, waits until both are Ready, and registers the
 // spec's teardown and end-of-spec checks.
 func (f *Fixture) Create(ctx context.Context) {
-	GinkgoHelper()
-	Expect(f.kube().Create(ctx, f.NodeClass)).To(Succeed())
-	Expect(f.kube().Create(ctx, f.NodePool)).To(Succeed())
-	Eventually(func(g Gomega) {
-		g.Expect(f.kube().Get(ctx, client.ObjectKeyFromObject(f.NodeClass), f.NodeClass)).To(Succeed())
-		g.Expect(f.NodeClass.StatusConditions().Root().IsTrue()).To(BeTrue(), "LinodeNodeClass %s is not Ready: %v", f.Name, f.NodeClass.Status.Conditions)
-		g.Expect(f.kube().Get(ctx, client.ObjectKeyFromObject(f.NodePool), f.NodePool)).To(Succeed())
-		g.Expect(f.NodePool.StatusConditions().Root().IsTrue()).To(BeTrue(), "NodePool %s is not Ready", f.Name)
-	}).WithContext(ctx).Should(Succeed())
-	DeferCleanup(f.teardown)
+	ginkgo.GinkgoHelper()
+	gomega.Expect(f.kube().Create(ctx, f.NodeClass)).To(gomega.Succeed())
+	gomega.Expect(f.kube().Create(ctx, f.NodePool)).To(gomega.Succeed())
+	gomega.Eventually(func(g gomega.Gomega) {
+		g.Expect(f.kube().Get(ctx, client.ObjectKeyFromObject(f.NodeClass), f.NodeClass)).To(gomega.Succeed())
+		g.Expect(f.NodeClass.StatusConditions().Root().IsTrue()).To(gomega.BeTrue(), "LinodeNodeClass %s is not Ready: %v", f.Name, f.NodeClass.Status.Conditions)
+		g.Expect(f.kube().Get(ctx, client.ObjectKeyFromObject(f.NodePool), f.NodePool)).To(gomega.Succeed())
+		g.Expect(f.NodePool.StatusConditions().Root().IsTrue()).To(gomega.BeTrue(), "NodePool %s is not Ready", f.Name)
+	}).WithContext(ctx).Should(gomega.Succeed())
+	ginkgo.DeferCleanup(f.teardown)
 }
 
 // teardown checks that Kubernetes and Linode agree, deletes the spec's objects and checks that
 // no Linode resource is left behind.
 func (f *Fixture) teardown(ctx context.Context) {
-	GinkgoHelper()
-	Eventually(f.cluster.CheckConsistency).WithContext(ctx).Should(Succeed(), "Kubernetes and Linode disagree at the end of the spec")
-	Expect(f.kube().DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace(Namespace), client.MatchingLabels{"e2e": f.Name})).To(Succeed())
-	Expect(f.kube().DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(Namespace), client.MatchingLabels{"e2e": f.Name},
-		client.GracePeriodSeconds(0))).To(Succeed())
-	Expect(client.IgnoreNotFound(f.kube().Delete(ctx, f.NodePool))).To(Succeed())
-	Eventually(func(g Gomega) {
-		g.Expect(f.NodeClaims(ctx)).To(BeEmpty())
-		g.Expect(f.cluster.CheckNoLinodeResources()).To(Succeed())
-	}).WithContext(ctx).Should(Succeed(), "resources left after deleting NodePool %s", f.Name)
-	Expect(client.IgnoreNotFound(f.kube().Delete(ctx, f.NodeClass))).To(Succeed())
-	Eventually(func() error {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(f.cluster.CheckConsistency).WithContext(ctx).Should(gomega.Succeed(), "Kubernetes and Linode disagree at the end of the spec")
+	gomega.Expect(f.kube().DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace(Namespace), client.MatchingLabels{"e2e": f.Name})).To(gomega.Succeed())
+	gomega.Expect(f.kube().DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(Namespace), client.MatchingLabels{"e2e": f.Name},
+		client.GracePeriodSeconds(0))).To(gomega.Succeed())
+	gomega.Expect(client.IgnoreNotFound(f.kube().Delete(ctx, f.NodePool))).To(gomega.Succeed())
+	gomega.Eventually(func(g gomega.Gomega) {
+		g.Expect(f.NodeClaims(ctx)).To(gomega.BeEmpty())
+		g.Expect(f.cluster.CheckNoLinodeResources()).To(gomega.Succeed())
+	}).WithContext(ctx).Should(gomega.Succeed(), "resources left after deleting NodePool %s", f.Name)
+	gomega.Expect(client.IgnoreNotFound(f.kube().Delete(ctx, f.NodeClass))).To(gomega.Succeed())
+	gomega.Eventually(func() error {
 		return f.kube().Get(ctx, client.ObjectKeyFromObject(f.NodeClass), &v1.LinodeNodeClass{})
-	}).WithContext(ctx).Should(MatchError(ContainSubstring("not found")))
-	Eventually(f.cluster.CheckConsistency).WithContext(ctx).Should(Succeed())
+	}).WithContext(ctx).Should(gomega.MatchError(gomega.ContainSubstring("not found")))
+	gomega.Eventually(f.cluster.CheckConsistency).WithContext(ctx).Should(gomega.Succeed())
 }
 
 // Deployment returns a deployment of pause pods, each asking for cpu, pinned to the NodePool.
@@ -163,42 +163,42 @@ func (f *Fixture) Deployment(name string, replicas int32, cpu string) *appsv1.De
 
 // NodeClaims are the NodePool's NodeClaims.
 func (f *Fixture) NodeClaims(ctx context.Context) []karpv1.NodeClaim {
-	GinkgoHelper()
+	ginkgo.GinkgoHelper()
 	var claims karpv1.NodeClaimList
-	Expect(f.kube().List(ctx, &claims, client.MatchingLabels{karpv1.NodePoolLabelKey: f.Name})).To(Succeed())
+	gomega.Expect(f.kube().List(ctx, &claims, client.MatchingLabels{karpv1.NodePoolLabelKey: f.Name})).To(gomega.Succeed())
 	return claims.Items
 }
 
 // Nodes are the NodePool's Nodes.
 func (f *Fixture) Nodes(ctx context.Context) []corev1.Node {
-	GinkgoHelper()
+	ginkgo.GinkgoHelper()
 	var nodes corev1.NodeList
-	Expect(f.kube().List(ctx, &nodes, client.MatchingLabels{karpv1.NodePoolLabelKey: f.Name})).To(Succeed())
+	gomega.Expect(f.kube().List(ctx, &nodes, client.MatchingLabels{karpv1.NodePoolLabelKey: f.Name})).To(gomega.Succeed())
 	return nodes.Items
 }
 
 // Pods are the app's pods that are not being deleted.
 func (f *Fixture) Pods(ctx context.Context, app string) []corev1.Pod {
-	GinkgoHelper()
+	ginkgo.GinkgoHelper()
 	var pods corev1.PodList
-	Expect(f.kube().List(ctx, &pods, client.InNamespace(Namespace), client.MatchingLabels{"app": app, "e2e": f.Name})).To(Succeed())
+	gomega.Expect(f.kube().List(ctx, &pods, client.InNamespace(Namespace), client.MatchingLabels{"app": app, "e2e": f.Name})).To(gomega.Succeed())
 	return slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return !p.DeletionTimestamp.IsZero() })
 }
 
 // ExpectRunning waits until the app has exactly n running pods.
 func (f *Fixture) ExpectRunning(ctx context.Context, app string, n int) {
-	GinkgoHelper()
-	Eventually(func(g Gomega) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(func(g gomega.Gomega) {
 		running := slices.DeleteFunc(f.Pods(ctx, app), func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning })
-		g.Expect(running).To(HaveLen(n), "running pods of %s", app)
-	}).WithContext(ctx).Should(Succeed())
+		g.Expect(running).To(gomega.HaveLen(n), "running pods of %s", app)
+	}).WithContext(ctx).Should(gomega.Succeed())
 }
 
 // Scale sets the deployment's replicas.
 func Scale(ctx context.Context, kube client.Client, deployment *appsv1.Deployment, replicas int32) {
-	GinkgoHelper()
-	Expect(kube.Get(ctx, client.ObjectKeyFromObject(deployment), deployment)).To(Succeed())
+	ginkgo.GinkgoHelper()
+	gomega.Expect(kube.Get(ctx, client.ObjectKeyFromObject(deployment), deployment)).To(gomega.Succeed())
 	patch := client.MergeFrom(deployment.DeepCopy())
 	deployment.Spec.Replicas = &replicas
-	Expect(kube.Patch(ctx, deployment, patch)).To(Succeed())
+	gomega.Expect(kube.Patch(ctx, deployment, patch)).To(gomega.Succeed())
 }
