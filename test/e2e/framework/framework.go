@@ -169,6 +169,18 @@ func (f *Fixture) NodeClaims(ctx context.Context) []karpv1.NodeClaim {
 	return claims.Items
 }
 
+// NodeClaimOf is the NodeClaim of the node the pod runs on.
+func (f *Fixture) NodeClaimOf(ctx context.Context, pod corev1.Pod) *karpv1.NodeClaim {
+	ginkgo.GinkgoHelper()
+	for _, claim := range f.NodeClaims(ctx) {
+		if claim.Status.NodeName == pod.Spec.NodeName {
+			return &claim
+		}
+	}
+	ginkgo.Fail(fmt.Sprintf("pod %s runs on %q, which no NodeClaim of %s launched", pod.Name, pod.Spec.NodeName, f.Name))
+	return nil
+}
+
 // Nodes are the NodePool's Nodes.
 func (f *Fixture) Nodes(ctx context.Context) []corev1.Node {
 	ginkgo.GinkgoHelper()
