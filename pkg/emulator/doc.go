@@ -50,13 +50,11 @@
 // region can launch (pool nodes included; deletes do not give capacity
 // back). Plans the seeded /regions/availability lists as unavailable start
 // at zero; everything else is unlimited. A create that needs more answers
+// as Linode does (its wording, seen in Linode's client libraries):
 //
-//	400 {"errors": [{"field": "type", "reason": "There is insufficient capacity to create <plan> Linodes in <region> at this time; choose another plan or region."}]}
+//	403 {"errors": [{"reason": "The Linode plan you chose is not currently available in the selected region. Please select another region or plan type, or contact Support for assistance."}]}
 //
-// (field "node_pools[i].type" in a cluster create). The reason always
-// contains CapacityReasonMarker ("insufficient capacity"), which tells
-// capacity errors apart from validation errors; the live API's wording for
-// this case could not be confirmed.
+// (CapacityReason), for a cluster create as for a pool or Linode create.
 //
 // # State machines
 //

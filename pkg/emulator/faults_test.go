@@ -126,7 +126,7 @@ func TestAdminEndpoints(t *testing.T) {
 		t.Fatalf("set capacity: %d", resp.StatusCode)
 	}
 	_, err = c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-east", Type: "g6-standard-4"})
-	wantField(t, err, "type")
+	wantAPIError(t, err, http.StatusForbidden)
 
 	_, counters := post("GET", "/_emulator/counters", "")
 	if counters["GET /linode/instances"] != 1.0 || counters["POST /linode/instances"] != 1.0 {

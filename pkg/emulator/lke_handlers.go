@@ -163,7 +163,7 @@ func (e *Emulator) createClusterLocked(req clusterCreateRequest) (*lkeCluster, *
 		}
 		need[p.Type] += p.Count
 		if left, limited := e.st.capacity[capacityKey{reg.ID, p.Type}]; limited && left < need[p.Type] {
-			return nil, errInvalid(prefix+"type", capacityReason(p.Type, reg.ID))
+			return nil, errCapacity()
 		}
 	}
 	now := e.clock.Now()

@@ -136,7 +136,7 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 		}
 	}
 	if fault.status != 0 {
-		err := injectedError(w.Header(), fault.status)
+		err := injectedError(w.Header(), fault)
 		writeError(w, err)
 		return err.Status
 	}
