@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/linode/linodego"
@@ -25,6 +26,8 @@ type Emulator struct {
 	mu sync.RWMutex
 	st *state
 
+	// token is the bearer token requests must carry; empty while revoked.
+	token   atomic.Pointer[string]
 	faults  *faultSet
 	limiter *rateLimiter
 	obs     *observer
@@ -65,6 +68,7 @@ func New(opts ...Option) *Emulator {
 		limiter: newRateLimiter(cfg.rateLimits),
 		obs:     newObserver(cfg.requestLogSize),
 	}
+	e.token.Store(&cfg.token)
 	e.handler = e.buildHandler()
 	return e
 }
@@ -122,8 +126,16 @@ func (e *Emulator) Close() error {
 // URL is the server's base URL without a version, e.g. http://127.0.0.1:8080.
 func (e *Emulator) URL() string { return e.url }
 
-// Token is the bearer token the emulator accepts.
-func (e *Emulator) Token() string { return e.cfg.token }
+// Token is the bearer token the emulator accepts; empty while it is revoked.
+func (e *Emulator) Token() string { return *e.token.Load() }
+
+// SetToken makes the emulator accept token, and only token, from now on, as a token rotated on
+// Linode's side would: requests with the previous one are answered 401.
+func (e *Emulator) SetToken(token string) { e.token.Store(&token) }
+
+// RevokeToken makes every API request fail with 401 "Invalid Token" until SetToken, as a token
+// revoked or expired on Linode's side does.
+func (e *Emulator) RevokeToken() { e.SetToken("") }
 
 // NewClient returns a linodego client for the emulator: v4 API, response
 // cache off (so tests see the emulator's current state) and no retries (so

@@ -155,3 +155,37 @@ func TestRequestLog(t *testing.T) {
 		t.Fatalf("request log: %+v", log)
 	}
 }
+
+func TestRevokedTokenIsRefusedUntilRestored(t *testing.T) {
+	e, c, _ := startEmulator(t)
+	ctx := context.Background()
+	admin := func(method, body string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, e.URL()+"/_emulator/token", strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s /_emulator/token: %d", method, resp.StatusCode)
+		}
+	}
+	original := e.Token()
+	admin(http.MethodDelete, "")
+	for _, call := range []func() error{
+		func() error { _, err := c.ListRegions(ctx, nil); return err },
+		func() error { _, err := c.ListLKEClusters(ctx, nil); return err },
+		func() error { _, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-east", Type: "g6-standard-1"}); return err },
+	} {
+		wantAPIError(t, call(), http.StatusUnauthorized)
+	}
+	admin(http.MethodPut, `{"token": "rotated"}`)
+	_, err := c.ListRegions(ctx, nil)
+	wantAPIError(t, err, http.StatusUnauthorized)
+
+	admin(http.MethodPut, `{"token": "`+original+`"}`)
+	if _, err := c.ListRegions(ctx, nil); err != nil {
+		t.Fatalf("restored token refused: %v", err)
+	}
+}

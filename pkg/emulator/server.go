@@ -120,12 +120,13 @@ func (e *Emulator) serveRoute(rt route) http.Handler {
 }
 
 func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
-	if r.Header.Get("Authorization") != "Bearer "+e.cfg.token {
+	token := e.Token()
+	if token == "" || r.Header.Get("Authorization") != "Bearer "+token {
 		err := errStatus(http.StatusUnauthorized, "Invalid Token")
 		writeError(w, err)
 		return err.Status
 	}
-	if err := e.limiter.admit(w.Header(), e.cfg.token, rt, e.clock.Now()); err != nil {
+	if err := e.limiter.admit(w.Header(), token, rt, e.clock.Now()); err != nil {
 		writeError(w, err)
 		return err.Status
 	}

@@ -65,6 +65,11 @@ annotations:
 {{- if .Values.existingSecret }}{{ .Values.existingSecretKey }}{{ else }}LINODE_TOKEN{{ end }}
 {{- end }}
 
+{{/* Where the token's Secret is mounted; the controller reads LINODE_TOKEN_FILE there. */}}
+{{- define "karpenter.tokenMountPath" -}}
+/var/run/secrets/karpenter.k8s.linode
+{{- end }}
+
 {{/* The webhook's Service, also the name in its serving certificate. */}}
 {{- define "karpenter.webhookServiceName" -}}
 {{- printf "%s-webhook" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}

@@ -17,6 +17,7 @@ import (
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/utils/env"
 
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
 
@@ -36,6 +37,9 @@ type Options struct {
 	ClusterName string
 	// Token is the Linode API token. It is never logged.
 	Token string
+	// TokenFile is a file holding the Linode API token (a mounted Secret), re-read when it
+	// changes; it replaces Token.
+	TokenFile string
 	// Region overrides the region discovered from the LKE cluster; instance mode requires it.
 	Region string
 	// Mode is lke or instance.
@@ -74,6 +78,7 @@ var Injectables = []coreoptions.Injectable{&Options{}}
 func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.StringVar(&o.ClusterName, "cluster-name", env.WithDefaultString("CLUSTER_NAME", ""), "[CLUSTER_NAME] Label of the LKE cluster to manage (required).")
 	fs.StringVar(&o.Token, "linode-token", env.WithDefaultString("LINODE_TOKEN", ""), "[LINODE_TOKEN] Linode API token with read/write access to Kubernetes and Linodes (required). Prefer the environment variable: flags are visible in the process list.")
+	fs.StringVar(&o.TokenFile, "linode-token-file", env.WithDefaultString("LINODE_TOKEN_FILE", ""), "[LINODE_TOKEN_FILE] File holding the Linode API token, e.g. a mounted Secret; a token changed in it is used without a restart. Replaces LINODE_TOKEN.")
 	fs.StringVar(&o.Region, "linode-region", env.WithDefaultString("LINODE_REGION", ""), "[LINODE_REGION] Region to launch in; by default the LKE cluster's region.")
 	fs.StringVar((*string)(&o.Mode), "karpenter-mode", env.WithDefaultString("KARPENTER_MODE", string(mode.LKE)), "[KARPENTER_MODE] lke (node pools of an LKE cluster) or instance (plain Linodes).")
 	fs.StringVar(&o.APIURL, "linode-url", env.WithDefaultString("LINODE_URL", "https://api.linode.com"), "[LINODE_URL] Linode API root URL, without the version.")
@@ -106,8 +111,15 @@ func (o *Options) Validate() error {
 	if o.ClusterName == "" {
 		errs = append(errs, errors.New("CLUSTER_NAME is not set: set it to the label of your LKE cluster (helm: --set settings.clusterName=...)"))
 	}
-	if o.Token == "" {
+	switch {
+	case o.Token == "" && o.TokenFile == "":
 		errs = append(errs, errors.New("LINODE_TOKEN is not set: create a personal access token with Kubernetes and Linodes read/write scopes (helm: --set apiToken=... or --set existingSecret=...)"))
+	case o.Token != "" && o.TokenFile != "":
+		errs = append(errs, errors.New("LINODE_TOKEN and LINODE_TOKEN_FILE are both set: keep only LINODE_TOKEN_FILE, the file the chart mounts from the token's Secret"))
+	case o.TokenFile != "":
+		if _, err := linode.CredentialsFromFile(o.TokenFile); err != nil {
+			errs = append(errs, fmt.Errorf("LINODE_TOKEN_FILE: %w (helm: apiToken or existingSecret)", err))
+		}
 	}
 	switch o.Mode {
 	case mode.LKE:
@@ -118,9 +130,9 @@ func (o *Options) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("KARPENTER_MODE %q is not valid: use lke or instance", o.Mode))
 	}
-	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("LINODE_URL %q is not an http(s) URL: use https://api.linode.com, or the emulator's URL", o.APIURL))
-	} else if strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v4") || strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v4beta") {
+	if err := linode.CheckAPIURL(o.APIURL); err != nil {
+		errs = append(errs, fmt.Errorf("LINODE_URL %w", err))
+	} else if u, _ := url.Parse(o.APIURL); strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v4") || strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v4beta") {
 		errs = append(errs, fmt.Errorf("LINODE_URL %q includes the API version: drop it and set LINODE_API_VERSION instead", o.APIURL))
 	}
 	if o.APIVersion != "v4" && o.APIVersion != "v4beta" {
