@@ -176,7 +176,10 @@ func TestRevokedTokenIsRefusedUntilRestored(t *testing.T) {
 	for _, call := range []func() error{
 		func() error { _, err := c.ListRegions(ctx, nil); return err },
 		func() error { _, err := c.ListLKEClusters(ctx, nil); return err },
-		func() error { _, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-east", Type: "g6-standard-1"}); return err },
+		func() error {
+			_, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-east", Type: "g6-standard-1"})
+			return err
+		},
 	} {
 		wantAPIError(t, call(), http.StatusUnauthorized)
 	}
