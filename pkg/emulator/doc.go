@@ -12,9 +12,9 @@
 // Under both /v4 and /v4beta (one shared state): regions (+ /{id},
 // /availability, /{id}/availability), linode/types (+ /{id}), images
 // (+ /{id}), lke/versions (+ /{version}), lke/types, lke/clusters (list,
-// create, get, delete), lke/clusters/{id}/pools (list, create, get, update,
-// delete, recycle), lke/clusters/{id}/nodes/{nodeId} (get, delete,
-// recycle), linode/instances (list, create, get, update, delete, reboot),
+// create, get, update, delete, recycle), lke/clusters/{id}/pools (list,
+// create, get, update, delete, recycle), lke/clusters/{id}/nodes/{nodeId}
+// (get, delete, recycle), linode/instances (list, create, get, update, delete, reboot),
 // networking/firewalls (list, create, get, delete), vpcs (list, create, get,
 // delete) and their subnets (list, create, get), placement/groups (list,
 // create, get, update, delete). Every route exists in Linode's OpenAPI
@@ -78,12 +78,26 @@
 //   - DELETE .../nodes/{nodeId} answers {} and removes exactly that node and
 //     its Linode, shrinking the pool's count; a pool update of count adds
 //     nodes or removes the newest; deleting a pool or cluster deletes its
-//     Linodes; recycling replaces nodes with new ones. Deleting a node's
-//     Linode directly makes LKE give the node a new one.
+//     Linodes. Deleting a node's Linode directly makes LKE give the node a
+//     new one.
+//   - Recycling a node, a pool or the whole cluster replaces the nodes on a
+//     rolling basis, one at a time per cluster: LKE drains the node (an
+//     InstanceDraining event; a simulated cluster evicts its pods and calls
+//     FinishDrain), deletes it and its Linode once drained or after
+//     RecycleDrainTimeout (5 min), and adds a new node (new id, new Linode,
+//     new name); the next node's turn comes when the replacement runs.
+//   - PUT /lke/clusters/{id} renames a cluster or upgrades it to a newer
+//     version (ReleaseLKEVersion adds one); existing nodes keep the version
+//     they installed: standard-tier nodes until recycled, enterprise pools
+//     until their own k8s_version changes, which with update_strategy
+//     "rolling_update" recycles the pool. New and recycled nodes install the
+//     cluster's version (standard) or their pool's (enterprise), which
+//     instance events carry as K8sVersion.
 //
-// OnInstanceEvent reports a Linode's first "running" and its deletion, with
-// its id, label, plan, region, tags and LKE cluster, pool and node, so a
-// simulated cluster can start and stop kubelets. With the real clock a
+// OnInstanceEvent reports a Linode's first "running", the start of its drain
+// in a recycle, and its deletion, with its id, label, plan, region, tags, LKE
+// cluster, pool and node and Kubernetes version, so a simulated cluster can
+// start, drain and stop kubelets. With the real clock a
 // background ticker applies due transitions every 200 ms.
 //
 // # Rate limits

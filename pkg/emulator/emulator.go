@@ -220,6 +220,18 @@ func (e *Emulator) AddLKECluster(label, regionID, tier string) (int, error) {
 	return c.ID, nil
 }
 
+// ReleaseLKEVersion makes a new Kubernetes version available on an LKE tier, as the newest, the
+// way LKE releases versions over time: clusters can then be upgraded to it.
+func (e *Emulator) ReleaseLKEVersion(tier, version string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if slices.Contains(e.cat.lkeVersions[tier], version) {
+		return
+	}
+	// A new slice, so that a list being encoded keeps the one it read.
+	e.cat.lkeVersions[tier] = append([]string{version}, e.cat.lkeVersions[tier]...)
+}
+
 // AddFirewall creates a firewall with default rules and returns its id.
 func (e *Emulator) AddFirewall(label string) int {
 	e.mu.Lock()
@@ -270,6 +282,7 @@ type NodeInfo struct {
 	ID         string `json:"id"`
 	InstanceID int    `json:"instance_id"` // 0 while the node has no Linode
 	Status     string `json:"status"`
+	K8sVersion string `json:"k8s_version"`
 }
 
 // PoolInfo is a snapshot of an LKE pool, hidden enterprise nodes included.
@@ -284,10 +297,11 @@ type PoolInfo struct {
 
 // ClusterInfo is a snapshot of an LKE cluster.
 type ClusterInfo struct {
-	ID     int    `json:"id"`
-	Label  string `json:"label"`
-	Region string `json:"region"`
-	Tier   string `json:"tier"`
+	ID         int    `json:"id"`
+	Label      string `json:"label"`
+	Region     string `json:"region"`
+	Tier       string `json:"tier"`
+	K8sVersion string `json:"k8s_version"`
 }
 
 // Instances returns every Linode, by id.
@@ -321,7 +335,7 @@ func (e *Emulator) Pools(clusterID int) []PoolInfo {
 		}
 		info := PoolInfo{ID: p.ID, ClusterID: p.ClusterID, Type: p.Type, Count: p.Count, Tags: nonNil(slices.Clone(p.Tags))}
 		for _, n := range p.Nodes {
-			info.Nodes = append(info.Nodes, NodeInfo{ID: n.ID, InstanceID: n.InstanceID, Status: n.Status})
+			info.Nodes = append(info.Nodes, NodeInfo{ID: n.ID, InstanceID: n.InstanceID, Status: n.Status, K8sVersion: n.K8sVersion})
 		}
 		out = append(out, info)
 	}
@@ -335,7 +349,7 @@ func (e *Emulator) Clusters() []ClusterInfo {
 	out := []ClusterInfo{}
 	for _, id := range sortedKeys(e.st.clusters) {
 		c := e.st.clusters[id]
-		out = append(out, ClusterInfo{ID: c.ID, Label: c.Label, Region: c.Region, Tier: c.Tier})
+		out = append(out, ClusterInfo{ID: c.ID, Label: c.Label, Region: c.Region, Tier: c.Tier, K8sVersion: c.K8sVersion})
 	}
 	return out
 }

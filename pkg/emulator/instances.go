@@ -43,6 +43,8 @@ type instance struct {
 	LKEClusterID int
 	LKEPoolID    int
 	NodeID       string
+	// K8sVersion is the Kubernetes version an LKE node's Linode installed.
+	K8sVersion string
 	// announced records that the running event went out, so a reboot does
 	// not announce the Linode again.
 	announced bool

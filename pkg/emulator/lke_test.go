@@ -218,6 +218,7 @@ func TestLKEClusterRoutes(t *testing.T) {
 	if err := c.RecycleLKENodePoolNode(ctx, cluster.ID, before.ID); err != nil {
 		t.Fatal(err)
 	}
+	clk.Step(DefaultDelays().RecycleDrainTimeout)
 	pool, _ = c.GetLKENodePool(ctx, cluster.ID, pool.ID)
 	if len(pool.Linodes) != 1 || pool.Linodes[0].ID == before.ID || pool.Count != 1 {
 		t.Fatalf("recycled node not replaced: %+v", pool.Linodes)

@@ -21,6 +21,9 @@ type Delays struct {
 	// EnterpriseNodeListing is how long an enterprise-tier pool hides a new
 	// node from its "nodes" list (the API documents a 30-60 s lag).
 	EnterpriseNodeListing time.Duration
+	// RecycleDrainTimeout bounds how long LKE waits for a node it recycles
+	// to be drained before it deletes the node's Linode anyway.
+	RecycleDrainTimeout time.Duration
 }
 
 // DefaultDelays are close to what LKE shows: a node gets its Linode within
@@ -32,6 +35,7 @@ func DefaultDelays() Delays {
 		Provisioning:          60 * time.Second,
 		Booting:               90 * time.Second,
 		EnterpriseNodeListing: 45 * time.Second,
+		RecycleDrainTimeout:   5 * time.Minute,
 	}
 }
 
@@ -44,6 +48,7 @@ func (d Delays) Scaled(factor float64) Delays {
 		Provisioning:          scale(d.Provisioning),
 		Booting:               scale(d.Booting),
 		EnterpriseNodeListing: scale(d.EnterpriseNodeListing),
+		RecycleDrainTimeout:   scale(d.RecycleDrainTimeout),
 	}
 }
 

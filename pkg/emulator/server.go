@@ -53,6 +53,8 @@ func (e *Emulator) routes() []route {
 		list("/lke/clusters", e.listClusters),
 		post("/lke/clusters", e.createCluster),
 		get("/lke/clusters/{clusterId}", e.getCluster),
+		put("/lke/clusters/{clusterId}", e.updateCluster),
+		post("/lke/clusters/{clusterId}/recycle", e.recycleCluster),
 		del("/lke/clusters/{clusterId}", e.deleteCluster),
 		list("/lke/clusters/{clusterId}/pools", e.listPools),
 		post("/lke/clusters/{clusterId}/pools", e.createPool),

@@ -18,6 +18,8 @@ type state struct {
 	vpcs            map[int]*vpc
 	subnets         map[int]*subnet
 	placementGroups map[int]*placementGroup
+	// recycles are LKE's node replacements under way, by cluster.
+	recycles map[int]*recycle
 
 	// capacity is how many more Linodes of a plan a region can launch; a
 	// missing entry means unlimited.
@@ -56,6 +58,7 @@ func newState(seed int64, cat *catalogue) *state {
 		vpcs:            map[int]*vpc{},
 		subnets:         map[int]*subnet{},
 		placementGroups: map[int]*placementGroup{},
+		recycles:        map[int]*recycle{},
 		capacity:        map[capacityKey]int{},
 		ids:             map[string]int{},
 		rng:             rand.New(rand.NewSource(seed)),
