@@ -279,7 +279,6 @@ func (e *Emulator) removePool(p *lkePool, now time.Time) {
 	}
 }
 
-
 // resizePool adds nodes or removes the newest ones until the pool has count.
 func (e *Emulator) resizePool(c *lkeCluster, p *lkePool, count int, now time.Time) {
 	for len(p.Nodes) < count {
