@@ -181,7 +181,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	c.Nodes = nodesim.New(c.Kube, c.Emulator, nodesim.ResourceModel{HypervisorMemoryPercent: HypervisorMemoryPercent, MaxPods: 110})
+	simKube, err := client.New(nodesim.ClientConfig(restConfig), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	c.Nodes = nodesim.New(simKube, c.Emulator, nodesim.ResourceModel{HypervisorMemoryPercent: HypervisorMemoryPercent, MaxPods: 110})
 	for plan, count := range opts.PlanCapacity {
 		c.Emulator.SetCapacity(opts.Region, plan, count)
 	}
