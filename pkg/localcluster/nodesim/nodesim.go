@@ -85,9 +85,9 @@ type Simulator struct {
 // API, as the rest of the system does, and writes Nodes with kube.
 func New(kube client.Client, emu *emulator.Emulator, model ResourceModel) *Simulator {
 	s := &Simulator{
-		kube:  kube,
-		emu:   emu,
-		model: model,
+		kube:   kube,
+		emu:    emu,
+		model:  model,
 		wake:   make(chan struct{}, 1),
 		plans:  map[string]linodego.LinodeType{},
 		drains: map[int]context.CancelFunc{},
