@@ -51,6 +51,6 @@ func (t *LKETarget) Build(_ context.Context, deps Dependencies) (*Parts, error) 
 	return &Parts{
 		Nodes:      nodes,
 		Validators: []nodeclass.Validator{lke.NewTierRules(deps.API, t.Cluster)},
-		Webhooks:   []Webhook{node.NewWebhook(deps.KubeClient, nodes, t.Cluster.ID)},
+		Webhooks:   []Webhook{node.NewWebhook(deps.KubeClient, t.Cluster.ID)},
 	}, nil
 }

@@ -1,29 +1,28 @@
 package operator
 
 import (
-	"crypto/tls"
 	"fmt"
 
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	coreoperator "sigs.k8s.io/karpenter/pkg/operator"
 
 	"github.com/awslabs/operatorpkg/controller"
 
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/webhooks"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
 )
 
 // serveWebhooks starts the webhook server on every replica, serving the webhooks with the
 // certificate the returned manager issues and rotates.
-func serveWebhooks(core *coreoperator.Operator, opts *options.Options, webhooks []Webhook) (controller.Controller, error) {
+func serveWebhooks(core *coreoperator.Operator, opts *options.Options, hooks []Webhook) (controller.Controller, error) {
 	certificates := certificate.NewManager(core.GetClient(), core.GetAPIReader(), certificate.Target{
 		Namespace:                opts.SystemNamespace,
 		SecretName:               opts.WebhookCertSecretName,
 		ServiceName:              opts.WebhookServiceName,
 		WebhookConfigurationName: opts.WebhookConfigurationName,
 	})
-	server := webhook.NewServer(webhook.Options{Port: opts.WebhookPort, TLSOpts: []func(*tls.Config){certificates.ConfigureTLS}})
-	for _, w := range webhooks {
+	server := webhooks.NewServer("", opts.WebhookPort, certificates.ConfigureTLS)
+	for _, w := range hooks {
 		w.Register(server)
 	}
 	if err := core.Add(server); err != nil {
