@@ -93,7 +93,7 @@ func NewLinode(ctx context.Context, kubeClient client.Client, recorder events.Re
 			capacity.NewController(instanceTypes),
 			nodeclass.NewController(kubeClient, recorder, api, target.Mode(), parts.Resolvers, parts.Validators),
 			nodeclass.NewHashController(kubeClient, target.Mode()),
-			garbagecollection.NewController(kubeClient, parts.Nodes, opts.ClusterName),
+			garbagecollection.NewController(kubeClient, recorder, parts.Nodes, opts.ClusterName),
 		}, parts.Controllers...),
 		Webhooks: parts.Webhooks,
 	}, nil
