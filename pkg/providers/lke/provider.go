@@ -3,16 +3,21 @@ package lke
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/awslabs/operatorpkg/option"
 	"github.com/linode/linodego"
 	"github.com/samber/lo"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/events"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
@@ -50,6 +55,12 @@ type Options struct {
 	LaunchTimeout time.Duration
 	PollInterval  time.Duration
 	Clock         clock.Clock
+	Recorder      events.Recorder
+}
+
+// WithRecorder sets where the provider tells the operator about plans Linode refused.
+func WithRecorder(recorder events.Recorder) option.Function[Options] {
+	return func(o *Options) { o.Recorder = recorder }
 }
 
 // WithListingTTL sets how long one pool listing answers Get and List.
@@ -131,27 +142,63 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	}
 	created, err := p.api.CreateLKENodePool(ctx, p.cluster.ID, p.poolCreateOptions(nodeClass, nodeClaim, instanceType))
 	if err != nil {
-		return nil, p.launchError(ctx, err, instanceType)
+		return nil, p.launchError(ctx, err, nodeClass, instanceType)
 	}
 	p.pools.put(*created)
 	log.FromContext(ctx).WithValues("pool-id", created.ID, "instance-type", instanceType).V(1).Info("created node pool")
 	return p.awaitInstance(ctx, *created)
 }
 
-// launchError classifies a failed pool create: capacity sends Karpenter to another offering, a
-// refused request needs the NodeClass changed, and anything else (rate limit, outage, lost
-// answer) is retried by Karpenter after a fresh look for the pool.
-func (p *Provider) launchError(ctx context.Context, err error, instanceType string) error {
+// nodeClassFields are the pool fields a LinodeNodeClass sets: a refusal naming one of them can
+// only be lifted by changing the class.
+var nodeClassFields = []string{"firewall_id", "disk_encryption", "tags", "k8s_version", "update_strategy"}
+
+// launchError classifies a failed pool create. A refusal about the NodeClass's own fields needs
+// the class changed; any other refusal (capacity, an account limit, a plan the account or LKE may
+// not use, one Linode does not explain) takes the plan out of the region for a while and sends
+// Karpenter to the other plans; anything else (rate limit, "Linode busy.", outage, lost answer)
+// is retried by Karpenter after a fresh look for the pool.
+func (p *Provider) launchError(ctx context.Context, err error, nodeClass *v1.LinodeNodeClass, instanceType string) error {
+	refusal, refused := linode.AsRefusal(err)
 	switch {
-	case linode.IsInsufficientCapacity(err):
-		p.unavailable.MarkUnavailable(ctx, linode.Reason(err), instanceType, p.cluster.Region)
-		return cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching %s in %s: %w", instanceType, p.cluster.Region, err))
-	case linode.IsInvalidRequest(err):
-		return nodeprovider.NewInvalidLaunchError(err, instanceType, linode.Reason(err))
-	default:
+	case !refused:
 		// The pool may exist although the answer never arrived: the next attempt must list anew.
 		p.pools.invalidate()
 		return fmt.Errorf("creating node pool of %s: %w", instanceType, err)
+	case refusal.Kind == linode.RefusalInvalid && slices.ContainsFunc(refusal.Fields, func(field string) bool { return slices.Contains(nodeClassFields, field) }):
+		return nodeprovider.NewInvalidLaunchError(err, instanceType, refusal.Reason)
+	default:
+		ttl := offeringRefusalTTL(refusal)
+		p.unavailable.MarkUnavailableFor(ctx, refusal.Reason, ttl, instanceType, p.cluster.Region)
+		if p.opts.Recorder != nil {
+			p.opts.Recorder.Publish(offeringRefusedEvent(nodeClass, instanceType, p.cluster.Region, refusal, ttl))
+		}
+		return cloudprovider.NewInsufficientCapacityError(fmt.Errorf("Linode refused to launch %s in %s: %w", instanceType, p.cluster.Region, err))
+	}
+}
+
+// offeringRefusalTTL is how long a refused plan stays out of the region, by what the refusal says.
+func offeringRefusalTTL(refusal linode.Refusal) time.Duration {
+	switch {
+	case refusal.Kind == linode.RefusalCapacity:
+		return cache.UnavailableOfferingsTTL
+	case refusal.Kind == linode.RefusalAccountLimit:
+		return cache.AccountLimitTTL
+	case slices.Contains(refusal.Fields, "type"):
+		return cache.RefusedPlanTTL
+	default:
+		return cache.UnexplainedRefusalTTL
+	}
+}
+
+func offeringRefusedEvent(nodeClass *v1.LinodeNodeClass, instanceType, region string, refusal linode.Refusal, ttl time.Duration) events.Event {
+	return events.Event{
+		InvolvedObject: nodeClass,
+		Type:           corev1.EventTypeWarning,
+		Reason:         "OfferingUnavailable",
+		Message: fmt.Sprintf("Linode refused to launch %s in %s (%s): %s; launching other plans, and this one again in %s",
+			instanceType, region, refusal.Kind, refusal.Reason, ttl),
+		DedupeValues: []string{string(nodeClass.UID), instanceType, region, string(refusal.Kind)},
 	}
 }
 
@@ -231,7 +278,11 @@ func (p *Provider) Delete(ctx context.Context, node *nodeprovider.Node) error {
 		return fmt.Errorf("Linode %d is not a node of an LKE pool", node.InstanceID)
 	}
 	poolID, nodeID := node.LKE.PoolID, node.LKE.NodeID
-	onlyTheNode := node.LKE.PoolSize > 1 && nodeID != ""
+	onlyTheNode := node.LKE.PoolSize > 1
+	if onlyTheNode && nodeID == "" {
+		// Deleting the pool would take its other nodes along.
+		return fmt.Errorf("node pool %d holds %d nodes and LKE does not list this one yet; it is deleted alone once LKE does", poolID, node.LKE.PoolSize)
+	}
 	var err error
 	if onlyTheNode {
 		err = p.api.DeleteLKENodePoolNode(ctx, p.cluster.ID, nodeID)
@@ -296,11 +347,42 @@ func (p *Provider) nodeOf(pool linodego.LKENodePool, member linodego.LKENodePool
 			ClusterID:  p.cluster.ID,
 			PoolID:     pool.ID,
 			NodeID:     member.ID,
-			PoolSize:   pool.Count,
+			PoolSize:   max(pool.Count, len(pool.Linodes)),
 			K8sVersion: lo.FromPtr(pool.K8sVersion),
 			FirewallID: lo.FromPtr(pool.FirewallID),
 		},
 	}
+}
+
+// Adopt hands the node's single-node pool over to the NodeClaim named nodeClaimName: the pool's
+// NodeClaim tag, and the NodeClaim label LKE puts on its nodes, name the new NodeClaim, so that
+// its launch finds this pool instead of creating another.
+func (p *Provider) Adopt(ctx context.Context, node *nodeprovider.Node, nodeClaimName string) error {
+	if node.LKE == nil {
+		return fmt.Errorf("Linode %d is not a node of an LKE pool", node.InstanceID)
+	}
+	pool, err := p.api.GetLKENodePool(ctx, p.cluster.ID, node.LKE.PoolID)
+	if err != nil {
+		return fmt.Errorf("reading node pool %d: %w", node.LKE.PoolID, err)
+	}
+	if pool.Count > 1 {
+		return fmt.Errorf("node pool %d holds %d nodes: only a single-node pool can belong to one NodeClaim", pool.ID, pool.Count)
+	}
+	tags := slices.DeleteFunc(slices.Clone(pool.Tags), func(tag string) bool {
+		return strings.HasPrefix(tag, nodeprovider.TagKeyNodeClaim+"=")
+	})
+	tags = append(tags, nodeprovider.NodeClaimTag(nodeClaimName))
+	labels := maps.Clone(pool.Labels)
+	if labels == nil {
+		labels = linodego.LKENodePoolLabels{}
+	}
+	labels[v1.LabelNodeClaim] = nodeClaimName
+	updated, err := p.api.UpdateLKENodePool(ctx, p.cluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{Tags: &tags, Labels: &labels})
+	if err != nil {
+		return fmt.Errorf("handing node pool %d over to NodeClaim %s: %w", pool.ID, nodeClaimName, err)
+	}
+	p.pools.put(*updated)
+	return nil
 }
 
 // launchedNode is the node of a single-node pool once LKE lists it with its Linode.
