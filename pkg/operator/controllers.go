@@ -31,7 +31,7 @@ import (
 // controllers driving it, followed by the provider's own.
 func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, target Target) ([]controller.Controller, error) {
 	opts := options.FromContext(ctx)
-	provider, err := NewLinode(ctx, core.GetClient(), core.EventRecorder, api, target)
+	provider, err := NewLinode(ctx, core.GetClient(), core.GetAPIReader(), core.EventRecorder, api, target)
 	if err != nil {
 		return nil, err
 	}
@@ -72,13 +72,14 @@ type Linode struct {
 }
 
 // NewLinode builds the mode's parts for target and the rest of the provider around them, with
-// the settings in ctx. kubeClient reads through the manager's cache in the controller.
-func NewLinode(ctx context.Context, kubeClient client.Client, recorder events.Recorder, api linode.API, target Target) (*Linode, error) {
+// the settings in ctx. kubeClient reads through the manager's cache in the controller, apiReader
+// past it.
+func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.Reader, recorder events.Recorder, api linode.API, target Target) (*Linode, error) {
 	opts := options.FromContext(ctx)
 	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
 	instanceTypes := instancetype.NewDefaultProvider(api, target.Region(), target.Mode(), unavailable,
 		instancetype.WithHypervisorMemoryPercent(opts.HypervisorMemoryPercent))
-	parts, err := target.Build(ctx, Dependencies{KubeClient: kubeClient, API: api, Unavailable: unavailable})
+	parts, err := target.Build(ctx, Dependencies{KubeClient: kubeClient, APIReader: apiReader, Recorder: recorder, API: api, Unavailable: unavailable})
 	if err != nil {
 		return nil, err
 	}

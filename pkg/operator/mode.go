@@ -7,6 +7,7 @@ import (
 	"github.com/awslabs/operatorpkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/karpenter/pkg/events"
 
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
@@ -59,6 +60,10 @@ type Target interface {
 type Dependencies struct {
 	// KubeClient reads through the manager's cache.
 	KubeClient client.Client
+	// APIReader reads past the cache, for decisions that must not act twice on a stale read.
+	APIReader client.Reader
+	// Recorder publishes Kubernetes events.
+	Recorder events.Recorder
 	API        linode.API
 	// Unavailable is shared with the instance types: plans a region had no capacity for.
 	Unavailable *cache.UnavailableOfferings

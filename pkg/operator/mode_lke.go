@@ -3,8 +3,10 @@ package operator
 import (
 	"context"
 
+	"github.com/awslabs/operatorpkg/controller"
 	"github.com/awslabs/operatorpkg/option"
 
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/adoption"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
@@ -44,13 +46,17 @@ func (t *LKETarget) Region() string { return t.Cluster.Region }
 
 func (t *LKETarget) String() string { return t.Cluster.String() }
 
-// Build makes the pool provider, the tier rules for NodeClasses, and the Node webhook: LKE's
-// kubelets register without Karpenter's registration taint, and the webhook adds it.
+// Build makes the pool provider, the tier rules for NodeClasses, the adoption of recycled pools'
+// nodes, and the Node webhook: LKE's kubelets register without Karpenter's registration taint,
+// and the webhook adds it.
 func (t *LKETarget) Build(_ context.Context, deps Dependencies) (*Parts, error) {
-	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, t.providerOptions...)
+	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, append([]option.Function[lke.Options]{lke.WithRecorder(deps.Recorder)}, t.providerOptions...)...)
 	return &Parts{
 		Nodes:      nodes,
 		Validators: []nodeclass.Validator{lke.NewTierRules(deps.API, t.Cluster)},
+		// A recycle gives a pool a new node, under a new name and provider ID, that no NodeClaim
+		// records.
+		Controllers: []controller.Controller{adoption.NewController(deps.KubeClient, deps.APIReader, deps.Recorder, nodes)},
 		Webhooks:   []Webhook{node.NewWebhook(deps.KubeClient, t.Cluster.ID)},
 	}, nil
 }

@@ -69,7 +69,7 @@ func NewLKE(ctx context.Context, emu *Emulator, kubeClient client.Client, opts .
 	if err != nil {
 		return nil, err
 	}
-	provider, err := operator.NewLinode(ctx, kubeClient, o.recorder, emu.Client, target)
+	provider, err := operator.NewLinode(ctx, kubeClient, kubeClient, o.recorder, emu.Client, target)
 	if err != nil {
 		return nil, err
 	}
