@@ -144,7 +144,8 @@ func NodeClaimFor(nodePool *karpv1.NodePool, node *corev1.Node, launched *nodepr
 		return !isSystemTaint(taint) && !slices.ContainsFunc(nodePool.Spec.Template.Spec.StartupTaints, func(startup corev1.Taint) bool { return startup.MatchTaint(&taint) })
 	})
 	asLaunched := nodePool.DeepCopy()
-	asLaunched.Spec.Template.Spec.Taints = taints
+	// No taints is nil in a NodePool, and the hash tells nil from empty.
+	asLaunched.Spec.Template.Spec.Taints = lo.Ternary(len(taints) == 0, nil, taints)
 	template := scheduling.NewNodeClaimTemplate(asLaunched)
 	// The NodeClaim describes the node, not the NodePool's wishes: requirements the node does not
 	// meet show as drift, which core resolves by replacing it.

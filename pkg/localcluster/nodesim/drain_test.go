@@ -18,6 +18,27 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 )
 
+// testNamespace is a namespace for the test's pods, which it deletes at the end: the next test's
+// emulator names its nodes the same, and a pod left bound to one would hold up its drain.
+func testNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ctx := context.Background()
+	namespace := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(namespace), client.GracePeriodSeconds(0)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the test's pods gone", 10*time.Second, func() bool {
+			pods := &corev1.PodList{}
+			return env.Client.List(ctx, pods, client.InNamespace(namespace)) == nil && len(pods.Items) == 0
+		})
+	})
+	return namespace
+}
+
 // TestRecycleDrainsTheNodeFirst recycles an LKE node running a deployment's pod, a pod a
 // PodDisruptionBudget protects, and a DaemonSet's pod: the Node is cordoned, the deployment's pod
 // evicted while the Linode still exists, the protected pod left in place, and the Linode replaced
@@ -46,10 +67,7 @@ func TestRecycleDrainsTheNodeFirst(t *testing.T) {
 		return env.Client.Get(ctx, client.ObjectKey{Name: old.Label}, &corev1.Node{}) == nil
 	})
 
-	namespace := fmt.Sprintf("recycle-%d", time.Now().UnixNano())
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
-		t.Fatal(err)
-	}
+	namespace := testNamespace(t, "recycle")
 	daemonSet := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: namespace},
 		Spec: appsv1.DaemonSetSpec{
@@ -77,11 +95,11 @@ func TestRecycleDrainsTheNodeFirst(t *testing.T) {
 		if err := env.Client.Create(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		// No kubelet runs here: report the pod running, or budgets would not apply to it.
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
-		if err := env.Client.Status().Update(ctx, p); err != nil {
-			t.Fatal(err)
-		}
+		// Budgets apply to running pods only.
+		waitFor(t, "pod "+name+" running", 10*time.Second, func() bool {
+			current := &corev1.Pod{}
+			return env.Client.Get(ctx, client.ObjectKeyFromObject(p), current) == nil && current.Status.Phase == corev1.PodRunning
+		})
 		return p
 	}
 	web := pod("web", map[string]string{"app": "web"}, nil)
@@ -137,4 +155,60 @@ func TestRecycleDrainsTheNodeFirst(t *testing.T) {
 		return len(instances) == 1 && instances[0].ID != old.ID && instances[0].Label != old.Label &&
 			env.Client.Get(ctx, client.ObjectKey{Name: instances[0].Label}, &corev1.Node{}) == nil
 	})
+}
+
+// TestRecycleReplacesADrainedNodeAtOnce: once its pods are gone, the Linode is replaced without
+// waiting for LKE's drain timeout.
+func TestRecycleReplacesADrainedNodeAtOnce(t *testing.T) {
+	ctx := context.Background()
+	emu, linode := startSimulator(t)
+	t.Cleanup(func() { cleanUpNodes(t) })
+	clusterID, err := emu.AddLKECluster("recycle-fast", "us-ord", "standard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := linode.CreateLKENodePool(ctx, clusterID, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old emulator.InstanceInfo
+	waitFor(t, "the pool's Linode running", 10*time.Second, func() bool {
+		instances := emu.Instances()
+		if len(instances) == 1 && instances[0].Status == "running" {
+			old = instances[0]
+		}
+		return old.ID != 0
+	})
+	waitFor(t, "node "+old.Label, 10*time.Second, func() bool {
+		return env.Client.Get(ctx, client.ObjectKey{Name: old.Label}, &corev1.Node{}) == nil
+	})
+	namespace := testNamespace(t, "recycle-fast")
+	web := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
+		Spec: corev1.PodSpec{
+			NodeName: old.Label, TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers: []corev1.Container{{Name: "app", Image: "app"}},
+		},
+	}
+	if err := env.Client.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the pod running", 10*time.Second, func() bool {
+		current := &corev1.Pod{}
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(web), current) == nil && current.Status.Phase == corev1.PodRunning
+	})
+	recycled := time.Now()
+	if err := linode.RecycleLKENodePool(ctx, clusterID, pool.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the Linode replaced", 10*time.Second, func() bool {
+		_, err := linode.GetInstance(ctx, old.ID)
+		return linodego.IsNotFound(err)
+	})
+	if elapsed, timeout := time.Since(recycled), emulator.DefaultDelays().Scaled(delayScale).RecycleDrainTimeout; elapsed >= timeout {
+		t.Fatalf("the drained node was replaced after %v, at the drain timeout of %v", elapsed, timeout)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(web), &corev1.Pod{}); err == nil {
+		t.Fatal("the Linode went before its pod")
+	}
 }

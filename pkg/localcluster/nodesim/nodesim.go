@@ -254,13 +254,18 @@ func KubeletVersion(lkeVersion string) string {
 	}
 }
 
-// drainInterval is how often a drain tries again the evictions a PodDisruptionBudget refused.
-const drainInterval = 200 * time.Millisecond
+const (
+	// drainInterval is how often a drain tries again the evictions a PodDisruptionBudget refused.
+	drainInterval = 200 * time.Millisecond
+	// evictionTimeout bounds one eviction: the client retries a refused one (429) for a while.
+	evictionTimeout = time.Second
+)
 
 // drain cordons the Node of a Linode LKE recycles and evicts its pods, as LKE does before it
 // deletes the Linode, then tells the emulator the node is drained. It stops when ctx is done: the
 // Linode is gone.
 func (s *Simulator) drain(ctx context.Context, ev emulator.InstanceEvent) {
+	start := time.Now()
 	err := wait.PollUntilContextCancel(ctx, drainInterval, true, func(ctx context.Context) (bool, error) {
 		node := &corev1.Node{}
 		if err := s.kube.Get(ctx, client.ObjectKey{Name: ev.Label}, node); err != nil {
@@ -278,34 +283,39 @@ func (s *Simulator) drain(ctx context.Context, ev emulator.InstanceEvent) {
 		if err := s.kube.List(ctx, pods, client.MatchingFields{"spec.nodeName": ev.Label}); err != nil {
 			return false, nil
 		}
-		evicting := lo.Filter(pods.Items, func(pod corev1.Pod, _ int) bool { return evictable(&pod) })
+		// Like kubectl drain, the drain is over once the evicted pods are gone, not when they start
+		// terminating: the Linode goes right after.
+		remaining := lo.Filter(pods.Items, func(pod corev1.Pod, _ int) bool { return drains(&pod) })
+		evicting := lo.Filter(remaining, func(pod corev1.Pod, _ int) bool { return pod.DeletionTimestamp == nil })
 		// A budget that allows no disruption answers 429, which the client retries for a while:
 		// each pod's eviction goes on its own, for one round, and the next round tries again.
 		var evictions sync.WaitGroup
 		for i := range evicting {
 			evictions.Go(func() {
-				ctx, cancel := context.WithTimeout(ctx, drainInterval)
+				ctx, cancel := context.WithTimeout(ctx, evictionTimeout)
 				defer cancel()
 				eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: evicting[i].Name, Namespace: evicting[i].Namespace}}
 				_ = s.kube.SubResource("eviction").Create(ctx, &evicting[i], eviction)
 			})
 		}
 		evictions.Wait()
-		return len(evicting) == 0, nil
+		return len(remaining) == 0, nil
 	})
 	if err != nil {
+		log.FromContext(ctx).Info("LKE deleted a recycled Linode before its node was drained", "node", ev.Label, "after", time.Since(start))
 		return
 	}
 	s.mu.Lock()
 	delete(s.drains, ev.InstanceID)
 	s.mu.Unlock()
+	log.FromContext(ctx).Info("drained a recycled node", "node", ev.Label, "in", time.Since(start))
 	s.emu.FinishDrain(ev.InstanceID)
 }
 
-// evictable reports whether a drain evicts the pod: not a DaemonSet's or a static pod, and neither
-// finished nor already going.
-func evictable(pod *corev1.Pod) bool {
-	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+// drains reports whether a drain removes the pod: not a DaemonSet's or a static pod, and not
+// finished.
+func drains(pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return false
 	}
 	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {

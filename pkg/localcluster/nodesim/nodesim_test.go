@@ -24,7 +24,9 @@ var env *environment.Environment
 
 func TestMain(m *testing.M) {
 	var err error
-	if env, err = environment.New(); err != nil {
+	// kwok plays the kubelets of the simulator's nodes: it makes them Ready and removes the pods a
+	// drain evicts.
+	if env, err = environment.New(environment.WithKwok(corev1.LabelOSStable + "=linux")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
