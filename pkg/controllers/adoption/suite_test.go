@@ -4,10 +4,7 @@ import (
 	"context"
 	"maps"
 	"testing"
-	"time"
 
-	"github.com/awslabs/operatorpkg/status"
-	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/samber/lo"
@@ -15,38 +12,31 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	nodeclaimgc "sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/garbagecollection"
 	"sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/lifecycle"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/events"
-	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/state/nodepoolhealth"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
-	. "sigs.k8s.io/karpenter/pkg/utils/testing"
 
-	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/adoption"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
-	"github.com/linode/karpenter-provider-linode/pkg/test/lkecloud"
+	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
-
-const clusterName = "karpenter-test"
 
 var (
 	ctx           context.Context
 	env           *environment.Environment
-	emu           *emulator.Emulator
-	emuClock      *clocktesting.FakeClock
-	linodeClient  *linodego.Client
+	emu           *test.Emulator
 	lkeCluster    *lke.Cluster
 	nodes         *lke.Provider
 	cloudProvider *linodecloudprovider.CloudProvider
@@ -58,37 +48,19 @@ var (
 	nodePool      *karpv1.NodePool
 )
 
-func TestAdoption(t *testing.T) {
-	ctx = TestContextWithLogger(t)
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Adoption")
-}
+func TestAdoption(t *testing.T) { RunSuite(t, "Adoption", &ctx) }
 
 var _ = BeforeSuite(func() {
-	var err error
-	env, err = environment.New(environment.WithCoreOptions(coretest.WithFieldIndexers(
+	env = ExpectEnvironment(environment.WithCoreOptions(coretest.WithFieldIndexers(
 		coretest.NodeProviderIDFieldIndexer(ctx),
 		coretest.NodeClaimProviderIDFieldIndexer(ctx),
 	)))
-	Expect(err).ToNot(HaveOccurred())
-	ctx = coreoptions.ToContext(ctx, coretest.Options())
-})
-
-var _ = AfterSuite(func() {
-	Expect(env.Stop()).To(Succeed())
 })
 
 var _ = BeforeEach(func() {
-	emuClock = clocktesting.NewFakeClock(time.Now())
-	emu = emulator.New(emulator.WithClock(emuClock), emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	Expect(emu.Start()).To(Succeed())
-	_, err := emu.AddLKECluster(clusterName, "us-ord", string(lke.TierStandard))
-	Expect(err).ToNot(HaveOccurred())
-	linodeClient = emu.NewClient()
-	cloud, err := lkecloud.New(ctx, linodeClient, clusterName, env.Client,
-		lkecloud.WithNodeProviderOptions(lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5*time.Second), lke.WithListingTTL(0)))
-	Expect(err).ToNot(HaveOccurred())
-	lkeCluster, nodes, cloudProvider = cloud.Cluster, cloud.Nodes, cloud.CloudProvider
+	emu = ExpectEmulator()
+	cloud := ExpectLKE(ctx, emu, env.Client, test.WithNodeProviderOptions(lke.WithListingTTL(0)))
+	lkeCluster, nodes, cloudProvider = cloud.Cluster, cloud.Pools(), cloud.CloudProvider
 
 	apiReader, err := client.New(env.Config, client.Options{Scheme: scheme.Scheme})
 	Expect(err).ToNot(HaveOccurred())
@@ -98,25 +70,17 @@ var _ = BeforeEach(func() {
 	lifecycleCtl = lifecycle.NewController(env.Clock, env.Client, cloudProvider, events.NewRecorder(record.NewFakeRecorder(100)), cluster, nodepoolhealth.NewState(), nil)
 	nodeClaimGC = nodeclaimgc.NewController(env.Clock, env.Client, cloudProvider)
 
-	nodeClass = &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
-	for _, condition := range []string{status.ConditionReady, v1.ConditionTypeFirewallReady, v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady, v1.ConditionTypePlacementGroupReady, v1.ConditionTypeValidationSucceeded} {
-		nodeClass.StatusConditions().SetTrue(condition)
-	}
-	nodePool = coretest.NodePool(karpv1.NodePool{
-		ObjectMeta: metav1.ObjectMeta{Name: "default"},
-		Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
-			NodeClassRef:  &karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: nodeClass.Name},
-			Taints:        []corev1.Taint{dedicated},
-			StartupTaints: []corev1.Taint{agentNotReady},
-		}}},
-	})
+	nodeClass = test.ReadyLinodeNodeClass()
+	nodePool = test.NodePool(nodeClass, karpv1.NodePool{Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
+		Taints:        []corev1.Taint{dedicated},
+		StartupTaints: []corev1.Taint{agentNotReady},
+	}}}})
 	ExpectApplied(ctx, env.Client, nodeClass, nodePool)
 })
 
 var _ = AfterEach(func() {
 	ExpectCleanedUp(ctx, env.Client)
 	Expect(env.Client.DeleteAllOf(ctx, &v1.LinodeNodeClass{})).To(Succeed())
-	Expect(emu.Close()).To(Succeed())
 })
 
 var (
@@ -180,7 +144,7 @@ func instanceWith(providerID string) emulator.InstanceInfo {
 // Linode, with the pool's labels and taints and its provider ID.
 func kubeletRegisters(instance emulator.InstanceInfo) *corev1.Node {
 	GinkgoHelper()
-	pool, err := linodeClient.GetLKENodePool(ctx, instance.LKEClusterID, instance.LKEPoolID)
+	pool, err := emu.Client.GetLKENodePool(ctx, instance.LKEClusterID, instance.LKEPoolID)
 	Expect(err).ToNot(HaveOccurred())
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: instance.Label, Labels: map[string]string{corev1.LabelHostname: instance.Label}},
@@ -198,7 +162,7 @@ func kubeletRegisters(instance emulator.InstanceInfo) *corev1.Node {
 func recycle(node *corev1.Node) emulator.InstanceInfo {
 	GinkgoHelper()
 	old := instanceWith(node.Spec.ProviderID)
-	Expect(linodeClient.RecycleLKENodePool(ctx, old.LKEClusterID, old.LKEPoolID)).To(Succeed())
+	Expect(emu.Client.RecycleLKENodePool(ctx, old.LKEClusterID, old.LKEPoolID)).To(Succeed())
 	emu.FinishDrain(old.ID)
 	emu.Tick()
 	replacement, found := lo.Find(emu.Instances(), func(in emulator.InstanceInfo) bool { return in.LKEPoolID == old.LKEPoolID })

@@ -2,6 +2,7 @@ package lke_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
