@@ -64,7 +64,7 @@ type Dependencies struct {
 	APIReader client.Reader
 	// Recorder publishes Kubernetes events.
 	Recorder events.Recorder
-	API        linode.API
+	API      linode.API
 	// Unavailable is shared with the instance types: plans a region had no capacity for.
 	Unavailable *cache.UnavailableOfferings
 }

@@ -57,6 +57,6 @@ func (t *LKETarget) Build(_ context.Context, deps Dependencies) (*Parts, error) 
 		// A recycle gives a pool a new node, under a new name and provider ID, that no NodeClaim
 		// records.
 		Controllers: []controller.Controller{adoption.NewController(deps.KubeClient, deps.APIReader, deps.Recorder, nodes)},
-		Webhooks:   []Webhook{node.NewWebhook(deps.KubeClient, t.Cluster.ID)},
+		Webhooks:    []Webhook{node.NewWebhook(deps.KubeClient, t.Cluster.ID)},
 	}, nil
 }
