@@ -41,7 +41,7 @@ type LKETarget struct {
 // Mode is LKE.
 func (t *LKETarget) Mode() mode.Mode { return mode.LKE }
 
-// Region is the cluster's region, or LINODE_REGION.
+// Region is the cluster's region.
 func (t *LKETarget) Region() string { return t.Cluster.Region }
 
 func (t *LKETarget) String() string { return t.Cluster.String() }

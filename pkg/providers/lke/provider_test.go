@@ -43,14 +43,16 @@ func TestDiscover(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name, label, regionOverride string
-		wantRegion                  string
+		name, label, regionSetting string
+		wantRegion                 string
 		wantTier                    lke.Tier
 		// wantConfigError is a fragment of the message the user reads; empty when the cluster is found.
 		wantConfigError string
 	}{
 		{name: "the cluster's own region", label: clusterName, wantRegion: region, wantTier: lke.TierStandard},
-		{name: "a region override wins", label: clusterName, regionOverride: "us-sea", wantRegion: "us-sea", wantTier: lke.TierStandard},
+		{name: "the cluster's region set explicitly", label: clusterName, regionSetting: region, wantRegion: region, wantTier: lke.TierStandard},
+		{name: "another region is refused", label: clusterName, regionSetting: "us-sea",
+			wantConfigError: `LINODE_REGION "us-sea" is not the region of LKE cluster "karpenter-test" (us-ord), where LKE launches all its nodes: unset LINODE_REGION in LKE mode (helm: region)`},
 		{name: "the enterprise tier", label: "enterprise", wantRegion: "us-mia", wantTier: lke.TierEnterprise},
 		{name: "an unknown label lists the clusters the token sees", label: "karpenter-tset",
 			wantConfigError: `CLUSTER_NAME "karpenter-tset" matches no LKE cluster; clusters this token sees: "karpenter-test", "twin", "twin", "enterprise"`},
@@ -58,7 +60,7 @@ func TestDiscover(t *testing.T) {
 			wantConfigError: fmt.Sprintf(`CLUSTER_NAME "twin" matches 2 LKE clusters (ids %d, %d)`, twinID-1, twinID)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cluster, err := lke.Discover(context.Background(), f.client, tc.label, tc.regionOverride)
+			cluster, err := lke.Discover(context.Background(), f.client, tc.label, tc.regionSetting)
 			if tc.wantConfigError != "" {
 				var configErr *options.ConfigError
 				if !errors.As(err, &configErr) || !strings.Contains(configErr.Message, tc.wantConfigError) {
