@@ -45,7 +45,7 @@ func TestDiscover(t *testing.T) {
 	for _, tc := range []struct {
 		name, label, regionSetting string
 		wantRegion                 string
-		wantTier                    lke.Tier
+		wantTier                   lke.Tier
 		// wantConfigError is a fragment of the message the user reads; empty when the cluster is found.
 		wantConfigError string
 	}{
