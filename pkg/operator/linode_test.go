@@ -58,9 +58,9 @@ func TestCheckLinode(t *testing.T) {
 			wantRegion: "us-east",
 		},
 		{
-			name:       "a region override wins",
-			opts:       options.Options{Mode: mode.LKE, ClusterName: "prod", Region: "us-sea"},
-			wantRegion: "us-sea",
+			name:            "LKE mode refuses another region than the cluster's",
+			opts:            options.Options{Mode: mode.LKE, ClusterName: "prod", Region: "us-sea"},
+			wantConfigError: `LINODE_REGION "us-sea" is not the region of LKE cluster "prod" (us-ord)`,
 		},
 		{
 			name:       "instance mode needs no LKE cluster",
