@@ -288,7 +288,7 @@ var _ = Describe("Get and List", func() {
 		for i := range 500 {
 			_, err := emu.Client.CreateLKENodePool(ctx, lkeCluster.ID, linodego.LKENodePoolCreateOptions{
 				Count: 1, Type: "g6-standard-2",
-				Tags: []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag(fmt.Sprintf("default-%05d", i)), nodeprovider.NodePoolTag("default")},
+				Tags: []string{nodeprovider.LKEClusterTag(lkeCluster.ID), nodeprovider.NodeClaimTag(fmt.Sprintf("default-%05d", i)), nodeprovider.NodePoolTag("default")},
 			})
 			Expect(err).ToNot(HaveOccurred())
 		}

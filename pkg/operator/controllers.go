@@ -94,7 +94,7 @@ func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.R
 			capacity.NewController(instanceTypes),
 			nodeclass.NewController(kubeClient, recorder, api, target.Mode(), parts.Resolvers, parts.Validators),
 			nodeclass.NewHashController(kubeClient, target.Mode()),
-			garbagecollection.NewController(kubeClient, recorder, parts.Nodes, opts.ClusterName),
+			garbagecollection.NewController(kubeClient, recorder, parts.Nodes, parts.OwnershipTag),
 		}, parts.Controllers...),
 		Webhooks: parts.Webhooks,
 	}, nil

@@ -73,6 +73,9 @@ type Dependencies struct {
 type Parts struct {
 	// Nodes launches, finds and removes the mode's nodes.
 	Nodes nodeprovider.Provider
+	// OwnershipTag is on every Linode resource the mode launches; garbage collection deletes
+	// nothing without it.
+	OwnershipTag string
 	// Resolvers and Validators are what the NodeClass controller checks on top of what it checks
 	// in every mode (the firewall, and the conditions of fields the mode ignores).
 	Resolvers  []nodeclass.Resolver

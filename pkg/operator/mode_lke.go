@@ -52,11 +52,13 @@ func (t *LKETarget) String() string { return t.Cluster.String() }
 func (t *LKETarget) Build(_ context.Context, deps Dependencies) (*Parts, error) {
 	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, append([]option.Function[lke.Options]{lke.WithRecorder(deps.Recorder)}, t.providerOptions...)...)
 	return &Parts{
-		Nodes:      nodes,
-		Validators: []nodeclass.Validator{lke.NewTierRules(deps.API, t.Cluster)},
+		Nodes:        nodes,
+		OwnershipTag: nodes.OwnershipTag(),
+		Validators:   []nodeclass.Validator{lke.NewTierRules(deps.API, t.Cluster)},
 		// A recycle gives a pool a new node, under a new name and provider ID, that no NodeClaim
 		// records.
-		Controllers: []controller.Controller{adoption.NewController(deps.KubeClient, deps.APIReader, deps.Recorder, nodes)},
+		// Pools of earlier versions carry the cluster's name, which a rename would orphan.
+		Controllers: []controller.Controller{adoption.NewController(deps.KubeClient, deps.APIReader, deps.Recorder, nodes), lke.NewOwnershipMigration(nodes)},
 		Webhooks:    []Webhook{node.NewWebhook(deps.KubeClient, t.Cluster.ID)},
 	}, nil
 }

@@ -104,19 +104,19 @@ func WithClock(clk clock.Clock) option.Function[Options] {
 
 // Controller deletes nodes no NodeClaim owns.
 type Controller struct {
-	kubeClient client.Client
-	recorder   events.Recorder
-	nodes      NodeProvider
-	clusterTag string
-	opts       Options
+	kubeClient   client.Client
+	recorder     events.Recorder
+	nodes        NodeProvider
+	ownershipTag string
+	opts         Options
 	// unownedSince is when each node was first seen without a NodeClaim, by node key. The
 	// provider's listing carries no creation time for LKE pools, and after a restart the count
 	// starts again, which only ever delays a deletion.
 	unownedSince map[string]time.Time
 }
 
-// NewController returns a controller for the nodes tagged with clusterName's ownership tag.
-func NewController(kubeClient client.Client, recorder events.Recorder, nodes NodeProvider, clusterName string, opts ...option.Function[Options]) *Controller {
+// NewController returns a controller for the nodes that carry ownershipTag.
+func NewController(kubeClient client.Client, recorder events.Recorder, nodes NodeProvider, ownershipTag string, opts ...option.Function[Options]) *Controller {
 	resolved := option.Resolve(append([]option.Function[Options]{
 		WithInterval(DefaultInterval),
 		WithGracePeriod(DefaultGracePeriod),
@@ -127,7 +127,7 @@ func NewController(kubeClient client.Client, recorder events.Recorder, nodes Nod
 		kubeClient:   kubeClient,
 		recorder:     recorder,
 		nodes:        nodes,
-		clusterTag:   nodeprovider.ClusterTag(clusterName),
+		ownershipTag: ownershipTag,
 		opts:         *resolved,
 		unownedSince: map[string]time.Time{},
 	}
@@ -148,7 +148,7 @@ func (c *Controller) Reconcile(ctx context.Context) (reconciler.Result, error) {
 	seen := make(map[string]bool, len(nodes))
 	var due []*nodeprovider.Node
 	for _, node := range nodes {
-		if owners.own(node) || !slices.Contains(node.Tags, c.clusterTag) {
+		if owners.own(node) || !slices.Contains(node.Tags, c.ownershipTag) {
 			continue
 		}
 		key := keyOf(node)

@@ -21,7 +21,7 @@ import (
 
 var _ = Describe("Garbage collection", func() {
 	It("deletes a pool no NodeClaim owns once the grace period has passed", func() {
-		orphan := pool(nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag("deleted-mid-launch"), nodeprovider.NodePoolTag("batch"))
+		orphan := pool(nodeprovider.LKEClusterTag(lkeCluster.ID), nodeprovider.NodeClaimTag("deleted-mid-launch"), nodeprovider.NodePoolTag("batch"))
 		ExpectSingletonReconciled(ctx, gc)
 		clk.Step(garbagecollection.DefaultGracePeriod - time.Second)
 		ExpectSingletonReconciled(ctx, gc)
@@ -129,7 +129,7 @@ var _ = Describe("Garbage collection", func() {
 	})
 
 	It("deletes at most a few unowned nodes per run, and comes back for the rest soon", func() {
-		gc = garbagecollection.NewController(gcClient, recorder, nodes, clusterName, garbagecollection.WithClock(clk), garbagecollection.WithMaxDeletionsPerRun(2))
+		gc = garbagecollection.NewController(gcClient, recorder, nodes, nodes.OwnershipTag(), garbagecollection.WithClock(clk), garbagecollection.WithMaxDeletionsPerRun(2))
 		for _, name := range []string{"a", "b", "c"} {
 			launchedPool("lost-" + name)
 		}

@@ -73,7 +73,7 @@ var _ = BeforeEach(func() {
 	lkeCluster, nodes = cloud.Cluster, cloud.Pools()
 	clk = clocktesting.NewFakeClock(time.Now())
 	recorder = coretest.NewEventRecorder()
-	gc = garbagecollection.NewController(gcClient, recorder, nodes, clusterName, garbagecollection.WithClock(clk))
+	gc = garbagecollection.NewController(gcClient, recorder, nodes, nodes.OwnershipTag(), garbagecollection.WithClock(clk))
 })
 
 var _ = AfterEach(func() {
@@ -92,7 +92,7 @@ func pool(tags ...string) int {
 // launchedPool is a pool launched for the NodeClaim name in the NodePool "default".
 func launchedPool(nodeClaimName string) int {
 	GinkgoHelper()
-	return pool(nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag(nodeClaimName), nodeprovider.NodePoolTag("default"))
+	return pool(nodeprovider.LKEClusterTag(lkeCluster.ID), nodeprovider.NodeClaimTag(nodeClaimName), nodeprovider.NodePoolTag("default"))
 }
 
 func poolIDs() []int {

@@ -75,7 +75,7 @@ func (p *Provider) poolCreateOptions(nodeClass *v1.LinodeNodeClass, nodeClaim *k
 // poolTags are the ownership tags followed by the NodeClass's own tags.
 func (p *Provider) poolTags(nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim) []string {
 	tags := []string{
-		nodeprovider.ClusterTag(p.clusterName),
+		p.ownershipTag,
 		nodeprovider.NodeClaimTag(nodeClaim.Name),
 		nodeprovider.NodePoolTag(nodeClaim.Labels[karpv1.NodePoolLabelKey]),
 	}

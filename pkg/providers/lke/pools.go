@@ -56,10 +56,11 @@ func (l *poolListing) byInstance(instanceID int) (linodego.LKENodePool, linodego
 // attempt: only the provider creates pools with its tags, so a pool can be missing from the
 // listing only if a create's outcome is unknown, and such a create drops the listing.
 type poolCache struct {
-	api        API
-	clusterID  int
-	clusterTag string
-	clock      clock.PassiveClock
+	api       API
+	clusterID int
+	// owned says which of the cluster's pools the provider launched.
+	owned func(pool linodego.LKENodePool) bool
+	clock clock.PassiveClock
 
 	// refreshing lets one caller list while the others wait for its result.
 	refreshing sync.Mutex
@@ -70,8 +71,8 @@ type poolCache struct {
 	generation uint64
 }
 
-func newPoolCache(api API, clusterID int, clusterTag string, clk clock.PassiveClock) *poolCache {
-	return &poolCache{api: api, clusterID: clusterID, clusterTag: clusterTag, clock: clk}
+func newPoolCache(api API, clusterID int, owned func(pool linodego.LKENodePool) bool, clk clock.PassiveClock) *poolCache {
+	return &poolCache{api: api, clusterID: clusterID, owned: owned, clock: clk}
 }
 
 // get returns a listing at most maxAge old, listing the pools if the cached one is older.
@@ -95,7 +96,7 @@ func (c *poolCache) get(ctx context.Context, maxAge time.Duration) (*poolListing
 	}
 	listing := &poolListing{pools: make([]linodego.LKENodePool, 0, len(all)), fetchedAt: startedAt}
 	for _, pool := range all {
-		if slices.Contains(pool.Tags, c.clusterTag) {
+		if c.owned(pool) {
 			listing.pools = append(listing.pools, pool)
 		}
 	}

@@ -2,6 +2,7 @@ package lke
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -86,9 +87,13 @@ func WithClock(clk clock.Clock) option.Function[Options] {
 
 // Provider launches each NodeClaim as a single-node pool of the LKE cluster.
 type Provider struct {
-	api         API
-	cluster     *Cluster
-	clusterName string
+	api     API
+	cluster *Cluster
+	// ownershipTag is on every pool the provider launches: the cluster's id.
+	ownershipTag string
+	// legacyTags marked the pools of earlier versions, by the cluster's name: CLUSTER_NAME and
+	// the cluster's label now.
+	legacyTags  []string
 	unavailable *cache.UnavailableOfferings
 	pools       *poolCache
 	opts        Options
@@ -103,8 +108,10 @@ var (
 	_ nodeprovider.DriftDetector = (*Provider)(nil)
 )
 
-// NewProvider returns a provider for the cluster. clusterName is the CLUSTER_NAME setting the
-// ownership tags carry; unavailable learns of plans a region has no capacity for.
+// NewProvider returns a provider for the cluster. Its pools carry the cluster's id as their
+// ownership tag; pools an earlier version tagged with the cluster's name (clusterName, the
+// CLUSTER_NAME setting, or the cluster's label) are its own too until MigrateOwnership retags
+// them. unavailable learns of plans a region has no capacity for.
 func NewProvider(api API, cluster *Cluster, clusterName string, unavailable *cache.UnavailableOfferings, opts ...option.Function[Options]) *Provider {
 	resolved := option.Resolve(append([]option.Function[Options]{
 		WithListingTTL(DefaultListingTTL),
@@ -112,16 +119,54 @@ func NewProvider(api API, cluster *Cluster, clusterName string, unavailable *cac
 		WithPollInterval(DefaultPollInterval),
 		WithClock(clock.RealClock{}),
 	}, opts...)...)
-	return &Provider{
+	p := &Provider{
 		api:              api,
 		cluster:          cluster,
-		clusterName:      clusterName,
+		ownershipTag:     nodeprovider.LKEClusterTag(cluster.ID),
+		legacyTags:       lo.Uniq([]string{nodeprovider.ClusterTag(clusterName), nodeprovider.ClusterTag(cluster.Label)}),
 		unavailable:      unavailable,
-		pools:            newPoolCache(api, cluster.ID, nodeprovider.ClusterTag(clusterName), resolved.Clock),
 		opts:             *resolved,
 		clusterVersion:   cluster.K8sVersion,
 		clusterVersionAt: resolved.Clock.Now(),
 	}
+	p.pools = newPoolCache(api, cluster.ID, p.owns, resolved.Clock)
+	return p
+}
+
+// OwnershipTag is the tag on every pool the provider launches; garbage collection touches no pool
+// without it.
+func (p *Provider) OwnershipTag() string { return p.ownershipTag }
+
+// owns reports whether the provider launched the pool, in this version or an earlier one.
+func (p *Provider) owns(pool linodego.LKENodePool) bool {
+	return slices.Contains(pool.Tags, p.ownershipTag) || slices.ContainsFunc(p.legacyTags, func(tag string) bool { return slices.Contains(pool.Tags, tag) })
+}
+
+// MigrateOwnership retags the pools an earlier version tagged with the cluster's name with the
+// cluster's id, so that they stay the provider's, and garbage collection's to look at, whatever
+// the cluster is called later. It returns how many pools it retagged.
+func (p *Provider) MigrateOwnership(ctx context.Context) (int, error) {
+	listing, err := p.pools.get(ctx, 0)
+	if err != nil {
+		return 0, fmt.Errorf("listing node pools: %w", err)
+	}
+	migrated := 0
+	var errs []error
+	for _, pool := range listing.pools {
+		if slices.Contains(pool.Tags, p.ownershipTag) {
+			continue
+		}
+		tags := append(slices.DeleteFunc(slices.Clone(pool.Tags), func(tag string) bool { return slices.Contains(p.legacyTags, tag) }), p.ownershipTag)
+		updated, err := p.api.UpdateLKENodePool(ctx, p.cluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{Tags: &tags})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("retagging node pool %d: %w", pool.ID, err))
+			continue
+		}
+		p.pools.put(*updated)
+		migrated++
+		log.FromContext(ctx).WithValues("pool-id", pool.ID).Info("node pool now owned by the LKE cluster's id")
+	}
+	return migrated, errors.Join(errs...)
 }
 
 // Create launches a single-node pool for the NodeClaim, or resumes waiting for the pool an

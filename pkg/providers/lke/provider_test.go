@@ -110,7 +110,7 @@ func TestCreateLaunchesOneTaggedSingleNodePoolInThreeCalls(t *testing.T) {
 	if len(instances) != 1 || node.ProviderID() != nodeprovider.ProviderID(instances[0].ID) {
 		t.Fatalf("node %q, instances %+v", node.ProviderID(), instances)
 	}
-	for _, tag := range []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag("default-abcde"), nodeprovider.NodePoolTag("default"), "team-payments"} {
+	for _, tag := range []string{nodeprovider.LKEClusterTag(f.cluster.ID), nodeprovider.NodeClaimTag("default-abcde"), nodeprovider.NodePoolTag("default"), "team-payments"} {
 		if !slices.Contains(pools[0].Tags, tag) {
 			t.Errorf("pool tags %v lack %q", pools[0].Tags, tag)
 		}
@@ -512,7 +512,7 @@ func createPools(t testing.TB, f *fixture, n int) {
 	for i := range n {
 		if _, err := f.client.CreateLKENodePool(context.Background(), f.cluster.ID, linodego.LKENodePoolCreateOptions{
 			Count: 1, Type: "g6-standard-2",
-			Tags: []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag(fmt.Sprintf("default-%05d", i)), nodeprovider.NodePoolTag("default")},
+			Tags: []string{nodeprovider.LKEClusterTag(f.cluster.ID), nodeprovider.NodeClaimTag(fmt.Sprintf("default-%05d", i)), nodeprovider.NodePoolTag("default")},
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -525,7 +525,7 @@ func createPools(t testing.TB, f *fixture, n int) {
 func TestDeleteNeverTakesAPoolsOtherNodes(t *testing.T) {
 	f := newFixture(t, fixtureOptions{tier: lke.TierEnterprise, emulator: []emulator.Option{emulator.WithDelays(emulator.Delays{EnterpriseNodeListing: time.Minute})}})
 	pool, err := f.client.CreateLKENodePool(context.Background(), f.cluster.ID, linodego.LKENodePoolCreateOptions{
-		Count: 2, Type: "g6-standard-2", Tags: []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag("grown-by-hand")},
+		Count: 2, Type: "g6-standard-2", Tags: []string{nodeprovider.LKEClusterTag(f.cluster.ID), nodeprovider.NodeClaimTag("grown-by-hand")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -558,7 +558,7 @@ func TestAdoptHandsAPoolToAnotherNodeClaim(t *testing.T) {
 		t.Fatalf("pools: %+v, %v", pools, err)
 	}
 	if !slices.Contains(pools[0].Tags, nodeprovider.NodeClaimTag("default-new")) || slices.Contains(pools[0].Tags, nodeprovider.NodeClaimTag("default-old")) ||
-		!slices.Contains(pools[0].Tags, nodeprovider.ClusterTag(clusterName)) || pools[0].Labels[v1.LabelNodeClaim] != "default-new" {
+		!slices.Contains(pools[0].Tags, nodeprovider.LKEClusterTag(f.cluster.ID)) || pools[0].Labels[v1.LabelNodeClaim] != "default-new" {
 		t.Fatalf("the adopted pool: tags %v, labels %v", pools[0].Tags, pools[0].Labels)
 	}
 	adopted, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-new"), plans())
@@ -567,5 +567,85 @@ func TestAdoptHandsAPoolToAnotherNodeClaim(t *testing.T) {
 	}
 	if pools := f.emulator.Pools(f.cluster.ID); len(pools) != 1 {
 		t.Fatalf("the launch of the adopting NodeClaim created a pool: %+v", pools)
+	}
+}
+
+// TestARenamedClusterKeepsItsPools: pools carry the cluster's id, so a controller started with
+// the cluster's new label (CLUSTER_NAME follows the rename) finds them all.
+func TestARenamedClusterKeepsItsPools(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	node, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-before"), plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.UpdateLKECluster(context.Background(), f.cluster.ID, linodego.LKEClusterUpdateOptions{Label: "renamed"}); err != nil {
+		t.Fatal(err)
+	}
+	renamed, err := lke.Discover(context.Background(), f.client, "renamed", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	provider := lke.NewProvider(f.client, renamed, "renamed", f.unavailable)
+	nodes, err := provider.List(context.Background())
+	if err != nil || len(nodes) != 1 || nodes[0].InstanceID != node.InstanceID {
+		t.Fatalf("after the rename the provider lists %+v (%v), want the node launched before", nodes, err)
+	}
+	if _, err := provider.Get(context.Background(), node.ProviderID()); err != nil {
+		t.Fatalf("after the rename the node is not found: %v", err)
+	}
+}
+
+// TestPoolsOfEarlierVersionsAreAdopted: pools an earlier version tagged with the cluster's name
+// stay the provider's, are retagged with the cluster's id, and then survive a rename; a pool of
+// another cluster's name is left alone.
+func TestPoolsOfEarlierVersionsAreAdopted(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := context.Background()
+	legacy, err := f.client.CreateLKENodePool(ctx, f.cluster.ID, linodego.LKENodePoolCreateOptions{
+		Count: 1, Type: "g6-standard-2", Tags: []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag("default-old"), nodeprovider.NodePoolTag("default"), "team-payments"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := f.client.CreateLKENodePool(ctx, f.cluster.ID, linodego.LKENodePoolCreateOptions{
+		Count: 1, Type: "g6-standard-2", Tags: []string{nodeprovider.ClusterTag("another-cluster"), nodeprovider.NodeClaimTag("theirs")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.emulator.Tick()
+	if nodes, err := f.provider.List(ctx); err != nil || len(nodes) != 1 || nodes[0].LKE.PoolID != legacy.ID {
+		t.Fatalf("before the migration the provider lists %+v (%v), want the pool of the earlier version", nodes, err)
+	}
+	if migrated, err := f.provider.MigrateOwnership(ctx); err != nil || migrated != 1 {
+		t.Fatalf("MigrateOwnership = %d, %v; want the one pool retagged", migrated, err)
+	}
+	if migrated, err := f.provider.MigrateOwnership(ctx); err != nil || migrated != 0 {
+		t.Fatalf("a second MigrateOwnership = %d, %v; want nothing left to do", migrated, err)
+	}
+	pools := f.emulator.Pools(f.cluster.ID)
+	for _, pool := range pools {
+		switch pool.ID {
+		case legacy.ID:
+			if !slices.Contains(pool.Tags, nodeprovider.LKEClusterTag(f.cluster.ID)) || slices.Contains(pool.Tags, nodeprovider.ClusterTag(clusterName)) ||
+				!slices.Contains(pool.Tags, "team-payments") || !slices.Contains(pool.Tags, nodeprovider.NodeClaimTag("default-old")) {
+				t.Fatalf("the migrated pool's tags: %v", pool.Tags)
+			}
+		case foreign.ID:
+			if slices.Contains(pool.Tags, nodeprovider.LKEClusterTag(f.cluster.ID)) {
+				t.Fatalf("another cluster's pool was taken over: %v", pool.Tags)
+			}
+		}
+	}
+	if _, err := f.client.UpdateLKECluster(ctx, f.cluster.ID, linodego.LKEClusterUpdateOptions{Label: "renamed"}); err != nil {
+		t.Fatal(err)
+	}
+	renamed, err := lke.Discover(ctx, f.client, "renamed", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := lke.NewProvider(f.client, renamed, "renamed", f.unavailable).List(ctx)
+	if err != nil || len(nodes) != 1 || nodes[0].LKE.PoolID != legacy.ID {
+		t.Fatalf("after the rename the provider lists %+v (%v), want the migrated pool", nodes, err)
 	}
 }
