@@ -20,13 +20,15 @@ func KubeScheduler(binDir, kubeconfig string) Spec {
 }
 
 // KubeControllerManager runs the workload controllers, so Deployments become ReplicaSets and
-// pods and owned objects are garbage-collected, and the node lifecycle controller, which lifts
-// the not-ready taint the apiserver puts on every new Node once the Node is Ready.
+// pods and owned objects are garbage-collected, the node lifecycle controller, which lifts the
+// not-ready taint the apiserver puts on every new Node once the Node is Ready, the disruption
+// controller, without which no PodDisruptionBudget allows an eviction, and the pod garbage
+// collector, which deletes the pods of a Node that is gone.
 func KubeControllerManager(binDir, kubeconfig string) Spec {
 	return Spec{Name: "kube-controller-manager", Path: filepath.Join(binDir, "kube-controller-manager"),
 		Args: []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0",
 			"--use-service-account-credentials=false",
-			"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,daemonset-controller,job-controller,node-lifecycle-controller"}}
+			"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,daemonset-controller,job-controller,node-lifecycle-controller,disruption-controller,pod-garbage-collector-controller"}}
 }
 
 // KwokNodes says which nodes kwok acts as the kubelet of: those matching a label selector or an
