@@ -29,9 +29,9 @@ import (
 
 // NewControllers builds the Linode cloud provider for target and returns Karpenter core's
 // controllers driving it, followed by the provider's own.
-func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, target Target) ([]controller.Controller, error) {
+func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, credentials *linode.Credentials, target Target) ([]controller.Controller, error) {
 	opts := options.FromContext(ctx)
-	provider, err := NewLinode(ctx, core.GetClient(), core.GetAPIReader(), core.EventRecorder, api, target)
+	provider, err := NewLinode(ctx, core.GetClient(), core.GetAPIReader(), core.EventRecorder, api, credentials, target)
 	if err != nil {
 		return nil, err
 	}
@@ -73,8 +73,8 @@ type Linode struct {
 
 // NewLinode builds the mode's parts for target and the rest of the provider around them, with
 // the settings in ctx. kubeClient reads through the manager's cache in the controller, apiReader
-// past it.
-func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.Reader, recorder events.Recorder, api linode.API, target Target) (*Linode, error) {
+// past it; credentials, when not nil, are the token api sends, whose refusal NodeClasses report.
+func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.Reader, recorder events.Recorder, api linode.API, credentials *linode.Credentials, target Target) (*Linode, error) {
 	opts := options.FromContext(ctx)
 	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
 	instanceTypes := instancetype.NewDefaultProvider(api, target.Region(), target.Mode(), unavailable,
@@ -92,10 +92,18 @@ func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.R
 		Controllers: append([]controller.Controller{
 			catalogue.NewController(instanceTypes, opts.CatalogueRefreshInterval),
 			capacity.NewController(instanceTypes),
-			nodeclass.NewController(kubeClient, recorder, api, target.Mode(), parts.Resolvers, parts.Validators),
+			nodeclass.NewController(kubeClient, recorder, api, tokenStatus(credentials), target.Mode(), parts.Resolvers, parts.Validators),
 			nodeclass.NewHashController(kubeClient, target.Mode()),
 			garbagecollection.NewController(kubeClient, recorder, parts.Nodes, parts.OwnershipTag),
 		}, parts.Controllers...),
 		Webhooks: parts.Webhooks,
 	}, nil
+}
+
+// tokenStatus is the credentials' verdict for the NodeClass controller, nil when none watch it.
+func tokenStatus(credentials *linode.Credentials) nodeclass.TokenStatus {
+	if credentials == nil {
+		return nil
+	}
+	return credentials
 }

@@ -78,7 +78,7 @@ func Run(ctx context.Context) error {
 	if err := watchCredentials(core, api, credentials); err != nil {
 		return err
 	}
-	controllers, err := NewControllers(coreCtx, core, api, target)
+	controllers, err := NewControllers(coreCtx, core, api, credentials, target)
 	if err != nil {
 		return err
 	}

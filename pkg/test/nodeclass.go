@@ -21,7 +21,7 @@ func LinodeNodeClass(overrides ...v1.LinodeNodeClass) *v1.LinodeNodeClass {
 func ReadyLinodeNodeClass(overrides ...v1.LinodeNodeClass) *v1.LinodeNodeClass {
 	nodeClass := LinodeNodeClass(overrides...)
 	for _, condition := range []string{status.ConditionReady, v1.ConditionTypeFirewallReady, v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady,
-		v1.ConditionTypePlacementGroupReady, v1.ConditionTypeValidationSucceeded} {
+		v1.ConditionTypePlacementGroupReady, v1.ConditionTypeValidationSucceeded, v1.ConditionTypeAPIAuthorized} {
 		nodeClass.StatusConditions().SetTrue(condition)
 	}
 	return nodeClass

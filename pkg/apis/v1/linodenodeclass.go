@@ -304,6 +304,9 @@ const (
 	// ConditionTypeValidationSucceeded covers settings checked against the cluster and the API
 	// rather than resolved to an object: tier-only fields, region capabilities, a rejected launch.
 	ConditionTypeValidationSucceeded = "ValidationSucceeded"
+	// ConditionTypeAPIAuthorized is false while the Linode API refuses the controller's token:
+	// nothing can launch until it accepts one.
+	ConditionTypeAPIAuthorized = "APIAuthorized"
 )
 
 // StatusConditions returns the class's conditions, with Ready depending on all the others.
@@ -314,6 +317,7 @@ func (in *LinodeNodeClass) StatusConditions(opts ...status.ForOption) status.Con
 		ConditionTypeSubnetReady,
 		ConditionTypePlacementGroupReady,
 		ConditionTypeValidationSucceeded,
+		ConditionTypeAPIAuthorized,
 	).For(in, opts...)
 }
 
