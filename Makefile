@@ -53,7 +53,7 @@ k8s-binaries: ## Build kube-apiserver, etcd, kube-scheduler, kube-controller-man
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the CRDs and deepcopy code from pkg/apis
 	cd pkg/apis && $(CONTROLLER_GEN) crd object:headerFile="../../hack/boilerplate.go.txt" \
-		paths="./v1/..." output:crd:artifacts:config=crds
+		paths="./..." output:crd:artifacts:config=crds
 	hack/sync-chart-crds.sh
 
 .PHONY: verify

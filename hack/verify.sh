@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 
-generated=(pkg/apis/crds pkg/apis/v1/zz_generated.deepcopy.go charts/karpenter-crd/templates)
+generated=(pkg/apis/crds pkg/apis/v1/zz_generated.deepcopy.go pkg/apis/v1alpha1/zz_generated.deepcopy.go charts/karpenter-crd/templates)
 snapshot="$(mktemp -d)"
 trap 'rm -rf "$snapshot"' EXIT
 cp -r --parents "${generated[@]}" "$snapshot"

@@ -215,6 +215,12 @@ func TestStartupReportsMisconfiguration(t *testing.T) {
 			wantLine: `karpenter: BATCH_IDLE_DURATION "1" is not valid: use a duration such as 1s`,
 		},
 		{
+			name:     "a setting of the alpha provider with no equivalent",
+			env:      base(map[string]string{"DISABLE_DRY_RUN": "true"}),
+			wantCode: 2,
+			wantLine: "karpenter: DISABLE_DRY_RUN=true is not supported: LinodeNodeClasses are validated at apply time and by their status conditions",
+		},
+		{
 			name:     "unknown cluster name",
 			env:      base(map[string]string{"CLUSTER_NAME": "prdo"}),
 			wantCode: 1,

@@ -209,9 +209,13 @@ func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *karpv1.N
 	return c.instanceTypes.List(ctx, nodeClass)
 }
 
-// IsDrifted reports a NodeClaim whose NodeClass spec changed since launch, or whose node no
-// longer matches the NodeClass and cluster in ways the node provider can see.
+// IsDrifted reports a NodeClaim whose Linode has host maintenance coming that takes it down,
+// whose NodeClass spec changed since launch, or whose node no longer matches the NodeClass and
+// cluster in ways the node provider can see.
 func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *karpv1.NodeClaim) (cloudprovider.DriftReason, error) {
+	if reason := maintenanceDrift(nodeClaim); reason != "" {
+		return reason, nil
+	}
 	nodeClass, err := c.resolveNodeClass(ctx, nodeClaim.Spec.NodeClassRef)
 	if err != nil {
 		return "", client.IgnoreNotFound(fmt.Errorf("resolving NodeClass: %w", err))

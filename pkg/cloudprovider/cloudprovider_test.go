@@ -346,6 +346,13 @@ var _ = Describe("Drift", func() {
 			spec.Kubelet = &v1.KubeletConfiguration{MaxPods: lo.ToPtr[int32](50)}
 		}),
 	)
+	It("drifts while Linode maintenance that takes the node down is recorded on the NodeClaim", func() {
+		nodeClaim.Annotations[v1.AnnotationMaintenanceWindow] = "2026-01-02T04:04:05Z"
+		nodeClaim.Annotations[v1.AnnotationMaintenanceType] = "power_off_on"
+		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(linodecloudprovider.DriftReasonMaintenance))
+		delete(nodeClaim.Annotations, v1.AnnotationMaintenanceWindow)
+		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
+	})
 	DescribeTable("does not drift when a field only instance mode uses changes",
 		func(change func(*v1.LinodeNodeClassSpec)) {
 			change(&nodeClass.Spec)
@@ -357,6 +364,7 @@ var _ = Describe("Drift", func() {
 		Entry("authorized keys", func(spec *v1.LinodeNodeClassSpec) {
 			spec.AuthorizedKeys = []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI test"}
 		}),
+		Entry("maintenance policy", func(spec *v1.LinodeNodeClassSpec) { spec.MaintenancePolicy = lo.ToPtr(v1.MaintenancePolicyPowerOffOn) }),
 	)
 	It("does not compare hashes of another hash version", func() {
 		nodeClaim.Annotations[v1.AnnotationNodeClassHashVersion] = "v0"

@@ -21,7 +21,10 @@ import (
 //	PUT    /_emulator/token           {"token": "..."}: accept this token (only), e.g. to restore one
 //	DELETE /_emulator/token           revoke the token: every API request answers 401
 //	GET    /_emulator/state           clusters, pools and instances
+//
+// and those of admin_maintenance.go: scheduling maintenance and failing hosts.
 func (e *Emulator) registerAdmin(mux *http.ServeMux) {
+	e.registerMaintenanceAdmin(mux)
 	mux.HandleFunc("GET /_emulator/counters", func(w http.ResponseWriter, _ *http.Request) {
 		writeAdmin(w, e.Counters())
 	})

@@ -243,7 +243,10 @@ func mapNumbers(v any, ids map[string]string) any {
 }
 
 // learnIDs pairs the ids of objects in a recorded answer with those in the
-// emulator's answer. Pages are skipped: their items need not correspond.
+// emulator's answer. Pages are skipped, their items need not correspond,
+// except a page of exactly one item on both sides: a filter picked out the
+// same object (the event a replayed action caused, which the recording then
+// reads by id).
 func learnIDs(real, got any, ids map[string]string) {
 	switch r := real.(type) {
 	case map[string]any:
@@ -252,6 +255,11 @@ func learnIDs(real, got any, ids map[string]string) {
 			return
 		}
 		if _, isPage := r["pages"]; isPage {
+			realItems, _ := r["data"].([]any)
+			gotItems, _ := g["data"].([]any)
+			if len(realItems) == 1 && len(gotItems) == 1 {
+				learnIDs(realItems[0], gotItems[0], ids)
+			}
 			return
 		}
 		for _, key := range []string{"id", "instance_id"} {

@@ -14,10 +14,11 @@
 // (+ /{id}), lke/versions (+ /{version}), lke/types, lke/clusters (list,
 // create, get, update, delete, recycle), lke/clusters/{id}/pools (list,
 // create, get, update, delete, recycle), lke/clusters/{id}/nodes/{nodeId}
-// (get, delete, recycle), linode/instances (list, create, get, update, delete, reboot),
-// networking/firewalls (list, create, get, delete), vpcs (list, create, get,
-// delete) and their subnets (list, create, get), placement/groups (list,
-// create, get, update, delete). Every route exists in Linode's OpenAPI
+// (get, delete, recycle), linode/instances (list, create, get, update, delete,
+// reboot, boot, shutdown), networking/firewalls (list, create, get, delete),
+// vpcs (list, create, get, delete) and their subnets (list, create, get),
+// placement/groups (list, create, get, update, delete), account/events (list,
+// get), account/maintenance (list) and maintenance/policies (list). Every route exists in Linode's OpenAPI
 // description and uses its parameter names; counters, the request log and
 // faults name routes the same way, e.g. "GET /lke/clusters/{clusterId}/pools".
 //
@@ -97,8 +98,30 @@
 // OnInstanceEvent reports a Linode's first "running", the start of its drain
 // in a recycle, and its deletion, with its id, label, plan, region, tags, LKE
 // cluster, pool and node and Kubernetes version, so a simulated cluster can
-// start, drain and stop kubelets. With the real clock a
-// background ticker applies due transitions every 200 ms.
+// start, drain and stop kubelets; and when a Linode that ran stops (shutdown,
+// reboot, host failure, maintenance) and runs again. With the
+// real clock a background ticker applies due transitions every 200 ms.
+//
+// # Events, maintenance and host failures
+//
+// /account/events lists what happened to Linodes, newest first: linode_create,
+// linode_boot, linode_shutdown, linode_reboot and linode_delete for API calls
+// (username "emulator"), and the platform's own events (no username):
+// host_reboot for a host failure, linode_poweroff_on, linode_reboot or
+// linode_migrate for maintenance. An event is "started" (maintenance:
+// "scheduled" first) until the Linode reaches the state the action leads to.
+//
+// ScheduleMaintenance (POST /_emulator/maintenance) has Linode schedule host
+// maintenance on a Linode, listed by /account/maintenance: "pending", then
+// "started" at its start, when power_off_on, reboot and cold_migration power
+// the Linode off, then "completed" after its duration, when the Linode boots
+// again; live_migration and migrate move it to a new host while it runs.
+// FailHost (POST /_emulator/host-failures) powers off every Linode of a
+// Linode's host at once, with a host_reboot event, and optionally boots them
+// on another host later. Both take durations on the emulator's clock: tests
+// that scale the emulator's delays scale them too. maintenance_policy on
+// Linodes accepts the slugs /maintenance/policies lists (linode/migrate, the
+// default, and linode/power_off_on).
 //
 // # Rate limits
 //

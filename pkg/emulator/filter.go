@@ -16,10 +16,11 @@ import (
 //	{"+or": [{...}, {...}]}, {"+and": [...]}
 //	{"+order_by": "label", "+order": "desc"}   top level only
 //
-// A field holding an array (tags) matches when any element matches. Anything
-// else (unknown operators, unknown fields, malformed JSON) is rejected with a
-// 400 rather than silently matching everything, so a client bug shows up in
-// tests instead of deleting the wrong objects.
+// A field holding an array (tags) matches when any element matches. A field
+// of a nested object is named by its path, as the API does ("entity.id").
+// Anything else (unknown operators, unknown fields, malformed JSON) is
+// rejected with a 400 rather than silently matching everything, so a client
+// bug shows up in tests instead of deleting the wrong objects.
 
 type condition interface {
 	match(obj map[string]any) bool
@@ -59,7 +60,7 @@ var comparisonOps = map[string]bool{
 }
 
 func (c comparison) match(obj map[string]any) bool {
-	v := obj[c.field]
+	v := fieldValue(obj, c.field)
 	if c.op == "+neq" {
 		return !(comparison{c.field, "+eq", c.value}).match(obj)
 	}
@@ -67,6 +68,19 @@ func (c comparison) match(obj map[string]any) bool {
 		return slices.ContainsFunc(arr, func(el any) bool { return compareScalar(el, c.op, c.value) })
 	}
 	return compareScalar(v, c.op, c.value)
+}
+
+// fieldValue is the value at a dotted path ("entity.id"), nil when absent.
+func fieldValue(obj map[string]any, path string) any {
+	head, rest, nested := strings.Cut(path, ".")
+	if !nested {
+		return obj[path]
+	}
+	inner, ok := obj[head].(map[string]any)
+	if !ok {
+		return nil
+	}
+	return fieldValue(inner, rest)
 }
 
 func compareScalar(v any, op string, want any) bool {
@@ -251,7 +265,7 @@ func (f *filter) apply(items []json.RawMessage) ([]json.RawMessage, error) {
 	}
 	if f.orderBy != "" {
 		slices.SortStableFunc(kept, func(a, b decoded) int {
-			order, _ := compareOrdered(a.obj[f.orderBy], b.obj[f.orderBy])
+			order, _ := compareOrdered(fieldValue(a.obj, f.orderBy), fieldValue(b.obj, f.orderBy))
 			if f.desc {
 				return -order
 			}

@@ -260,6 +260,7 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 		in.MaintenancePolicy = *req.MaintenancePolicy
 	}
 	e.st.instances[in.ID] = in
+	e.recordEvent(actionLinodeCreate, eventStarted, eventsUsername, in, in.bootTarget(), now)
 	e.startBoot(in, now)
 	return e.instanceWire(in), nil
 }
@@ -277,6 +278,9 @@ func (e *Emulator) validateInstanceCreate(req *instanceCreateRequest) *apiError 
 	}
 	if req.Label != "" && (len(req.Label) < 3 || len(req.Label) > 64) {
 		return errInvalid("label", "Length must be 3-64 characters")
+	}
+	if err := validateMaintenancePolicy(req.MaintenancePolicy); err != nil {
+		return err
 	}
 	if req.Image != "" {
 		if _, ok := e.cat.imageRaw[req.Image]; !ok {
@@ -361,8 +365,10 @@ func (e *Emulator) finishBoot(in *instance, now time.Time, delay time.Duration) 
 }
 
 func (e *Emulator) setStatus(in *instance, status string, at time.Time) {
+	from := in.Status
 	in.Status = status
 	in.Updated = at
+	e.instanceStatusChanged(in, from, at)
 }
 
 type instanceUpdateRequest struct {
@@ -402,6 +408,9 @@ func (e *Emulator) updateInstance(r *http.Request) (any, *apiError) {
 	if req.WatchdogEnabled != nil {
 		in.WatchdogEnabled = *req.WatchdogEnabled
 	}
+	if err := validateMaintenancePolicy(req.MaintenancePolicy); err != nil {
+		return nil, err
+	}
 	if req.MaintenancePolicy != nil {
 		in.MaintenancePolicy = *req.MaintenancePolicy
 	}
@@ -416,6 +425,7 @@ func (e *Emulator) deleteInstance(r *http.Request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	e.recordEvent(actionLinodeDelete, eventNotification, eventsUsername, in, "", e.clock.Now())
 	e.removeInstance(in, e.clock.Now())
 	e.replaceLostNode(in, e.clock.Now())
 	return emptyObject{}, nil
@@ -438,6 +448,7 @@ func (e *Emulator) rebootInstance(r *http.Request) (any, *apiError) {
 		return nil, errBusy()
 	}
 	now := e.clock.Now()
+	e.recordEvent(actionLinodeReboot, eventStarted, eventsUsername, in, statusRunning, now)
 	e.setStatus(in, statusRebooting, now)
 	e.finishBoot(in, now, e.cfg.delays.Booting)
 	return emptyObject{}, nil

@@ -7,6 +7,12 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
+// newerThanDescription are routes the API gained after the OpenAPI description in
+// ../shared/linode-api (version 4.189.0, October 2024), with where they are documented.
+var newerThanDescription = map[string]string{
+	"GET /maintenance/policies": "linode-api-docs openapi.json update of 2025-08-26 (#1008): List maintenance policies",
+}
+
 // TestRoutesExistInOpenAPI checks every route the emulator serves against
 // Linode's OpenAPI description. Parameter names follow the description, so
 // paths compare verbatim; the admin endpoints are not API routes.
@@ -22,6 +28,9 @@ func TestRoutesExistInOpenAPI(t *testing.T) {
 	}
 	e := New()
 	for _, rt := range e.routes() {
+		if _, ok := newerThanDescription[rt.name()]; ok {
+			continue
+		}
 		item := doc.Paths.Find("/{apiVersion}" + rt.path)
 		if item == nil {
 			t.Errorf("%s: path not in the OpenAPI description", rt.name())

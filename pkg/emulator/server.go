@@ -72,6 +72,13 @@ func (e *Emulator) routes() []route {
 		put("/linode/instances/{linodeId}", e.updateInstance),
 		del("/linode/instances/{linodeId}", e.deleteInstance),
 		post("/linode/instances/{linodeId}/reboot", e.rebootInstance),
+		post("/linode/instances/{linodeId}/boot", e.bootInstance),
+		post("/linode/instances/{linodeId}/shutdown", e.shutdownInstance),
+
+		list("/account/events", e.listEvents),
+		get("/account/events/{eventId}", e.getEvent),
+		list("/account/maintenance", e.listMaintenances),
+		list("/maintenance/policies", e.listMaintenancePolicies),
 
 		list("/networking/firewalls", e.listFirewalls),
 		post("/networking/firewalls", e.createFirewall),

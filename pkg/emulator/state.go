@@ -21,6 +21,13 @@ type state struct {
 	// recycles are LKE's node replacements under way, by cluster.
 	recycles map[int]*recycle
 
+	// events are the account's events, oldest first; openEvents are those of each Linode that
+	// wait for it to reach a status. maintenances are scheduled host maintenance (events.go,
+	// maintenance.go).
+	events       []*accountEvent
+	openEvents   map[int][]*accountEvent
+	maintenances []*maintenanceEntry
+
 	// capacity is how many more Linodes of a plan a region can launch; a
 	// missing entry means unlimited.
 	capacity map[capacityKey]int
@@ -47,6 +54,7 @@ var firstIDs = map[string]int{
 	"vpc":            500000,
 	"subnet":         600000,
 	"placementGroup": 6000,
+	"event":          600000000,
 }
 
 func newState(seed int64, cat *catalogue) *state {
@@ -59,6 +67,7 @@ func newState(seed int64, cat *catalogue) *state {
 		subnets:         map[int]*subnet{},
 		placementGroups: map[int]*placementGroup{},
 		recycles:        map[int]*recycle{},
+		openEvents:      map[int][]*accountEvent{},
 		capacity:        map[capacityKey]int{},
 		ids:             map[string]int{},
 		rng:             rand.New(rand.NewSource(seed)),

@@ -18,12 +18,14 @@ type API interface {
 	LKEAPI
 	InstanceAPI
 	NetworkingAPI
+	AccountAPI
 }
 
 // CatalogueAPI reads what Linode sells and where.
 type CatalogueAPI interface {
 	ListTypes(ctx context.Context, opts *linodego.ListOptions) ([]linodego.LinodeType, error)
 	ListRegions(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Region, error)
+	GetRegion(ctx context.Context, regionID string) (*linodego.Region, error)
 	ListRegionsAvailability(ctx context.Context, opts *linodego.ListOptions) ([]linodego.RegionAvailability, error)
 	ListImages(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Image, error)
 	GetImage(ctx context.Context, imageID string) (*linodego.Image, error)
@@ -61,6 +63,13 @@ type NetworkingAPI interface {
 	ListPlacementGroups(ctx context.Context, opts *linodego.ListOptions) ([]linodego.PlacementGroup, error)
 	GetPlacementGroup(ctx context.Context, id int) (*linodego.PlacementGroup, error)
 	CreatePlacementGroup(ctx context.Context, opts linodego.PlacementGroupCreateOptions) (*linodego.PlacementGroup, error)
+}
+
+// AccountAPI reads what Linode reports about the account's Linodes: scheduled host maintenance,
+// and events such as a host restarting a Linode.
+type AccountAPI interface {
+	ListMaintenances(ctx context.Context, opts *linodego.ListOptions) ([]linodego.AccountMaintenance, error)
+	ListEvents(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Event, error)
 }
 
 var _ API = (*linodego.Client)(nil)

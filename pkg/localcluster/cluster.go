@@ -200,7 +200,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.components, err = component.StartAll(c.LogDir,
 		component.KubeScheduler(binDir, c.KubeconfigPath),
 		component.KubeControllerManager(binDir, c.KubeconfigPath),
-		component.Kwok(binDir, c.KubeconfigPath, component.KwokNodes{AnnotationSelector: nodesim.KwokAnnotationSelector}),
+		component.Kwok(binDir, c.KubeconfigPath, component.KwokNodes{
+			AnnotationSelector: nodesim.KwokAnnotationSelector, DownAnnotationSelector: nodesim.KwokDownAnnotationSelector,
+		}),
 	); err != nil {
 		return nil, err
 	}
@@ -210,8 +212,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.controllerPorts, err = freePorts(3); err != nil {
 		return nil, err
 	}
-	if opts.Mode == ModeLKE {
-		if err := c.registerNodeWebhook(ctx, c.webhookPort()); err != nil {
+	if opts.Mode != ModeKwokProvider {
+		if err := c.registerWebhooks(ctx, c.webhookPort(), opts.Mode == ModeLKE); err != nil {
 			return nil, err
 		}
 	}
@@ -286,12 +288,17 @@ func (c *Cluster) startController(ctx context.Context) error {
 		"HEALTH_PROBE_PORT=" + strconv.Itoa(ports[1]),
 		"LOG_LEVEL=info",
 	}
-	// The Node webhook gives LKE nodes the taints LKE cannot register them with; instance-mode
-	// kubelets register with them already.
-	if c.opts.Mode == ModeLKE {
+	// The webhook server answers the LinodeNodeClass conversion webhook in both modes, and the
+	// Node webhook in LKE mode only: it gives LKE nodes the taints LKE cannot register them with,
+	// and instance-mode kubelets register with them already.
+	switch c.opts.Mode {
+	case ModeLKE:
 		env = append(env, webhookEnv(c.webhookPort())...)
-	} else {
+	case ModeKwokProvider:
 		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true", "SYSTEM_NAMESPACE="+webhookNamespace)
+	default:
+		env = append(env, webhookEnv(c.webhookPort())...)
+		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true")
 	}
 	env = append(env, c.opts.ControllerEnv...)
 	if _, err := os.Stat(c.tokenFile()); os.IsNotExist(err) {

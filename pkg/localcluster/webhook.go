@@ -6,9 +6,12 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
 )
 
@@ -19,11 +22,13 @@ const (
 	webhookConfiguration = "karpenter"
 )
 
-// registerNodeWebhook installs the Node webhook as the chart does, except for where the
-// apiserver finds it: with no Pods or Service network here, the Service is an ExternalName for
+// registerWebhooks installs the controller's webhooks as the charts do: the LinodeNodeClass
+// CRD's conversion webhook always, the Node webhook in LKE mode. Only where the apiserver finds
+// them differs: with no Pods or Service network here, the Service is an ExternalName for
 // localhost at the controller's webhook port. The apiserver still checks the certificate against
-// the Service's DNS name, so the controller's own certificate, and its caBundle, work unchanged.
-func (c *Cluster) registerNodeWebhook(ctx context.Context, port int32) error {
+// the Service's DNS name, so the controller's own certificate, and the caBundles it keeps, work
+// unchanged.
+func (c *Cluster) registerWebhooks(ctx context.Context, port int32, nodeWebhook bool) error {
 	service := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: webhookService, Namespace: webhookNamespace},
 		Spec: corev1.ServiceSpec{
@@ -35,9 +40,23 @@ func (c *Cluster) registerNodeWebhook(ctx context.Context, port int32) error {
 	if err := c.Kube.Create(ctx, service); err != nil {
 		return fmt.Errorf("creating the webhook's Service: %w", err)
 	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Kube.Get(ctx, client.ObjectKey{Name: conversion.CustomResourceDefinitionName}, crd); err != nil {
+		return err
+	}
+	stored := crd.DeepCopy()
+	crd.Spec.Conversion = conversion.Conversion(apiextensionsv1.WebhookClientConfig{
+		Service: &apiextensionsv1.ServiceReference{Namespace: webhookNamespace, Name: webhookService, Path: ptr.To(conversion.Path), Port: ptr.To(port)},
+	})
+	if err := c.Kube.Patch(ctx, crd, client.MergeFrom(stored)); err != nil {
+		return fmt.Errorf("pointing the LinodeNodeClass CRD at the conversion webhook: %w", err)
+	}
+	if !nodeWebhook {
+		return nil
+	}
 	configuration := node.Configuration(webhookConfiguration, admissionregistrationv1.WebhookClientConfig{
 		Service: &admissionregistrationv1.ServiceReference{
-			Namespace: webhookNamespace, Name: webhookService, Path: ptr.To("/mutate-node"), Port: ptr.To(port),
+			Namespace: webhookNamespace, Name: webhookService, Path: ptr.To(node.Path), Port: ptr.To(port),
 		},
 	})
 	if err := c.Kube.Create(ctx, configuration); err != nil {
@@ -46,7 +65,7 @@ func (c *Cluster) registerNodeWebhook(ctx context.Context, port int32) error {
 	return nil
 }
 
-// webhookEnv configures the controller's webhook as the chart does.
+// webhookEnv configures the controller's webhook server as the chart does.
 func webhookEnv(port int32) []string {
 	return []string{
 		fmt.Sprintf("WEBHOOK_PORT=%d", port),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/awslabs/operatorpkg/controller"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/metrics"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
@@ -17,6 +18,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/garbagecollection"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/maintenance"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	catalogue "github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype/capacity"
@@ -31,7 +33,7 @@ import (
 // controllers driving it, followed by the provider's own.
 func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, credentials *linode.Credentials, target Target) ([]controller.Controller, error) {
 	opts := options.FromContext(ctx)
-	provider, err := NewLinode(ctx, core.GetClient(), core.GetAPIReader(), core.EventRecorder, api, credentials, target)
+	provider, err := NewLinode(ctx, core.GetClient(), core.GetAPIReader(), core.EventRecorder, core.Clock, api, credentials, target)
 	if err != nil {
 		return nil, err
 	}
@@ -46,14 +48,15 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
 	controllers = append(controllers, provider.Controllers...)
-	if len(provider.Webhooks) > 0 && !opts.DisableWebhook {
-		certificates, err := serveWebhooks(core, opts, provider.Webhooks)
-		if err != nil {
-			return nil, err
-		}
-		controllers = append(controllers, certificates)
+	modeWebhooks := provider.Webhooks
+	if opts.DisableWebhook {
+		modeWebhooks = nil
 	}
-	return controllers, nil
+	webhookControllers, err := serveWebhooks(core, opts, modeWebhooks)
+	if err != nil {
+		return nil, err
+	}
+	return append(controllers, webhookControllers...), nil
 }
 
 // Linode is the provider's side of the controller in the target's mode: the cloud provider core
@@ -73,8 +76,9 @@ type Linode struct {
 
 // NewLinode builds the mode's parts for target and the rest of the provider around them, with
 // the settings in ctx. kubeClient reads through the manager's cache in the controller, apiReader
-// past it; credentials, when not nil, are the token api sends, whose refusal NodeClasses report.
-func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.Reader, recorder events.Recorder, api linode.API, credentials *linode.Credentials, target Target) (*Linode, error) {
+// past it; clk is the time Linode's maintenance windows are compared with; credentials, when not
+// nil, are the token api sends, whose refusal NodeClasses report.
+func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.Reader, recorder events.Recorder, clk clock.Clock, api linode.API, credentials *linode.Credentials, target Target) (*Linode, error) {
 	opts := options.FromContext(ctx)
 	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
 	instanceTypes := instancetype.NewDefaultProvider(api, target.Region(), target.Mode(), unavailable,
@@ -95,6 +99,8 @@ func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.R
 			nodeclass.NewController(kubeClient, recorder, api, tokenStatus(credentials), target.Mode(), parts.Resolvers, parts.Validators),
 			nodeclass.NewHashController(kubeClient, target.Mode()),
 			garbagecollection.NewController(kubeClient, recorder, parts.Nodes, parts.OwnershipTag),
+			maintenance.NewController(kubeClient, api, recorder, maintenance.WithClock(clk),
+				maintenance.WithInterval(opts.MaintenancePollInterval), maintenance.WithLeadTime(opts.MaintenanceLeadTime)),
 		}, parts.Controllers...),
 		Webhooks: parts.Webhooks,
 	}, nil

@@ -46,14 +46,15 @@ func (t *LKETarget) Region() string { return t.Cluster.Region }
 
 func (t *LKETarget) String() string { return t.Cluster.String() }
 
-// Build makes the pool provider, the tier rules for NodeClasses, the adoption of recycled pools'
-// nodes, and the Node webhook: LKE's kubelets register without Karpenter's registration taint,
-// and the webhook adds it.
+// Build makes the pool provider, the NodeClass rules of LKE (the tier's fields, and no
+// maintenance policy), the adoption of recycled pools' nodes, and the Node webhook: LKE's
+// kubelets register without Karpenter's registration taint, and the webhook adds it.
 func (t *LKETarget) Build(_ context.Context, deps Dependencies) (*Parts, error) {
 	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, append([]option.Function[lke.Options]{lke.WithRecorder(deps.Recorder)}, t.providerOptions...)...)
 	return &Parts{
 		Nodes:        nodes,
 		OwnershipTag: nodes.OwnershipTag(),
+		Resolvers:    []nodeclass.Resolver{lke.MaintenancePolicyRefusal{}},
 		Validators:   []nodeclass.Validator{lke.NewTierRules(deps.API, t.Cluster)},
 		// A recycle gives a pool a new node, under a new name and provider ID, that no NodeClaim
 		// records.

@@ -28,7 +28,7 @@ func TestInstanceModeHasNoNodeProviderInThisBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = operator.NewLinode(options.ToContext(context.Background(), opts), nil, nil, nil, client(t, e, testToken), nil, target)
+	_, err = operator.NewLinode(options.ToContext(context.Background(), opts), nil, nil, nil, nil, client(t, e, testToken), nil, target)
 	if err == nil || err.Error() != `KARPENTER_MODE "instance" has no node provider in this build` {
 		t.Fatalf("building instance mode gave %v, want the error saying it has no node provider", err)
 	}

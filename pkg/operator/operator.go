@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/awslabs/operatorpkg/serrors"
 	"github.com/go-logr/zapr"
@@ -35,6 +36,9 @@ func Run(ctx context.Context) error {
 	m, err := ModeNamed(opts.Mode)
 	if err != nil {
 		return err
+	}
+	for _, setting := range opts.AlphaSettings {
+		log.FromContext(ctx).Info("read a setting of the alpha provider under its new name", "setting", setting)
 	}
 
 	credentials, err := Credentials(opts)
@@ -91,6 +95,9 @@ func ClientOptions(opts *options.Options) linode.ClientOptions {
 	client := linode.DefaultClientOptions()
 	client.URL = opts.APIURL
 	client.Version = opts.APIVersion
+	if opts.ClientTimeoutSeconds > 0 {
+		client.Timeout = time.Duration(opts.ClientTimeoutSeconds) * time.Second
+	}
 	return client
 }
 

@@ -6,9 +6,11 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 )
@@ -72,6 +74,19 @@ func TestParseSettings(t *testing.T) {
 			wantProblems: []string{`BATCH_MAX_DURATION "10" is not valid: use a duration such as 10s`, `CATALOGUE_REFRESH_INTERVAL "daily" is not a duration`},
 		},
 		{
+			name: "maintenance settings that would miss or overrun Linode's limits",
+			env:  map[string]string{"MAINTENANCE_POLL_INTERVAL": "1s", "MAINTENANCE_LEAD_TIME": "1s"},
+			wantProblems: []string{
+				"MAINTENANCE_POLL_INTERVAL 1s is too short: use at least 5s",
+				"MAINTENANCE_LEAD_TIME 1s is not longer than MAINTENANCE_POLL_INTERVAL 1s",
+			},
+		},
+		{
+			name:         "malformed maintenance lead time",
+			env:          map[string]string{"MAINTENANCE_LEAD_TIME": "two hours"},
+			wantProblems: []string{`MAINTENANCE_LEAD_TIME "two hours" is not a duration`},
+		},
+		{
 			name:         "core's enumerations say what is valid",
 			env:          map[string]string{"LOG_LEVEL": "verbose", "FEATURE_GATES": "NodeRepair=yes"},
 			wantProblems: []string{`LOG_LEVEL "verbose" is not valid: use debug, info or error`, `FEATURE_GATES "NodeRepair=yes" is not valid`},
@@ -80,6 +95,31 @@ func TestParseSettings(t *testing.T) {
 			name:         "an unknown flag",
 			args:         []string{"--cluster=prod"},
 			wantProblems: []string{"flag provided but not defined: -cluster"},
+		},
+		{
+			name:         "the alpha provider's DISABLE_DRY_RUN=true is refused, naming what replaces it",
+			env:          map[string]string{"DISABLE_DRY_RUN": "true"},
+			wantProblems: []string{"DISABLE_DRY_RUN=true is not supported: LinodeNodeClasses are validated at apply time and by their status conditions"},
+		},
+		{
+			name:         "the alpha provider's memory overhead and ours at once",
+			env:          map[string]string{"VM_MEMORY_OVERHEAD_PERCENT": "0.075", "HYPERVISOR_MEMORY_PERCENT": "2.5"},
+			wantProblems: []string{"VM_MEMORY_OVERHEAD_PERCENT and HYPERVISOR_MEMORY_PERCENT are both set: keep HYPERVISOR_MEMORY_PERCENT"},
+		},
+		{
+			name:         "the alpha provider's memory overhead is a fraction",
+			env:          map[string]string{"VM_MEMORY_OVERHEAD_PERCENT": "7.5"},
+			wantProblems: []string{`VM_MEMORY_OVERHEAD_PERCENT "7.5" is not valid: use a fraction from 0 to 0.5`},
+		},
+		{
+			name:         "a cluster endpoint that is not an API server URL",
+			env:          map[string]string{"CLUSTER_ENDPOINT": "10.0.0.1:6443"},
+			wantProblems: []string{`CLUSTER_ENDPOINT "10.0.0.1:6443" is not the https URL of a Kubernetes API server`},
+		},
+		{
+			name:         "a client timeout of no time",
+			env:          map[string]string{"LINODE_CLIENT_TIMEOUT": "0"},
+			wantProblems: []string{"LINODE_CLIENT_TIMEOUT 0 is not valid: use a number of seconds"},
 		},
 		{
 			name: "flags override the environment",
@@ -140,5 +180,38 @@ func TestParseSettingsHelp(t *testing.T) {
 		if !strings.Contains(usage.String(), setting) {
 			t.Errorf("--help does not mention %s", setting)
 		}
+	}
+}
+
+// TestAlphaEnvironmentIsHonoured: the settings of the alpha provider's configuration reference
+// that have a meaning here take effect, under their new name where it changed.
+func TestAlphaEnvironmentIsHonoured(t *testing.T) {
+	alpha := map[string]string{
+		"LINODE_TOKEN": "secret-token-value", "CLUSTER_NAME": "prod", "LINODE_REGION": "us-ord",
+		"CLUSTER_ENDPOINT": "https://203.0.113.10:6443", "KARPENTER_MODE": "lke", "LINODE_CLIENT_TIMEOUT": "60",
+		"VM_MEMORY_OVERHEAD_PERCENT": "0.075", "DISABLE_DRY_RUN": "false",
+	}
+	for key, value := range alpha {
+		t.Setenv(key, value)
+	}
+	ctx, err := operator.ParseSettings(context.Background(), nil, io.Discard)
+	if err != nil {
+		t.Fatalf("ParseSettings: %v", err)
+	}
+	opts := options.FromContext(ctx)
+	if opts.Token != "secret-token-value" || opts.ClusterName != "prod" || opts.Region != "us-ord" || opts.Mode != mode.LKE {
+		t.Errorf("token, cluster, region, mode = %q, %q, %q, %q", opts.Token, opts.ClusterName, opts.Region, opts.Mode)
+	}
+	if opts.ClusterEndpoint != "https://203.0.113.10:6443" || opts.ClientTimeoutSeconds != 60 {
+		t.Errorf("cluster endpoint %q, client timeout %ds", opts.ClusterEndpoint, opts.ClientTimeoutSeconds)
+	}
+	if opts.HypervisorMemoryPercent != 7.5 {
+		t.Errorf("VM_MEMORY_OVERHEAD_PERCENT 0.075 read as HYPERVISOR_MEMORY_PERCENT %v, want 7.5", opts.HypervisorMemoryPercent)
+	}
+	if len(opts.AlphaSettings) != 1 || !strings.Contains(opts.AlphaSettings[0], "HYPERVISOR_MEMORY_PERCENT=7.5") {
+		t.Errorf("settings to log under their new name = %q", opts.AlphaSettings)
+	}
+	if got := operator.ClientOptions(opts).Timeout; got != time.Minute {
+		t.Errorf("Linode client timeout = %v, want LINODE_CLIENT_TIMEOUT's 60s", got)
 	}
 }

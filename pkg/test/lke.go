@@ -87,7 +87,7 @@ func NewLKE(ctx context.Context, emu *Emulator, kubeClient client.Client, opts .
 			return nil, err
 		}
 	}
-	provider, err := operator.NewLinode(ctx, kubeClient, kubeClient, o.recorder, api, o.credentials, target)
+	provider, err := operator.NewLinode(ctx, kubeClient, kubeClient, o.recorder, emu.Clock, api, o.credentials, target)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"github.com/awslabs/operatorpkg/status"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
@@ -16,13 +15,12 @@ func LinodeNodeClass(overrides ...v1.LinodeNodeClass) *v1.LinodeNodeClass {
 	return &v1.LinodeNodeClass{ObjectMeta: coretest.ObjectMeta(merged.ObjectMeta), Spec: merged.Spec, Status: merged.Status}
 }
 
-// ReadyLinodeNodeClass is LinodeNodeClass with every condition true, as the NodeClass controller
-// (not running in the test) leaves a usable class.
+// ReadyLinodeNodeClass is LinodeNodeClass with every condition of the class's set true, as the
+// NodeClass controller (not running in the test) leaves a usable class.
 func ReadyLinodeNodeClass(overrides ...v1.LinodeNodeClass) *v1.LinodeNodeClass {
 	nodeClass := LinodeNodeClass(overrides...)
-	for _, condition := range []string{status.ConditionReady, v1.ConditionTypeFirewallReady, v1.ConditionTypeImageReady, v1.ConditionTypeSubnetReady,
-		v1.ConditionTypePlacementGroupReady, v1.ConditionTypeValidationSucceeded, v1.ConditionTypeAPIAuthorized} {
-		nodeClass.StatusConditions().SetTrue(condition)
+	for _, condition := range nodeClass.StatusConditions().List() {
+		nodeClass.StatusConditions().SetTrue(condition.Type)
 	}
 	return nodeClass
 }

@@ -26,5 +26,7 @@ func Options() *options.Options {
 		HypervisorMemoryPercent:  instancetype.DefaultHypervisorMemoryPercent,
 		CatalogueRefreshInterval: 12 * time.Hour,
 		SystemNamespace:          "kube-system",
+		MaintenanceLeadTime:      options.DefaultMaintenanceLeadTime,
+		MaintenancePollInterval:  options.DefaultMaintenancePollInterval,
 	}
 }

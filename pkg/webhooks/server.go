@@ -1,5 +1,5 @@
-// Package webhooks holds the controller's admission webhooks (node) and the certificate they are
-// served with (certificate), and the server they share.
+// Package webhooks holds the controller's webhooks (node admission, LinodeNodeClass conversion),
+// the certificate they are served with (certificate), and the server they share.
 package webhooks
 
 import (

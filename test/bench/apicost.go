@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 )
 
 const apiCostScenario = "Linode API cost"
@@ -65,11 +66,39 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 		{Scenario: apiCostScenario, Metric: "calls per launched node", Value: float64(len(launched)) / float64(max(claims, 1)), Unit: "calls", Note: launchNote},
 		{Scenario: apiCostScenario, Metric: fmt.Sprintf("calls per minute at rest, %d nodes", claims), Value: perMinute, Unit: "calls/min", Note: restNote},
 	}
+	rows = append(rows, budgetShares("at rest", idle, rest, "")...)
+	maintenance := slices.DeleteFunc(slices.Clone(idle), func(r emulator.RequestRecord) bool { return !maintenanceRoutes[r.Route] })
+	listingsTarget, sharesTarget := "<= 2 calls/min", "<= 1 %"
+	note := fmt.Sprintf("one filtered listing of maintenance and one of events per MAINTENANCE_POLL_INTERVAL (%v): %s", options.DefaultMaintenancePollInterval, routeSummary(maintenance, 1))
+	if rest < options.DefaultMaintenancePollInterval {
+		// A window shorter than the interval holds zero or one poll, depending on its phase.
+		listingsTarget, sharesTarget = "", ""
+		note += fmt.Sprintf("; counted over %v, less than one poll interval, so not a rate", rest)
+	}
+	rows = append(rows, Row{
+		Scenario: apiCostScenario,
+		Metric:   fmt.Sprintf("maintenance controller: listings per minute at rest, %d nodes", claims),
+		Value:    float64(len(maintenance)) / rest.Minutes(),
+		Unit:     "calls/min",
+		Target:   listingsTarget,
+		Note:     note,
+	})
+	return append(rows, budgetShares("maintenance controller at rest", maintenance, rest, sharesTarget)...), nil
+}
+
+// maintenanceRoutes are the routes the maintenance controller calls, and no other part of the
+// controller does.
+var maintenanceRoutes = map[string]bool{"GET /account/maintenance": true, "GET /account/events": true, "GET /account/events/{eventId}": true}
+
+// budgetShares are the requests' shares of each of Linode's rate limits over the duration, as rows
+// named after what made them.
+func budgetShares(what string, requests []emulator.RequestRecord, over time.Duration, target string) []Row {
 	limits := emulator.DefaultRateLimits()
 	byBudget := map[string]int{}
-	for _, r := range idle {
+	for _, r := range requests {
 		byBudget[rateLimitBudget(r.Route)]++
 	}
+	var rows []Row
 	for _, budget := range []struct {
 		name   string
 		limit  int
@@ -79,17 +108,18 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 		{budgetOther, limits.OtherPerMinute, time.Minute},
 		{budgetCreate, limits.LinodeCreates, limits.LinodeCreateWindow},
 	} {
-		perWindow := float64(byBudget[budget.name]) / rest.Seconds() * budget.window.Seconds()
+		perWindow := float64(byBudget[budget.name]) / over.Seconds() * budget.window.Seconds()
 		window := fmt.Sprintf("per %g s", budget.window.Seconds())
 		rows = append(rows, Row{
 			Scenario: apiCostScenario,
-			Metric:   fmt.Sprintf("at rest: share of the %s limit (%d %s)", budget.name, budget.limit, window),
+			Metric:   fmt.Sprintf("%s: share of the %s limit (%d %s)", what, budget.name, budget.limit, window),
 			Value:    100 * perWindow / float64(budget.limit),
 			Unit:     "%",
+			Target:   target,
 			Note:     fmt.Sprintf("%.1f calls %s", perWindow, window),
 		})
 	}
-	return rows, nil
+	return rows
 }
 
 // rateLimitBudget names the rate limit a route counts against, as pkg/emulator/ratelimit.go

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/awslabs/operatorpkg/object"
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis/crds"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
 	"github.com/linode/karpenter-provider-linode/test/charts"
 )
@@ -79,18 +81,21 @@ func TestChartsPassHelmLint(t *testing.T) {
 
 func TestCRDChartMatchesItsSources(t *testing.T) {
 	want := map[string][]byte{
-		"karpenter.k8s.linode_linodenodeclasses.yaml": crds.LinodeNodeClass,
-		"karpenter.sh_nodepools.yaml":                 coreapis.NodePoolCRD,
-		"karpenter.sh_nodeclaims.yaml":                coreapis.NodeClaimCRD,
-		"karpenter.sh_nodeoverlays.yaml":              coreapis.NodeOverlayCRD,
-		"autoscaling.x-k8s.io_capacitybuffers.yaml":   coreapis.CapacityBufferCRD,
+		"karpenter.sh_nodepools.yaml":               coreapis.NodePoolCRD,
+		"karpenter.sh_nodeclaims.yaml":              coreapis.NodeClaimCRD,
+		"karpenter.sh_nodeoverlays.yaml":            coreapis.NodeOverlayCRD,
+		"autoscaling.x-k8s.io_capacitybuffers.yaml": coreapis.CapacityBufferCRD,
 	}
+	const ours = "karpenter.k8s.linode_linodenodeclasses.yaml"
 	dir := filepath.Join(charts.Dir("karpenter-crd"), "templates")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, entry := range entries {
+		if entry.Name() == ours {
+			continue
+		}
 		source, ok := want[entry.Name()]
 		if !ok {
 			t.Errorf("%s is in the chart but is not a CRD the controller embeds", entry.Name())
@@ -107,6 +112,31 @@ func TestCRDChartMatchesItsSources(t *testing.T) {
 	}
 	for name := range want {
 		t.Errorf("%s is missing from the chart: run hack/sync-chart-crds.sh (make generate)", name)
+	}
+
+	// Ours is the embedded CRD with the conversion webhook the controller serves, at the
+	// karpenter chart's webhook Service.
+	objects, err := charts.Render("karpenter-crd", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := charts.As[apiextensionsv1.CustomResourceDefinition](charts.Find(objects, "CustomResourceDefinition", conversion.CustomResourceDefinitionName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	source := object.Unmarshal[apiextensionsv1.CustomResourceDefinition](crds.LinodeNodeClass)
+	source.Spec.Conversion = conversion.Conversion(apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+		Name: "karpenter-webhook", Namespace: charts.Namespace, Path: new(conversion.Path), Port: new(int32(443)),
+	}})
+	if !equality.Semantic.DeepEqual(rendered, source) {
+		t.Errorf("the chart's %s is not the embedded CRD with the conversion webhook: run hack/sync-chart-crds.sh (make generate)", ours)
+	}
+	karpenter, err := charts.Render("karpenter", required(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if charts.Find(karpenter, "Service", rendered.Spec.Conversion.Webhook.ClientConfig.Service.Name) == nil {
+		t.Errorf("the CRD's conversion webhook calls Service %s, which the karpenter chart does not install", rendered.Spec.Conversion.Webhook.ClientConfig.Service.Name)
 	}
 }
 
@@ -217,8 +247,8 @@ func TestRenderedDeployment(t *testing.T) {
 				if charts.Find(objects, "MutatingWebhookConfiguration", "karpenter") != nil {
 					t.Errorf("MutatingWebhookConfiguration rendered with the webhook off")
 				}
-				if charts.Find(objects, "Service", "karpenter-webhook") != nil {
-					t.Errorf("webhook Service rendered with the webhook off")
+				if charts.Find(objects, "Service", "karpenter-webhook") == nil {
+					t.Errorf("webhook Service missing with the Node webhook off: the LinodeNodeClass conversion webhook needs it")
 				}
 			},
 		},
@@ -363,6 +393,9 @@ func TestRenderedChartsApply(t *testing.T) {
 			applyAll(ctx, t, env.Client, objects)
 		})
 	}
+	t.Run("the alpha chart's values with credentialsSecretRef", func(t *testing.T) {
+		applyAlphaInstall(ctx, t, env.Client)
+	})
 }
 
 func applyAll(ctx context.Context, t *testing.T, c client.Client, objects []*unstructured.Unstructured) {

@@ -190,10 +190,12 @@ func ControllerEnvironment(objects []*unstructured.Unstructured, volumeRoot stri
 			if !ok {
 				value, ok = []byte(secret.StringData[ref.Key]), secret.StringData[ref.Key] != ""
 			}
-			if !ok {
+			switch {
+			case ok:
+				env[v.Name] = string(value)
+			case ref.Optional == nil || !*ref.Optional:
 				return nil, fmt.Errorf("%s: Secret %q has no key %q", v.Name, ref.Name, ref.Key)
 			}
-			env[v.Name] = string(value)
 		case v.ValueFrom.FieldRef != nil && v.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
 			env[v.Name] = deployment.Namespace
 		case v.ValueFrom.ResourceFieldRef != nil:

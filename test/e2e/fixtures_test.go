@@ -127,6 +127,18 @@ func (f *fixture) nodeClaims(ctx context.Context) []karpv1.NodeClaim {
 	return claims.Items
 }
 
+// nodeClaimOf is the NodeClaim of the node the pod runs on.
+func (f *fixture) nodeClaimOf(ctx context.Context, pod corev1.Pod) *karpv1.NodeClaim {
+	GinkgoHelper()
+	for _, claim := range f.nodeClaims(ctx) {
+		if claim.Status.NodeName == pod.Spec.NodeName {
+			return &claim
+		}
+	}
+	Fail(fmt.Sprintf("pod %s runs on %q, which no NodeClaim of %s launched", pod.Name, pod.Spec.NodeName, f.name))
+	return nil
+}
+
 func (f *fixture) nodes(ctx context.Context) []corev1.Node {
 	GinkgoHelper()
 	var nodes corev1.NodeList

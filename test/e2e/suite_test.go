@@ -24,8 +24,12 @@ import (
 const delayScale = 0.02
 
 // controllerEnv has shorter batching windows than core's defaults (1 s idle, 10 s max), which
-// keeps each spec short.
-var controllerEnv = []string{"BATCH_IDLE_DURATION=500ms", "BATCH_MAX_DURATION=3s"}
+// keeps each spec short, and maintenance settings scaled like the emulator's delays: the 2-hour
+// lead time by delayScale, the 1-minute poll interval to the shortest allowed, 5 s.
+var controllerEnv = []string{
+	"BATCH_IDLE_DURATION=500ms", "BATCH_MAX_DURATION=3s",
+	"MAINTENANCE_LEAD_TIME=" + scaled(2*time.Hour).String(), "MAINTENANCE_POLL_INTERVAL=5s",
+}
 
 var (
 	cluster *localcluster.Cluster

@@ -56,9 +56,10 @@ annotations:
 {{- end }}
 {{- end }}
 
-{{/* The Secret holding the Linode token: the user's own, or the one this chart creates from apiToken. */}}
+{{/* The Secret holding the Linode token: the user's own (existingSecret, or the alpha chart's
+credentialsSecretRef), or the one this chart creates from apiToken. */}}
 {{- define "karpenter.tokenSecretName" -}}
-{{- default (include "karpenter.fullname" .) .Values.existingSecret }}
+{{- .Values.existingSecret | default .Values.credentialsSecretRef | default (include "karpenter.fullname" .) }}
 {{- end }}
 
 {{- define "karpenter.tokenSecretKey" -}}
@@ -68,6 +69,11 @@ annotations:
 {{/* Where the token's Secret is mounted; the controller reads LINODE_TOKEN_FILE there. */}}
 {{- define "karpenter.tokenMountPath" -}}
 /var/run/secrets/karpenter.k8s.linode
+{{- end }}
+
+{{/* Whether the token comes from a Secret the user manages. */}}
+{{- define "karpenter.userSecret" -}}
+{{- if or .Values.existingSecret .Values.credentialsSecretRef }}true{{ end }}
 {{- end }}
 
 {{/* The webhook's Service, also the name in its serving certificate. */}}
@@ -80,12 +86,16 @@ annotations:
 {{- printf "%s-cert" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* The controller image; the alpha chart's controller.image and imagePullPolicy are read too. */}}
 {{- define "karpenter.image" -}}
-{{- $tag := default (printf "v%s" .Chart.AppVersion) .Values.image.tag }}
-{{- if .Values.image.digest }}
-{{- printf "%s:%s@%s" .Values.image.repository $tag .Values.image.digest }}
+{{- $alpha := (.Values.controller).image | default dict }}
+{{- $repository := $alpha.repository | default .Values.image.repository }}
+{{- $tag := $alpha.tag | default .Values.image.tag | default (printf "v%s" .Chart.AppVersion) }}
+{{- $digest := $alpha.digest | default .Values.image.digest }}
+{{- if $digest }}
+{{- printf "%s:%s@%s" $repository $tag $digest }}
 {{- else }}
-{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- printf "%s:%s" $repository $tag }}
 {{- end }}
 {{- end }}
 
@@ -97,13 +107,15 @@ NodeRepair={{ $gates.nodeRepair }},NodeOverlay={{ $gates.nodeOverlay }},StaticCa
 
 {{/* Fails the install with a message naming the value to set, rather than letting the controller crash-loop. */}}
 {{- define "karpenter.validateValues" -}}
+{{- include "karpenter.alpha.validate" . }}
 {{- if not .Values.settings.clusterName }}
 {{- fail "settings.clusterName is required: set it to the label of your LKE cluster (--set settings.clusterName=my-cluster)" }}
 {{- end }}
-{{- if and (not .Values.existingSecret) (not .Values.apiToken) }}
+{{- if and (not (include "karpenter.userSecret" .)) (not .Values.apiToken) }}
 {{- fail "a Linode API token is required: --set apiToken=$LINODE_TOKEN, or --set existingSecret=<Secret name> for a Secret holding it under existingSecretKey" }}
 {{- end }}
-{{- if and (eq .Values.settings.mode "instance") (not .Values.region) }}
+{{- /* With credentialsSecretRef, the Secret's CLUSTER_REGION may give the region. */}}
+{{- if and (eq .Values.settings.mode "instance") (not .Values.region) (not .Values.credentialsSecretRef) }}
 {{- fail "region is required in instance mode: there is no LKE cluster to take it from (--set region=us-ord)" }}
 {{- end }}
 {{- end }}

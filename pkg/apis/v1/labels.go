@@ -34,6 +34,13 @@ const (
 	// AnnotationNodeClassHashVersion changes when the hashing itself changes, so that an upgrade
 	// of the provider does not make every node look drifted.
 	AnnotationNodeClassHashVersion = apis.Group + "/linodenodeclass-hash-version"
+	// AnnotationMaintenanceWindow records, on the NodeClaim of a node whose Linode has host
+	// maintenance that takes it down starting within the maintenance lead time, when that
+	// maintenance starts (RFC 3339). Such a NodeClaim has drifted: core replaces the node first.
+	AnnotationMaintenanceWindow = apis.Group + "/maintenance-window"
+	// AnnotationMaintenanceType is that maintenance's type, as Linode names it (power_off_on,
+	// reboot, cold_migration).
+	AnnotationMaintenanceType = apis.Group + "/maintenance-type"
 )
 
 // NodeClassHashVersion is the current value of AnnotationNodeClassHashVersion. v2 hashes only the

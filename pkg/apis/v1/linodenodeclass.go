@@ -9,7 +9,8 @@ import (
 // NodePools that reference it. One NodeClass serves both modes: the LKE fields apply when the
 // controller runs in LKE mode, the instance fields when it launches plain Linodes.
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:path=linodenodeclasses,scope=Cluster,categories=karpenter,shortName={linodenc,lnc}
+// +kubebuilder:resource:path=linodenodeclasses,scope=Cluster,categories=karpenter,shortName={linodenc,lnc,lncs}
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",priority=1
@@ -106,6 +107,14 @@ type LinodeNodeClassSpec struct {
 	// BackupsEnabled turns on the Linode Backup service for each node (instance mode).
 	// +optional
 	BackupsEnabled *bool `json:"backupsEnabled,omitempty"`
+	// MaintenancePolicy is what Linode does to each node when it maintains the node's host
+	// (instance mode): linode/migrate moves the Linode to another host while it runs,
+	// linode/power_off_on powers it off for the maintenance and on again after. When unset, the
+	// account's default policy applies. Either way Karpenter replaces a node before maintenance
+	// that would take it down. LKE node pools cannot choose a policy: their Linodes take the
+	// account's default, and a class that sets one is not Ready in LKE mode.
+	// +optional
+	MaintenancePolicy *MaintenancePolicy `json:"maintenancePolicy,omitempty"`
 	// UserData is extra cloud-init configuration merged with the provider's own bootstrap
 	// (instance mode). It must be a cloud-config document.
 	// +kubebuilder:validation:MaxLength=16384
@@ -134,6 +143,15 @@ type UpdateStrategy string
 const (
 	UpdateStrategyRollingUpdate UpdateStrategy = "rolling_update"
 	UpdateStrategyOnRecycle     UpdateStrategy = "on_recycle"
+)
+
+// MaintenancePolicy is a Linode maintenance policy, by the slug the Linode API uses.
+// +kubebuilder:validation:Enum=linode/migrate;linode/power_off_on
+type MaintenancePolicy string
+
+const (
+	MaintenancePolicyMigrate    MaintenancePolicy = "linode/migrate"
+	MaintenancePolicyPowerOffOn MaintenancePolicy = "linode/power_off_on"
 )
 
 // ImageSelector picks an image by its attributes; the newest non-deprecated match wins.
@@ -301,6 +319,9 @@ const (
 	ConditionTypeImageReady          = "ImageReady"
 	ConditionTypeSubnetReady         = "SubnetReady"
 	ConditionTypePlacementGroupReady = "PlacementGroupReady"
+	// ConditionTypeMaintenancePolicyReady says whether the mode and region can give nodes the
+	// maintenance policy the class asks for.
+	ConditionTypeMaintenancePolicyReady = "MaintenancePolicyReady"
 	// ConditionTypeValidationSucceeded covers settings checked against the cluster and the API
 	// rather than resolved to an object: tier-only fields, region capabilities, a rejected launch.
 	ConditionTypeValidationSucceeded = "ValidationSucceeded"
@@ -316,6 +337,7 @@ func (in *LinodeNodeClass) StatusConditions(opts ...status.ForOption) status.Con
 		ConditionTypeImageReady,
 		ConditionTypeSubnetReady,
 		ConditionTypePlacementGroupReady,
+		ConditionTypeMaintenancePolicyReady,
 		ConditionTypeValidationSucceeded,
 		ConditionTypeAPIAuthorized,
 	).For(in, opts...)

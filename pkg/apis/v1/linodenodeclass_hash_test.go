@@ -39,6 +39,7 @@ func TestHashChangesWithTheFieldsOfTheModeOnly(t *testing.T) {
 		{"image changed", func(nc *v1.LinodeNodeClass) { nc.Spec.Image = lo.ToPtr("linode/debian12") }, []mode.Mode{mode.Instance}},
 		{"user data set", func(nc *v1.LinodeNodeClass) { nc.Spec.UserData = lo.ToPtr("#cloud-config\n") }, []mode.Mode{mode.Instance}},
 		{"authorized keys set", func(nc *v1.LinodeNodeClass) { nc.Spec.AuthorizedKeys = []string{"ssh-ed25519 AAAA"} }, []mode.Mode{mode.Instance}},
+		{"maintenance policy set", func(nc *v1.LinodeNodeClass) { nc.Spec.MaintenancePolicy = lo.ToPtr(v1.MaintenancePolicyMigrate) }, []mode.Mode{mode.Instance}},
 	} {
 		for _, m := range mode.All {
 			t.Run(tc.name+" in "+string(m)+" mode", func(t *testing.T) {

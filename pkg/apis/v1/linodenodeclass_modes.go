@@ -46,6 +46,9 @@ var specFields = []specField{
 	{name: "privateIP", modes: instanceOnly},
 	{name: "placementGroup", modes: instanceOnly, condition: ConditionTypePlacementGroupReady},
 	{name: "backupsEnabled", modes: instanceOnly},
+	// LKE's node pools cannot choose a maintenance policy. MaintenancePolicyReady is not listed
+	// here: LKE mode refuses a class that sets one rather than ignoring the field.
+	{name: "maintenancePolicy", modes: instanceOnly},
 	{name: "userData", modes: instanceOnly},
 }
 

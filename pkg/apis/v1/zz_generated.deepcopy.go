@@ -273,6 +273,11 @@ func (in *LinodeNodeClassSpec) DeepCopyInto(out *LinodeNodeClassSpec) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.MaintenancePolicy != nil {
+		in, out := &in.MaintenancePolicy, &out.MaintenancePolicy
+		*out = new(MaintenancePolicy)
+		**out = **in
+	}
 	if in.UserData != nil {
 		in, out := &in.UserData, &out.UserData
 		*out = new(string)

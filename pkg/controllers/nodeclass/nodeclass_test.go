@@ -160,6 +160,21 @@ var _ = Describe("LKE mode", func() {
 		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
 	})
 
+	It("refuses a maintenance policy, which LKE node pools cannot choose", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{MaintenancePolicy: new(v1.MaintenancePolicyPowerOffOn)})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		condition := expectCondition(nodeClass, v1.ConditionTypeMaintenancePolicyReady, metav1.ConditionFalse, lke.ReasonMaintenancePolicyNotInLKE)
+		Expect(condition.Message).To(And(ContainSubstring("LKE node pools cannot choose a maintenance policy"), ContainSubstring("remove maintenancePolicy")))
+		Expect(expectCondition(nodeClass, status.ConditionReady, metav1.ConditionFalse, lke.ReasonMaintenancePolicyNotInLKE).Message).To(ContainSubstring("maintenance policy"))
+
+		nodeClass.Spec.MaintenancePolicy = nil
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		expectCondition(nodeClass, v1.ConditionTypeMaintenancePolicyReady, metav1.ConditionTrue, v1.ConditionTypeMaintenancePolicyReady)
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+	})
+
 	It("holds a deleted class until no NodeClaim uses it", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{})
 		ExpectApplied(ctx, env.Client, nodeClass)
@@ -231,7 +246,7 @@ var _ = Describe("Instance mode", func() {
 	var controller *nodeclass.Controller
 	BeforeEach(func() {
 		controller = nodeclass.NewController(env.Client, events.NewRecorder(recorder), emu.Client, nil, mode.Instance,
-			[]nodeclass.Resolver{instance.NewImageResolver(emu.Client), instance.NetworkingResolver{}}, nil)
+			[]nodeclass.Resolver{instance.NewImageResolver(emu.Client), instance.NewMaintenancePolicyResolver(emu.Client, test.Region), instance.NetworkingResolver{}}, nil)
 	})
 
 	It("resolves the image", func() {
@@ -240,6 +255,16 @@ var _ = Describe("Instance mode", func() {
 		nodeClass = reconciled(controller, nodeClass)
 		Expect(nodeClass.Status.Image).ToNot(BeNil())
 		Expect(nodeClass.Status.Image.ID).To(Equal("linode/almalinux9"))
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+	})
+
+	It("accepts a maintenance policy in a region that offers them, and retries when the region cannot be read", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{Image: new("linode/almalinux9"), MaintenancePolicy: new(v1.MaintenancePolicyPowerOffOn)})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		emu.InjectFault(emulator.Fault{Method: http.MethodGet, Route: "/regions/{regionId}", Sequence: []int{http.StatusServiceUnavailable}})
+		Expect(ExpectObjectReconcileFailed(ctx, env.Client, controller, nodeClass)).To(HaveOccurred())
+		nodeClass = reconciled(controller, nodeClass)
+		expectCondition(nodeClass, v1.ConditionTypeMaintenancePolicyReady, metav1.ConditionTrue, v1.ConditionTypeMaintenancePolicyReady)
 		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
 	})
 

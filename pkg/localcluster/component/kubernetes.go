@@ -20,10 +20,10 @@ func KubeScheduler(binDir, kubeconfig string) Spec {
 }
 
 // KubeControllerManager runs the workload controllers, so Deployments become ReplicaSets and
-// pods and owned objects are garbage-collected, the node lifecycle controller, which lifts the
-// not-ready taint the apiserver puts on every new Node once the Node is Ready, the disruption
-// controller, without which no PodDisruptionBudget allows an eviction, and the pod garbage
-// collector, which deletes the pods of a Node that is gone.
+// pods and owned objects are garbage-collected; the node lifecycle controller, which lifts the
+// not-ready taint the apiserver puts on every new Node once the Node is Ready; the disruption
+// controller, which keeps PodDisruptionBudgets' status, without which every PDB blocks eviction;
+// and the pod garbage collector, which deletes the pods of a Node that is gone.
 func KubeControllerManager(binDir, kubeconfig string) Spec {
 	return Spec{Name: "kube-controller-manager", Path: filepath.Join(binDir, "kube-controller-manager"),
 		Args: []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0",
@@ -36,6 +36,9 @@ func KubeControllerManager(binDir, kubeconfig string) Spec {
 type KwokNodes struct {
 	LabelSelector      string
 	AnnotationSelector string
+	// DownAnnotationSelector selects the nodes whose kubelet is down: kwok leaves their status
+	// alone, so a node marked not Ready stays so.
+	DownAnnotationSelector string
 }
 
 // Kwok keeps the selected nodes Ready (heartbeats and leases) and runs and deletes their pods.
@@ -46,6 +49,9 @@ func Kwok(binDir, kubeconfig string, nodes KwokNodes) Spec {
 	}
 	if nodes.AnnotationSelector != "" {
 		args = append(args, "--manage-nodes-with-annotation-selector="+nodes.AnnotationSelector)
+	}
+	if nodes.DownAnnotationSelector != "" {
+		args = append(args, "--disregard-status-with-annotation-selector="+nodes.DownAnnotationSelector)
 	}
 	// The bare kwok binary has no behaviour of its own: build-k8s-binaries.sh copies its stage
 	// manifests next to it.

@@ -3,6 +3,11 @@
 // the Linode is deleted, it removes the Node, as Linode's cloud controller manager does. kwok
 // then keeps those Nodes Ready and runs their pods (it selects them by AnnotationKwokNode).
 //
+// When a Linode that ran stops (shut down, rebooting, its host failed, maintenance), its kubelet
+// stops posting status: the simulator marks the Node's Ready condition Unknown, as the node
+// lifecycle controller would, and tells kwok to leave the Node's status alone until the Linode
+// runs again.
+//
 // An LKE node registers under its Linode's label (lke<clusterID>-<poolID>-<hex>) with provider ID
 // linode://<id>, the pool's labels and taints and nothing else of its own (LKE's kubelet has no
 // start-up taints), plus the labels kubelet and the cloud controller manager add: hostname, os,
@@ -19,6 +24,7 @@ package nodesim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +53,12 @@ const (
 	AnnotationKwokNode = "kwok.x-k8s.io/node"
 	// KwokAnnotationSelector selects those Nodes, for kwok's --manage-nodes-with-annotation-selector.
 	KwokAnnotationSelector = AnnotationKwokNode + "=fake"
+	// AnnotationKwokStatus set to "custom" makes kwok leave a Node's status alone (kwok's own
+	// convention): the simulator sets it while the Node's Linode is down.
+	AnnotationKwokStatus = "kwok.x-k8s.io/status"
+	// KwokDownAnnotationSelector selects those Nodes, for kwok's
+	// --disregard-status-with-annotation-selector.
+	KwokDownAnnotationSelector = AnnotationKwokStatus + "=custom"
 )
 
 // Event is a Node the simulator registered or removed.
@@ -166,6 +178,14 @@ func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error
 		s.drains[ev.InstanceID] = stop
 		s.mu.Unlock()
 		go s.drain(drainCtx, ev)
+	case emulator.InstanceStopped:
+		if err := retry(ctx, func() error { return s.kubeletDown(ctx, ev.Label, ev.Time) }); err != nil {
+			return fmt.Errorf("marking node %s not ready: %w", ev.Label, err)
+		}
+	case emulator.InstanceResumed:
+		if err := retry(ctx, func() error { return s.kubeletBack(ctx, ev.Label) }); err != nil {
+			return fmt.Errorf("marking node %s back: %w", ev.Label, err)
+		}
 	case emulator.InstanceDeleted:
 		s.mu.Lock()
 		if stop, ok := s.drains[ev.InstanceID]; ok {
@@ -181,6 +201,43 @@ func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error
 		s.notify(Event{NodeName: node.Name, InstanceID: ev.InstanceID, PlanType: ev.PlanType, LinodeEventTime: ev.Time})
 	}
 	return nil
+}
+
+// kubeletDown marks a Node whose Linode stopped as the node lifecycle controller does once its
+// kubelet is silent: Ready Unknown. kwok leaves the status alone from then on.
+func (s *Simulator) kubeletDown(ctx context.Context, name string, at time.Time) error {
+	node := &corev1.Node{}
+	if err := s.kube.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	stored := node.DeepCopy()
+	metav1.SetMetaDataAnnotation(&node.ObjectMeta, AnnotationKwokStatus, "custom")
+	if err := s.kube.Patch(ctx, node, client.MergeFrom(stored)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	stored = node.DeepCopy()
+	unknown := corev1.NodeCondition{
+		Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown",
+		Message: "Kubelet stopped posting node status.", LastTransitionTime: metav1.NewTime(at), LastHeartbeatTime: metav1.NewTime(at),
+	}
+	if i := slices.IndexFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady }); i >= 0 {
+		unknown.LastHeartbeatTime = node.Status.Conditions[i].LastHeartbeatTime
+		node.Status.Conditions[i] = unknown
+	} else {
+		node.Status.Conditions = append(node.Status.Conditions, unknown)
+	}
+	return client.IgnoreNotFound(s.kube.Status().Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})))
+}
+
+// kubeletBack hands a Node whose Linode runs again back to kwok, which makes it Ready.
+func (s *Simulator) kubeletBack(ctx context.Context, name string) error {
+	node := &corev1.Node{}
+	if err := s.kube.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	stored := node.DeepCopy()
+	delete(node.Annotations, AnnotationKwokStatus)
+	return client.IgnoreNotFound(s.kube.Patch(ctx, node, client.MergeFrom(stored)))
 }
 
 func (s *Simulator) notify(ev Event) {

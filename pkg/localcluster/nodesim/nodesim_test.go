@@ -219,6 +219,43 @@ func TestPlainLinodeRegistersUnregistered(t *testing.T) {
 	})
 }
 
+func TestNodeIsNotReadyWhileItsLinodeIsDown(t *testing.T) {
+	ctx := context.Background()
+	emu, linode := startSimulator(t)
+	instance, err := linode.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Label: "failing-node"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := &corev1.Node{}
+	waitFor(t, "node failing-node", 10*time.Second, func() bool {
+		return env.Client.Get(ctx, types.NamespacedName{Name: "failing-node"}, node) == nil
+	})
+
+	if _, err := emu.FailHost(instance.ID, emulator.HostFailure{RestartAfter: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "node failing-node to be marked down", 5*time.Second, func() bool {
+		if err := env.Client.Get(ctx, types.NamespacedName{Name: "failing-node"}, node); err != nil {
+			return false
+		}
+		for _, condition := range node.Status.Conditions {
+			if condition.Type == corev1.NodeReady {
+				return condition.Status == corev1.ConditionUnknown && node.Annotations[nodesim.AnnotationKwokStatus] == "custom"
+			}
+		}
+		return false
+	})
+	waitFor(t, "node failing-node to be handed back to kwok once its Linode runs again", 10*time.Second, func() bool {
+		return env.Client.Get(ctx, types.NamespacedName{Name: "failing-node"}, node) == nil && node.Annotations[nodesim.AnnotationKwokStatus] == ""
+	})
+	if err := linode.DeleteInstance(ctx, instance.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "node failing-node to be removed", 5*time.Second, func() bool {
+		return env.Client.Get(ctx, types.NamespacedName{Name: "failing-node"}, &corev1.Node{}) != nil
+	})
+}
+
 // registeredTaints leaves out the taints the apiserver adds to every new Node from its conditions
 // (node.kubernetes.io/not-ready and the like): those are Kubernetes', not kubelet's.
 func registeredTaints(node *corev1.Node) []corev1.Taint {

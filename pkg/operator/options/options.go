@@ -48,12 +48,18 @@ type Options struct {
 	APIURL string
 	// APIVersion is v4, or v4beta for LKE Enterprise clusters.
 	APIVersion string
+	// ClientTimeoutSeconds bounds each Linode API request.
+	ClientTimeoutSeconds int
+	// ClusterEndpoint is the Kubernetes API server URL nodes join (instance mode); empty in LKE
+	// mode, where LKE configures the kubelets.
+	ClusterEndpoint string
 	// HypervisorMemoryPercent is the share of a plan's memory the hypervisor and guest kernel
 	// keep, so never reaches the kubelet.
 	HypervisorMemoryPercent float64
 	// CatalogueRefreshInterval is how often plans, prices and regions are re-read.
 	CatalogueRefreshInterval time.Duration
-	// DisableWebhook turns off the Node mutating webhook and its certificate controller.
+	// DisableWebhook turns off the Node mutating webhook. The webhook server, its certificate and
+	// the LinodeNodeClass conversion webhook stay on: the CRD's v1alpha1 needs them.
 	DisableWebhook bool
 	// WebhookPort is the port the webhook server listens on.
 	WebhookPort int
@@ -65,11 +71,30 @@ type Options struct {
 	WebhookConfigurationName string
 	// SystemNamespace is the controller's namespace, where the webhook certificate is kept.
 	SystemNamespace string
+	// MaintenanceLeadTime is how long before Linode host maintenance that takes a node down
+	// (power off/on, reboot, cold migration) the node is replaced.
+	MaintenanceLeadTime time.Duration
+	// MaintenancePollInterval is how often Linode's maintenance list and account events are read.
+	MaintenancePollInterval time.Duration
+
+	// AlphaSettings say which settings came from the alpha provider's environment variables, to
+	// be logged at start-up with the names that replace them.
+	AlphaSettings []string
 
 	// malformedEnvironment names environment variables whose values could not be parsed. Core's
 	// helpers fall back to the default for those, which would hide a typo; Validate reports them.
 	malformedEnvironment []error
 }
+
+// Defaults of the maintenance settings: replacements start two hours ahead, and two listings a
+// minute are 1% of Linode's budget for paginated GETs.
+const (
+	DefaultMaintenanceLeadTime     = 2 * time.Hour
+	DefaultMaintenancePollInterval = time.Minute
+	// minMaintenancePollInterval keeps the controller's share of the paginated-GET budget (200 a
+	// minute) at 12% or less.
+	minMaintenancePollInterval = 5 * time.Second
+)
 
 // Injectables lists the provider's option sets for Karpenter core's injection.
 var Injectables = []coreoptions.Injectable{&Options{}}
@@ -83,15 +108,20 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.StringVar((*string)(&o.Mode), "karpenter-mode", env.WithDefaultString("KARPENTER_MODE", string(mode.LKE)), "[KARPENTER_MODE] lke (node pools of an LKE cluster) or instance (plain Linodes).")
 	fs.StringVar(&o.APIURL, "linode-url", env.WithDefaultString("LINODE_URL", "https://api.linode.com"), "[LINODE_URL] Linode API root URL, without the version.")
 	fs.StringVar(&o.APIVersion, "linode-api-version", env.WithDefaultString("LINODE_API_VERSION", "v4"), "[LINODE_API_VERSION] v4, or v4beta for LKE Enterprise clusters.")
-	o.malformedEnvironment = nil
-	fs.Float64Var(&o.HypervisorMemoryPercent, "hypervisor-memory-percent", o.floatFromEnv("HYPERVISOR_MEMORY_PERCENT", 2.5), "[HYPERVISOR_MEMORY_PERCENT] Share of a plan's memory not visible to the node.")
+	o.malformedEnvironment, o.AlphaSettings = nil, nil
+	fs.IntVar(&o.ClientTimeoutSeconds, "linode-client-timeout", o.intFromEnv("LINODE_CLIENT_TIMEOUT", 30), "[LINODE_CLIENT_TIMEOUT] Seconds a Linode API request may take.")
+	fs.StringVar(&o.ClusterEndpoint, "cluster-endpoint", env.WithDefaultString("CLUSTER_ENDPOINT", ""), "[CLUSTER_ENDPOINT] https URL of the Kubernetes API server that nodes join (instance mode).")
+	fs.Float64Var(&o.HypervisorMemoryPercent, "hypervisor-memory-percent", o.hypervisorMemoryPercentFromEnv(2.5), "[HYPERVISOR_MEMORY_PERCENT] Share of a plan's memory not visible to the node, in percent (the alpha provider's VM_MEMORY_OVERHEAD_PERCENT, as a fraction, is read too).")
 	fs.DurationVar(&o.CatalogueRefreshInterval, "catalogue-refresh-interval", o.durationFromEnv("CATALOGUE_REFRESH_INTERVAL", 12*time.Hour), "[CATALOGUE_REFRESH_INTERVAL] How often plans, prices and regions are re-read.")
-	fs.BoolVar(&o.DisableWebhook, "disable-webhook", o.boolFromEnv("DISABLE_WEBHOOK", false), "[DISABLE_WEBHOOK] Do not serve the Node mutating webhook.")
-	fs.IntVar(&o.WebhookPort, "webhook-port", o.intFromEnv("WEBHOOK_PORT", 8443), "[WEBHOOK_PORT] Port of the Node mutating webhook's HTTPS server.")
+	fs.BoolVar(&o.DisableWebhook, "disable-webhook", o.boolFromEnv("DISABLE_WEBHOOK", false), "[DISABLE_WEBHOOK] Do not serve the Node mutating webhook (the LinodeNodeClass conversion webhook is always served).")
+	fs.IntVar(&o.WebhookPort, "webhook-port", o.intFromEnv("WEBHOOK_PORT", 8443), "[WEBHOOK_PORT] Port of the HTTPS server of the Node mutating webhook and the LinodeNodeClass conversion webhook.")
 	fs.StringVar(&o.WebhookServiceName, "webhook-service", env.WithDefaultString("WEBHOOK_SERVICE", "karpenter-webhook"), "[WEBHOOK_SERVICE] Name of the webhook's Service, which its serving certificate names.")
 	fs.StringVar(&o.WebhookCertSecretName, "webhook-cert-secret", env.WithDefaultString("WEBHOOK_CERT_SECRET", "karpenter-cert"), "[WEBHOOK_CERT_SECRET] Secret the controller keeps the webhook's serving certificate in.")
 	fs.StringVar(&o.WebhookConfigurationName, "webhook-configuration", env.WithDefaultString("WEBHOOK_CONFIGURATION", "karpenter"), "[WEBHOOK_CONFIGURATION] MutatingWebhookConfiguration whose caBundle the controller keeps.")
 	fs.StringVar(&o.SystemNamespace, "system-namespace", env.WithDefaultString("SYSTEM_NAMESPACE", "kube-system"), "[SYSTEM_NAMESPACE] Namespace the controller runs in.")
+	fs.DurationVar(&o.MaintenanceLeadTime, "maintenance-lead-time", o.durationFromEnv("MAINTENANCE_LEAD_TIME", DefaultMaintenanceLeadTime), "[MAINTENANCE_LEAD_TIME] How long before Linode host maintenance that takes a node down (power off/on, reboot, cold migration) the node is replaced.")
+	fs.DurationVar(&o.MaintenancePollInterval, "maintenance-poll-interval", o.durationFromEnv("MAINTENANCE_POLL_INTERVAL", DefaultMaintenancePollInterval), "[MAINTENANCE_POLL_INTERVAL] How often Linode's maintenance list and account events are read: two of Linode's 200 paginated GETs a minute per poll.")
+	o.refuseAlphaOnlySettings()
 }
 
 // Parse parses the flags and validates the result, naming each bad setting and what to do.
@@ -141,11 +171,25 @@ func (o *Options) Validate() error {
 	if !(o.HypervisorMemoryPercent >= 0 && o.HypervisorMemoryPercent < 50) {
 		errs = append(errs, fmt.Errorf("HYPERVISOR_MEMORY_PERCENT %v is not valid: use a percentage from 0 to 50", o.HypervisorMemoryPercent))
 	}
-	if !o.DisableWebhook && (o.WebhookPort < 1 || o.WebhookPort > 65535) {
+	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("WEBHOOK_PORT %d is not a port: use 1-65535 (helm: webhook.port)", o.WebhookPort))
+	}
+	if o.ClientTimeoutSeconds < 1 {
+		errs = append(errs, fmt.Errorf("LINODE_CLIENT_TIMEOUT %d is not valid: use a number of seconds, at least 1", o.ClientTimeoutSeconds))
+	}
+	if err := validateClusterEndpoint(o.ClusterEndpoint); err != nil {
+		errs = append(errs, err)
 	}
 	if o.CatalogueRefreshInterval < time.Minute {
 		errs = append(errs, fmt.Errorf("CATALOGUE_REFRESH_INTERVAL %v is too short: use at least 1m (Linode rate-limits listings)", o.CatalogueRefreshInterval))
+	}
+	if o.MaintenancePollInterval < minMaintenancePollInterval {
+		errs = append(errs, fmt.Errorf("MAINTENANCE_POLL_INTERVAL %v is too short: use at least %v; each poll takes two of Linode's 200 paginated GETs a minute (helm: settings.maintenance.pollInterval)",
+			o.MaintenancePollInterval, minMaintenancePollInterval))
+	}
+	if o.MaintenanceLeadTime <= o.MaintenancePollInterval {
+		errs = append(errs, fmt.Errorf("MAINTENANCE_LEAD_TIME %v is not longer than MAINTENANCE_POLL_INTERVAL %v: maintenance could start between two polls, before its node is replaced; use a longer lead time, e.g. 2h (helm: settings.maintenance.leadTime)",
+			o.MaintenanceLeadTime, o.MaintenancePollInterval))
 	}
 	return errors.Join(errs...)
 }

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/awslabs/operatorpkg/option"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
@@ -22,6 +24,7 @@ type Options struct {
 	scheduler         bool
 	controllerManager bool
 	kwokSelector      string
+	nodeClassCRD      *apiextensionsv1.CustomResourceDefinition
 	core              []option.Function[coretest.EnvironmentOptions]
 }
 
@@ -37,9 +40,16 @@ func WithControllerManager() option.Function[Options] {
 }
 
 // WithKwok runs kwok as the kubelet of every node matching the label selector: it keeps those
-// nodes Ready and runs (and deletes) their pods.
+// nodes Ready and runs (and deletes) their pods, except the status of nodes annotated
+// kwok.x-k8s.io/status=custom (kwok's convention for a kubelet that is down).
 func WithKwok(nodeLabelSelector string) option.Function[Options] {
 	return func(o *Options) { o.kwokSelector = nodeLabelSelector }
+}
+
+// WithLinodeNodeClassCRD installs crd in place of the project's LinodeNodeClass CRD, e.g. the
+// alpha provider's, to test an upgrade from it.
+func WithLinodeNodeClassCRD(crd *apiextensionsv1.CustomResourceDefinition) option.Function[Options] {
+	return func(o *Options) { o.nodeClassCRD = crd }
 }
 
 // WithCoreOptions passes options to Karpenter core's test environment, e.g. field indexers.
@@ -74,8 +84,13 @@ func New(opts ...option.Function[Options]) (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
+	crds := component.CRDs()
+	if o.nodeClassCRD != nil {
+		crds = slices.DeleteFunc(crds, func(crd *apiextensionsv1.CustomResourceDefinition) bool { return crd.Name == o.nodeClassCRD.Name })
+		crds = append(crds, o.nodeClassCRD)
+	}
 	env := &Environment{
-		Environment: coretest.NewEnvironment(append([]option.Function[coretest.EnvironmentOptions]{coretest.WithCRDs(component.CRDs()...)}, o.core...)...),
+		Environment: coretest.NewEnvironment(append([]option.Function[coretest.EnvironmentOptions]{coretest.WithCRDs(crds...)}, o.core...)...),
 		LogDir:      workingDir,
 		binDir:      binDir,
 		workingDir:  workingDir,
@@ -100,7 +115,9 @@ func (e *Environment) start(o *Options) error {
 		specs = append(specs, component.KubeControllerManager(binDir, e.KubeconfigPath))
 	}
 	if o.kwokSelector != "" {
-		specs = append(specs, component.Kwok(binDir, e.KubeconfigPath, component.KwokNodes{LabelSelector: o.kwokSelector}))
+		specs = append(specs, component.Kwok(binDir, e.KubeconfigPath, component.KwokNodes{
+			LabelSelector: o.kwokSelector, DownAnnotationSelector: "kwok.x-k8s.io/status=custom",
+		}))
 	}
 	var err error
 	e.processes, err = component.StartAll(e.LogDir, specs...)

@@ -3,7 +3,8 @@
 //
 // Every replica runs the manager: the certificate lives in one Secret that the first replica
 // creates and the others adopt, so all replicas serve the same certificate, signed by the one CA
-// that the MutatingWebhookConfiguration's caBundle trusts. A replica that finds the certificate
+// that the caBundles trust: the Node webhook's MutatingWebhookConfiguration's, when that webhook is
+// on, and the conversion webhook's of the LinodeNodeClass CRD. A replica that finds the certificate
 // malformed, issued for other names or close to expiry issues a new one; the Secret's resource
 // version settles which replica's certificate wins.
 //

@@ -15,6 +15,7 @@ import (
 	"github.com/samber/lo"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,14 +36,18 @@ const (
 	DefaultResyncInterval  = time.Minute
 )
 
-// Target names the objects the manager keeps: the Secret holding the certificate, the Service
-// whose DNS names it serves (both in Namespace), and the MutatingWebhookConfiguration whose
-// caBundle must trust it.
+// Target names the objects the manager keeps: the Secret holding the certificate and the Service
+// whose DNS names it serves (both in Namespace), and the webhook configurations whose caBundle
+// must trust it.
 type Target struct {
-	Namespace                string
-	SecretName               string
-	ServiceName              string
+	Namespace   string
+	SecretName  string
+	ServiceName string
+	// WebhookConfigurationName is the MutatingWebhookConfiguration of the admission webhooks the
+	// server answers; empty when it answers none.
 	WebhookConfigurationName string
+	// CustomResourceDefinitionNames are the CRDs whose conversion webhook the server answers.
+	CustomResourceDefinitionNames []string
 }
 
 // Options tune the manager.
@@ -145,8 +150,13 @@ func (m *Manager) Reconcile(ctx context.Context) (reconciler.Result, error) {
 	if err != nil {
 		return reconciler.Result{}, err
 	}
-	if err := m.ensureCABundle(ctx, current.raw[KeyCABundle]); err != nil {
+	if err := m.ensureWebhookConfigurationCABundle(ctx, current.raw[KeyCABundle]); err != nil {
 		return reconciler.Result{}, err
+	}
+	for _, name := range m.target.CustomResourceDefinitionNames {
+		if err := m.ensureConversionCABundle(ctx, name, current.raw[KeyCABundle]); err != nil {
+			return reconciler.Result{}, err
+		}
 	}
 	cert, err := tls.X509KeyPair(current.raw[KeyServingCert], current.raw[KeyServingKey])
 	if err != nil {
@@ -207,8 +217,11 @@ func (m *Manager) createSecret(ctx context.Context, key types.NamespacedName, no
 	return created, nil
 }
 
-// ensureCABundle makes every webhook of the configuration trust caBundle.
-func (m *Manager) ensureCABundle(ctx context.Context, caBundle []byte) error {
+// ensureWebhookConfigurationCABundle makes every webhook of the configuration trust caBundle.
+func (m *Manager) ensureWebhookConfigurationCABundle(ctx context.Context, caBundle []byte) error {
+	if m.target.WebhookConfigurationName == "" {
+		return nil
+	}
 	configuration := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := m.apiReader.Get(ctx, types.NamespacedName{Name: m.target.WebhookConfigurationName}, configuration); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -234,5 +247,34 @@ func (m *Manager) ensureCABundle(ctx context.Context, caBundle []byte) error {
 		return fmt.Errorf("patching the caBundle of MutatingWebhookConfiguration %s: %w", m.target.WebhookConfigurationName, err)
 	}
 	log.FromContext(ctx).Info("updated the webhook's caBundle", "MutatingWebhookConfiguration", m.target.WebhookConfigurationName)
+	return nil
+}
+
+// ensureConversionCABundle makes the conversion webhook of the CRD trust caBundle.
+func (m *Manager) ensureConversionCABundle(ctx context.Context, name string, caBundle []byte) error {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := m.apiReader.Get(ctx, types.NamespacedName{Name: name}, crd); err != nil {
+		if apierrors.IsNotFound(err) {
+			log.FromContext(ctx).V(1).Info("CustomResourceDefinition not found", "CustomResourceDefinition", name)
+			return nil
+		}
+		return fmt.Errorf("reading CustomResourceDefinition %s: %w", name, err)
+	}
+	conversion := crd.Spec.Conversion
+	if conversion == nil || conversion.Strategy != apiextensionsv1.WebhookConverter || conversion.Webhook == nil || conversion.Webhook.ClientConfig == nil {
+		// Installed without the conversion webhook (as the tests' control planes do): the
+		// apiserver calls nothing, so there is nothing to trust.
+		log.FromContext(ctx).V(1).Info("CustomResourceDefinition has no conversion webhook", "CustomResourceDefinition", name)
+		return nil
+	}
+	if bytes.Equal(conversion.Webhook.ClientConfig.CABundle, caBundle) {
+		return nil
+	}
+	stored := crd.DeepCopy()
+	conversion.Webhook.ClientConfig.CABundle = caBundle
+	if err := m.kubeClient.Patch(ctx, crd, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("patching the conversion webhook's caBundle of CustomResourceDefinition %s: %w", name, err)
+	}
+	log.FromContext(ctx).Info("updated the conversion webhook's caBundle", "CustomResourceDefinition", name)
 	return nil
 }

@@ -2,14 +2,18 @@ package certificate_test
 
 import (
 	"bytes"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
@@ -120,4 +124,98 @@ var _ = Describe("Webhook certificate", func() {
 		ExpectSingletonReconciled(ctx, m)
 		Expect(caBundle()).To(Equal(bundle))
 	})
+
+	Context("with a CRD's conversion webhook", func() {
+		var crdName string
+		var withConversion certificate.Target
+		BeforeEach(func() {
+			// Each spec has a CRD of its own: a deleted CRD lingers while the apiserver cleans up.
+			crd := twoVersionCRD(fmt.Sprintf("widget%d", crdCounter.Add(1)), &apiextensionsv1.CustomResourceConversion{
+				Strategy: apiextensionsv1.WebhookConverter,
+				Webhook: &apiextensionsv1.WebhookConversion{
+					ConversionReviewVersions: []string{"v1"},
+					ClientConfig: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+						Namespace: namespace, Name: service, Path: new("/convert"),
+					}},
+				},
+			})
+			crdName = crd.Name
+			withConversion = target
+			withConversion.CustomResourceDefinitionNames = []string{crdName}
+			expectEstablished(crd)
+			DeferCleanup(func() { Expect(env.Client.Delete(ctx, crd)).To(Succeed()) })
+		})
+		conversionCABundle := func() []byte {
+			GinkgoHelper()
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			Expect(apiReader.Get(ctx, client.ObjectKey{Name: crdName}, crd)).To(Succeed())
+			return crd.Spec.Conversion.Webhook.ClientConfig.CABundle
+		}
+
+		It("makes the conversion webhook trust the certificate, and restores its caBundle when overwritten", func() {
+			m := certificate.NewManager(env.Client, apiReader, withConversion, certificate.WithClock(clk))
+			ExpectSingletonReconciled(ctx, m)
+			expectTrusted(served(m), conversionCABundle())
+			Expect(conversionCABundle()).To(Equal(caBundle()))
+
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			Expect(apiReader.Get(ctx, client.ObjectKey{Name: crdName}, crd)).To(Succeed())
+			crd.Spec.Conversion.Webhook.ClientConfig.CABundle = nil
+			Expect(env.Client.Update(ctx, crd)).To(Succeed())
+			ExpectSingletonReconciled(ctx, m)
+			expectTrusted(served(m), conversionCABundle())
+		})
+
+		It("keeps only the conversion webhook's caBundle when the server answers no admission webhook", func() {
+			withConversion.WebhookConfigurationName = ""
+			m := certificate.NewManager(env.Client, apiReader, withConversion, certificate.WithClock(clk))
+			ExpectSingletonReconciled(ctx, m)
+			expectTrusted(served(m), conversionCABundle())
+			Expect(caBundle()).To(BeEmpty(), "the MutatingWebhookConfiguration of a webhook that is off was changed")
+		})
+
+		It("leaves a CRD without a conversion webhook alone", func() {
+			plain := twoVersionCRD(fmt.Sprintf("plain%d", crdCounter.Add(1)), &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter})
+			expectEstablished(plain)
+			DeferCleanup(func() { Expect(env.Client.Delete(ctx, plain)).To(Succeed()) })
+			withConversion.CustomResourceDefinitionNames = []string{plain.Name}
+			m := certificate.NewManager(env.Client, apiReader, withConversion, certificate.WithClock(clk))
+			ExpectSingletonReconciled(ctx, m)
+			expectTrusted(served(m), caBundle())
+		})
+	})
 })
+
+var crdCounter atomic.Int32
+
+// expectEstablished creates the CRD and waits until the apiserver serves it, after which the
+// apiserver leaves it alone: the certificate manager's optimistic lock would otherwise meet the
+// apiserver's own status updates.
+func expectEstablished(crd *apiextensionsv1.CustomResourceDefinition) {
+	GinkgoHelper()
+	Expect(env.Client.Create(ctx, crd)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(apiReader.Get(ctx, client.ObjectKeyFromObject(crd), crd)).To(Succeed())
+		g.Expect(crd.Status.Conditions).To(ContainElement(And(
+			HaveField("Type", apiextensionsv1.Established), HaveField("Status", apiextensionsv1.ConditionTrue))))
+	}).Should(Succeed())
+}
+
+// twoVersionCRD is a CRD of kind singular with two versions, whose objects a conversion webhook
+// would convert.
+func twoVersionCRD(singular string, conversion *apiextensionsv1.CustomResourceConversion) *apiextensionsv1.CustomResourceDefinition {
+	schema := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: singular + "s.conversion.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "conversion.example.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: singular + "s", Singular: singular, Kind: "K" + singular, ListKind: "K" + singular + "List"},
+			Scope: apiextensionsv1.ClusterScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1", Served: true, Storage: true, Schema: schema},
+				{Name: "v2", Served: true, Schema: schema},
+			},
+			Conversion: conversion,
+		},
+	}
+}

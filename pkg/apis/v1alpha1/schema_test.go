@@ -1,0 +1,104 @@
+package v1alpha1_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/awslabs/operatorpkg/object"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/linode/karpenter-provider-linode/pkg/apis/crds"
+	"github.com/linode/karpenter-provider-linode/pkg/test/alpharelease"
+)
+
+// TestV1Alpha1IsTheAlphaSchema: the v1alpha1 version we serve accepts and refuses exactly what
+// the alpha provider's CRD did (the same OpenAPI schema and CEL rules; descriptions aside), and
+// lists the same columns.
+func TestV1Alpha1IsTheAlphaSchema(t *testing.T) {
+	alpha, err := alpharelease.CRD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := object.Unmarshal[apiextensionsv1.CustomResourceDefinition](crds.LinodeNodeClass)
+	want, got := version(t, alpha, "v1alpha1"), version(t, ours, "v1alpha1")
+	if w, g := withoutDescriptions(t, want.Schema), withoutDescriptions(t, got.Schema); w != g {
+		t.Errorf("the v1alpha1 schema differs from the alpha CRD's:\nalpha: %s\nours:  %s", w, g)
+	}
+	if !equality.Semantic.DeepEqual(want.AdditionalPrinterColumns, got.AdditionalPrinterColumns) {
+		t.Errorf("printer columns = %+v, the alpha CRD's are %+v", got.AdditionalPrinterColumns, want.AdditionalPrinterColumns)
+	}
+	if !equality.Semantic.DeepEqual(want.Subresources, got.Subresources) {
+		t.Errorf("subresources = %+v, the alpha CRD's are %+v", got.Subresources, want.Subresources)
+	}
+	for _, name := range alpha.Spec.Names.ShortNames {
+		if !slices.Contains(ours.Spec.Names.ShortNames, name) {
+			t.Errorf("short name %q of the alpha CRD is gone: kubectl get %s would fail", name, name)
+		}
+	}
+	if ours.Spec.Names.Kind != alpha.Spec.Names.Kind || ours.Spec.Names.Plural != alpha.Spec.Names.Plural || ours.Spec.Scope != alpha.Spec.Scope {
+		t.Errorf("names or scope changed: %+v %s, the alpha CRD's are %+v %s", ours.Spec.Names, ours.Spec.Scope, alpha.Spec.Names, alpha.Spec.Scope)
+	}
+}
+
+// TestV1Alpha1IsServedDeprecatedBesideV1: v1 stores every object; v1alpha1 is served with a
+// warning that names v1.
+func TestV1Alpha1IsServedDeprecatedBesideV1(t *testing.T) {
+	ours := object.Unmarshal[apiextensionsv1.CustomResourceDefinition](crds.LinodeNodeClass)
+	alpha, v1 := version(t, ours, "v1alpha1"), version(t, ours, "v1")
+	if !v1.Served || !v1.Storage || v1.Deprecated {
+		t.Errorf("v1: served %v, storage %v, deprecated %v; want served, stored, not deprecated", v1.Served, v1.Storage, v1.Deprecated)
+	}
+	if !alpha.Served || alpha.Storage || !alpha.Deprecated {
+		t.Errorf("v1alpha1: served %v, storage %v, deprecated %v; want served, not stored, deprecated", alpha.Served, alpha.Storage, alpha.Deprecated)
+	}
+	if alpha.DeprecationWarning == nil || !strings.Contains(*alpha.DeprecationWarning, "karpenter.k8s.linode/v1 ") {
+		t.Errorf("deprecation warning %v does not name karpenter.k8s.linode/v1", alpha.DeprecationWarning)
+	}
+}
+
+func version(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinitionVersion {
+	t.Helper()
+	for i := range crd.Spec.Versions {
+		if crd.Spec.Versions[i].Name == name {
+			return &crd.Spec.Versions[i]
+		}
+	}
+	t.Fatalf("CRD %s has no version %s", crd.Name, name)
+	return nil
+}
+
+// withoutDescriptions is the schema as JSON without its descriptions, which are documentation.
+func withoutDescriptions(t *testing.T, schema *apiextensionsv1.CustomResourceValidation) string {
+	t.Helper()
+	data, err := json.Marshal(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree any
+	if err := json.Unmarshal(data, &tree); err != nil {
+		t.Fatal(err)
+	}
+	var strip func(any)
+	strip = func(node any) {
+		switch n := node.(type) {
+		case map[string]any:
+			delete(n, "description")
+			for _, child := range n {
+				strip(child)
+			}
+		case []any:
+			for _, child := range n {
+				strip(child)
+			}
+		}
+	}
+	strip(tree)
+	data, err = json.Marshal(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
