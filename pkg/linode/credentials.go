@@ -178,12 +178,15 @@ func (c *Credentials) Transport(base http.RoundTripper) http.RoundTripper {
 	return &authTransport{credentials: c, base: base}
 }
 
-// observe records the API's verdict on the token from an answer's status and, for a 403, its
-// reason: Linode also answers 403 to a plan the region cannot launch, which says nothing about
-// the token.
-func (c *Credentials) observe(status int, body []byte) {
+// observe records the API's verdict on the token from an answer to a request for path, its status
+// and, for a 403, its reason: Linode also answers 403 to a plan the region cannot launch, which
+// says nothing about the token, and to a read of the account's events or maintenance by a token
+// without the read-only Account and Events scopes, which only the maintenance controller needs.
+func (c *Credentials) observe(path string, status int, body []byte) {
 	var next tokenStatus
 	switch {
+	case status == http.StatusForbidden && needsOptionalScope(path):
+		return
 	case status == http.StatusUnauthorized:
 		next = tokenStatus{refused: true, reason: "the Linode API refuses the token (401 Unauthorized): it was revoked, expired or mistyped; put a valid personal access token in the controller's Secret"}
 	case status == http.StatusForbidden && !isRefusalText(body):
@@ -203,6 +206,12 @@ func (c *Credentials) observe(status int, body []byte) {
 	close(c.changed)
 	c.changed = make(chan struct{})
 	TokenRefused.Set(map[bool]float64{true: 1, false: 0}[next.refused], nil)
+}
+
+// needsOptionalScope reports whether a request reads what the controller can run without: the
+// account's events and maintenance, and the maintenance policies.
+func needsOptionalScope(path string) bool {
+	return strings.Contains(path, "/account/") || strings.Contains(path, "/maintenance/")
 }
 
 // isRefusalText reports whether a 403's body is Linode refusing a plan or a limit.
@@ -249,6 +258,6 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	t.credentials.observe(resp.StatusCode, body)
+	t.credentials.observe(req.URL.Path, resp.StatusCode, body)
 	return resp, nil
 }

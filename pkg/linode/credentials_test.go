@@ -17,7 +17,8 @@ import (
 
 // TestRotatedTokenFileIsUsedWithoutARestart follows a token through its life on Linode's side:
 // accepted, revoked (the client notices and says so), replaced in its file (the client uses the
-// new one and notices it is accepted), while a 403 about a plan never passes for a token problem.
+// new one and notices it is accepted), while a 403 about a plan, or about a scope only maintenance
+// needs, never passes for a token problem.
 func TestRotatedTokenFileIsUsedWithoutARestart(t *testing.T) {
 	emu := emulator.New(emulator.WithoutRateLimits(), emulator.WithToken("first-token"))
 	if err := emu.Start(); err != nil {
@@ -64,6 +65,14 @@ func TestRotatedTokenFileIsUsedWithoutARestart(t *testing.T) {
 	emu.SetCapacity("us-ord", "g6-dedicated-8", 0)
 	if _, err := client.CreateLKENodePool(ctx, clusterID, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-dedicated-8"}); !linode.IsInsufficientCapacity(err) {
 		t.Fatalf("create of an exhausted plan: %v", err)
+	}
+	expectRefused(t, credentials, false)
+
+	// A token without the Account and Events scopes cannot read maintenance, which the controller
+	// does without: that 403 says nothing about launching nodes.
+	emu.InjectFault(emulator.Fault{Route: "/account/maintenance", Sequence: []int{403}, Reason: "Unauthorized"})
+	if _, err := client.ListMaintenances(ctx, nil); !linode.IsUnauthorized(err) {
+		t.Fatalf("a read of maintenance without the scope: %v", err)
 	}
 	expectRefused(t, credentials, false)
 
