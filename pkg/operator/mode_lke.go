@@ -47,14 +47,19 @@ func (t *LKETarget) Region() string { return t.Cluster.Region }
 func (t *LKETarget) String() string { return t.Cluster.String() }
 
 // Build makes the pool provider, the NodeClass rules of LKE (the tier's fields, and no
-// maintenance policy), the adoption of recycled pools' nodes, and the Node webhook: LKE's
-// kubelets register without Karpenter's registration taint, and the webhook adds it.
-func (t *LKETarget) Build(_ context.Context, deps Dependencies) (*Parts, error) {
-	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, append([]option.Function[lke.Options]{lke.WithRecorder(deps.Recorder)}, t.providerOptions...)...)
+// maintenance policy), the Kubernetes version the classes' nodes should run, the adoption of
+// recycled pools' nodes, and the Node webhook: LKE's kubelets register without Karpenter's
+// registration taint, and the webhook adds it. The cluster's version is read again as often as
+// Linode's maintenance: an upgrade, LKE's at a version's end of life included, is maintenance
+// of the cluster.
+func (t *LKETarget) Build(ctx context.Context, deps Dependencies) (*Parts, error) {
+	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, append([]option.Function[lke.Options]{
+		lke.WithRecorder(deps.Recorder), lke.WithClusterVersionTTL(options.FromContext(ctx).MaintenancePollInterval),
+	}, t.providerOptions...)...)
 	return &Parts{
 		Nodes:        nodes,
 		OwnershipTag: nodes.OwnershipTag(),
-		Resolvers:    []nodeclass.Resolver{lke.MaintenancePolicyRefusal{}},
+		Resolvers:    []nodeclass.Resolver{lke.MaintenancePolicyRefusal{}, lke.NewKubernetesVersionResolver(nodes)},
 		Validators:   []nodeclass.Validator{lke.NewTierRules(deps.API, t.Cluster)},
 		// A recycle gives a pool a new node, under a new name and provider ID, that no NodeClaim
 		// records.

@@ -32,23 +32,7 @@ var _ = Describe("LKE recycles", func() {
 		f := newFixture(prefix)
 		f.nodePool.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never")
 		f.create(ctx)
-		app := f.deployment("web", 2, "1")
-		app.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-				TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: app.Spec.Selector.MatchLabels},
-			}},
-		}}
-		budget := &policyv1.PodDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: namespace},
-			Spec: policyv1.PodDisruptionBudgetSpec{
-				MaxUnavailable: new(intstr.FromInt32(1)),
-				Selector:       app.Spec.Selector,
-			},
-		}
-		Expect(kube.Create(ctx, budget)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) { Expect(kube.Delete(ctx, budget)).To(Succeed()) })
-		Expect(kube.Create(ctx, app)).To(Succeed())
-		f.expectRunning(ctx, "web", 2)
+		runOnTwoNodes(ctx, f)
 		losses := watchPodLosses(ctx, f.name)
 		cluster.Emulator.ResetCounters()
 		return f, losses
@@ -97,6 +81,29 @@ var _ = Describe("LKE recycles", func() {
 		expectConverged(ctx, f, losses, instances)
 	})
 })
+
+// runOnTwoNodes runs the deployment "web" of the fixture: two pods that must be on different
+// nodes, under a PodDisruptionBudget that allows one of them down at a time.
+func runOnTwoNodes(ctx context.Context, f *fixture) {
+	GinkgoHelper()
+	app := f.deployment("web", 2, "1")
+	app.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: app.Spec.Selector.MatchLabels},
+		}},
+	}}
+	budget := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: namespace},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: new(intstr.FromInt32(1)),
+			Selector:       app.Spec.Selector,
+		},
+	}
+	Expect(kube.Create(ctx, budget)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { Expect(kube.Delete(ctx, budget)).To(Succeed()) })
+	Expect(kube.Create(ctx, app)).To(Succeed())
+	f.expectRunning(ctx, "web", 2)
+}
 
 // linodesOf are the emulator's Linodes behind the nodes, in the nodes' order.
 func linodesOf(nodes []corev1.Node) []emulator.InstanceInfo {

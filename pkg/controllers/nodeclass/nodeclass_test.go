@@ -59,6 +59,7 @@ var _ = Describe("LKE mode", func() {
 			expectCondition(nodeClass, condition, metav1.ConditionTrue, nodeclass.ReasonNotApplicable)
 		}
 		Expect(recordedContaining("Normal Ready")).To(BeTrue())
+		Expect(nodeClass.Status.KubernetesVersion).To(MatchRegexp(`^1\.[0-9]+$`), "the cluster's version, which its nodes should run")
 	})
 
 	It("forgets the image an instance-mode controller resolved, and says LKE mode ignores it", func() {

@@ -46,8 +46,8 @@ const (
 	// missRefreshAge is how old a listing may be and still prove a node gone: a Linode missing from
 	// an older listing is looked for in a new one first.
 	missRefreshAge = time.Second
-	// clusterVersionTTL is how long the cluster's Kubernetes version is trusted for drift.
-	clusterVersionTTL = 5 * time.Minute
+	// DefaultClusterVersionTTL is how long the cluster's Kubernetes version is trusted for drift.
+	DefaultClusterVersionTTL = time.Minute
 )
 
 // Options tune the provider; the defaults suit the live API.
@@ -55,8 +55,10 @@ type Options struct {
 	ListingTTL    time.Duration
 	LaunchTimeout time.Duration
 	PollInterval  time.Duration
-	Clock         clock.Clock
-	Recorder      events.Recorder
+	// ClusterVersionTTL is how often the cluster's Kubernetes version is read again.
+	ClusterVersionTTL time.Duration
+	Clock             clock.Clock
+	Recorder          events.Recorder
 }
 
 // WithRecorder sets where the provider tells the operator about plans Linode refused.
@@ -78,6 +80,12 @@ func WithLaunchTimeout(timeout time.Duration) option.Function[Options] {
 // WithPollInterval sets the first wait before a new pool is read back.
 func WithPollInterval(interval time.Duration) option.Function[Options] {
 	return func(o *Options) { o.PollInterval = interval }
+}
+
+// WithClusterVersionTTL sets how often the cluster's Kubernetes version is read again, and so how
+// soon after an upgrade of the control plane the nodes on the old version drift.
+func WithClusterVersionTTL(ttl time.Duration) option.Function[Options] {
+	return func(o *Options) { o.ClusterVersionTTL = ttl }
 }
 
 // WithClock sets the clock that times listings and waits.
@@ -117,6 +125,7 @@ func NewProvider(api API, cluster *Cluster, clusterName string, unavailable *cac
 		WithListingTTL(DefaultListingTTL),
 		WithLaunchTimeout(DefaultLaunchTimeout),
 		WithPollInterval(DefaultPollInterval),
+		WithClusterVersionTTL(DefaultClusterVersionTTL),
 		WithClock(clock.RealClock{}),
 	}, opts...)...)
 	p := &Provider{
