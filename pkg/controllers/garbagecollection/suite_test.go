@@ -25,8 +25,6 @@ import (
 	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
 
-const clusterName = test.ClusterName
-
 var (
 	ctx        context.Context
 	env        *environment.Environment
