@@ -246,9 +246,15 @@ func TestStartupReportsMisconfiguration(t *testing.T) {
 		},
 		{
 			name:     "unknown region",
-			env:      base(map[string]string{"LINODE_REGION": "us-nowhere"}),
+			env:      base(map[string]string{"KARPENTER_MODE": "instance", "LINODE_REGION": "us-nowhere"}),
 			wantCode: 1,
 			wantLine: `karpenter: LINODE_REGION "us-nowhere" is not a Linode region`,
+		},
+		{
+			name:     "a region other than the LKE cluster's",
+			env:      base(map[string]string{"LINODE_REGION": "us-sea"}),
+			wantCode: 1,
+			wantLine: `karpenter: LINODE_REGION "us-sea" is not the region of LKE cluster "prod" (us-ord), where LKE launches all its nodes: unset LINODE_REGION in LKE mode (helm: region)`,
 		},
 	}
 	for _, tt := range tests {

@@ -33,6 +33,8 @@ type lkeVersionWire struct {
 
 // listLKEVersions lists the standard tier's versions, as /lke/versions does.
 func (e *Emulator) listLKEVersions(*http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	var items []lkeVersionWire
 	for _, v := range e.cat.lkeVersions[tierStandard] {
 		items = append(items, lkeVersionWire{ID: v})
@@ -41,6 +43,8 @@ func (e *Emulator) listLKEVersions(*http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getLKEVersion(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	for _, v := range e.cat.lkeVersions[tierStandard] {
 		if v == r.PathValue("version") {
 			return lkeVersionWire{ID: v}, nil

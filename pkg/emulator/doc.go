@@ -12,14 +12,14 @@
 // Under both /v4 and /v4beta (one shared state): regions (+ /{id},
 // /availability, /{id}/availability), linode/types (+ /{id}), images
 // (+ /{id}), lke/versions (+ /{version}), lke/types, lke/clusters (list,
-// create, get, delete), lke/clusters/{id}/pools (list, create, get, update,
-// delete, recycle), lke/clusters/{id}/nodes/{nodeId} (get, delete,
-// recycle), linode/instances (list, create, get, update, delete, reboot,
-// boot, shutdown) and their configs (list, create, get), networking/firewalls
-// (list, create, get, delete), vpcs (list, create, get, delete) and their
-// subnets (list, create, get), placement/groups (list, create, get, update,
-// delete), account/events (list, get), account/maintenance (list) and
-// maintenance/policies (list). Every route exists in Linode's OpenAPI
+// create, get, update, delete, recycle), lke/clusters/{id}/pools (list,
+// create, get, update, delete, recycle), lke/clusters/{id}/nodes/{nodeId}
+// (get, delete, recycle), linode/instances (list, create, get, update, delete,
+// reboot, boot, shutdown) and their configs (list, create, get),
+// networking/firewalls (list, create, get, delete), vpcs (list, create, get,
+// delete) and their subnets (list, create, get), placement/groups (list,
+// create, get, update, delete), account/events (list, get),
+// account/maintenance (list) and maintenance/policies (list). Every route exists in Linode's OpenAPI
 // description and uses its parameter names; counters, the request log and
 // faults name routes the same way, e.g. "GET /lke/clusters/{clusterId}/pools".
 //
@@ -58,13 +58,11 @@
 // region can launch (pool nodes included; deletes do not give capacity
 // back). Plans the seeded /regions/availability lists as unavailable start
 // at zero; everything else is unlimited. A create that needs more answers
+// as Linode does (its wording, seen in Linode's client libraries):
 //
-//	400 {"errors": [{"field": "type", "reason": "There is insufficient capacity to create <plan> Linodes in <region> at this time; choose another plan or region."}]}
+//	403 {"errors": [{"reason": "The Linode plan you chose is not currently available in the selected region. Please select another region or plan type, or contact Support for assistance."}]}
 //
-// (field "node_pools[i].type" in a cluster create). The reason always
-// contains CapacityReasonMarker ("insufficient capacity"), which tells
-// capacity errors apart from validation errors; the live API's wording for
-// this case could not be confirmed.
+// (CapacityReason), for a cluster create as for a pool or Linode create.
 //
 // # State machines
 //
@@ -96,13 +94,27 @@
 //   - DELETE .../nodes/{nodeId} answers {} and removes exactly that node and
 //     its Linode, shrinking the pool's count; a pool update of count adds
 //     nodes or removes the newest; deleting a pool or cluster deletes its
-//     Linodes; recycling replaces nodes with new ones. Deleting a node's
-//     Linode directly makes LKE give the node a new one.
+//     Linodes. Deleting a node's Linode directly makes LKE give the node a
+//     new one.
+//   - Recycling a node, a pool or the whole cluster replaces the nodes on a
+//     rolling basis, one at a time per cluster: LKE drains the node (an
+//     InstanceDraining event; a simulated cluster evicts its pods and calls
+//     FinishDrain), deletes it and its Linode once drained or after
+//     RecycleDrainTimeout (5 min), and adds a new node (new id, new Linode,
+//     new name); the next node's turn comes when the replacement runs.
+//   - PUT /lke/clusters/{id} renames a cluster or upgrades it to a newer
+//     version (ReleaseLKEVersion adds one); existing nodes keep the version
+//     they installed: standard-tier nodes until recycled, enterprise pools
+//     until their own k8s_version changes, which with update_strategy
+//     "rolling_update" recycles the pool. New and recycled nodes install the
+//     cluster's version (standard) or their pool's (enterprise), which
+//     instance events carry as K8sVersion.
 //
-// OnInstanceEvent reports a Linode's first "running" and its deletion, with
-// its id, label, plan, region, tags and LKE cluster, pool and node, so a
-// simulated cluster can start and stop kubelets; and when a Linode that ran
-// stops (shutdown, reboot, host failure, maintenance) and runs again. With the
+// OnInstanceEvent reports a Linode's first "running", the start of its drain
+// in a recycle, and its deletion, with its id, label, plan, region, tags, LKE
+// cluster, pool and node and Kubernetes version, so a simulated cluster can
+// start, drain and stop kubelets; and when a Linode that ran stops (shutdown,
+// reboot, host failure, maintenance) and runs again. With the
 // real clock a background ticker applies due transitions every 200 ms.
 //
 // # Events, maintenance and host failures

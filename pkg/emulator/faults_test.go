@@ -137,7 +137,7 @@ func TestAdminEndpoints(t *testing.T) {
 		t.Fatalf("set capacity: %d", resp.StatusCode)
 	}
 	_, err = c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-east", Type: "g6-standard-4"})
-	wantField(t, err, "type")
+	wantAPIError(t, err, http.StatusForbidden)
 
 	_, counters := post("GET", "/_emulator/counters", "")
 	if counters["GET /linode/instances"] != 1.0 || counters["POST /linode/instances"] != 1.0 {
@@ -164,5 +164,42 @@ func TestRequestLog(t *testing.T) {
 	log := e.Requests()
 	if len(log) != 2 || log[0].Route != "GET /linode/types/{typeId}" || log[0].Status != 404 || log[1].Route != "GET /images" {
 		t.Fatalf("request log: %+v", log)
+	}
+}
+
+func TestRevokedTokenIsRefusedUntilRestored(t *testing.T) {
+	e, c, _ := startEmulator(t)
+	ctx := context.Background()
+	admin := func(method, body string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, e.URL()+"/_emulator/token", strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s /_emulator/token: %d", method, resp.StatusCode)
+		}
+	}
+	original := e.Token()
+	admin(http.MethodDelete, "")
+	for _, call := range []func() error{
+		func() error { _, err := c.ListRegions(ctx, nil); return err },
+		func() error { _, err := c.ListLKEClusters(ctx, nil); return err },
+		func() error {
+			_, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-east", Type: "g6-standard-1"})
+			return err
+		},
+	} {
+		wantAPIError(t, call(), http.StatusUnauthorized)
+	}
+	admin(http.MethodPut, `{"token": "rotated"}`)
+	_, err := c.ListRegions(ctx, nil)
+	wantAPIError(t, err, http.StatusUnauthorized)
+
+	admin(http.MethodPut, `{"token": "`+original+`"}`)
+	if _, err := c.ListRegions(ctx, nil); err != nil {
+		t.Fatalf("restored token refused: %v", err)
 	}
 }

@@ -45,6 +45,8 @@ type instance struct {
 	NodeID       string
 	// Deployment is what was deployed onto the Linode: credentials and configuration profiles.
 	Deployment deployment
+	// K8sVersion is the Kubernetes version an LKE node's Linode installed.
+	K8sVersion string
 	// announced records that the running event went out, so a reboot does
 	// not announce the Linode again.
 	announced bool

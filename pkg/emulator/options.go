@@ -24,6 +24,9 @@ type Delays struct {
 	// ShuttingDown is how long a Linode stays "shutting_down" before it is
 	// "offline".
 	ShuttingDown time.Duration
+	// RecycleDrainTimeout bounds how long LKE waits for a node it recycles
+	// to be drained before it deletes the node's Linode anyway.
+	RecycleDrainTimeout time.Duration
 }
 
 // DefaultDelays are close to what LKE shows: a node gets its Linode within
@@ -36,6 +39,7 @@ func DefaultDelays() Delays {
 		Booting:               90 * time.Second,
 		EnterpriseNodeListing: 45 * time.Second,
 		ShuttingDown:          25 * time.Second,
+		RecycleDrainTimeout:   5 * time.Minute,
 	}
 }
 
@@ -49,6 +53,7 @@ func (d Delays) Scaled(factor float64) Delays {
 		Booting:               scale(d.Booting),
 		EnterpriseNodeListing: scale(d.EnterpriseNodeListing),
 		ShuttingDown:          scale(d.ShuttingDown),
+		RecycleDrainTimeout:   scale(d.RecycleDrainTimeout),
 	}
 }
 

@@ -53,6 +53,8 @@ func (e *Emulator) routes() []route {
 		list("/lke/clusters", e.listClusters),
 		post("/lke/clusters", e.createCluster),
 		get("/lke/clusters/{clusterId}", e.getCluster),
+		put("/lke/clusters/{clusterId}", e.updateCluster),
+		post("/lke/clusters/{clusterId}/recycle", e.recycleCluster),
 		del("/lke/clusters/{clusterId}", e.deleteCluster),
 		list("/lke/clusters/{clusterId}/pools", e.listPools),
 		post("/lke/clusters/{clusterId}/pools", e.createPool),
@@ -131,12 +133,13 @@ func (e *Emulator) serveRoute(rt route) http.Handler {
 }
 
 func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
-	if r.Header.Get("Authorization") != "Bearer "+e.cfg.token {
+	token := e.Token()
+	if token == "" || r.Header.Get("Authorization") != "Bearer "+token {
 		err := errStatus(http.StatusUnauthorized, "Invalid Token")
 		writeError(w, err)
 		return err.Status
 	}
-	if err := e.limiter.admit(w.Header(), e.cfg.token, rt, e.clock.Now()); err != nil {
+	if err := e.limiter.admit(w.Header(), token, rt, e.clock.Now()); err != nil {
 		writeError(w, err)
 		return err.Status
 	}
@@ -147,7 +150,7 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 		}
 	}
 	if fault.status != 0 {
-		err := injectedError(w.Header(), fault.status)
+		err := injectedError(w.Header(), fault)
 		writeError(w, err)
 		return err.Status
 	}

@@ -197,7 +197,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	c.Nodes = nodesim.New(c.Kube, c.Emulator, nodesim.ResourceModel{HypervisorMemoryPercent: HypervisorMemoryPercent, MaxPods: 110})
+	simKube, err := client.New(nodesim.ClientConfig(restConfig), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	c.Nodes = nodesim.New(simKube, c.Emulator, nodesim.ResourceModel{HypervisorMemoryPercent: HypervisorMemoryPercent, MaxPods: 110})
 	for plan, count := range opts.PlanCapacity {
 		c.Emulator.SetCapacity(opts.Region, plan, count)
 	}
@@ -295,7 +299,7 @@ func (c *Cluster) startController(ctx context.Context) error {
 		"KUBECONFIG=" + c.KubeconfigPath,
 		"CLUSTER_NAME=" + c.opts.ClusterName,
 		"KARPENTER_MODE=" + c.opts.Mode,
-		"LINODE_TOKEN=" + c.Emulator.Token(),
+		"LINODE_TOKEN_FILE=" + c.tokenFile(),
 		"LINODE_URL=" + c.Emulator.URL(),
 		"LINODE_API_VERSION=" + apiVersion,
 		"HYPERVISOR_MEMORY_PERCENT=" + strconv.FormatFloat(HypervisorMemoryPercent, 'f', -1, 64),
@@ -317,6 +321,11 @@ func (c *Cluster) startController(ctx context.Context) error {
 		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true")
 	}
 	env = append(env, c.opts.ControllerEnv...)
+	if _, err := os.Stat(c.tokenFile()); os.IsNotExist(err) {
+		if err := c.SetControllerToken(c.Emulator.Token()); err != nil {
+			return err
+		}
+	}
 	var err error
 	c.controller, err = component.Start(component.Spec{Name: "controller", Path: c.controllerBinary, Env: env}, c.LogDir)
 	if err != nil {
@@ -341,6 +350,20 @@ func (c *Cluster) startController(ctx context.Context) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// tokenFile is the controller's LINODE_TOKEN_FILE, which the chart mounts from the token's Secret.
+func (c *Cluster) tokenFile() string { return filepath.Join(c.LogDir, "linode-token") }
+
+// SetControllerToken replaces the token in the controller's token file, as the kubelet updates a
+// mounted Secret (an atomic swap); the running controller uses it without a restart. With the
+// emulator's SetToken and RevokeToken it plays a token rotated or revoked on Linode's side.
+func (c *Cluster) SetControllerToken(token string) error {
+	next := c.tokenFile() + ".next"
+	if err := os.WriteFile(next, []byte(token), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(next, c.tokenFile())
 }
 
 // ControllerLog is the path of the controller's log.

@@ -61,11 +61,14 @@ type Target interface {
 type Dependencies struct {
 	// KubeClient reads through the manager's cache.
 	KubeClient client.Client
+	// APIReader reads past the cache, for decisions that must not act twice on a stale read.
+	APIReader client.Reader
 	// RESTConfig is the controller's own connection to the API server, for what a mode reads
-	// uncached: once at start-up, or rarely.
+	// of the cluster itself (its endpoint and CA).
 	RESTConfig *rest.Config
-	Recorder   events.Recorder
-	API        linode.API
+	// Recorder publishes Kubernetes events.
+	Recorder events.Recorder
+	API      linode.API
 	// Unavailable is shared with the instance types: plans a region had no capacity for.
 	Unavailable *cache.UnavailableOfferings
 }
@@ -74,9 +77,9 @@ type Dependencies struct {
 type Parts struct {
 	// Nodes launches, finds and removes the mode's nodes.
 	Nodes nodeprovider.Provider
-	// Owner is the name the nodes' ownership tag carries (nodeprovider.ClusterTag): garbage
-	// collection deletes only nodes with that tag.
-	Owner string
+	// OwnershipTag is on every Linode resource the mode launches; garbage collection deletes
+	// nothing without it.
+	OwnershipTag string
 	// Resolvers and Validators are what the NodeClass controller checks on top of what it checks
 	// in every mode (the firewall, and the conditions of fields the mode ignores).
 	Resolvers  []nodeclass.Resolver

@@ -98,8 +98,8 @@ func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, 
 	tokens := bootstraptoken.NewIssuer(deps.KubeClient, reader, clock.RealClock{})
 	nodes := instance.NewProvider(deps.API, t.RegionInfo.ID, cluster, tokens, instance.NewClusterKubeletConfig(reader, clock.RealClock{}), deps.Unavailable, t.providerOptions...)
 	return &Parts{
-		Nodes: nodes,
-		Owner: string(cluster.UID),
+		Nodes:        nodes,
+		OwnershipTag: cluster.OwnerTag(),
 		Resolvers: []nodeclass.Resolver{
 			instance.NewImageResolver(deps.API),
 			instance.NewSubnetResolver(deps.API, t.RegionInfo.ID),

@@ -79,7 +79,7 @@ func NewInstance(ctx context.Context, emu *Emulator, kubeClient client.Client, r
 	if err != nil {
 		return nil, err
 	}
-	provider, err := operator.NewLinode(ctx, kubeClient, restConfig, o.recorder, emu.Clock, emu.Client, target)
+	provider, err := operator.NewLinode(ctx, kubeClient, kubeClient, restConfig, o.recorder, emu.Clock, emu.Client, nil, target)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package charts_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -203,7 +204,7 @@ func TestRenderedDeployment(t *testing.T) {
 			values: required(nil),
 			check: func(t *testing.T, objects []*unstructured.Unstructured, env map[string]string) {
 				want := map[string]string{
-					"CLUSTER_NAME": "prod", "KARPENTER_MODE": "lke", "LINODE_TOKEN": "chart-test-token",
+					"CLUSTER_NAME": "prod", "KARPENTER_MODE": "lke",
 					"LINODE_URL": "https://api.linode.com", "LINODE_API_VERSION": "v4", "LOG_LEVEL": "info",
 					"BATCH_MAX_DURATION": "10s", "BATCH_IDLE_DURATION": "1s", "DISABLE_WEBHOOK": "false",
 					"LEADER_ELECTION_NAMESPACE": charts.Namespace, "MEMORY_LIMIT": "1073741824", "CPU_REQUESTS": "500",
@@ -211,6 +212,21 @@ func TestRenderedDeployment(t *testing.T) {
 				for key, value := range want {
 					if env[key] != value {
 						t.Errorf("%s = %q, want %q", key, env[key], value)
+					}
+				}
+				if token := tokenFromFile(t, env); token != "chart-test-token" {
+					t.Errorf("the token file holds %q, want the apiToken value", token)
+				}
+				if _, ok := env["LINODE_TOKEN"]; ok {
+					t.Errorf("LINODE_TOKEN is set: the token would be read once, and a rotation need a restart")
+				}
+				deployment, err := charts.As[appsv1.Deployment](charts.Find(objects, "Deployment", "karpenter"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for key, value := range deployment.Spec.Template.Annotations {
+					if strings.Contains(key, "token") || strings.Contains(value, fmt.Sprintf("%x", sha256.Sum256([]byte("chart-test-token")))) {
+						t.Errorf("the pod annotation %s=%s publishes the token's digest to whoever can read pods", key, value)
 					}
 				}
 				if _, ok := env["LINODE_REGION"]; ok {
@@ -228,8 +244,8 @@ func TestRenderedDeployment(t *testing.T) {
 			name:   "existing secret",
 			values: required(map[string]any{"apiToken": "", "existingSecret": "linode-credentials", "existingSecretKey": "token"}),
 			check: func(t *testing.T, objects []*unstructured.Unstructured, env map[string]string) {
-				if env["LINODE_TOKEN"] != "from-existing-secret" {
-					t.Errorf("LINODE_TOKEN = %q, want the existing Secret's", env["LINODE_TOKEN"])
+				if token := tokenFromFile(t, env); token != "from-existing-secret" {
+					t.Errorf("the token file holds %q, want the existing Secret's", token)
 				}
 				if charts.Find(objects, "Secret", "karpenter") != nil {
 					t.Errorf("the chart rendered its own Secret although existingSecret is set")
@@ -302,7 +318,7 @@ func TestRenderedDeployment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env, err := charts.ControllerEnvironment(objects, existing)
+			env, err := charts.ControllerEnvironment(objects, t.TempDir(), existing)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -329,6 +345,19 @@ func bootstrapGroupBindings(t *testing.T, objects []*unstructured.Unstructured) 
 		}
 	}
 	return bindings
+}
+
+// tokenFromFile reads the token the controller would read from its LINODE_TOKEN_FILE.
+func tokenFromFile(t *testing.T, env map[string]string) string {
+	t.Helper()
+	if env["LINODE_TOKEN_FILE"] == "" {
+		t.Fatal("LINODE_TOKEN_FILE is not set")
+	}
+	token, err := os.ReadFile(env["LINODE_TOKEN_FILE"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(token)
 }
 
 func TestDeploymentKeepsTheControllerAvailableAndOffItsOwnNodes(t *testing.T) {

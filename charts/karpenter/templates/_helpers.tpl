@@ -72,6 +72,11 @@ with, and instance mode's kubelets register with them already. */}}
 {{- and .Values.webhook.enabled (eq .Values.settings.mode "lke") }}
 {{- end }}
 
+{{/* Where the token's Secret is mounted; the controller reads LINODE_TOKEN_FILE there. */}}
+{{- define "karpenter.tokenMountPath" -}}
+/var/run/secrets/karpenter.k8s.linode
+{{- end }}
+
 {{/* Whether the token comes from a Secret the user manages. */}}
 {{- define "karpenter.userSecret" -}}
 {{- if or .Values.existingSecret .Values.credentialsSecretRef }}true{{ end }}

@@ -12,7 +12,13 @@
 // An LKE node registers under its Linode's label (lke<clusterID>-<poolID>-<hex>) with provider ID
 // linode://<id>, the pool's labels and taints and nothing else of its own (LKE's kubelet has no
 // start-up taints), plus the labels kubelet and the cloud controller manager add: hostname, os,
-// arch, instance type, region and lke.linode.com/pool-id.
+// arch, instance type, region and lke.linode.com/pool-id, and the kubelet version of the
+// Kubernetes version LKE installed on it.
+//
+// When LKE recycles a node, the simulator plays LKE's drain before the Linode goes: it cordons the
+// Node and evicts its pods through the Eviction API, so PodDisruptionBudgets hold, retrying the
+// evictions a budget refuses, and tells the emulator once only DaemonSet pods are left. LKE deletes
+// the Linode anyway when its drain timeout runs out.
 //
 // A plain Linode (instance mode) boots as it would on Linode: it reads its instance data and user
 // data from the Metadata service, runs the user data as cloud-init would (cloudinit.go), and
@@ -31,14 +37,18 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/linode/linodego"
+	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -80,6 +90,9 @@ const DefaultJoinTimeout = 2 * time.Minute
 
 // Simulator registers and removes Nodes as the emulator's Linodes come and go. Create it with New
 // before the first Linode is created, and run it with Run.
+//
+// It speaks for every node's kubelet: give it a client of its own (ClientConfig), whose request
+// budget is not shared with the test or tool that watches the cluster.
 type Simulator struct {
 	kube   client.Client
 	emu    *emulator.Emulator
@@ -95,6 +108,8 @@ type Simulator struct {
 	joins       map[int]context.CancelFunc
 	joinsDone   sync.WaitGroup
 	joinTimeout time.Duration
+	// drains stops the drain of each Linode being recycled, by Linode id.
+	drains map[int]context.CancelFunc
 
 	observers []func(Event)
 }
@@ -111,6 +126,7 @@ func New(kube client.Client, emu *emulator.Emulator, model ResourceModel) *Simul
 		nodes:       map[int]string{},
 		joins:       map[int]context.CancelFunc{},
 		joinTimeout: DefaultJoinTimeout,
+		drains:      map[int]context.CancelFunc{},
 	}
 	// The emulator delivers events from the goroutine of whichever API request caused them (often
 	// the controller's): queue them and return at once rather than hold that request up.
@@ -124,6 +140,14 @@ func New(kube client.Client, emu *emulator.Emulator, model ResourceModel) *Simul
 		}
 	})
 	return s
+}
+
+// ClientConfig is config with the request budget the simulator's client needs: it does the work
+// of all the cluster's kubelets, each of which has a client of its own.
+func ClientConfig(config *rest.Config) *rest.Config {
+	config = rest.CopyConfig(config)
+	config.QPS, config.Burst = 100, 200
+	return config
 }
 
 // OnEvent registers fn to hear about every Node registered or removed. Call it before Run.
@@ -179,6 +203,12 @@ func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error
 			return fmt.Errorf("registering node %s: %w", node.Name, err)
 		}
 		s.notify(Event{Registered: true, NodeName: node.Name, InstanceID: ev.InstanceID, PlanType: ev.PlanType, LinodeEventTime: ev.Time})
+	case emulator.InstanceDraining:
+		drainCtx, stop := context.WithCancel(ctx)
+		s.mu.Lock()
+		s.drains[ev.InstanceID] = stop
+		s.mu.Unlock()
+		go s.drain(drainCtx, ev)
 	case emulator.InstanceStopped:
 		if err := retry(ctx, func() error { return s.kubeletDown(ctx, ev.Label, ev.Time) }); err != nil {
 			return fmt.Errorf("marking node %s not ready: %w", ev.Label, err)
@@ -188,6 +218,12 @@ func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error
 			return fmt.Errorf("marking node %s back: %w", ev.Label, err)
 		}
 	case emulator.InstanceDeleted:
+		s.mu.Lock()
+		if stop, ok := s.drains[ev.InstanceID]; ok {
+			stop()
+			delete(s.drains, ev.InstanceID)
+		}
+		s.mu.Unlock()
 		return s.removeNode(ctx, ev, ev.Label)
 	}
 	return nil
@@ -272,7 +308,9 @@ func (s *Simulator) nodeFor(ctx context.Context, ev emulator.InstanceEvent) (*co
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: allocatable,
-			NodeInfo:    corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
+			NodeInfo: corev1.NodeSystemInfo{
+				Architecture: "amd64", OperatingSystem: "linux", KubeletVersion: KubeletVersion(ev.K8sVersion),
+			},
 		},
 	}
 	pool, err := s.linode.GetLKENodePool(ctx, ev.LKEClusterID, ev.LKEPoolID)
@@ -290,6 +328,91 @@ func (s *Simulator) nodeFor(ctx context.Context, ev emulator.InstanceEvent) (*co
 		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 	}
 	return node, nil
+}
+
+// KubeletVersion is the kubelet version a node reports for the Kubernetes version LKE installed:
+// the enterprise tier's versions are full ("v1.31.8+lke1"), the standard tier's name a minor
+// ("1.34"), of which a node runs a patch release. Empty for a plain Linode.
+func KubeletVersion(lkeVersion string) string {
+	switch {
+	case lkeVersion == "":
+		return ""
+	case strings.HasPrefix(lkeVersion, "v"):
+		return lkeVersion
+	default:
+		return "v" + lkeVersion + ".0"
+	}
+}
+
+const (
+	// drainInterval is how often a drain tries again the evictions a PodDisruptionBudget refused.
+	drainInterval = 200 * time.Millisecond
+	// evictionTimeout bounds one eviction: the client retries a refused one (429) for a while.
+	evictionTimeout = time.Second
+)
+
+// drain cordons the Node of a Linode LKE recycles and evicts its pods, as LKE does before it
+// deletes the Linode, then tells the emulator the node is drained. It stops when ctx is done: the
+// Linode is gone.
+func (s *Simulator) drain(ctx context.Context, ev emulator.InstanceEvent) {
+	start := time.Now()
+	err := wait.PollUntilContextCancel(ctx, drainInterval, true, func(ctx context.Context) (bool, error) {
+		node := &corev1.Node{}
+		if err := s.kube.Get(ctx, client.ObjectKey{Name: ev.Label}, node); err != nil {
+			// Not registered yet, or gone: nothing runs there.
+			return apierrors.IsNotFound(err), nil
+		}
+		if !node.Spec.Unschedulable {
+			stored := node.DeepCopy()
+			node.Spec.Unschedulable = true
+			if err := s.kube.Patch(ctx, node, client.MergeFrom(stored)); err != nil {
+				return false, nil
+			}
+		}
+		pods := &corev1.PodList{}
+		if err := s.kube.List(ctx, pods, client.MatchingFields{"spec.nodeName": ev.Label}); err != nil {
+			return false, nil
+		}
+		// Like kubectl drain, the drain is over once the evicted pods are gone, not when they start
+		// terminating: the Linode goes right after.
+		remaining := lo.Filter(pods.Items, func(pod corev1.Pod, _ int) bool { return drains(&pod) })
+		evicting := lo.Filter(remaining, func(pod corev1.Pod, _ int) bool { return pod.DeletionTimestamp == nil })
+		// A budget that allows no disruption answers 429, which the client retries for a while:
+		// each pod's eviction goes on its own, for one round, and the next round tries again.
+		var evictions sync.WaitGroup
+		for i := range evicting {
+			evictions.Go(func() {
+				ctx, cancel := context.WithTimeout(ctx, evictionTimeout)
+				defer cancel()
+				eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: evicting[i].Name, Namespace: evicting[i].Namespace}}
+				_ = s.kube.SubResource("eviction").Create(ctx, &evicting[i], eviction)
+			})
+		}
+		evictions.Wait()
+		return len(remaining) == 0, nil
+	})
+	if err != nil {
+		log.FromContext(ctx).Info("LKE deleted a recycled Linode before its node was drained", "node", ev.Label, "after", time.Since(start))
+		return
+	}
+	s.mu.Lock()
+	delete(s.drains, ev.InstanceID)
+	s.mu.Unlock()
+	log.FromContext(ctx).Info("drained a recycled node", "node", ev.Label, "in", time.Since(start))
+	s.emu.FinishDrain(ev.InstanceID)
+}
+
+// drains reports whether a drain removes the pod: not a DaemonSet's or a static pod, and not
+// finished.
+func drains(pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return false
+	}
+	owner := metav1.GetControllerOf(pod)
+	return owner == nil || owner.Kind != "DaemonSet"
 }
 
 // plan reads a Linode plan once; plans do not change while a cluster runs.

@@ -51,7 +51,11 @@ func startSimulator(t *testing.T) (*emulator.Emulator, *linodego.Client) {
 func startSimulatorWithEvents(t *testing.T, joinTimeout time.Duration) (*emulator.Emulator, *linodego.Client, <-chan nodesim.Event) {
 	t.Helper()
 	emu := emulator.New(emulator.WithDelayScale(delayScale), emulator.WithoutRateLimits())
-	sim := nodesim.New(env.Client, emu, nodesim.DefaultResourceModel())
+	kube, err := client.New(nodesim.ClientConfig(env.Config), client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := nodesim.New(kube, emu, nodesim.DefaultResourceModel())
 	sim.SetJoinTimeout(joinTimeout)
 	events := make(chan nodesim.Event, 100)
 	sim.OnEvent(func(ev nodesim.Event) { events <- ev })
@@ -141,6 +145,9 @@ func TestLKENodeRegistersLikeLKEKubelet(t *testing.T) {
 		if node.Labels[key] != want {
 			t.Errorf("label %s = %q, want %q", key, node.Labels[key], want)
 		}
+	}
+	if got, want := node.Status.NodeInfo.KubeletVersion, nodesim.KubeletVersion(emu.Clusters()[0].K8sVersion); got != want || want == "" {
+		t.Errorf("kubelet version %q, want %q, of the version LKE installed", got, want)
 	}
 	wantTaints := []corev1.Taint{{Key: "dedicated", Value: "payments", Effect: corev1.TaintEffectNoSchedule}}
 	if taints := registeredTaints(node); len(taints) != 1 || !taints[0].MatchTaint(&wantTaints[0]) {

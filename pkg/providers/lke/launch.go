@@ -8,6 +8,7 @@ import (
 	"github.com/linode/linodego"
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 
@@ -55,7 +56,7 @@ func (p *Provider) poolCreateOptions(nodeClass *v1.LinodeNodeClass, nodeClaim *k
 // poolTags are the ownership tags followed by the NodeClass's own tags.
 func (p *Provider) poolTags(nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim) []string {
 	tags := []string{
-		nodeprovider.ClusterTag(p.clusterName),
+		p.ownershipTag,
 		nodeprovider.NodeClaimTag(nodeClaim.Name),
 		nodeprovider.NodePoolTag(nodeClaim.Labels[karpv1.NodePoolLabelKey]),
 	}
@@ -79,6 +80,11 @@ func poolLabels(nodeClaim *karpv1.NodeClaim) linodego.LKENodePoolLabels {
 	}
 	maps.Copy(labels, nodeClaim.Labels)
 	maps.DeleteFunc(labels, func(key, _ string) bool { return !poolMaySetLabel(key) })
+	// The Node webhook finds a joining node's NodeClaim by this label; a name too long to be a
+	// label value leaves that to the provider ID.
+	if len(validation.IsValidLabelValue(nodeClaim.Name)) == 0 {
+		labels[v1.LabelNodeClaim] = nodeClaim.Name
+	}
 	return labels
 }
 

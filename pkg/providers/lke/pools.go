@@ -52,13 +52,14 @@ type poolCache struct {
 	cache *nodeprovider.ListingCache[linodego.LKENodePool]
 }
 
-func newPoolCache(api API, clusterID int, clusterTag string, clk clock.PassiveClock) *poolCache {
+// newPoolCache lists the pools owned says the provider launched.
+func newPoolCache(api API, clusterID int, owned func(pool linodego.LKENodePool) bool, clk clock.PassiveClock) *poolCache {
 	list := func(ctx context.Context) ([]linodego.LKENodePool, error) {
 		all, err := api.ListLKENodePools(ctx, clusterID, &linodego.ListOptions{PageSize: listPageSize})
 		if err != nil {
 			return nil, err
 		}
-		return slices.DeleteFunc(all, func(pool linodego.LKENodePool) bool { return !slices.Contains(pool.Tags, clusterTag) }), nil
+		return slices.DeleteFunc(all, func(pool linodego.LKENodePool) bool { return !owned(pool) }), nil
 	}
 	return &poolCache{cache: nodeprovider.NewListingCache(list, func(pool linodego.LKENodePool) int { return pool.ID }, clk)}
 }

@@ -63,6 +63,10 @@ type Node struct {
 	Created time.Time
 	// LKE identifies the pool and pool node in LKE mode; nil in instance mode.
 	LKE *LKENode
+	// KubeletVersion is the version the node's kubelet reports, e.g. v1.33.4, read from the
+	// Kubernetes Node when the cloud provider checks drift; empty elsewhere and before the node
+	// registers.
+	KubeletVersion string
 	// Instance describes the plain Linode in instance mode; nil in LKE mode.
 	Instance *InstanceNode
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -19,7 +20,8 @@ import (
 // NodeBootstrap is a control plane that nodes join as they join a kubeadm cluster, for tests of
 // instance mode: kube-apiserver authenticating bootstrap tokens and the cluster CA's client
 // certificates, kube-controller-manager approving and signing node client certificates, and the
-// RBAC the provider's Helm chart grants its bootstrap tokens' group.
+// RBAC the provider's Helm chart grants its bootstrap tokens' group; kwok then plays the kubelets
+// of Linux nodes once they registered, making them Ready and removing the pods a drain evicts.
 type NodeBootstrap struct {
 	envtest.Environment
 	// Client is an admin client.
@@ -68,7 +70,9 @@ func (e *NodeBootstrap) start(ctx context.Context, binDir string) error {
 			return fmt.Errorf("granting the bootstrap group %s: %w", binding.RoleRef.Name, err)
 		}
 	}
-	e.processes, err = component.StartAll(e.LogDir, component.KubeControllerManager(binDir, kubeconfig, component.WithCSRSigning(e.CA)))
+	e.processes, err = component.StartAll(e.LogDir,
+		component.KubeControllerManager(binDir, kubeconfig, component.WithCSRSigning(e.CA)),
+		component.Kwok(binDir, kubeconfig, component.KwokNodes{LabelSelector: corev1.LabelOSStable + "=linux", DownAnnotationSelector: "kwok.x-k8s.io/status=custom"}))
 	return err
 }
 
