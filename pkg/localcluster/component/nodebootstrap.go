@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -177,3 +178,11 @@ func PublishClusterInfo(ctx context.Context, kube client.Client, server string, 
 }
 
 func controllerList(controllers []string) string { return strings.Join(controllers, ",") }
+
+// WithoutControllers leaves controllers out, e.g. those that would own the pods a test places by
+// hand.
+func WithoutControllers(names ...string) ControllerManagerOption {
+	return func(controllers *[]string, _ *[]string) {
+		*controllers = slices.DeleteFunc(*controllers, func(name string) bool { return slices.Contains(names, name) })
+	}
+}

@@ -71,7 +71,9 @@ func (e *NodeBootstrap) start(ctx context.Context, binDir string) error {
 		}
 	}
 	e.processes, err = component.StartAll(e.LogDir,
-		component.KubeControllerManager(binDir, kubeconfig, component.WithCSRSigning(e.CA)),
+		// Tests place pods by hand, so no workload controller may claim them.
+		component.KubeControllerManager(binDir, kubeconfig, component.WithCSRSigning(e.CA),
+			component.WithoutControllers("daemonset-controller", "deployment-controller", "replicaset-controller", "job-controller")),
 		component.Kwok(binDir, kubeconfig, component.KwokNodes{LabelSelector: corev1.LabelOSStable + "=linux", DownAnnotationSelector: "kwok.x-k8s.io/status=custom"}))
 	return err
 }
