@@ -2,6 +2,7 @@ package maintenance_test
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -76,10 +77,23 @@ var _ = Describe("Maintenance", func() {
 		Expect(ExpectExists(ctx, env.Client, nodeClaim).Annotations).To(HaveKey(v1.AnnotationMaintenanceWindow))
 
 		Expect(emu.CancelMaintenance(id)).To(Equal(1))
+		emu.Clock.Step(maintenance.DefaultLeadTime / 24)
 		ExpectSingletonReconciled(ctx, controller)
 		Expect(ExpectExists(ctx, env.Client, nodeClaim).Annotations).ToNot(HaveKey(v1.AnnotationMaintenanceWindow))
 		Expect(recordedContaining("Normal LinodeMaintenanceWithdrawn")).ToNot(BeEmpty())
 		Expect(decisions(emulator.MaintenanceReboot, maintenance.Withdrawn)).To(Equal(1.0))
+	})
+
+	It("reads the maintenance list every lead time / 24 and the events every interval", func() {
+		listings := func(route string) int {
+			return len(slices.DeleteFunc(emu.Requests(), func(r emulator.RequestRecord) bool { return r.Route != route }))
+		}
+		for range 10 {
+			ExpectSingletonReconciled(ctx, controller)
+			emu.Clock.Step(maintenance.DefaultInterval)
+		}
+		Expect(listings("GET /account/events")).To(Equal(10))
+		Expect(listings("GET /account/maintenance")).To(Equal(2), "at the first poll and 5 minutes later")
 	})
 
 	It("replaces a node at once when its maintenance started before it was replaced", func() {

@@ -74,7 +74,7 @@ type Options struct {
 	// MaintenanceLeadTime is how long before Linode host maintenance that takes a node down
 	// (power off/on, reboot, cold migration) the node is replaced.
 	MaintenanceLeadTime time.Duration
-	// MaintenancePollInterval is how often Linode's maintenance list and account events are read,
+	// MaintenancePollInterval is how often Linode's account events are read (the maintenance list less often),
 	// and in LKE mode the cluster's Kubernetes version.
 	MaintenancePollInterval time.Duration
 
@@ -87,8 +87,9 @@ type Options struct {
 	malformedEnvironment []error
 }
 
-// Defaults of the maintenance settings: replacements start two hours ahead, and two listings a
-// minute are 1% of Linode's budget for paginated GETs.
+// Defaults of the maintenance settings: replacements start two hours ahead; events read every
+// minute and the maintenance list every 5 minutes (lead time / 24) are 0.6% of Linode's budget for
+// paginated GETs.
 const (
 	DefaultMaintenanceLeadTime     = 2 * time.Hour
 	DefaultMaintenancePollInterval = time.Minute
@@ -121,7 +122,7 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.StringVar(&o.WebhookConfigurationName, "webhook-configuration", env.WithDefaultString("WEBHOOK_CONFIGURATION", "karpenter"), "[WEBHOOK_CONFIGURATION] MutatingWebhookConfiguration whose caBundle the controller keeps.")
 	fs.StringVar(&o.SystemNamespace, "system-namespace", env.WithDefaultString("SYSTEM_NAMESPACE", "kube-system"), "[SYSTEM_NAMESPACE] Namespace the controller runs in.")
 	fs.DurationVar(&o.MaintenanceLeadTime, "maintenance-lead-time", o.durationFromEnv("MAINTENANCE_LEAD_TIME", DefaultMaintenanceLeadTime), "[MAINTENANCE_LEAD_TIME] How long before Linode host maintenance that takes a node down (power off/on, reboot, cold migration) the node is replaced.")
-	fs.DurationVar(&o.MaintenancePollInterval, "maintenance-poll-interval", o.durationFromEnv("MAINTENANCE_POLL_INTERVAL", DefaultMaintenancePollInterval), "[MAINTENANCE_POLL_INTERVAL] How often Linode's maintenance list and account events are read (two of Linode's 200 paginated GETs a minute per poll) and, in LKE mode, the cluster's Kubernetes version.")
+	fs.DurationVar(&o.MaintenancePollInterval, "maintenance-poll-interval", o.durationFromEnv("MAINTENANCE_POLL_INTERVAL", DefaultMaintenancePollInterval), "[MAINTENANCE_POLL_INTERVAL] How often Linode's account events are read, one of Linode's 200 paginated GETs a minute per poll (the maintenance list is read every MAINTENANCE_LEAD_TIME/24, never more often), and in LKE mode the cluster's Kubernetes version.")
 	o.refuseAlphaOnlySettings()
 }
 
@@ -185,7 +186,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("CATALOGUE_REFRESH_INTERVAL %v is too short: use at least 1m (Linode rate-limits listings)", o.CatalogueRefreshInterval))
 	}
 	if o.MaintenancePollInterval < minMaintenancePollInterval {
-		errs = append(errs, fmt.Errorf("MAINTENANCE_POLL_INTERVAL %v is too short: use at least %v; each poll takes two of Linode's 200 paginated GETs a minute (helm: settings.maintenance.pollInterval)",
+		errs = append(errs, fmt.Errorf("MAINTENANCE_POLL_INTERVAL %v is too short: use at least %v; each poll takes one or two of Linode's 200 paginated GETs a minute (helm: settings.maintenance.pollInterval)",
 			o.MaintenancePollInterval, minMaintenancePollInterval))
 	}
 	if o.MaintenanceLeadTime <= o.MaintenancePollInterval {
