@@ -86,7 +86,7 @@ type Options struct {
 	// MaintenanceLeadTime is how long before Linode host maintenance that takes a node down
 	// (power off/on, reboot, cold migration) the node is replaced.
 	MaintenanceLeadTime time.Duration
-	// MaintenancePollInterval is how often Linode's maintenance list and account events are read,
+	// MaintenancePollInterval is how often Linode's account events are read (the maintenance list less often),
 	// and in LKE mode the cluster's Kubernetes version.
 	MaintenancePollInterval time.Duration
 
@@ -135,7 +135,7 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.StringVar(&o.WebhookConfigurationName, "webhook-configuration", env.WithDefaultString("WEBHOOK_CONFIGURATION", "karpenter"), "[WEBHOOK_CONFIGURATION] MutatingWebhookConfiguration whose caBundle the controller keeps.")
 	fs.StringVar(&o.SystemNamespace, "system-namespace", env.WithDefaultString("SYSTEM_NAMESPACE", "kube-system"), "[SYSTEM_NAMESPACE] Namespace the controller runs in.")
 	fs.DurationVar(&o.MaintenanceLeadTime, "maintenance-lead-time", o.durationFromEnv("MAINTENANCE_LEAD_TIME", DefaultMaintenanceLeadTime), "[MAINTENANCE_LEAD_TIME] How long before Linode host maintenance that takes a node down (power off/on, reboot, cold migration) the node is replaced.")
-	fs.DurationVar(&o.MaintenancePollInterval, "maintenance-poll-interval", o.durationFromEnv("MAINTENANCE_POLL_INTERVAL", DefaultMaintenancePollInterval), "[MAINTENANCE_POLL_INTERVAL] How often Linode's account events are read, one of Linode's 200 paginated GETs a minute per poll (the maintenance list is read every MAINTENANCE_LEAD_TIME/24, never more often), and, in LKE mode, the cluster's Kubernetes version.")
+	fs.DurationVar(&o.MaintenancePollInterval, "maintenance-poll-interval", o.durationFromEnv("MAINTENANCE_POLL_INTERVAL", DefaultMaintenancePollInterval), "[MAINTENANCE_POLL_INTERVAL] How often Linode's account events are read, one of Linode's 200 paginated GETs a minute per poll (the maintenance list is read every MAINTENANCE_LEAD_TIME/24, never more often), and in LKE mode the cluster's Kubernetes version.")
 	o.refuseAlphaOnlySettings()
 }
 
