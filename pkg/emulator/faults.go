@@ -39,6 +39,9 @@ type Fault struct {
 	Hang bool `json:"hang,omitempty"`
 	// LoseResponse applies the request, then loses its answer.
 	LoseResponse LossMode `json:"lose_response,omitempty"`
+	// Unreachable closes the connection before the request takes effect, as
+	// an API that is down does: nothing is applied and nothing answers.
+	Unreachable bool `json:"unreachable,omitempty"`
 
 	// Count limits how many matching requests the fault affects (0: no
 	// limit other than the length of Sequence).
@@ -65,6 +68,8 @@ type faultDecision struct {
 	latency time.Duration
 	hang    bool
 	lose    LossMode
+	// unreachable is Fault.Unreachable.
+	unreachable bool
 }
 
 type faultSet struct {
@@ -125,6 +130,7 @@ func (s *faultSet) decide(method, path string) faultDecision {
 			continue
 		}
 		d := faultDecision{latency: f.Latency, hang: f.Hang, lose: f.LoseResponse}
+		d.unreachable = f.Unreachable
 		if len(f.Sequence) > 0 {
 			d.status = f.Sequence[f.used]
 		} else if f.ErrorRate > 0 && s.rng.Float64() < f.ErrorRate {
