@@ -162,6 +162,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		BinaryAssetsDirectory: binDir,
 		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: append(component.CRDs(), modeCRDs(opts.Mode)...)},
 	}
+	// Certificates in a directory of our own survive a restart of kube-apiserver
+	// (RestartAPIServer), so the kubeconfigs stay valid; envtest's own would be removed.
+	c.controlPlane.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(c.LogDir, "kube-apiserver")}
+	if err := os.MkdirAll(c.controlPlane.ControlPlane.APIServer.CertDir, 0o700); err != nil {
+		return nil, err
+	}
 	restConfig, err := c.controlPlane.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
@@ -246,6 +252,21 @@ func (c *Cluster) RestartController(ctx context.Context, opts RestartOptions) er
 	return c.startController(ctx)
 }
 
+// RestartAPIServer stops kube-apiserver, leaves it down for downtime, and starts it again on the
+// same port with the same certificates, as an upgrade or a crash of the control plane would;
+// etcd and every client keep running. It returns once kube-apiserver answers again.
+func (c *Cluster) RestartAPIServer(downtime time.Duration) error {
+	apiServer := c.controlPlane.ControlPlane.GetAPIServer()
+	if err := apiServer.Stop(); err != nil {
+		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	time.Sleep(downtime)
+	if err := apiServer.Start(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	return nil
+}
+
 func (c *Cluster) webhookPort() int32 { return int32(c.controllerPorts[2]) }
 
 // ControllerMetricsURL is the controller's Prometheus endpoint (its METRICS_PORT), where a
@@ -322,6 +343,12 @@ func (c *Cluster) startController(ctx context.Context) error {
 		}
 	}
 }
+
+// KillController kills the controller at once (SIGKILL), leaving it down until RestartController.
+func (c *Cluster) KillController() error { return c.controller.Kill() }
+
+// ControllerRunning reports, with the end of its log, a controller that has exited.
+func (c *Cluster) ControllerRunning() error { return c.controller.CheckRunning() }
 
 // ControllerLog is the path of the controller's log.
 func (c *Cluster) ControllerLog() string { return filepath.Join(c.LogDir, "controller.log") }
