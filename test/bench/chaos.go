@@ -54,7 +54,7 @@ type chaosScale struct {
 // The matrix: 50 pods, the 5xx storm for 2 minutes and the API down for 5.
 var fullChaos = chaosScale{
 	peak: 50, low: 20, window: time.Minute, storm: 2 * time.Minute, apiDown: 5 * time.Minute,
-	recoveryWait: 5 * time.Minute, faults: ChaosFaults,
+	recoveryWait: 3 * time.Minute, faults: ChaosFaults,
 }
 
 // quickChaos is CI's: two faults that exercise both halves of the system, Linode's API failing
