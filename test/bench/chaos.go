@@ -178,9 +178,11 @@ func RunChaos(ctx context.Context, cfg ChaosConfig) ([]ChaosRow, map[string]stri
 		faults = cfg.Faults
 	}
 	settings := map[string]string{
-		"Workload": fmt.Sprintf("a Deployment of pause pods asking for 1 CPU each on a NodePool of %d-vCPU plans, consolidating "+
-			"when empty or underutilized after 0 s with a budget of 50%% of its nodes; each run starts with %d pods running, "+
-			"goes down to %d and back up to %d through the fault, and ends at %d", chaosNodeCPUs, scale.peak, scale.low, scale.peak, scale.peak),
+		"Workload": fmt.Sprintf("a Deployment of pause pods asking for 1 CPU each on a NodePool of %[1]d-vCPU plans, consolidating "+
+			"when empty or underutilized after 0 s with a budget of 50%% of its nodes; "+
+			"a fault that lasts starts with %[3]d pods running, scales up to %[2]d under the fault and halfway back to %[3]d, and returns to %[2]d once the fault ends; "+
+			"the API down and kube-apiserver's restart start with %[3]d and come as the scale-up to %[2]d launches; "+
+			"the others start with %[2]d: the controller is killed once a scale-down to %[3]d has Karpenter deleting a NodeClaim, and restarted after a scale-up back to %[2]d", chaosNodeCPUs, scale.peak, scale.low),
 		"Clusters": "a new local cluster per fault: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, " +
 			"the Linode API emulator (Linodes boot in 5 s) and the controller as a process configured as the Helm chart configures it",
 		"Durations": fmt.Sprintf("faults that last: %v, except the 5xx storm (%v) and the API down (%v); recovery waited for up to %v after the fault's end",
@@ -261,14 +263,20 @@ func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFau
 		return row, err
 	}
 	r.target = scale.peak
-	if _, err := e.deploy(ctx, chaosPool, scale.peak); err != nil {
+	if f.startLow {
+		r.target = scale.low
+	}
+	if _, err := e.deploy(ctx, chaosPool, r.target); err != nil {
 		return row, err
 	}
-	if _, err := r.awaitSettled(ctx, "the workload's first scale-up", 4*time.Minute); err != nil {
-		return row, err
+	if _, ok, err := r.awaitSettled(ctx, "the workload's first scale-up", 4*time.Minute); err != nil || !ok {
+		return row, errors.Join(err, fmt.Errorf("%d replicas were not running on a consistent fleet within 4 minutes, before any fault", r.target))
 	}
 
-	monitor := startLossMonitor(ctx, e.cluster)
+	monitor, err := startLossMonitor(ctx, e.cluster)
+	if err != nil {
+		return row, err
+	}
 	defer monitor.stop()
 	cfg.progress("  injecting: %s", f.title)
 	faultEnd, err := f.run(ctx, r)
@@ -276,12 +284,13 @@ func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFau
 		return row, fmt.Errorf("running the fault: %w", err)
 	}
 	cfg.progress("  the fault ended; waiting up to %v for recovery", scale.recoveryWait)
-	recovered, err := r.awaitSettled(ctx, "recovery", scale.recoveryWait)
-	row.WaitedMinutes = scale.recoveryWait.Minutes()
-	if err == nil {
-		row.RecoveryMinutes = ptr.To(math.Round(recovered.Sub(faultEnd).Minutes()*10) / 10)
-	} else if ctx.Err() != nil || !wait.Interrupted(err) {
+	recovered, ok, err := r.awaitSettled(ctx, "recovery", scale.recoveryWait)
+	if err != nil {
 		return row, err
+	}
+	row.WaitedMinutes = scale.recoveryWait.Minutes()
+	if ok {
+		row.RecoveryMinutes = ptr.To(math.Round(recovered.Sub(faultEnd).Minutes()*10) / 10)
 	}
 	monitor.stop()
 	row.PodsLostUndrained = monitor.lostCount()
@@ -376,32 +385,46 @@ func (r *chaosRun) retryKube(ctx context.Context, change func(context.Context) e
 	return err
 }
 
-// awaitSettled waits until every replica runs and Kubernetes and Linode agree, and returns when
-// that was first seen. The controller, should it exit on its own, is started again as its
-// Deployment would, and counted. It returns an error that wait.Interrupted recognises when the
-// timeout passed first.
-func (r *chaosRun) awaitSettled(ctx context.Context, what string, timeout time.Duration) (time.Time, error) {
+// settledFor is how long everything must stay settled to count: one look can fall between a
+// fault's effects, e.g. after a node is gone and before its pods are seen to be.
+const settledFor = 10 * time.Second
+
+// awaitSettled waits until every replica runs and Kubernetes and Linode agree, and stay so for
+// settledFor, and returns when that began; ok is false when it did not begin within timeout. The
+// controller, should it exit on its own, is started again as its Deployment would, and counted.
+func (r *chaosRun) awaitSettled(ctx context.Context, what string, timeout time.Duration) (settledAt time.Time, ok bool, err error) {
 	start := time.Now()
-	var settledAt time.Time
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, timeout+settledFor, true, func(ctx context.Context) (bool, error) {
 		if err := r.keepControllerRunning(ctx); err != nil {
 			return false, err
 		}
-		notRunning, err := r.podsNotRunning(ctx)
-		if err != nil || notRunning > 0 {
-			return false, nil //nolint:nilerr // kube-apiserver may be restarting; the next poll asks again
-		}
-		if r.env.cluster.CheckConsistency(ctx) != nil {
+		if !r.settled(ctx) {
+			settledAt = time.Time{}
 			return false, nil
 		}
-		settledAt = time.Now()
-		return true, nil
+		if settledAt.IsZero() {
+			settledAt = time.Now()
+		}
+		return time.Since(settledAt) >= settledFor, nil
 	})
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s: %d replicas running and a consistent fleet within %v: %w", what, r.target, timeout, err)
+	switch {
+	case ctx.Err() != nil:
+		return time.Time{}, false, ctx.Err()
+	case err != nil && !wait.Interrupted(err):
+		return time.Time{}, false, fmt.Errorf("%s: %w", what, err)
+	case err != nil || settledAt.After(start.Add(timeout)):
+		r.env.cfg.progress("  %s: not settled within %v", what, timeout)
+		return time.Time{}, false, nil
 	}
 	r.env.cfg.progress("  %s: settled (%.1f s)", what, settledAt.Sub(start).Seconds())
-	return settledAt, nil
+	return settledAt, true, nil
+}
+
+// settled tells whether every replica runs and Kubernetes and Linode agree; not while
+// kube-apiserver does not answer.
+func (r *chaosRun) settled(ctx context.Context) bool {
+	notRunning, err := r.podsNotRunning(ctx)
+	return err == nil && notRunning == 0 && r.env.cluster.CheckConsistency(ctx) == nil
 }
 
 // keepControllerRunning starts the controller again if it exited on its own.

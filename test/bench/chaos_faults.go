@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,8 +41,11 @@ var ChaosFaults = []string{
 // chaosFault is one fault and how a run goes through it.
 type chaosFault struct {
 	name, title string
-	// run takes the workload, running at its peak, through the fault, and returns when the
-	// fault ended, with the deployment back at its peak.
+	// startLow starts the workload at its low rather than its peak, for faults that begin with
+	// a scale-up.
+	startLow bool
+	// run takes the workload through the fault, and returns when the fault ended, with the
+	// deployment at its peak.
 	run func(context.Context, *chaosRun) (time.Time, error)
 }
 
@@ -60,36 +64,36 @@ func apiFault(f emulator.Fault) func(context.Context, *chaosRun) (func(context.C
 func chaosFaultByName(name string) (chaosFault, bool) {
 	switch name {
 	case FaultAPILatency:
-		return chaosFault{name, "API latency 2 s", func(ctx context.Context, r *chaosRun) (time.Time, error) {
+		return chaosFault{name, "API latency 2 s", true, func(ctx context.Context, r *chaosRun) (time.Time, error) {
 			return r.throughout(ctx, r.scale.window, apiFault(emulator.Fault{Latency: 2 * time.Second}))
 		}}, true
 	case FaultAPIHang:
-		return chaosFault{name, "API hangs", func(ctx context.Context, r *chaosRun) (time.Time, error) {
+		return chaosFault{name, "API hangs", true, func(ctx context.Context, r *chaosRun) (time.Time, error) {
 			return r.throughout(ctx, r.scale.window, apiFault(emulator.Fault{Hang: true}))
 		}}, true
 	case Fault5xxStorm:
-		return chaosFault{name, "5xx storm (9 in 10 requests answered 500)", func(ctx context.Context, r *chaosRun) (time.Time, error) {
+		return chaosFault{name, "5xx storm (9 in 10 requests answered 500)", true, func(ctx context.Context, r *chaosRun) (time.Time, error) {
 			return r.throughout(ctx, r.scale.storm, apiFault(emulator.Fault{ErrorRate: 0.9, ErrorStatus: http.StatusInternalServerError}))
 		}}, true
 	case Fault429Storm:
-		return chaosFault{name, "429 storm (every request, Retry-After 1 s)", func(ctx context.Context, r *chaosRun) (time.Time, error) {
+		return chaosFault{name, "429 storm (every request, Retry-After 1 s)", true, func(ctx context.Context, r *chaosRun) (time.Time, error) {
 			return r.throughout(ctx, r.scale.window, apiFault(emulator.Fault{ErrorRate: 1, ErrorStatus: http.StatusTooManyRequests}))
 		}}, true
 	case FaultAPIDown:
-		return chaosFault{name, "API down mid-scale-up", func(ctx context.Context, r *chaosRun) (time.Time, error) {
+		return chaosFault{name, "API down mid-scale-up", true, func(ctx context.Context, r *chaosRun) (time.Time, error) {
 			return r.midScaleUp(ctx, r.scale.apiDown, apiFault(emulator.Fault{Unreachable: true}))
 		}}, true
 	case FaultTokenRevoked:
 		// Every request answered 401, as Linode answers a revoked token, until it is restored.
-		return chaosFault{name, "token revoked, then restored", func(ctx context.Context, r *chaosRun) (time.Time, error) {
+		return chaosFault{name, "token revoked, then restored", true, func(ctx context.Context, r *chaosRun) (time.Time, error) {
 			return r.throughout(ctx, r.scale.window, apiFault(emulator.Fault{ErrorRate: 1, ErrorStatus: http.StatusUnauthorized}))
 		}}, true
 	case FaultAPIServerRestart:
-		return chaosFault{name, "kube-apiserver restarted mid-scale-up", restartAPIServer}, true
+		return chaosFault{name, "kube-apiserver restarted mid-scale-up", true, restartAPIServer}, true
 	case FaultControllerKilled:
-		return chaosFault{name, "controller killed during a delete", killControllerDuringDelete}, true
+		return chaosFault{name, "controller killed during a delete", false, killControllerDuringDelete}, true
 	case FaultWebhookDown:
-		return chaosFault{name, "webhook down", func(ctx context.Context, r *chaosRun) (time.Time, error) {
+		return chaosFault{name, "webhook down", true, func(ctx context.Context, r *chaosRun) (time.Time, error) {
 			return r.throughout(ctx, r.scale.window, func(ctx context.Context, r *chaosRun) (func(context.Context) error, error) {
 				if err := r.env.cluster.SetWebhookReachable(ctx, false); err != nil {
 					return nil, err
@@ -100,15 +104,16 @@ func chaosFaultByName(name string) (chaosFault, bool) {
 			})
 		}}, true
 	case FaultRecycleHalf:
-		return chaosFault{name, "recycle of half the nodes", recycleHalf}, true
+		return chaosFault{name, "recycle of half the nodes", false, recycleHalf}, true
 	case FaultNodeClaimsDeleted:
-		return chaosFault{name, "NodeClaims deleted behind the controller's back", deleteHalfTheNodeClaims}, true
+		return chaosFault{name, "NodeClaims deleted behind the controller's back", false, deleteHalfTheNodeClaims}, true
 	}
 	return chaosFault{}, false
 }
 
-// throughout keeps a fault on for d while the workload scales down (Karpenter consolidates,
-// deleting Linodes) and, halfway, back up (Karpenter launches).
+// throughout keeps a fault on for d while the workload scales up from its low (Karpenter
+// launches) and, halfway, back down (Karpenter consolidates, deleting Linodes); when the fault
+// ends, the workload goes back up to its peak.
 func (r *chaosRun) throughout(ctx context.Context, d time.Duration,
 	inject func(context.Context, *chaosRun) (func(context.Context) error, error)) (time.Time, error) {
 	remove, err := inject(ctx, r)
@@ -116,26 +121,30 @@ func (r *chaosRun) throughout(ctx context.Context, d time.Duration,
 		return time.Time{}, err
 	}
 	start := time.Now()
-	if err := r.scaleTo(ctx, r.scale.low); err != nil {
+	if err := r.scaleTo(ctx, r.scale.peak); err != nil {
 		return time.Time{}, err
 	}
 	if err := sleep(ctx, d/2); err != nil {
 		return time.Time{}, err
 	}
-	if err := r.scaleTo(ctx, r.scale.peak); err != nil {
+	if err := r.scaleTo(ctx, r.scale.low); err != nil {
 		return time.Time{}, err
 	}
 	if err := sleep(ctx, time.Until(start.Add(d))); err != nil {
 		return time.Time{}, err
 	}
-	return time.Now(), remove(ctx)
+	end := time.Now()
+	if err := remove(ctx); err != nil {
+		return time.Time{}, err
+	}
+	return end, r.scaleTo(ctx, r.scale.peak)
 }
 
-// midScaleUp scales the workload down and lets it settle, scales it up, and injects the fault for
-// d as soon as Karpenter has created the first NodeClaims, with their launches in flight.
+// midScaleUp scales the workload up from its low and injects the fault for d as soon as
+// Karpenter has created a NodeClaim for it, its launch in flight.
 func (r *chaosRun) midScaleUp(ctx context.Context, d time.Duration,
 	inject func(context.Context, *chaosRun) (func(context.Context) error, error)) (time.Time, error) {
-	if err := r.scaleDownAndUp(ctx); err != nil {
+	if err := r.scaleUpUntilLaunching(ctx); err != nil {
 		return time.Time{}, err
 	}
 	remove, err := inject(ctx, r)
@@ -148,15 +157,9 @@ func (r *chaosRun) midScaleUp(ctx context.Context, d time.Duration,
 	return time.Now(), remove(ctx)
 }
 
-// scaleDownAndUp scales the workload to its low, waits for consolidation to settle (a while at
-// most), scales it back up and returns once Karpenter has created a NodeClaim for it.
-func (r *chaosRun) scaleDownAndUp(ctx context.Context) error {
-	if err := r.scaleTo(ctx, r.scale.low); err != nil {
-		return err
-	}
-	if _, err := r.awaitSettled(ctx, "scale-down", 2*time.Minute); err != nil {
-		r.note("before the fault, the scale-down had not settled in 2 minutes")
-	}
+// scaleUpUntilLaunching scales the workload to its peak and returns once Karpenter has created a
+// NodeClaim for it (a minute at most).
+func (r *chaosRun) scaleUpUntilLaunching(ctx context.Context) error {
 	before, err := r.claimNames(ctx)
 	if err != nil {
 		return err
@@ -164,7 +167,7 @@ func (r *chaosRun) scaleDownAndUp(ctx context.Context) error {
 	if err := r.scaleTo(ctx, r.scale.peak); err != nil {
 		return err
 	}
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		now, err := r.claimNames(ctx)
 		if err != nil {
 			return false, err
@@ -176,6 +179,10 @@ func (r *chaosRun) scaleDownAndUp(ctx context.Context) error {
 		}
 		return false, nil
 	})
+	if err != nil {
+		return fmt.Errorf("waiting for Karpenter to launch for the scale-up: %w", err)
+	}
+	return nil
 }
 
 func (r *chaosRun) claimNames(ctx context.Context) (map[string]bool, error) {
@@ -193,7 +200,7 @@ func (r *chaosRun) claimNames(ctx context.Context) (map[string]bool, error) {
 // restartAPIServer stops kube-apiserver for 20 s while Karpenter launches for a scale-up, and
 // starts it again.
 func restartAPIServer(ctx context.Context, r *chaosRun) (time.Time, error) {
-	if err := r.scaleDownAndUp(ctx); err != nil {
+	if err := r.scaleUpUntilLaunching(ctx); err != nil {
 		return time.Time{}, err
 	}
 	if err := r.env.cluster.RestartAPIServer(20 * time.Second); err != nil {
@@ -245,21 +252,28 @@ func killControllerDuringDelete(ctx context.Context, r *chaosRun) (time.Time, er
 // LKE upgrade would.
 func recycleHalf(ctx context.Context, r *chaosRun) (time.Time, error) {
 	cluster := r.env.cluster
-	var nodeIDs []string
+	var nodes []emulator.NodeInfo
 	for _, pool := range cluster.Emulator.Pools(cluster.LKEClusterID) {
-		for _, node := range pool.Nodes {
-			nodeIDs = append(nodeIDs, node.ID)
-		}
+		nodes = append(nodes, pool.Nodes...)
 	}
 	api := cluster.Emulator.NewClient()
-	recycled := nodeIDs[:len(nodeIDs)/2]
-	for _, id := range recycled {
-		if err := api.RecycleLKENodePoolNode(ctx, cluster.LKEClusterID, id); err != nil {
-			return time.Time{}, fmt.Errorf("recycling LKE node %s: %w", id, err)
+	recycled := nodes[:len(nodes)/2]
+	for _, node := range recycled {
+		if err := api.RecycleLKENodePoolNode(ctx, cluster.LKEClusterID, node.ID); err != nil {
+			return time.Time{}, fmt.Errorf("recycling LKE node %s: %w", node.ID, err)
 		}
 	}
-	r.note("recycled %d of %d nodes", len(recycled), len(nodeIDs))
-	return time.Now(), nil
+	r.note("recycled %d of %d nodes", len(recycled), len(nodes))
+	// The recycle is over once every recycled node's old Linode is gone.
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(context.Context) (bool, error) {
+		for _, instance := range cluster.Emulator.Instances() {
+			if slices.ContainsFunc(recycled, func(node emulator.NodeInfo) bool { return node.InstanceID == instance.ID }) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	return time.Now(), err
 }
 
 // deleteHalfTheNodeClaims removes half the NodeClaims as a backup restore or a reinstall of the
