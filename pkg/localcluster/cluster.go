@@ -252,13 +252,25 @@ func (c *Cluster) RestartController(ctx context.Context, opts RestartOptions) er
 	return c.startController(ctx)
 }
 
-// RestartAPIServer stops kube-apiserver, leaves it down for downtime, and starts it again on the
-// same port with the same certificates, as an upgrade or a crash of the control plane would;
+// RestartAPIServer stops kube-apiserver (killing it if it has not shut down within 20 s), leaves
+// it down for downtime, and starts it again on the same port with the same certificates, as an
+// upgrade or a crash of the control plane would;
 // etcd and every client keep running. It returns once kube-apiserver answers again.
 func (c *Cluster) RestartAPIServer(downtime time.Duration) error {
 	apiServer := c.controlPlane.ControlPlane.GetAPIServer()
-	if err := apiServer.Stop(); err != nil {
-		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	// envtest kills kube-apiserver when it has not shut down within StopTimeout, and says so as
+	// an error: either way it is down once nothing listens on its port.
+	stopErr := apiServer.Stop()
+	address := apiServer.SecureServing.ListenAddr.HostPort()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		conn, err := net.DialTimeout("tcp", address, time.Second)
+		if err != nil {
+			break
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			return fmt.Errorf("stopping kube-apiserver: it still listens on %s: %w", address, stopErr)
+		}
 	}
 	time.Sleep(downtime)
 	if err := apiServer.Start(); err != nil {

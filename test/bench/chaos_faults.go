@@ -197,13 +197,13 @@ func (r *chaosRun) claimNames(ctx context.Context) (map[string]bool, error) {
 	return names, nil
 }
 
-// restartAPIServer stops kube-apiserver for 20 s while Karpenter launches for a scale-up, and
-// starts it again.
+// restartAPIServer stops kube-apiserver while Karpenter launches for a scale-up, leaves it down
+// for 10 s, and starts it again.
 func restartAPIServer(ctx context.Context, r *chaosRun) (time.Time, error) {
 	if err := r.scaleUpUntilLaunching(ctx); err != nil {
 		return time.Time{}, err
 	}
-	if err := r.env.cluster.RestartAPIServer(20 * time.Second); err != nil {
+	if err := r.env.cluster.RestartAPIServer(10 * time.Second); err != nil {
 		return time.Time{}, err
 	}
 	return time.Now(), nil
