@@ -254,8 +254,8 @@ func (c *Cluster) RestartController(ctx context.Context, opts RestartOptions) er
 
 // RestartAPIServer stops kube-apiserver (killing it if it has not shut down within 20 s), leaves
 // it down for downtime, and starts it again on the same port with the same certificates, as an
-// upgrade or a crash of the control plane would;
-// etcd and every client keep running. It returns once kube-apiserver answers again.
+// upgrade or a crash of the control plane would; etcd and every client keep running. It returns
+// once kube-apiserver answers again.
 func (c *Cluster) RestartAPIServer(downtime time.Duration) error {
 	apiServer := c.controlPlane.ControlPlane.GetAPIServer()
 	// envtest kills kube-apiserver when it has not shut down within StopTimeout, and says so as
