@@ -272,13 +272,13 @@ func (s *Simulator) plan(ctx context.Context, id string) (linodego.LinodeType, e
 	return *plan, nil
 }
 
-// retry rides out a busy apiserver for a few seconds and returns the last error.
+// retry rides out a busy or restarting apiserver for up to 2 minutes, as a kubelet keeps trying
+// to register its node, and returns the last error.
 func retry(ctx context.Context, fn func() error) error {
 	var last error
-	_ = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Steps: 7},
-		func(context.Context) (bool, error) {
-			last = fn()
-			return last == nil, nil
-		})
+	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		last = fn()
+		return last == nil, nil
+	})
 	return last
 }
