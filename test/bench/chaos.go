@@ -165,7 +165,7 @@ func oneLine(s string) string {
 }
 
 // RunChaos runs the fault matrix: for each fault in turn, a new local cluster with the controller
-// running as in the benchmarks, 50 pods (20 for the short version) scaling down and up through
+// running as in the benchmarks, 50 pods (20 for the short version) scaling up and down through
 // the fault, and a count of what a user lost. It returns a row per fault and the settings in
 // effect; a fault that could not be measured has its error in its row and in the error.
 func RunChaos(ctx context.Context, cfg ChaosConfig) ([]ChaosRow, map[string]string, error) {
@@ -182,7 +182,8 @@ func RunChaos(ctx context.Context, cfg ChaosConfig) ([]ChaosRow, map[string]stri
 			"when empty or underutilized after 0 s with a budget of 50%% of its nodes; "+
 			"a fault that lasts starts with %[3]d pods running, scales up to %[2]d under the fault and halfway back to %[3]d, and returns to %[2]d once the fault ends; "+
 			"the API down and kube-apiserver's restart start with %[3]d and come as the scale-up to %[2]d launches; "+
-			"the others start with %[2]d: the controller is killed once a scale-down to %[3]d has Karpenter deleting a NodeClaim, and restarted after a scale-up back to %[2]d", chaosNodeCPUs, scale.peak, scale.low),
+			"the others start with %[2]d: the controller is killed once a scale-down to %[3]d has Karpenter deleting a NodeClaim, and restarted after a scale-up back to %[2]d; "+
+			"the recycle and the NodeClaims' deletion hit %[2]d running pods", chaosNodeCPUs, scale.peak, scale.low),
 		"Clusters": "a new local cluster per fault: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, " +
 			"the Linode API emulator (Linodes boot in 5 s) and the controller as a process configured as the Helm chart configures it",
 		"Durations": fmt.Sprintf("faults that last: %v, except the 5xx storm (%v) and the API down (%v); recovery waited for up to %v after the fault's end",
@@ -245,8 +246,8 @@ func (r *chaosRun) note(format string, args ...any) {
 	r.notes = append(r.notes, fmt.Sprintf(format, args...))
 }
 
-// runFault starts a cluster, brings the workload to its peak, runs the fault, waits for recovery
-// and counts.
+// runFault starts a cluster, brings the workload to where the fault starts, runs the fault, waits
+// for recovery and counts.
 func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFault) (row ChaosRow, err error) {
 	row.Fault = f.title
 	e, err := startEnv(ctx, Config{ControllerBinary: cfg.ControllerBinary, Progress: cfg.Progress}, Linode, 5*time.Second)
