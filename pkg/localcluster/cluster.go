@@ -261,7 +261,7 @@ func (c *Cluster) RestartAPIServer(downtime time.Duration) error {
 	// envtest kills kube-apiserver when it has not shut down within StopTimeout, and says so as
 	// an error: either way it is down once nothing listens on its port.
 	stopErr := apiServer.Stop()
-	address := apiServer.ListenAddr.HostPort()
+	address := apiServer.HostPort() // its secure port, the only one it serves
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		conn, err := net.DialTimeout("tcp", address, time.Second)
 		if err != nil {
