@@ -250,13 +250,23 @@ func (r *chaosRun) note(format string, args ...any) {
 // for recovery and counts.
 func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFault) (row ChaosRow, err error) {
 	row.Fault = f.title
-	e, err := startEnv(ctx, Config{ControllerBinary: cfg.ControllerBinary, Progress: cfg.Progress}, Linode, 5*time.Second)
+	// The cluster's logs are kept when the fault misses a target, and named in its note.
+	logDir, err := os.MkdirTemp("", "karpenter-linode-chaos-"+f.name+"-")
+	if err != nil {
+		return row, err
+	}
+	e, err := startEnv(ctx, Config{ControllerBinary: cfg.ControllerBinary, Progress: cfg.Progress, WorkDir: logDir}, Linode, 5*time.Second)
 	if err != nil {
 		return row, err
 	}
 	defer func() {
 		if stopErr := e.stop(); stopErr != nil && err == nil {
 			err = stopErr
+		}
+		if err == nil && row.MeetsTargets() {
+			err = os.RemoveAll(logDir)
+		} else {
+			row.Note = strings.TrimPrefix(row.Note+"; logs in "+logDir, "; ")
 		}
 	}()
 	r := &chaosRun{env: e, scale: scale}
