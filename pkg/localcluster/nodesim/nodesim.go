@@ -134,7 +134,13 @@ func (s *Simulator) Run(ctx context.Context) {
 func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error {
 	switch ev.Type {
 	case emulator.InstanceRunning:
-		node, err := s.nodeFor(ctx, ev)
+		// The pool's labels and taints come from the API, which a fault may be failing; a kubelet
+		// has them from its own configuration and registers regardless, so keep asking.
+		var node *corev1.Node
+		err := retry(ctx, func() (err error) {
+			node, err = s.nodeFor(ctx, ev)
+			return err
+		})
 		if err != nil || node == nil {
 			return err
 		}
