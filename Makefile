@@ -43,8 +43,13 @@ bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core
 	go run ./cmd/bench $(BENCH_FLAGS)
 
 .PHONY: bench-quick
-bench-quick: k8s-binaries ## Smaller, shorter benchmarks for CI (under 5 min)
+bench-quick: k8s-binaries ## Smaller, shorter benchmarks and the fault matrix's short version, for CI (under 8 min)
 	go run ./cmd/bench -quick $(BENCH_FLAGS)
+	go run ./cmd/chaos -quick $(CHAOS_FLAGS)
+
+.PHONY: chaos
+chaos: k8s-binaries ## The fault matrix: each fault in turn on a local cluster, what it cost; table in results/ (about 40 min)
+	go run ./cmd/chaos $(CHAOS_FLAGS)
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build kube-apiserver, etcd, kube-scheduler, kube-controller-manager and kwok (minutes the first time)

@@ -164,7 +164,9 @@
 // InjectFault (or POST /_emulator/faults) makes matching requests fail with
 // a sequence of statuses or at a seeded error rate (429s carry Retry-After),
 // adds latency, hangs them until the client gives up, or applies them and
-// then loses the answer (502, a dropped connection, or no answer until the client gives up). Counters and
+// then loses the answer (502, a dropped connection, or no answer until the
+// client gives up), or closes the connection without applying them, as an
+// API that is down. Counters and
 // Requests report per-route counts and a bounded request log; the admin
 // endpoints under /_emulator (see registerAdmin) expose the same, capacity
 // and a state snapshot, without a token. Instances, Pools and Clusters

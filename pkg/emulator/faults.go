@@ -42,6 +42,9 @@ type Fault struct {
 	Hang bool `json:"hang,omitempty"`
 	// LoseResponse applies the request, then loses its answer.
 	LoseResponse LossMode `json:"lose_response,omitempty"`
+	// Unreachable closes the connection before the request takes effect, as
+	// an API that is down does: nothing is applied and nothing answers.
+	Unreachable bool `json:"unreachable,omitempty"`
 
 	// Reason and Field replace the answer's error (by default the status's
 	// text and no field), so that a fault can answer with Linode's own
@@ -75,6 +78,8 @@ type faultDecision struct {
 	latency       time.Duration
 	hang          bool
 	lose          LossMode
+	// unreachable is Fault.Unreachable.
+	unreachable bool
 }
 
 type faultSet struct {
@@ -134,7 +139,7 @@ func (s *faultSet) decide(method, path string) faultDecision {
 		if !f.matches(method, path) {
 			continue
 		}
-		d := faultDecision{reason: f.Reason, field: f.Field, latency: f.Latency, hang: f.Hang, lose: f.LoseResponse}
+		d := faultDecision{reason: f.Reason, field: f.Field, latency: f.Latency, hang: f.Hang, lose: f.LoseResponse, unreachable: f.Unreachable}
 		if len(f.Sequence) > 0 {
 			d.status = f.Sequence[f.used]
 		} else if f.ErrorRate > 0 && s.rng.Float64() < f.ErrorRate {

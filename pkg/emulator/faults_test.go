@@ -111,6 +111,29 @@ func TestFaultLostResponse(t *testing.T) {
 	}
 }
 
+func TestFaultUnreachable(t *testing.T) {
+	e, c, _ := startEmulator(t)
+	ctx := context.Background()
+	cluster, _ := e.AddLKECluster("down", "us-east", "")
+
+	id := e.InjectFault(Fault{Unreachable: true})
+	_, err := c.CreateLKENodePool(ctx, cluster, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
+	if le := apiErr(t, err, linodego.ErrorFromError); !strings.Contains(le.Message, "EOF") {
+		t.Fatalf("unreachable API: want EOF, got %v", err)
+	}
+	if _, err := c.ListRegions(ctx, nil); err == nil {
+		t.Fatal("unreachable API answered a read")
+	}
+	if len(e.Pools(cluster)) != 0 {
+		t.Fatal("a request to the unreachable API was applied")
+	}
+
+	e.RemoveFault(id)
+	if _, err := c.CreateLKENodePool(ctx, cluster, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"}); err != nil {
+		t.Fatalf("after the API came back: %v", err)
+	}
+}
+
 func TestAdminEndpoints(t *testing.T) {
 	e, c, _ := startEmulator(t)
 	ctx := context.Background()

@@ -144,6 +144,10 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 		return err.Status
 	}
 	fault := e.faults.decide(rt.method, rt.path)
+	if fault.unreachable {
+		dropConnection(w)
+		return statusConnectionDropped
+	}
 	if fault.latency > 0 || fault.hang {
 		if !waitFor(r, fault.latency, fault.hang) {
 			return statusClientClosed

@@ -162,6 +162,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		BinaryAssetsDirectory: binDir,
 		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: append(component.CRDs(), modeCRDs(opts.Mode)...)},
 	}
+	// Certificates in a directory of our own survive a restart of kube-apiserver
+	// (RestartAPIServer), so the kubeconfigs stay valid; envtest's own would be removed.
+	c.controlPlane.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(c.LogDir, "kube-apiserver")}
+	if err := os.MkdirAll(c.controlPlane.ControlPlane.APIServer.CertDir, 0o700); err != nil {
+		return nil, err
+	}
 	var clusterCA *component.ClusterCA
 	if opts.Mode == ModeInstance {
 		if clusterCA, err = component.ConfigureNodeBootstrap(c.controlPlane); err != nil {
@@ -270,6 +276,33 @@ func (c *Cluster) RestartController(ctx context.Context, opts RestartOptions) er
 	return c.startController(ctx)
 }
 
+// RestartAPIServer stops kube-apiserver (killing it if it has not shut down within 20 s), leaves
+// it down for downtime, and starts it again on the same port with the same certificates, as an
+// upgrade or a crash of the control plane would; etcd and every client keep running. It returns
+// once kube-apiserver answers again.
+func (c *Cluster) RestartAPIServer(downtime time.Duration) error {
+	apiServer := c.controlPlane.ControlPlane.GetAPIServer()
+	// envtest kills kube-apiserver when it has not shut down within StopTimeout, and says so as
+	// an error: either way it is down once nothing listens on its port.
+	stopErr := apiServer.Stop()
+	address := apiServer.HostPort() // its secure port, the only one it serves
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		conn, err := net.DialTimeout("tcp", address, time.Second)
+		if err != nil {
+			break
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			return fmt.Errorf("stopping kube-apiserver: it still listens on %s: %w", address, stopErr)
+		}
+	}
+	time.Sleep(downtime)
+	if err := apiServer.Start(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	return nil
+}
+
 func (c *Cluster) webhookPort() int32 { return int32(c.controllerPorts[2]) }
 
 // ControllerMetricsURL is the controller's Prometheus endpoint (its METRICS_PORT), where a
@@ -365,6 +398,12 @@ func (c *Cluster) SetControllerToken(token string) error {
 	}
 	return os.Rename(next, c.tokenFile())
 }
+
+// KillController kills the controller at once (SIGKILL), leaving it down until RestartController.
+func (c *Cluster) KillController() error { return c.controller.Kill() }
+
+// ControllerRunning reports, with the end of its log, a controller that has exited.
+func (c *Cluster) ControllerRunning() error { return c.controller.CheckRunning() }
 
 // ControllerLog is the path of the controller's log.
 func (c *Cluster) ControllerLog() string { return filepath.Join(c.LogDir, "controller.log") }

@@ -62,6 +62,9 @@ type Config struct {
 	KwokProviderBinary string
 	// Progress hears about each step; nil for silence.
 	Progress func(string)
+	// WorkDir, when set, holds the cluster's logs, which are then kept; a new temporary directory,
+	// removed once the cluster stopped cleanly, when empty.
+	WorkDir string
 	// WhileCounting is work that may share the machine with the counted scenarios, whose figures
 	// are counts, but not with the timed ones: compiling the Go benchmarks. Run runs it beside
 	// the counted scenarios (or first, when none runs) and waits for it before the timed ones.
@@ -93,6 +96,7 @@ func startEnv(ctx context.Context, cfg Config, provider Provider, bootDelay time
 	opts := localcluster.Options{
 		DelayScale:       bootDelay.Seconds() / linodeBootTime.Seconds(),
 		ControllerBinary: cfg.ControllerBinary,
+		WorkDir:          cfg.WorkDir,
 	}
 	switch provider {
 	case Kwok:

@@ -189,7 +189,13 @@ func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error
 	}
 	switch ev.Type {
 	case emulator.InstanceRunning:
-		node, err := s.nodeFor(ctx, ev)
+		// The pool's labels and taints come from the API, which a fault may be failing; a kubelet
+		// has them from its own configuration and registers regardless, so keep asking.
+		var node *corev1.Node
+		err := retry(ctx, func() (err error) {
+			node, err = s.nodeFor(ctx, ev)
+			return err
+		})
 		if err != nil || node == nil {
 			return err
 		}
@@ -433,13 +439,13 @@ func (s *Simulator) plan(ctx context.Context, id string) (linodego.LinodeType, e
 	return *read, nil
 }
 
-// retry rides out a busy apiserver for a few seconds and returns the last error.
+// retry rides out a busy or restarting apiserver for up to 2 minutes, as a kubelet keeps trying
+// to register its node, and returns the last error.
 func retry(ctx context.Context, fn func() error) error {
 	var last error
-	_ = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Steps: 7},
-		func(context.Context) (bool, error) {
-			last = fn()
-			return last == nil, nil
-		})
+	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		last = fn()
+		return last == nil, nil
+	})
 	return last
 }
