@@ -48,7 +48,7 @@ bench-quick: k8s-binaries ## Smaller, shorter benchmarks and the fault matrix's 
 	go run ./cmd/chaos -quick $(CHAOS_FLAGS)
 
 .PHONY: chaos
-chaos: k8s-binaries ## The fault matrix: each fault in turn on a local cluster, what it cost; table in results/ (about 40 min)
+chaos: k8s-binaries ## The fault matrix: each fault in turn on a local cluster, what it cost; table in results/ (about 35 min)
 	go run ./cmd/chaos $(CHAOS_FLAGS)
 
 .PHONY: k8s-binaries
