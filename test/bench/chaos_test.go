@@ -27,11 +27,11 @@ func TestCountMismatches(t *testing.T) {
 	}
 	linode := func(id, pool int) emulator.InstanceInfo { return emulator.InstanceInfo{ID: id, LKEPoolID: pool} }
 	for _, tc := range []struct {
-		name                   string
-		claims                 []karpv1.NodeClaim
-		nodes                  []corev1.Node
-		pools                  []emulator.PoolInfo
-		linodes                []emulator.InstanceInfo
+		name                  string
+		claims                []karpv1.NodeClaim
+		nodes                 []corev1.Node
+		pools                 []emulator.PoolInfo
+		linodes               []emulator.InstanceInfo
 		wantLeaked, wantDupes int
 	}{
 		{name: "one Linode and one Node per NodeClaim",
