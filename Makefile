@@ -36,7 +36,7 @@ demo: ## The README walk-through on a local cluster and the Linode API emulator 
 
 .PHONY: e2e
 e2e: k8s-binaries ## Only the end-to-end suite: the controller on a local cluster with kwok kubelets and the emulator
-	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" go test -count=1 -timeout 15m ./test/e2e/...
+	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" go test -count=1 -timeout 30m ./test/e2e/...
 
 .PHONY: bench
 bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about 10 min, 19 on a new machine)

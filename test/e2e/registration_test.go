@@ -13,6 +13,7 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 )
 
 // poolCreateRoute is the emulator's counter for LKE pool creates: one per launched node.
@@ -20,11 +21,11 @@ const poolCreateRoute = "POST /lke/clusters/{clusterId}/pools"
 
 // Specs here change the emulator's delays and restart the controller; each puts both back.
 var _ = Describe("Registration and launches that take time", func() {
-	It("creates no duplicate NodeClaims while 50 pods wait 3 minutes for their nodes, with default batching", func(ctx SpecContext) {
+	It("creates no duplicate NodeClaims while 50 pods wait for nodes that boot slowly, with default batching", func(ctx SpecContext) {
 		// Core's default batching (1 s idle, 10 s max): the suite's shorter windows are dropped.
 		Expect(cluster.RestartController(ctx, localcluster.RestartOptions{Env: []string{}})).To(Succeed())
 		DeferCleanup(restoreController)
-		bootDelay := 3 * time.Minute
+		bootDelay := framework.DuplicatesBoot()
 		cluster.Emulator.SetDelays(emulator.DefaultDelays().Scaled(bootDelay.Seconds() / totalBoot(emulator.DefaultDelays()).Seconds()))
 		DeferCleanup(restoreDelays)
 

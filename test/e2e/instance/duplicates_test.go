@@ -2,7 +2,6 @@ package instance_test
 
 import (
 	"context"
-	"os"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -13,25 +12,12 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 )
-
-// duplicatesBoot is how long the duplicates spec's Linodes take from create to running. In
-// `make test` it is 60 s: three times core's nomination window with default batching (20 s), so
-// every pending pod outlives its nomination and is scheduled again against NodeClaims that have
-// launched but not registered, as with Linode's real 3-minute boot, only fewer times.
-// E2E_DUPLICATES_BOOT=3m runs the issue's figure.
-func duplicatesBoot() time.Duration {
-	if value, ok := os.LookupEnv("E2E_DUPLICATES_BOOT"); ok {
-		boot, err := time.ParseDuration(value)
-		Expect(err).NotTo(HaveOccurred(), "E2E_DUPLICATES_BOOT")
-		return boot
-	}
-	return time.Minute
-}
 
 var _ = Describe("Launches that take time", func() {
 	It("creates no duplicate NodeClaims while 50 pods wait for Linodes that boot slowly, with default batching", func(ctx SpecContext) {
-		bootDelay := duplicatesBoot()
+		bootDelay := framework.DuplicatesBoot()
 		// Core's default batching (1 s idle, 10 s max); the suite's garbage collection stays.
 		Expect(cluster.RestartController(ctx, localcluster.RestartOptions{Env: garbageCollectionEnv})).To(Succeed())
 		DeferCleanup(func(ctx context.Context) {
