@@ -36,15 +36,20 @@ demo: ## The README walk-through on a local cluster and the Linode API emulator 
 
 .PHONY: e2e
 e2e: k8s-binaries ## Only the end-to-end suite: the controller on a local cluster with kwok kubelets and the emulator
-	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" go test -count=1 -timeout 15m ./test/e2e/...
+	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" go test -count=1 -timeout 30m ./test/e2e/...
 
 .PHONY: bench
 bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about 10 min, 19 on a new machine)
 	go run ./cmd/bench $(BENCH_FLAGS)
 
 .PHONY: bench-quick
-bench-quick: k8s-binaries ## Smaller, shorter benchmarks for CI (under 5 min)
+bench-quick: k8s-binaries ## Smaller, shorter benchmarks and the fault matrix's short version, for CI (under 8 min)
 	go run ./cmd/bench -quick $(BENCH_FLAGS)
+	go run ./cmd/chaos -quick $(CHAOS_FLAGS)
+
+.PHONY: chaos
+chaos: k8s-binaries ## The fault matrix: each fault in turn on a local cluster, what it cost; table in results/ (about 35 min)
+	go run ./cmd/chaos $(CHAOS_FLAGS)
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build kube-apiserver, etcd, kube-scheduler, kube-controller-manager and kwok (minutes the first time)

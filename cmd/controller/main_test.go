@@ -209,6 +209,18 @@ func TestStartupReportsMisconfiguration(t *testing.T) {
 			wantLine: `karpenter: KARPENTER_MODE "fargate" is not valid: use lke or instance`,
 		},
 		{
+			name:     "instance mode without a region",
+			env:      base(map[string]string{"KARPENTER_MODE": "instance", "CLUSTER_NAME": ""}),
+			wantCode: 2,
+			wantLine: "karpenter: LINODE_REGION is not set: instance mode has no LKE cluster to discover it from",
+		},
+		{
+			name:     "instance mode with a CLUSTER_ENDPOINT that is not an https URL",
+			env:      base(map[string]string{"KARPENTER_MODE": "instance", "CLUSTER_NAME": "", "LINODE_REGION": "us-ord", "CLUSTER_ENDPOINT": "10.0.0.1:6443"}),
+			wantCode: 2,
+			wantLine: `karpenter: CLUSTER_ENDPOINT "10.0.0.1:6443" is not the https URL of a Kubernetes API server`,
+		},
+		{
 			name:     "malformed batch duration",
 			env:      base(map[string]string{"BATCH_IDLE_DURATION": "1"}),
 			wantCode: 2,
@@ -234,9 +246,15 @@ func TestStartupReportsMisconfiguration(t *testing.T) {
 		},
 		{
 			name:     "unknown region",
-			env:      base(map[string]string{"LINODE_REGION": "us-nowhere"}),
+			env:      base(map[string]string{"KARPENTER_MODE": "instance", "LINODE_REGION": "us-nowhere"}),
 			wantCode: 1,
 			wantLine: `karpenter: LINODE_REGION "us-nowhere" is not a Linode region`,
+		},
+		{
+			name:     "a region other than the LKE cluster's",
+			env:      base(map[string]string{"LINODE_REGION": "us-sea"}),
+			wantCode: 1,
+			wantLine: `karpenter: LINODE_REGION "us-sea" is not the region of LKE cluster "prod" (us-ord), where LKE launches all its nodes: unset LINODE_REGION in LKE mode (helm: region)`,
 		},
 	}
 	for _, tt := range tests {

@@ -55,7 +55,7 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 			t.Fatalf("installing %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	controllerEnv, err := charts.ControllerEnvironment(objects)
+	controllerEnv, err := charts.ControllerEnvironment(objects, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,7 +158,7 @@ func TestUpgradeFromTheAlphaProvider(t *testing.T) {
 			t.Fatalf("helm upgrade karpenter: %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	controllerEnv, err := charts.ControllerEnvironment(objects)
+	controllerEnv, err := charts.ControllerEnvironment(objects, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ const (
 )
 
 type demo struct {
+	mode     string
 	cluster  *localcluster.Cluster
 	kube     client.Client
 	watch    *watcher
@@ -45,8 +46,8 @@ type demo struct {
 	manualNode               string
 }
 
-func newDemo(ctx context.Context, cluster *localcluster.Cluster, replicas int, timeScale float64) *demo {
-	d := &demo{cluster: cluster, kube: cluster.Kube, watch: newWatcher(cluster), linode: cluster.Emulator.NewClient(),
+func newDemo(ctx context.Context, mode string, cluster *localcluster.Cluster, replicas int, timeScale float64) *demo {
+	d := &demo{mode: mode, cluster: cluster, kube: cluster.Kube, watch: newWatcher(cluster), linode: cluster.Emulator.NewClient(),
 		replicas: replicas, timeScale: timeScale}
 	go d.watch.run(ctx)
 	return d
@@ -93,7 +94,7 @@ func (d *demo) waitFor(ctx context.Context, what string, timeout time.Duration, 
 }
 
 func (d *demo) applyDefaults(ctx context.Context) error {
-	objects, err := readManifests()
+	objects, err := readManifests(d.mode)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func (d *demo) applyDefaults(ctx context.Context) error {
 		if err := d.kube.Create(ctx, obj); err != nil {
 			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
-		fmt.Printf("  %s/%s created (from %s)\n", strings.ToLower(obj.GetKind()), obj.GetName(), defaultManifests)
+		fmt.Printf("  %s/%s created (from %s)\n", strings.ToLower(obj.GetKind()), obj.GetName(), manifestsOf(d.mode))
 	}
 	fmt.Printf("  (demo tuning: consolidateAfter %s, disruption budget %s)\n", demoConsolidateAfter, demoBudget)
 	for _, name := range nodeClasses {
@@ -335,8 +336,13 @@ func (d *demo) scaleDown(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	return d.waitFor(ctx, "no Linode and no LKE pool left in the account", time.Minute, func(context.Context) (bool, error) {
+	if err := d.waitFor(ctx, "no Linode and no LKE pool left in the account", time.Minute, func(context.Context) (bool, error) {
 		return d.cluster.CheckNoLinodeResources() == nil, nil
+	}); err != nil || d.mode != localcluster.ModeInstance {
+		return err
+	}
+	return d.waitFor(ctx, "no bootstrap token left in kube-system", time.Minute, func(ctx context.Context) (bool, error) {
+		return d.cluster.CheckNoBootstrapTokens(ctx) == nil, nil
 	})
 }
 

@@ -83,6 +83,6 @@ func run(ctx context.Context, mode string, timeScale float64, replicas int, keep
 		}
 	}()
 
-	d := newDemo(ctx, cluster, replicas, timeScale)
+	d := newDemo(ctx, mode, cluster, replicas, timeScale)
 	return d.run(ctx)
 }

@@ -14,17 +14,29 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
+
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 )
 
 const (
-	defaultManifests = "examples/default.yaml"
-	demoNamespace    = "default"
-	deploymentName   = "inflate"
+	defaultManifests  = "examples/default.yaml"
+	instanceManifests = "examples/instance.yaml"
+	demoNamespace     = "default"
+	deploymentName    = "inflate"
 )
 
-// readManifests reads the README's default LinodeNodeClass and NodePool.
-func readManifests() ([]*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(defaultManifests)
+// manifestsOf is the README's default LinodeNodeClass and NodePool for the mode: instance mode's
+// class adds an image and the userData that installs the kubelet.
+func manifestsOf(mode string) string {
+	if mode == localcluster.ModeInstance {
+		return instanceManifests
+	}
+	return defaultManifests
+}
+
+// readManifests reads the README's default LinodeNodeClass and NodePool of the mode.
+func readManifests(mode string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(manifestsOf(mode))
 	if err != nil {
 		return nil, fmt.Errorf("%w (run the demo from the repository root)", err)
 	}

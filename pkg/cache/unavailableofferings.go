@@ -10,14 +10,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// UnavailableOfferingsTTL is how long a plan stays out of a region after a launch failed for
-// lack of capacity. Long enough that the next scheduling round picks another plan, short enough
-// that the plan comes back when Linode has capacity again.
-const UnavailableOfferingsTTL = 3 * time.Minute
+// How long a plan stays out of a region after Linode refused to launch it there, by the kind of
+// refusal. Long enough that the next scheduling rounds pick another plan, short enough that the
+// plan comes back once what stood in the way is likely gone.
+const (
+	// UnavailableOfferingsTTL follows a lack of capacity, which Linode makes up within minutes.
+	UnavailableOfferingsTTL = 3 * time.Minute
+	// AccountLimitTTL follows an account limit (e.g. the vCPUs of a plan class), which lifts when
+	// the account's other nodes of the class go or Support raises it.
+	AccountLimitTTL = 10 * time.Minute
+	// RefusedPlanTTL follows a refusal of the plan itself (the account or LKE may not use it),
+	// which only Linode's side changes.
+	RefusedPlanTTL = 30 * time.Minute
+	// UnexplainedRefusalTTL follows a refusal whose cause is not known: the plan is tried again
+	// soon, and meanwhile launches go on with the other plans.
+	UnexplainedRefusalTTL = 5 * time.Minute
+)
 
-// UnavailableOfferings remembers plan+region pairs whose last launch failed for lack of capacity.
-// Only capacity failures belong here: validation errors, rate limits and outages say nothing
-// about capacity and must not hide an offering.
+// UnavailableOfferings remembers plan+region pairs whose last launch Linode refused for a reason
+// that outlives a retry: capacity, account limits, a refused plan. Rate limits and outages say
+// nothing about an offering and must not hide one.
 type UnavailableOfferings struct {
 	cache *cache.Cache
 	ttl   time.Duration
@@ -34,11 +46,16 @@ func NewUnavailableOfferings(ttl time.Duration) *UnavailableOfferings {
 	return u
 }
 
-// MarkUnavailable takes the plan out of the region until the TTL passes.
+// MarkUnavailable takes the plan out of the region until the cache's TTL passes.
 func (u *UnavailableOfferings) MarkUnavailable(ctx context.Context, reason, instanceType, region string) {
+	u.MarkUnavailableFor(ctx, reason, u.ttl, instanceType, region)
+}
+
+// MarkUnavailableFor takes the plan out of the region for ttl.
+func (u *UnavailableOfferings) MarkUnavailableFor(ctx context.Context, reason string, ttl time.Duration, instanceType, region string) {
 	log.FromContext(ctx).WithValues("reason", reason, "instance-type", instanceType, "region", region,
-		"ttl", u.ttl).V(1).Info("removing offering from offerings")
-	u.cache.SetDefault(key(instanceType, region), struct{}{})
+		"ttl", ttl).V(1).Info("removing offering from offerings")
+	u.cache.Set(key(instanceType, region), struct{}{}, ttl)
 	u.seq.Add(1)
 }
 

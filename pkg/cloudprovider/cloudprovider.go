@@ -244,6 +244,13 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *karpv1.NodeCla
 	if err != nil {
 		return "", cloudprovider.IgnoreNodeClaimNotFoundError(fmt.Errorf("getting node: %w", err))
 	}
+	if nodeClaim.Status.NodeName != "" {
+		registered := &corev1.Node{}
+		if err := c.kubeClient.Get(ctx, types.NamespacedName{Name: nodeClaim.Status.NodeName}, registered); client.IgnoreNotFound(err) != nil {
+			return "", fmt.Errorf("getting Node: %w", err)
+		}
+		node.KubeletVersion = registered.Status.NodeInfo.KubeletVersion
+	}
 	return detector.IsDrifted(ctx, nodeClass, node)
 }
 

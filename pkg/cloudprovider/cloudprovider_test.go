@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/awslabs/operatorpkg/status"
 	"github.com/linode/linodego"
@@ -288,7 +289,7 @@ var _ = Describe("Get and List", func() {
 		for i := range 500 {
 			_, err := emu.Client.CreateLKENodePool(ctx, lkeCluster.ID, linodego.LKENodePoolCreateOptions{
 				Count: 1, Type: "g6-standard-2",
-				Tags: []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag(fmt.Sprintf("default-%05d", i)), nodeprovider.NodePoolTag("default")},
+				Tags: []string{nodeprovider.LKEClusterTag(lkeCluster.ID), nodeprovider.NodeClaimTag(fmt.Sprintf("default-%05d", i)), nodeprovider.NodePoolTag("default")},
 			})
 			Expect(err).ToNot(HaveOccurred())
 		}
@@ -371,6 +372,24 @@ var _ = Describe("Drift", func() {
 		nodeClass.Spec.Tags = []v1.Tag{"team-payments"}
 		ExpectApplied(ctx, env.Client, nodeClass)
 		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
+	})
+	It("drifts when the kubelet of a standard-tier node runs another version than the class records", func() {
+		minor := strings.Join(strings.SplitN(strings.TrimPrefix(lkeCluster.K8sVersion, "v"), ".", 3)[:2], ".")
+		node := coretest.Node(coretest.NodeOptions{ProviderID: nodeClaim.Status.ProviderID})
+		node.Status.NodeInfo.KubeletVersion = "v" + minor + ".4"
+		ExpectApplied(ctx, env.Client, node)
+		nodeClass.Status.KubernetesVersion = minor
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClaim.Status.NodeName = node.Name
+		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
+
+		// The NodeClass controller records the cluster's upgrade.
+		nodeClass.Status.KubernetesVersion = "1.99"
+		ExpectApplied(ctx, env.Client, nodeClass)
+		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(lke.DriftReasonKubernetesVersion))
+		nodeClaim.Status.NodeName = ""
+		Expect(cloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty(), "a node whose kubelet has not registered has no version to compare")
+		ExpectDeleted(ctx, env.Client, node)
 	})
 	It("drifts when the pool's firewall was changed behind Karpenter's back", func() {
 		other := emu.AddFirewall("other")

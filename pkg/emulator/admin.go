@@ -18,6 +18,8 @@ import (
 //	DELETE /_emulator/faults          remove all faults
 //	DELETE /_emulator/faults/{id}     remove one fault
 //	PUT    /_emulator/capacity        {"region": "...", "plan": "...", "count": n}
+//	PUT    /_emulator/token           {"token": "..."}: accept this token (only), e.g. to restore one
+//	DELETE /_emulator/token           revoke the token: every API request answers 401
 //	GET    /_emulator/state           clusters, pools and instances
 //
 // and those of admin_maintenance.go: scheduling maintenance and failing hosts.
@@ -54,6 +56,25 @@ func (e *Emulator) registerAdmin(mux *http.ServeMux) {
 		writeAdmin(w, emptyObject{})
 	})
 	mux.HandleFunc("PUT /_emulator/capacity", e.adminSetCapacity)
+	mux.HandleFunc("PUT /_emulator/token", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Token string `json:"token"`
+		}
+		if err := decodeBody(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		if req.Token == "" {
+			writeError(w, errInvalid("token", "token is required; DELETE /_emulator/token revokes it"))
+			return
+		}
+		e.SetToken(req.Token)
+		writeAdmin(w, emptyObject{})
+	})
+	mux.HandleFunc("DELETE /_emulator/token", func(w http.ResponseWriter, _ *http.Request) {
+		e.RevokeToken()
+		writeAdmin(w, emptyObject{})
+	})
 	mux.HandleFunc("GET /_emulator/state", func(w http.ResponseWriter, _ *http.Request) {
 		writeAdmin(w, map[string]any{
 			"clusters": e.Clusters(), "pools": e.Pools(0), "instances": e.Instances(),
@@ -82,8 +103,8 @@ func (e *Emulator) adminAddFault(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Latency = d
 	}
-	if f.LoseResponse != "" && f.LoseResponse != LoseWith502 && f.LoseResponse != LoseByDroppingConnection {
-		writeError(w, errInvalid("lose_response", `Must be "502" or "drop"`))
+	if f.LoseResponse != "" && f.LoseResponse != LoseWith502 && f.LoseResponse != LoseByDroppingConnection && f.LoseResponse != LoseByHanging {
+		writeError(w, errInvalid("lose_response", `Must be "502", "drop" or "hang"`))
 		return
 	}
 	writeAdmin(w, map[string]int{"id": e.InjectFault(f)})

@@ -158,6 +158,37 @@ func indexRaw(items []json.RawMessage, index func(json.RawMessage) (string, erro
 	return out, nil
 }
 
+// removeCapabilities takes capabilities away from a region, in what the API answers and in what
+// the emulator validates against.
+func (c *catalogue) removeCapabilities(regionID string, capabilities []string) error {
+	r, ok := c.regionByID[regionID]
+	if !ok {
+		return fmt.Errorf("no region %q in the catalogue", regionID)
+	}
+	r.Capabilities = slices.DeleteFunc(slices.Clone(r.Capabilities), func(capability string) bool { return slices.Contains(capabilities, capability) })
+	fields := map[string]any{}
+	if err := json.Unmarshal(c.regionRaw[regionID], &fields); err != nil {
+		return err
+	}
+	fields["capabilities"] = r.Capabilities
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	c.regionByID[regionID], c.regionRaw[regionID] = r, raw
+	items := slices.Clone(c.regions.items)
+	for i, item := range items {
+		var entry struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(item, &entry); err == nil && entry.ID == regionID {
+			items[i] = raw
+		}
+	}
+	c.regions.items = items
+	return nil
+}
+
 // latestLKEVersion is the newest version of a tier (the catalogue lists
 // versions newest first, as the API does).
 func (c *catalogue) latestLKEVersion(tier string) string {

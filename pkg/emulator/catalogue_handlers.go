@@ -25,16 +25,6 @@ func (e *Emulator) getType(r *http.Request) (any, *apiError) {
 	return rawJSON(raw), nil
 }
 
-func (e *Emulator) listImages(*http.Request) (any, *apiError) { return e.cat.images, nil }
-
-func (e *Emulator) getImage(r *http.Request) (any, *apiError) {
-	raw, ok := e.cat.imageRaw[r.PathValue("imageId")]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return rawJSON(raw), nil
-}
-
 func (e *Emulator) listLKETypes(*http.Request) (any, *apiError) { return e.cat.lkeTypes, nil }
 
 type lkeVersionWire struct {
@@ -43,6 +33,8 @@ type lkeVersionWire struct {
 
 // listLKEVersions lists the standard tier's versions, as /lke/versions does.
 func (e *Emulator) listLKEVersions(*http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	var items []lkeVersionWire
 	for _, v := range e.cat.lkeVersions[tierStandard] {
 		items = append(items, lkeVersionWire{ID: v})
@@ -51,6 +43,8 @@ func (e *Emulator) listLKEVersions(*http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getLKEVersion(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	for _, v := range e.cat.lkeVersions[tierStandard] {
 		if v == r.PathValue("version") {
 			return lkeVersionWire{ID: v}, nil

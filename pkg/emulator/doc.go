@@ -12,13 +12,14 @@
 // Under both /v4 and /v4beta (one shared state): regions (+ /{id},
 // /availability, /{id}/availability), linode/types (+ /{id}), images
 // (+ /{id}), lke/versions (+ /{version}), lke/types, lke/clusters (list,
-// create, get, delete), lke/clusters/{id}/pools (list, create, get, update,
-// delete, recycle), lke/clusters/{id}/nodes/{nodeId} (get, delete,
-// recycle), linode/instances (list, create, get, update, delete, reboot,
-// boot, shutdown), networking/firewalls (list, create, get, delete), vpcs
-// (list, create, get, delete) and their subnets (list, create, get),
-// placement/groups (list, create, get, update, delete), account/events (list,
-// get), account/maintenance (list) and maintenance/policies (list). Every route exists in Linode's OpenAPI
+// create, get, update, delete, recycle), lke/clusters/{id}/pools (list,
+// create, get, update, delete, recycle), lke/clusters/{id}/nodes/{nodeId}
+// (get, delete, recycle), linode/instances (list, create, get, update, delete,
+// reboot, boot, shutdown) and their configs (list, create, get),
+// networking/firewalls (list, create, get, delete), vpcs (list, create, get,
+// delete) and their subnets (list, create, get), placement/groups (list,
+// create, get, update, delete), account/events (list, get),
+// account/maintenance (list) and maintenance/policies (list). Every route exists in Linode's OpenAPI
 // description and uses its parameter names; counters, the request log and
 // faults name routes the same way, e.g. "GET /lke/clusters/{clusterId}/pools".
 //
@@ -41,7 +42,13 @@
 // Enterprise" for enterprise clusters, "GPU Linodes" for gpu plans,
 // "Premium Plans" for premium plans, "VPCs", "Placement Group", "Metadata"
 // for user data); pool count outside 1-100; tags longer than 50 characters;
-// an unknown firewall_id; an unsupported LKE version. LKE refuses Nanode
+// an unknown firewall_id; an unsupported LKE version; a Linode label already
+// in use; an image deployed without root_pass, authorized_keys or
+// authorized_users (as linodego documents), or a root_pass outside 7-128
+// characters; user data on an image without the "cloud-init" capability;
+// interfaces beyond three, a second public or VPC interface, a VPC interface
+// without subnet_id or on a subnet of another region's VPC, a VLAN interface
+// without a label. The root password is never kept. LKE refuses Nanode
 // plans with the API's own wording, "The Linode type g6-nanode-1 is
 // currently not supported by LKE", on field "type".
 //
@@ -51,13 +58,11 @@
 // region can launch (pool nodes included; deletes do not give capacity
 // back). Plans the seeded /regions/availability lists as unavailable start
 // at zero; everything else is unlimited. A create that needs more answers
+// as Linode does (its wording, seen in Linode's client libraries):
 //
-//	400 {"errors": [{"field": "type", "reason": "There is insufficient capacity to create <plan> Linodes in <region> at this time; choose another plan or region."}]}
+//	403 {"errors": [{"reason": "The Linode plan you chose is not currently available in the selected region. Please select another region or plan type, or contact Support for assistance."}]}
 //
-// (field "node_pools[i].type" in a cluster create). The reason always
-// contains CapacityReasonMarker ("insufficient capacity"), which tells
-// capacity errors apart from validation errors; the live API's wording for
-// this case could not be confirmed.
+// (CapacityReason), for a cluster create as for a pool or Linode create.
 //
 // # State machines
 //
@@ -72,7 +77,15 @@
 //     where nodeID is <poolID>-<hex>.
 //   - A Linode is "provisioning" for Provisioning (60 s), then "booting" for
 //     Booting (90 s), then "running" (its node turns "ready"); with
-//     "booted": false it ends "offline". A reboot is "rebooting" for Booting.
+//     "booted": false it ends "offline". A reboot is "rebooting" for Booting;
+//     a shutdown "shutting_down" for ShuttingDown (25 s), then "offline"; a
+//     boot of an offline Linode "booting" for Booting.
+//   - A Linode deployed from an image gets the configuration profile the API
+//     creates ("My <image label> Disk Profile") with the requested
+//     interfaces; a VPC interface takes the next free address of its subnet
+//     (the first two are reserved) and, with nat_1_1 "any", the Linode's
+//     public address. Interfaces are active while the Linode is up with that
+//     profile, and subnets list the Linodes on them.
 //   - Standard tier: node Linodes carry lke_cluster_id and none of the pool's
 //     tags. Enterprise tier: they carry the pool's tags plus
 //     "nodepool=<poolID>" and "lke<clusterID>", and new nodes are missing from
@@ -81,13 +94,27 @@
 //   - DELETE .../nodes/{nodeId} answers {} and removes exactly that node and
 //     its Linode, shrinking the pool's count; a pool update of count adds
 //     nodes or removes the newest; deleting a pool or cluster deletes its
-//     Linodes; recycling replaces nodes with new ones. Deleting a node's
-//     Linode directly makes LKE give the node a new one.
+//     Linodes. Deleting a node's Linode directly makes LKE give the node a
+//     new one.
+//   - Recycling a node, a pool or the whole cluster replaces the nodes on a
+//     rolling basis, one at a time per cluster: LKE drains the node (an
+//     InstanceDraining event; a simulated cluster evicts its pods and calls
+//     FinishDrain), deletes it and its Linode once drained or after
+//     RecycleDrainTimeout (5 min), and adds a new node (new id, new Linode,
+//     new name); the next node's turn comes when the replacement runs.
+//   - PUT /lke/clusters/{id} renames a cluster or upgrades it to a newer
+//     version (ReleaseLKEVersion adds one); existing nodes keep the version
+//     they installed: standard-tier nodes until recycled, enterprise pools
+//     until their own k8s_version changes, which with update_strategy
+//     "rolling_update" recycles the pool. New and recycled nodes install the
+//     cluster's version (standard) or their pool's (enterprise), which
+//     instance events carry as K8sVersion.
 //
-// OnInstanceEvent reports a Linode's first "running" and its deletion, with
-// its id, label, plan, region, tags and LKE cluster, pool and node, so a
-// simulated cluster can start and stop kubelets; and when a Linode that ran
-// stops (shutdown, reboot, host failure, maintenance) and runs again. With the
+// OnInstanceEvent reports a Linode's first "running", the start of its drain
+// in a recycle, and its deletion, with its id, label, plan, region, tags, LKE
+// cluster, pool and node and Kubernetes version, so a simulated cluster can
+// start, drain and stop kubelets; and when a Linode that ran stops (shutdown,
+// reboot, host failure, maintenance) and runs again. With the
 // real clock a background ticker applies due transitions every 200 ms.
 //
 // # Events, maintenance and host failures
@@ -111,6 +138,19 @@
 // Linodes accepts the slugs /maintenance/policies lists (linode/migrate, the
 // default, and linode/power_off_on).
 //
+// # Images
+//
+// Public images come from the catalogue; AddImage creates private ones
+// ("private/<n>", no vendor, not public) with a creation time and,
+// optionally, the cloud-init capability, for image selection and drift.
+//
+// # Metadata service
+//
+// What a Linode sees at http://169.254.169.254 is served, per Linode, under
+// MetadataURL(id) (see metadata.go): tokens, instance data, network, SSH keys
+// and user data, as text or JSON. NewMetadataClient returns Linode's own
+// client (go-metadata) for it.
+//
 // # Rate limits
 //
 // Per token, over fixed windows on the emulator's clock (DefaultRateLimits,
@@ -124,7 +164,9 @@
 // InjectFault (or POST /_emulator/faults) makes matching requests fail with
 // a sequence of statuses or at a seeded error rate (429s carry Retry-After),
 // adds latency, hangs them until the client gives up, or applies them and
-// then loses the answer (502, or a dropped connection). Counters and
+// then loses the answer (502, a dropped connection, or no answer until the
+// client gives up), or closes the connection without applying them, as an
+// API that is down. Counters and
 // Requests report per-route counts and a bounded request log; the admin
 // endpoints under /_emulator (see registerAdmin) expose the same, capacity
 // and a state snapshot, without a token. Instances, Pools and Clusters

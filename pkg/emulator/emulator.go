@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/linode/linodego"
@@ -25,6 +26,8 @@ type Emulator struct {
 	mu sync.RWMutex
 	st *state
 
+	// token is the bearer token requests must carry; empty while revoked.
+	token   atomic.Pointer[string]
 	faults  *faultSet
 	limiter *rateLimiter
 	obs     *observer
@@ -56,6 +59,11 @@ func New(opts ...Option) *Emulator {
 	if err != nil {
 		panic(err)
 	}
+	for regionID, capabilities := range cfg.withoutCapabilities {
+		if err := cat.removeCapabilities(regionID, capabilities); err != nil {
+			panic(err)
+		}
+	}
 	e := &Emulator{
 		cfg:     cfg,
 		clock:   cfg.clock,
@@ -65,6 +73,7 @@ func New(opts ...Option) *Emulator {
 		limiter: newRateLimiter(cfg.rateLimits),
 		obs:     newObserver(cfg.requestLogSize),
 	}
+	e.token.Store(&cfg.token)
 	e.handler = e.buildHandler()
 	return e
 }
@@ -122,8 +131,16 @@ func (e *Emulator) Close() error {
 // URL is the server's base URL without a version, e.g. http://127.0.0.1:8080.
 func (e *Emulator) URL() string { return e.url }
 
-// Token is the bearer token the emulator accepts.
-func (e *Emulator) Token() string { return e.cfg.token }
+// Token is the bearer token the emulator accepts; empty while it is revoked.
+func (e *Emulator) Token() string { return *e.token.Load() }
+
+// SetToken makes the emulator accept token, and only token, from now on, as a token rotated on
+// Linode's side would: requests with the previous one are answered 401.
+func (e *Emulator) SetToken(token string) { e.token.Store(&token) }
+
+// RevokeToken makes every API request fail with 401 "Invalid Token" until SetToken, as a token
+// revoked or expired on Linode's side does.
+func (e *Emulator) RevokeToken() { e.SetToken("") }
 
 // NewClient returns a linodego client for the emulator: v4 API, response
 // cache off (so tests see the emulator's current state) and no retries (so
@@ -208,6 +225,18 @@ func (e *Emulator) AddLKECluster(label, regionID, tier string) (int, error) {
 	return c.ID, nil
 }
 
+// ReleaseLKEVersion makes a new Kubernetes version available on an LKE tier, as the newest, the
+// way LKE releases versions over time: clusters can then be upgraded to it.
+func (e *Emulator) ReleaseLKEVersion(tier, version string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if slices.Contains(e.cat.lkeVersions[tier], version) {
+		return
+	}
+	// A new slice, so that a list being encoded keeps the one it read.
+	e.cat.lkeVersions[tier] = append([]string{version}, e.cat.lkeVersions[tier]...)
+}
+
 // AddFirewall creates a firewall with default rules and returns its id.
 func (e *Emulator) AddFirewall(label string) int {
 	e.mu.Lock()
@@ -258,6 +287,7 @@ type NodeInfo struct {
 	ID         string `json:"id"`
 	InstanceID int    `json:"instance_id"` // 0 while the node has no Linode
 	Status     string `json:"status"`
+	K8sVersion string `json:"k8s_version"`
 }
 
 // PoolInfo is a snapshot of an LKE pool, hidden enterprise nodes included.
@@ -272,10 +302,11 @@ type PoolInfo struct {
 
 // ClusterInfo is a snapshot of an LKE cluster.
 type ClusterInfo struct {
-	ID     int    `json:"id"`
-	Label  string `json:"label"`
-	Region string `json:"region"`
-	Tier   string `json:"tier"`
+	ID         int    `json:"id"`
+	Label      string `json:"label"`
+	Region     string `json:"region"`
+	Tier       string `json:"tier"`
+	K8sVersion string `json:"k8s_version"`
 }
 
 // Instances returns every Linode, by id.
@@ -309,7 +340,7 @@ func (e *Emulator) Pools(clusterID int) []PoolInfo {
 		}
 		info := PoolInfo{ID: p.ID, ClusterID: p.ClusterID, Type: p.Type, Count: p.Count, Tags: nonNil(slices.Clone(p.Tags))}
 		for _, n := range p.Nodes {
-			info.Nodes = append(info.Nodes, NodeInfo{ID: n.ID, InstanceID: n.InstanceID, Status: n.Status})
+			info.Nodes = append(info.Nodes, NodeInfo{ID: n.ID, InstanceID: n.InstanceID, Status: n.Status, K8sVersion: n.K8sVersion})
 		}
 		out = append(out, info)
 	}
@@ -323,7 +354,7 @@ func (e *Emulator) Clusters() []ClusterInfo {
 	out := []ClusterInfo{}
 	for _, id := range sortedKeys(e.st.clusters) {
 		c := e.st.clusters[id]
-		out = append(out, ClusterInfo{ID: c.ID, Label: c.Label, Region: c.Region, Tier: c.Tier})
+		out = append(out, ClusterInfo{ID: c.ID, Label: c.Label, Region: c.Region, Tier: c.Tier, K8sVersion: c.K8sVersion})
 	}
 	return out
 }

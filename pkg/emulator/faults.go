@@ -15,6 +15,9 @@ const (
 	LoseWith502 LossMode = "502"
 	// LoseByDroppingConnection closes the connection without an answer.
 	LoseByDroppingConnection LossMode = "drop"
+	// LoseByHanging holds the answer until the client gives up, as when the caller dies or times
+	// out while the API works on its request.
+	LoseByHanging LossMode = "hang"
 )
 
 // Fault is a misbehaviour injected into matching requests. Matching requests
@@ -39,6 +42,15 @@ type Fault struct {
 	Hang bool `json:"hang,omitempty"`
 	// LoseResponse applies the request, then loses its answer.
 	LoseResponse LossMode `json:"lose_response,omitempty"`
+	// Unreachable closes the connection before the request takes effect, as
+	// an API that is down does: nothing is applied and nothing answers.
+	Unreachable bool `json:"unreachable,omitempty"`
+
+	// Reason and Field replace the answer's error (by default the status's
+	// text and no field), so that a fault can answer with Linode's own
+	// words, e.g. a 400 "Linode busy." or a 403 about a plan's availability.
+	Reason string `json:"reason,omitempty"`
+	Field  string `json:"field,omitempty"`
 
 	// Count limits how many matching requests the fault affects (0: no
 	// limit other than the length of Sequence).
@@ -61,10 +73,13 @@ func (f *activeFault) spent() bool {
 
 // faultDecision is what happens to one request.
 type faultDecision struct {
-	status  int
-	latency time.Duration
-	hang    bool
-	lose    LossMode
+	status        int
+	reason, field string
+	latency       time.Duration
+	hang          bool
+	lose          LossMode
+	// unreachable is Fault.Unreachable.
+	unreachable bool
 }
 
 type faultSet struct {
@@ -124,7 +139,7 @@ func (s *faultSet) decide(method, path string) faultDecision {
 		if !f.matches(method, path) {
 			continue
 		}
-		d := faultDecision{latency: f.Latency, hang: f.Hang, lose: f.LoseResponse}
+		d := faultDecision{reason: f.Reason, field: f.Field, latency: f.Latency, hang: f.Hang, lose: f.LoseResponse, unreachable: f.Unreachable}
 		if len(f.Sequence) > 0 {
 			d.status = f.Sequence[f.used]
 		} else if f.ErrorRate > 0 && s.rng.Float64() < f.ErrorRate {
@@ -144,15 +159,20 @@ func (s *faultSet) decide(method, path string) faultDecision {
 
 // injectedError is the answer to a request failed by a fault, shaped like
 // the API's own errors; 429s carry Retry-After.
-func injectedError(h http.Header, status int) *apiError {
-	if status == http.StatusTooManyRequests {
+func injectedError(h http.Header, d faultDecision) *apiError {
+	if d.status == http.StatusTooManyRequests {
 		h.Set("Retry-After", "1")
 	}
-	reason := http.StatusText(status)
+	reason := d.reason
+	if reason == "" {
+		reason = http.StatusText(d.status)
+	}
 	if reason == "" {
 		reason = "Injected fault"
 	}
-	return errStatus(status, reason)
+	err := errStatus(d.status, reason)
+	err.Errors[0].Field = d.field
+	return err
 }
 
 // InjectFault adds a fault and returns its id.

@@ -98,6 +98,40 @@ func TestFaultLostResponse(t *testing.T) {
 	if len(e.Pools(cluster)) != 2 {
 		t.Fatal("the request with the dropped answer was not applied")
 	}
+
+	e.InjectFault(Fault{Method: "POST", Route: "/lke/clusters/{clusterId}/pools", LoseResponse: LoseByHanging, Count: 1})
+	timeout, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	_, err = c.CreateLKENodePool(timeout, cluster, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
+	if err == nil || !strings.Contains(err.Error(), context.DeadlineExceeded.Error()) {
+		t.Fatalf("hung answer: want the caller's deadline, got %v", err)
+	}
+	if len(e.Pools(cluster)) != 3 {
+		t.Fatal("the request whose answer hung was not applied")
+	}
+}
+
+func TestFaultUnreachable(t *testing.T) {
+	e, c, _ := startEmulator(t)
+	ctx := context.Background()
+	cluster, _ := e.AddLKECluster("down", "us-east", "")
+
+	id := e.InjectFault(Fault{Unreachable: true})
+	_, err := c.CreateLKENodePool(ctx, cluster, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
+	if le := apiErr(t, err, linodego.ErrorFromError); !strings.Contains(le.Message, "EOF") {
+		t.Fatalf("unreachable API: want EOF, got %v", err)
+	}
+	if _, err := c.ListRegions(ctx, nil); err == nil {
+		t.Fatal("unreachable API answered a read")
+	}
+	if len(e.Pools(cluster)) != 0 {
+		t.Fatal("a request to the unreachable API was applied")
+	}
+
+	e.RemoveFault(id)
+	if _, err := c.CreateLKENodePool(ctx, cluster, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"}); err != nil {
+		t.Fatalf("after the API came back: %v", err)
+	}
 }
 
 func TestAdminEndpoints(t *testing.T) {
@@ -126,7 +160,7 @@ func TestAdminEndpoints(t *testing.T) {
 		t.Fatalf("set capacity: %d", resp.StatusCode)
 	}
 	_, err = c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-east", Type: "g6-standard-4"})
-	wantField(t, err, "type")
+	wantAPIError(t, err, http.StatusForbidden)
 
 	_, counters := post("GET", "/_emulator/counters", "")
 	if counters["GET /linode/instances"] != 1.0 || counters["POST /linode/instances"] != 1.0 {
@@ -153,5 +187,42 @@ func TestRequestLog(t *testing.T) {
 	log := e.Requests()
 	if len(log) != 2 || log[0].Route != "GET /linode/types/{typeId}" || log[0].Status != 404 || log[1].Route != "GET /images" {
 		t.Fatalf("request log: %+v", log)
+	}
+}
+
+func TestRevokedTokenIsRefusedUntilRestored(t *testing.T) {
+	e, c, _ := startEmulator(t)
+	ctx := context.Background()
+	admin := func(method, body string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, e.URL()+"/_emulator/token", strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s /_emulator/token: %d", method, resp.StatusCode)
+		}
+	}
+	original := e.Token()
+	admin(http.MethodDelete, "")
+	for _, call := range []func() error{
+		func() error { _, err := c.ListRegions(ctx, nil); return err },
+		func() error { _, err := c.ListLKEClusters(ctx, nil); return err },
+		func() error {
+			_, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-east", Type: "g6-standard-1"})
+			return err
+		},
+	} {
+		wantAPIError(t, call(), http.StatusUnauthorized)
+	}
+	admin(http.MethodPut, `{"token": "rotated"}`)
+	_, err := c.ListRegions(ctx, nil)
+	wantAPIError(t, err, http.StatusUnauthorized)
+
+	admin(http.MethodPut, `{"token": "`+original+`"}`)
+	if _, err := c.ListRegions(ctx, nil); err != nil {
+		t.Fatalf("restored token refused: %v", err)
 	}
 }

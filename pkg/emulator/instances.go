@@ -43,6 +43,10 @@ type instance struct {
 	LKEClusterID int
 	LKEPoolID    int
 	NodeID       string
+	// Deployment is what was deployed onto the Linode: credentials and configuration profiles.
+	Deployment deployment
+	// K8sVersion is the Kubernetes version an LKE node's Linode installed.
+	K8sVersion string
 	// announced records that the running event went out, so a reboot does
 	// not announce the Linode again.
 	announced bool
@@ -182,6 +186,7 @@ type instanceCreateRequest struct {
 		ID int `json:"id"`
 	} `json:"placement_group"`
 	MaintenancePolicy *string `json:"maintenance_policy"`
+	deployRequest
 }
 
 func (e *Emulator) listInstances(*http.Request) (any, *apiError) {
@@ -257,6 +262,7 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 	if req.MaintenancePolicy != nil {
 		in.MaintenancePolicy = *req.MaintenancePolicy
 	}
+	e.deploy(in, &req, now)
 	e.st.instances[in.ID] = in
 	e.recordEvent(actionLinodeCreate, eventStarted, eventsUsername, in, in.bootTarget(), now)
 	e.startBoot(in, now)
@@ -279,11 +285,6 @@ func (e *Emulator) validateInstanceCreate(req *instanceCreateRequest) *apiError 
 	}
 	if err := validateMaintenancePolicy(req.MaintenancePolicy); err != nil {
 		return err
-	}
-	if req.Image != "" {
-		if _, ok := e.cat.imageRaw[req.Image]; !ok {
-			return errInvalid("image", "No image exists with id "+req.Image)
-		}
 	}
 	if req.FirewallID != 0 {
 		if err := e.validateFirewall("firewall_id", req.FirewallID); err != nil {
@@ -310,7 +311,7 @@ func (e *Emulator) validateInstanceCreate(req *instanceCreateRequest) *apiError 
 			return errInvalid("placement_group.id", "Placement group must be in the same region as the Linode")
 		}
 	}
-	return nil
+	return e.validateDeploy(req)
 }
 
 // newInstance builds a provisioning Linode with the API's defaults; the

@@ -19,7 +19,7 @@ func TestInstanceLifecycle(t *testing.T) {
 	userData := base64.StdEncoding.EncodeToString([]byte("#cloud-config\n"))
 
 	in, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{
-		Region: "us-ord", Type: "g6-standard-2", Label: "worker-1", Image: "linode/ubuntu22.04",
+		Region: "us-ord", Type: "g6-standard-2", Label: "worker-1", Image: "linode/ubuntu22.04", AuthorizedKeys: []string{testSSHKey},
 		Tags: []string{"karpenter"}, FirewallID: fw, Metadata: &linodego.InstanceMetadataOptions{UserData: userData},
 	})
 	if err != nil {
@@ -132,7 +132,7 @@ func TestSetDelaysAppliesToLinodesCreatedAfterwards(t *testing.T) {
 	ctx := context.Background()
 	create := func(label string) int {
 		t.Helper()
-		in, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Label: label, Image: "linode/ubuntu22.04"})
+		in, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Label: label, Image: "linode/ubuntu22.04", RootPass: "Not-a-real-password-1"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,6 +67,10 @@ type lkeNode struct {
 	// VisibleAt is when the node starts to appear in its pool's "nodes"
 	// (later than creation on the enterprise tier).
 	VisibleAt time.Time
+	// K8sVersion is the Kubernetes version the node's Linode installs: the
+	// cluster's when the node was created (standard tier), or its pool's
+	// (enterprise tier).
+	K8sVersion string
 }
 
 type clusterWire struct {
@@ -181,17 +185,22 @@ func (e *Emulator) poolOfNode(clusterID int, nodeID string) (*lkePool, *lkeNode)
 // addNode creates a node without a Linode and schedules the Linode's
 // creation. Enterprise pools hide the node from their "nodes" list for a
 // while, as the real tier does.
-func (e *Emulator) addNode(c *lkeCluster, p *lkePool, now time.Time) {
+func (e *Emulator) addNode(c *lkeCluster, p *lkePool, now time.Time) *lkeNode {
 	n := &lkeNode{
-		ID:        fmt.Sprintf("%d-%s0000", p.ID, e.st.hex(8)),
-		Status:    nodeNotReady,
-		VisibleAt: now,
+		ID:         fmt.Sprintf("%d-%s0000", p.ID, e.st.hex(8)),
+		Status:     nodeNotReady,
+		VisibleAt:  now,
+		K8sVersion: c.K8sVersion,
+	}
+	if p.K8sVersion != nil {
+		n.K8sVersion = *p.K8sVersion
 	}
 	if c.Tier == tierEnterprise {
 		n.VisibleAt = now.Add(e.cfg.delays.EnterpriseNodeListing)
 	}
 	p.Nodes = append(p.Nodes, n)
 	e.scheduleNodeInstance(p.ID, n.ID, now)
+	return n
 }
 
 func (e *Emulator) scheduleNodeInstance(poolID int, nodeID string, now time.Time) {
@@ -215,7 +224,7 @@ func (e *Emulator) scheduleNodeInstance(poolID int, nodeID string, now time.Time
 func (e *Emulator) createNodeInstance(c *lkeCluster, p *lkePool, n *lkeNode, at time.Time) {
 	in := e.newInstance(at, c.Region, p.Type)
 	in.Label = fmt.Sprintf("lke%d-%s", c.ID, n.ID)
-	in.LKEClusterID, in.LKEPoolID, in.NodeID = c.ID, p.ID, n.ID
+	in.LKEClusterID, in.LKEPoolID, in.NodeID, in.K8sVersion = c.ID, p.ID, n.ID, n.K8sVersion
 	in.DiskEncryption = p.DiskEncryption
 	if p.FirewallID != nil {
 		in.FirewallID = *p.FirewallID
@@ -236,6 +245,7 @@ func (e *Emulator) nodeInstanceRunning(in *instance) {
 	}
 	if _, n := e.poolOfNode(in.LKEClusterID, in.NodeID); n != nil && n.InstanceID == in.ID {
 		n.Status = nodeReady
+		e.recycledNodeReady(in.LKEClusterID, n, in.Updated)
 	}
 }
 
@@ -259,6 +269,7 @@ func (e *Emulator) removeNode(p *lkePool, n *lkeNode, now time.Time) {
 	if in, ok := e.st.instances[n.InstanceID]; ok {
 		e.removeInstance(in, now)
 	}
+	e.recycledNodeGone(p.ClusterID, n, now)
 }
 
 func (e *Emulator) removePool(p *lkePool, now time.Time) {
@@ -266,12 +277,6 @@ func (e *Emulator) removePool(p *lkePool, now time.Time) {
 	for _, n := range slices.Clone(p.Nodes) {
 		e.removeNode(p, n, now)
 	}
-}
-
-// recycleNode replaces a node (and its Linode) with a new one.
-func (e *Emulator) recycleNode(c *lkeCluster, p *lkePool, n *lkeNode, now time.Time) {
-	e.removeNode(p, n, now)
-	e.addNode(c, p, now)
 }
 
 // resizePool adds nodes or removes the newest ones until the pool has count.

@@ -163,7 +163,7 @@ func (e *Emulator) createClusterLocked(req clusterCreateRequest) (*lkeCluster, *
 		}
 		need[p.Type] += p.Count
 		if left, limited := e.st.capacity[capacityKey{reg.ID, p.Type}]; limited && left < need[p.Type] {
-			return nil, errInvalid(prefix+"type", capacityReason(p.Type, reg.ID))
+			return nil, errCapacity()
 		}
 	}
 	now := e.clock.Now()
@@ -270,7 +270,58 @@ func (e *Emulator) deleteCluster(r *http.Request) (any, *apiError) {
 		e.removePool(p, now)
 	}
 	delete(e.st.clusters, c.ID)
+	delete(e.st.recycles, c.ID)
 	return emptyObject{}, nil
+}
+
+type clusterUpdateRequest struct {
+	Label      *string   `json:"label"`
+	K8sVersion *string   `json:"k8s_version"`
+	Tags       *[]string `json:"tags"`
+}
+
+// updateCluster renames a cluster or upgrades its control plane. An upgrade leaves existing
+// nodes on their version: standard-tier nodes until they are recycled, enterprise-tier pools
+// until their own version is updated.
+func (e *Emulator) updateCluster(r *http.Request) (any, *apiError) {
+	var req clusterUpdateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, err := e.lookupCluster(r)
+	if err != nil {
+		return nil, err
+	}
+	if req.Label != nil && (len(*req.Label) < 1 || len(*req.Label) > 32) {
+		return nil, errInvalid("label", "Length must be 1-32 characters")
+	}
+	if req.K8sVersion != nil {
+		versions := e.cat.lkeVersions[c.Tier]
+		offered := slices.Index(versions, *req.K8sVersion)
+		if offered < 0 {
+			return nil, errInvalid("k8s_version", fmt.Sprintf("%q is not a supported %s tier Kubernetes version", *req.K8sVersion, c.Tier))
+		}
+		// Versions are listed newest first: a later index is an older version.
+		if current := slices.Index(versions, c.K8sVersion); current >= 0 && offered > current {
+			return nil, errInvalid("k8s_version", "Kubernetes versions cannot be downgraded")
+		}
+	}
+	if req.Tags != nil {
+		if err := validateTags("tags", *req.Tags); err != nil {
+			return nil, err
+		}
+		c.Tags = slices.Clone(*req.Tags)
+	}
+	if req.Label != nil {
+		c.Label = *req.Label
+	}
+	if req.K8sVersion != nil {
+		c.K8sVersion = *req.K8sVersion
+	}
+	c.Updated = e.clock.Now()
+	return clusterToWire(c), nil
 }
 
 func (e *Emulator) listPools(r *http.Request) (any, *apiError) {
@@ -360,11 +411,16 @@ func (e *Emulator) updatePool(r *http.Request) (any, *apiError) {
 	if req.FirewallID != nil {
 		p.FirewallID = req.FirewallID
 	}
-	if req.K8sVersion != nil {
-		p.K8sVersion = req.K8sVersion
-	}
 	if req.UpdateStrategy != nil {
 		p.UpdateStrategy = req.UpdateStrategy
+	}
+	if req.K8sVersion != nil && (p.K8sVersion == nil || *req.K8sVersion != *p.K8sVersion) {
+		p.K8sVersion = req.K8sVersion
+		// "rolling_update" replaces the pool's nodes with nodes of the new version now;
+		// "on_recycle" leaves that to the next recycle.
+		if p.UpdateStrategy != nil && *p.UpdateStrategy == "rolling_update" {
+			e.enqueueRecycle(c, p.Nodes, now)
+		}
 	}
 	return poolToWire(p, now), nil
 }
@@ -413,20 +469,6 @@ func (e *Emulator) deletePool(r *http.Request) (any, *apiError) {
 	return emptyObject{}, nil
 }
 
-func (e *Emulator) recyclePool(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, p, err := e.lookupPool(r)
-	if err != nil {
-		return nil, err
-	}
-	now := e.clock.Now()
-	for _, n := range slices.Clone(p.Nodes) {
-		e.recycleNode(c, p, n, now)
-	}
-	return emptyObject{}, nil
-}
-
 func (e *Emulator) getNode(r *http.Request) (any, *apiError) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -447,16 +489,5 @@ func (e *Emulator) deleteNode(r *http.Request) (any, *apiError) {
 	}
 	e.removeNode(p, n, e.clock.Now())
 	p.Count--
-	return emptyObject{}, nil
-}
-
-func (e *Emulator) recycleNodeHandler(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, p, n, err := e.lookupNode(r)
-	if err != nil {
-		return nil, err
-	}
-	e.recycleNode(c, p, n, e.clock.Now())
 	return emptyObject{}, nil
 }

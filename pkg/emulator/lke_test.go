@@ -3,6 +3,7 @@ package emulator
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -217,6 +218,7 @@ func TestLKEClusterRoutes(t *testing.T) {
 	if err := c.RecycleLKENodePoolNode(ctx, cluster.ID, before.ID); err != nil {
 		t.Fatal(err)
 	}
+	clk.Step(DefaultDelays().RecycleDrainTimeout)
 	pool, _ = c.GetLKENodePool(ctx, cluster.ID, pool.ID)
 	if len(pool.Linodes) != 1 || pool.Linodes[0].ID == before.ID || pool.Count != 1 {
 		t.Fatalf("recycled node not replaced: %+v", pool.Linodes)
@@ -280,8 +282,8 @@ func TestCapacity(t *testing.T) {
 
 	if _, err := c.CreateLKENodePool(ctx, cluster, linodego.LKENodePoolCreateOptions{Count: 3, Type: "g6-dedicated-8"}); err == nil {
 		t.Fatal("pool larger than capacity accepted")
-	} else if message := wantField(t, err, "type"); !strings.Contains(message, CapacityReasonMarker) {
-		t.Fatalf("capacity error not recognisable: %q", message)
+	} else if le := apiErr(t, err, http.StatusForbidden); le.Message != CapacityReason {
+		t.Fatalf("capacity error is not Linode's: %q", le.Message)
 	}
 	if _, err := c.CreateLKENodePool(ctx, cluster, linodego.LKENodePoolCreateOptions{Count: 2, Type: "g6-dedicated-8"}); err != nil {
 		t.Fatal(err)
@@ -294,8 +296,8 @@ func TestCapacity(t *testing.T) {
 		t.Fatalf("exhausted plan not reported unavailable: %+v", av)
 	}
 	_, err = c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-dedicated-8"})
-	if message := wantField(t, err, "type"); !strings.Contains(message, CapacityReasonMarker) {
-		t.Fatalf("instance capacity error: %q", message)
+	if le := apiErr(t, err, http.StatusForbidden); le.Message != CapacityReason {
+		t.Fatalf("instance capacity error: %q", le.Message)
 	}
 	// Plans the catalogue lists as unavailable start exhausted.
 	_, err = c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-central", Type: "g1-gpu-rtx6000-1"})

@@ -188,24 +188,25 @@ type vpcWire struct {
 }
 
 type subnetWire struct {
-	ID            int     `json:"id"`
-	Label         string  `json:"label"`
-	IPv4          string  `json:"ipv4"`
-	IPv6          []any   `json:"ipv6"`
-	Linodes       []any   `json:"linodes"`
-	Databases     []any   `json:"databases"`
-	Nodebalancers []any   `json:"nodebalancers"`
-	Created       apiTime `json:"created"`
-	Updated       apiTime `json:"updated"`
+	ID            int                `json:"id"`
+	Label         string             `json:"label"`
+	IPv4          string             `json:"ipv4"`
+	IPv6          []any              `json:"ipv6"`
+	Linodes       []subnetLinodeWire `json:"linodes"`
+	Databases     []any              `json:"databases"`
+	Nodebalancers []any              `json:"nodebalancers"`
+	Created       apiTime            `json:"created"`
+	Updated       apiTime            `json:"updated"`
 }
 
 // vpcPrivateRanges are the ranges every VPC may draw subnets from.
 var vpcPrivateRanges = []ipv4Range{{"10.0.0.0/8"}, {"172.16.0.0/12"}, {"192.168.0.0/17"}}
 
-func subnetToWire(s *subnet) subnetWire {
+// subnetToWire lists the Linodes with an interface on the subnet as its "linodes".
+func (e *Emulator) subnetToWire(s *subnet) subnetWire {
 	return subnetWire{
 		ID: s.ID, Label: s.Label, IPv4: s.IPv4,
-		Linodes: []any{}, Databases: []any{}, Nodebalancers: []any{},
+		Linodes: e.subnetLinodes(s.ID), Databases: []any{}, Nodebalancers: []any{},
 		Created: apiTime(s.Created), Updated: apiTime(s.Updated),
 	}
 }
@@ -217,7 +218,7 @@ func (e *Emulator) vpcToWire(v *vpc) vpcWire {
 		Created: apiTime(v.Created), Updated: apiTime(v.Updated),
 	}
 	for _, s := range e.subnetsOf(v.ID) {
-		w.Subnets = append(w.Subnets, subnetToWire(s))
+		w.Subnets = append(w.Subnets, e.subnetToWire(s))
 	}
 	return w
 }
@@ -349,7 +350,7 @@ func (e *Emulator) listSubnets(r *http.Request) (any, *apiError) {
 	}
 	var items []subnetWire
 	for _, s := range e.subnetsOf(v.ID) {
-		items = append(items, subnetToWire(s))
+		items = append(items, e.subnetToWire(s))
 	}
 	return mustList(newList(items, subnetWire{}))
 }
@@ -369,7 +370,7 @@ func (e *Emulator) getSubnet(r *http.Request) (any, *apiError) {
 	if !ok || s.VPCID != v.ID {
 		return nil, errNotFound()
 	}
-	return subnetToWire(s), nil
+	return e.subnetToWire(s), nil
 }
 
 func (e *Emulator) createSubnet(r *http.Request) (any, *apiError) {
@@ -386,7 +387,7 @@ func (e *Emulator) createSubnet(r *http.Request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	return subnetToWire(e.addSubnetLocked(v.ID, req.Label, req.IPv4)), nil
+	return e.subnetToWire(e.addSubnetLocked(v.ID, req.Label, req.IPv4)), nil
 }
 
 type placementGroup struct {

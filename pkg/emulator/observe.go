@@ -87,6 +87,11 @@ const (
 	// InstanceDeleted: the Linode is gone (deleted directly, or with its LKE
 	// node, pool or cluster).
 	InstanceDeleted InstanceEventType = "deleted"
+	// InstanceDraining: LKE is about to replace the LKE node's Linode in a
+	// recycle and drains its Kubernetes node first. It deletes the Linode once
+	// FinishDrain says the node is drained, or when Delays.RecycleDrainTimeout
+	// runs out.
+	InstanceDraining InstanceEventType = "draining"
 )
 
 // InstanceEvent tells a simulated cluster to start or stop a kubelet.
@@ -102,6 +107,9 @@ type InstanceEvent struct {
 	LKEClusterID int
 	LKEPoolID    int
 	NodeID       string
+	// K8sVersion is the Kubernetes version an LKE node runs, e.g. "1.34"
+	// (standard tier) or "v1.31.8+lke1" (enterprise tier).
+	K8sVersion string
 }
 
 // OnInstanceEvent registers fn for instance events. Events are delivered in
@@ -121,6 +129,7 @@ func (e *Emulator) emit(typ InstanceEventType, in *instance, at time.Time) {
 	e.outbox = append(e.outbox, InstanceEvent{
 		Type: typ, Time: at, InstanceID: in.ID, Label: in.Label, PlanType: in.Type, Region: in.Region,
 		Tags: slices.Clone(in.Tags), LKEClusterID: in.LKEClusterID, LKEPoolID: in.LKEPoolID, NodeID: in.NodeID,
+		K8sVersion: in.K8sVersion,
 	})
 }
 

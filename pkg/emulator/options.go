@@ -21,6 +21,12 @@ type Delays struct {
 	// EnterpriseNodeListing is how long an enterprise-tier pool hides a new
 	// node from its "nodes" list (the API documents a 30-60 s lag).
 	EnterpriseNodeListing time.Duration
+	// ShuttingDown is how long a Linode stays "shutting_down" before it is
+	// "offline".
+	ShuttingDown time.Duration
+	// RecycleDrainTimeout bounds how long LKE waits for a node it recycles
+	// to be drained before it deletes the node's Linode anyway.
+	RecycleDrainTimeout time.Duration
 }
 
 // DefaultDelays are close to what LKE shows: a node gets its Linode within
@@ -32,6 +38,8 @@ func DefaultDelays() Delays {
 		Provisioning:          60 * time.Second,
 		Booting:               90 * time.Second,
 		EnterpriseNodeListing: 45 * time.Second,
+		ShuttingDown:          25 * time.Second,
+		RecycleDrainTimeout:   5 * time.Minute,
 	}
 }
 
@@ -44,6 +52,8 @@ func (d Delays) Scaled(factor float64) Delays {
 		Provisioning:          scale(d.Provisioning),
 		Booting:               scale(d.Booting),
 		EnterpriseNodeListing: scale(d.EnterpriseNodeListing),
+		ShuttingDown:          scale(d.ShuttingDown),
+		RecycleDrainTimeout:   scale(d.RecycleDrainTimeout),
 	}
 }
 
@@ -81,6 +91,8 @@ type config struct {
 	rateLimits     RateLimits
 	seed           int64
 	requestLogSize int
+	// withoutCapabilities are region capabilities taken away, by region.
+	withoutCapabilities map[string][]string
 }
 
 func defaultConfig() config {
@@ -123,6 +135,17 @@ func WithDelays(d Delays) Option { return func(c *config) { c.delays = d } }
 // after WithDelays.
 func WithDelayScale(factor float64) Option {
 	return func(c *config) { c.delays = c.delays.Scaled(factor) }
+}
+
+// WithoutRegionCapability takes a capability (e.g. "Metadata") away from a region, as regions
+// that lack it on Linode do; creates that need it are refused there.
+func WithoutRegionCapability(regionID, capability string) Option {
+	return func(c *config) {
+		if c.withoutCapabilities == nil {
+			c.withoutCapabilities = map[string][]string{}
+		}
+		c.withoutCapabilities[regionID] = append(c.withoutCapabilities[regionID], capability)
+	}
 }
 
 // WithRateLimits replaces the rate limits.

@@ -44,14 +44,14 @@ func (e *Emulator) bootInstance(r *http.Request) (any, *apiError) {
 		return nil, errBusy()
 	}
 	now := e.clock.Now()
+	in.Booted = true
 	e.recordEvent(actionLinodeBoot, eventStarted, eventsUsername, in, statusRunning, now)
 	e.setStatus(in, statusBooting, now)
 	e.finishBoot(in, now, e.cfg.delays.Booting)
 	return emptyObject{}, nil
 }
 
-// shutdownInstance powers a Linode off: "shutting_down", then "offline" after the booting delay
-// (a shutdown takes about as long as a boot).
+// shutdownInstance powers a Linode off: "shutting_down", then "offline" after the shutdown delay.
 func (e *Emulator) shutdownInstance(r *http.Request) (any, *apiError) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -66,7 +66,7 @@ func (e *Emulator) shutdownInstance(r *http.Request) (any, *apiError) {
 	e.recordEvent(actionLinodeShutdown, eventStarted, eventsUsername, in, statusOffline, now)
 	e.setStatus(in, statusShuttingDown, now)
 	id := in.ID
-	e.st.at(now.Add(e.cfg.delays.Booting), func(at time.Time) {
+	e.st.at(now.Add(e.cfg.delays.ShuttingDown), func(at time.Time) {
 		if in, ok := e.st.instances[id]; ok && in.Status == statusShuttingDown {
 			e.setStatus(in, statusOffline, at)
 		}

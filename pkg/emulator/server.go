@@ -53,6 +53,8 @@ func (e *Emulator) routes() []route {
 		list("/lke/clusters", e.listClusters),
 		post("/lke/clusters", e.createCluster),
 		get("/lke/clusters/{clusterId}", e.getCluster),
+		put("/lke/clusters/{clusterId}", e.updateCluster),
+		post("/lke/clusters/{clusterId}/recycle", e.recycleCluster),
 		del("/lke/clusters/{clusterId}", e.deleteCluster),
 		list("/lke/clusters/{clusterId}/pools", e.listPools),
 		post("/lke/clusters/{clusterId}/pools", e.createPool),
@@ -72,6 +74,9 @@ func (e *Emulator) routes() []route {
 		post("/linode/instances/{linodeId}/reboot", e.rebootInstance),
 		post("/linode/instances/{linodeId}/boot", e.bootInstance),
 		post("/linode/instances/{linodeId}/shutdown", e.shutdownInstance),
+		list("/linode/instances/{linodeId}/configs", e.listConfigs),
+		post("/linode/instances/{linodeId}/configs", e.createConfig),
+		get("/linode/instances/{linodeId}/configs/{configId}", e.getConfig),
 
 		list("/account/events", e.listEvents),
 		get("/account/events/{eventId}", e.getEvent),
@@ -108,6 +113,7 @@ func (e *Emulator) buildHandler() http.Handler {
 		}
 	}
 	e.registerAdmin(mux)
+	e.registerMetadata(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		e.obs.record(r, "", http.StatusNotFound, time.Now())
 		writeError(w, errNotFound())
@@ -127,23 +133,28 @@ func (e *Emulator) serveRoute(rt route) http.Handler {
 }
 
 func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
-	if r.Header.Get("Authorization") != "Bearer "+e.cfg.token {
+	token := e.Token()
+	if token == "" || r.Header.Get("Authorization") != "Bearer "+token {
 		err := errStatus(http.StatusUnauthorized, "Invalid Token")
 		writeError(w, err)
 		return err.Status
 	}
-	if err := e.limiter.admit(w.Header(), e.cfg.token, rt, e.clock.Now()); err != nil {
+	if err := e.limiter.admit(w.Header(), token, rt, e.clock.Now()); err != nil {
 		writeError(w, err)
 		return err.Status
 	}
 	fault := e.faults.decide(rt.method, rt.path)
+	if fault.unreachable {
+		dropConnection(w)
+		return statusConnectionDropped
+	}
 	if fault.latency > 0 || fault.hang {
 		if !waitFor(r, fault.latency, fault.hang) {
 			return statusClientClosed
 		}
 	}
 	if fault.status != 0 {
-		err := injectedError(w.Header(), fault.status)
+		err := injectedError(w.Header(), fault)
 		writeError(w, err)
 		return err.Status
 	}
@@ -167,6 +178,9 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 	case LoseByDroppingConnection:
 		dropConnection(w)
 		return statusConnectionDropped
+	case LoseByHanging:
+		<-r.Context().Done()
+		return statusClientClosed
 	}
 	writeBody(w, status, body)
 	return status

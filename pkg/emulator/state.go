@@ -18,6 +18,11 @@ type state struct {
 	vpcs            map[int]*vpc
 	subnets         map[int]*subnet
 	placementGroups map[int]*placementGroup
+	images          map[string]*privateImage
+	// metadataTokens are the Metadata service's tokens, by token.
+	metadataTokens map[string]metadataToken
+	// recycles are LKE's node replacements under way, by cluster.
+	recycles map[int]*recycle
 
 	// events are the account's events, oldest first; openEvents are those of each Linode that
 	// wait for it to reach a status. maintenances are scheduled host maintenance (events.go,
@@ -52,6 +57,10 @@ var firstIDs = map[string]int{
 	"vpc":            500000,
 	"subnet":         600000,
 	"placementGroup": 6000,
+	"disk":           120000000,
+	"config":         130000000,
+	"interface":      4000000,
+	"image":          30000000,
 	"event":          600000000,
 }
 
@@ -64,6 +73,9 @@ func newState(seed int64, cat *catalogue) *state {
 		vpcs:            map[int]*vpc{},
 		subnets:         map[int]*subnet{},
 		placementGroups: map[int]*placementGroup{},
+		images:          map[string]*privateImage{},
+		metadataTokens:  map[string]metadataToken{},
+		recycles:        map[int]*recycle{},
 		openEvents:      map[int][]*accountEvent{},
 		capacity:        map[capacityKey]int{},
 		ids:             map[string]int{},
@@ -121,19 +133,18 @@ func (s *state) takeCapacity(field, regionID, planID string, n int) *apiError {
 		return nil
 	}
 	if left < n {
-		return errInvalid(field, capacityReason(planID, regionID))
+		return errCapacity()
 	}
 	s.capacity[key] = left - n
 	return nil
 }
 
-// CapacityReasonMarker is the text every capacity error's reason contains.
-const CapacityReasonMarker = "insufficient capacity"
+// CapacityReason is Linode's answer, with status 403, to a create of a plan
+// the region cannot launch at the moment.
+const CapacityReason = "The Linode plan you chose is not currently available in the selected region. " +
+	"Please select another region or plan type, or contact Support for assistance."
 
-func capacityReason(planID, regionID string) string {
-	return fmt.Sprintf("There is %s to create %s Linodes in %s at this time; choose another plan or region.",
-		CapacityReasonMarker, planID, regionID)
-}
+func errCapacity() *apiError { return errStatus(http.StatusForbidden, CapacityReason) }
 
 // transition is a state change due at a point in time. apply receives the
 // due time, not the time it ran, so timestamps stay deterministic however

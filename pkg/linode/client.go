@@ -3,6 +3,7 @@ package linode
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,9 +14,9 @@ import (
 
 // ClientOptions configure NewClient.
 type ClientOptions struct {
-	// Token is the Linode personal access token. It is sent in the Authorization header and
-	// nowhere else: the client never logs requests (linodego's debug output would print it).
-	Token string
+	// Credentials hold the Linode personal access token. It is sent in the Authorization header
+	// and nowhere else: the client never logs requests (linodego's debug output would print it).
+	Credentials *Credentials
 	// URL is the API root without the version, e.g. https://api.linode.com or the emulator's URL.
 	URL string
 	// Version is "v4", or "v4beta" for LKE Enterprise.
@@ -45,17 +46,18 @@ func DefaultClientOptions() ClientOptions {
 
 // NewClient returns a linodego client configured from opts.
 func NewClient(opts ClientOptions) (*linodego.Client, error) {
-	if opts.Token == "" {
+	if opts.Credentials == nil || opts.Credentials.Token() == "" {
 		return nil, errors.New("a Linode API token is required")
 	}
-	if _, err := url.ParseRequestURI(opts.URL); err != nil || !strings.HasPrefix(opts.URL, "http") {
-		return nil, fmt.Errorf("Linode API URL %q is not an http(s) URL", opts.URL)
+	if err := CheckAPIURL(opts.URL); err != nil {
+		return nil, fmt.Errorf("Linode API URL %w", err)
 	}
 	if opts.Version != "v4" && opts.Version != "v4beta" {
 		return nil, fmt.Errorf("Linode API version %q is not v4 or v4beta", opts.Version)
 	}
-	client := linodego.NewClient(&http.Client{Timeout: opts.Timeout})
-	client.SetToken(opts.Token)
+	// The credentials' transport adds the token to each request, so that a rotated token is used
+	// from the next request on, and learns from each answer whether the API accepts it.
+	client := linodego.NewClient(&http.Client{Timeout: opts.Timeout, Transport: opts.Credentials.Transport(http.DefaultTransport)})
 	client.SetUserAgent(opts.UserAgent)
 	client.SetBaseURL(strings.TrimSuffix(opts.URL, "/"))
 	client.SetAPIVersion(opts.Version)
@@ -66,4 +68,25 @@ func NewClient(opts ClientOptions) (*linodego.Client, error) {
 	// client-side copy up to a minute old.
 	client.UseCache(false)
 	return &client, nil
+}
+
+// CheckAPIURL accepts an https URL, and an http URL only on the loopback interface (an emulator
+// or a proxy on the same machine): anywhere else http would send the token in clear.
+func CheckAPIURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("%q is not an https URL: use https://api.linode.com", raw)
+	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return fmt.Errorf("%q is plain http to another machine, which would send the token in clear: use https (plain http is accepted on loopback only, for an emulator)", raw)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -162,6 +162,18 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		BinaryAssetsDirectory: binDir,
 		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: append(component.CRDs(), modeCRDs(opts.Mode)...)},
 	}
+	// Certificates in a directory of our own survive a restart of kube-apiserver
+	// (RestartAPIServer), so the kubeconfigs stay valid; envtest's own would be removed.
+	c.controlPlane.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(c.LogDir, "kube-apiserver")}
+	if err := os.MkdirAll(c.controlPlane.ControlPlane.APIServer.CertDir, 0o700); err != nil {
+		return nil, err
+	}
+	var clusterCA *component.ClusterCA
+	if opts.Mode == ModeInstance {
+		if clusterCA, err = component.ConfigureNodeBootstrap(c.controlPlane); err != nil {
+			return nil, err
+		}
+	}
 	restConfig, err := c.controlPlane.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
@@ -173,15 +185,29 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := component.WriteAdminKubeconfig(&c.controlPlane.ControlPlane, c.KubeconfigPath); err != nil {
 		return nil, err
 	}
+	if opts.Mode == ModeInstance {
+		opts.Progress("setting the cluster up for nodes that join by TLS bootstrap, as kubeadm does")
+		if err := c.setUpNodeBootstrap(ctx, restConfig.Host, restConfig.CAData); err != nil {
+			return nil, err
+		}
+	}
 
-	opts.Progress(fmt.Sprintf("starting the Linode API emulator with LKE cluster %q in %s (boot delays x%g)", opts.ClusterName, opts.Region, opts.DelayScale))
+	if opts.Mode == ModeLKE {
+		opts.Progress(fmt.Sprintf("starting the Linode API emulator with LKE cluster %q in %s (boot delays x%g)", opts.ClusterName, opts.Region, opts.DelayScale))
+	} else {
+		opts.Progress(fmt.Sprintf("starting the Linode API emulator, region %s (boot delays x%g)", opts.Region, opts.DelayScale))
+	}
 	c.Emulator = emulator.New(emulator.WithDelayScale(opts.DelayScale))
 	if opts.Mode == ModeLKE {
 		if c.LKEClusterID, err = c.Emulator.AddLKECluster(opts.ClusterName, opts.Region, opts.Tier); err != nil {
 			return nil, err
 		}
 	}
-	c.Nodes = nodesim.New(c.Kube, c.Emulator, nodesim.ResourceModel{HypervisorMemoryPercent: HypervisorMemoryPercent, MaxPods: 110})
+	simKube, err := client.New(nodesim.ClientConfig(restConfig), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	c.Nodes = nodesim.New(simKube, c.Emulator, nodesim.ResourceModel{HypervisorMemoryPercent: HypervisorMemoryPercent, MaxPods: 110})
 	for plan, count := range opts.PlanCapacity {
 		c.Emulator.SetCapacity(opts.Region, plan, count)
 	}
@@ -193,9 +219,13 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	go func() { c.Nodes.Run(nodesCtx); close(c.nodesDone) }()
 
 	opts.Progress("starting kube-scheduler, kube-controller-manager and kwok (the simulated kubelets)")
+	var controllerManager []component.ControllerManagerOption
+	if clusterCA != nil {
+		controllerManager = append(controllerManager, component.WithCSRSigning(clusterCA))
+	}
 	if c.components, err = component.StartAll(c.LogDir,
 		component.KubeScheduler(binDir, c.KubeconfigPath),
-		component.KubeControllerManager(binDir, c.KubeconfigPath),
+		component.KubeControllerManager(binDir, c.KubeconfigPath, controllerManager...),
 		component.Kwok(binDir, c.KubeconfigPath, component.KwokNodes{
 			AnnotationSelector: nodesim.KwokAnnotationSelector, DownAnnotationSelector: nodesim.KwokDownAnnotationSelector,
 		}),
@@ -246,6 +276,33 @@ func (c *Cluster) RestartController(ctx context.Context, opts RestartOptions) er
 	return c.startController(ctx)
 }
 
+// RestartAPIServer stops kube-apiserver (killing it if it has not shut down within 20 s), leaves
+// it down for downtime, and starts it again on the same port with the same certificates, as an
+// upgrade or a crash of the control plane would; etcd and every client keep running. It returns
+// once kube-apiserver answers again.
+func (c *Cluster) RestartAPIServer(downtime time.Duration) error {
+	apiServer := c.controlPlane.ControlPlane.GetAPIServer()
+	// envtest kills kube-apiserver when it has not shut down within StopTimeout, and says so as
+	// an error: either way it is down once nothing listens on its port.
+	stopErr := apiServer.Stop()
+	address := apiServer.HostPort() // its secure port, the only one it serves
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		conn, err := net.DialTimeout("tcp", address, time.Second)
+		if err != nil {
+			break
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			return fmt.Errorf("stopping kube-apiserver: it still listens on %s: %w", address, stopErr)
+		}
+	}
+	time.Sleep(downtime)
+	if err := apiServer.Start(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	return nil
+}
+
 func (c *Cluster) webhookPort() int32 { return int32(c.controllerPorts[2]) }
 
 // ControllerMetricsURL is the controller's Prometheus endpoint (its METRICS_PORT), where a
@@ -275,7 +332,7 @@ func (c *Cluster) startController(ctx context.Context) error {
 		"KUBECONFIG=" + c.KubeconfigPath,
 		"CLUSTER_NAME=" + c.opts.ClusterName,
 		"KARPENTER_MODE=" + c.opts.Mode,
-		"LINODE_TOKEN=" + c.Emulator.Token(),
+		"LINODE_TOKEN_FILE=" + c.tokenFile(),
 		"LINODE_URL=" + c.Emulator.URL(),
 		"LINODE_API_VERSION=" + apiVersion,
 		"HYPERVISOR_MEMORY_PERCENT=" + strconv.FormatFloat(HypervisorMemoryPercent, 'f', -1, 64),
@@ -297,6 +354,11 @@ func (c *Cluster) startController(ctx context.Context) error {
 		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true")
 	}
 	env = append(env, c.opts.ControllerEnv...)
+	if _, err := os.Stat(c.tokenFile()); os.IsNotExist(err) {
+		if err := c.SetControllerToken(c.Emulator.Token()); err != nil {
+			return err
+		}
+	}
 	var err error
 	c.controller, err = component.Start(component.Spec{Name: "controller", Path: c.controllerBinary, Env: env}, c.LogDir)
 	if err != nil {
@@ -322,6 +384,26 @@ func (c *Cluster) startController(ctx context.Context) error {
 		}
 	}
 }
+
+// tokenFile is the controller's LINODE_TOKEN_FILE, which the chart mounts from the token's Secret.
+func (c *Cluster) tokenFile() string { return filepath.Join(c.LogDir, "linode-token") }
+
+// SetControllerToken replaces the token in the controller's token file, as the kubelet updates a
+// mounted Secret (an atomic swap); the running controller uses it without a restart. With the
+// emulator's SetToken and RevokeToken it plays a token rotated or revoked on Linode's side.
+func (c *Cluster) SetControllerToken(token string) error {
+	next := c.tokenFile() + ".next"
+	if err := os.WriteFile(next, []byte(token), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(next, c.tokenFile())
+}
+
+// KillController kills the controller at once (SIGKILL), leaving it down until RestartController.
+func (c *Cluster) KillController() error { return c.controller.Kill() }
+
+// ControllerRunning reports, with the end of its log, a controller that has exited.
+func (c *Cluster) ControllerRunning() error { return c.controller.CheckRunning() }
 
 // ControllerLog is the path of the controller's log.
 func (c *Cluster) ControllerLog() string { return filepath.Join(c.LogDir, "controller.log") }

@@ -33,7 +33,7 @@ func (c *Cluster) registerWebhooks(ctx context.Context, port int32, nodeWebhook 
 		ObjectMeta: metav1.ObjectMeta{Name: webhookService, Namespace: webhookNamespace},
 		Spec: corev1.ServiceSpec{
 			Type:         corev1.ServiceTypeExternalName,
-			ExternalName: "localhost",
+			ExternalName: webhookHost,
 			Ports:        []corev1.ServicePort{{Name: "https-webhook", Port: port}},
 		},
 	}
@@ -73,4 +73,26 @@ func webhookEnv(port int32) []string {
 		"WEBHOOK_CONFIGURATION=" + webhookConfiguration,
 		"SYSTEM_NAMESPACE=" + webhookNamespace,
 	}
+}
+
+// webhookHost is where the webhook's Service points: the controller runs on this machine.
+const webhookHost = "localhost"
+
+// unreachableWebhookHost is a name that never resolves (RFC 2606), for SetWebhookReachable.
+const unreachableWebhookHost = "webhook-down.invalid"
+
+// SetWebhookReachable points the webhook's Service at the controller (true) or at a host that
+// does not resolve (false), so that kube-apiserver cannot reach the webhooks while the
+// controller itself runs on, as when its Service or network path is broken.
+func (c *Cluster) SetWebhookReachable(ctx context.Context, reachable bool) error {
+	service := &corev1.Service{}
+	if err := c.Kube.Get(ctx, client.ObjectKey{Namespace: webhookNamespace, Name: webhookService}, service); err != nil {
+		return err
+	}
+	stored := service.DeepCopy()
+	service.Spec.ExternalName = unreachableWebhookHost
+	if reachable {
+		service.Spec.ExternalName = webhookHost
+	}
+	return c.Kube.Patch(ctx, service, client.MergeFrom(stored))
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/awslabs/operatorpkg/controller"
+	"github.com/awslabs/operatorpkg/option"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/metrics"
@@ -32,9 +34,9 @@ import (
 
 // NewControllers builds the Linode cloud provider for target and returns Karpenter core's
 // controllers driving it, followed by the provider's own.
-func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, target Target) ([]controller.Controller, error) {
+func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, credentials *linode.Credentials, target Target) ([]controller.Controller, error) {
 	opts := options.FromContext(ctx)
-	provider, err := NewLinode(ctx, core.GetClient(), core.EventRecorder, core.Clock, api, target)
+	provider, err := NewLinode(ctx, core.GetClient(), core.GetAPIReader(), core.GetConfig(), core.EventRecorder, core.Clock, api, credentials, target)
 	if err != nil {
 		return nil, err
 	}
@@ -80,14 +82,16 @@ type Linode struct {
 }
 
 // NewLinode builds the mode's parts for target and the rest of the provider around them, with
-// the settings in ctx. kubeClient reads through the manager's cache in the controller; clk is the
-// time Linode's maintenance windows are compared with.
-func NewLinode(ctx context.Context, kubeClient client.Client, recorder events.Recorder, clk clock.Clock, api linode.API, target Target) (*Linode, error) {
+// the settings in ctx. kubeClient reads through the manager's cache in the controller, apiReader
+// past it; restConfig is its connection to the API server, which LKE mode does not need; clk is
+// the time Linode's maintenance windows are compared with; credentials, when not nil, are the
+// token api sends, whose refusal NodeClasses report.
+func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.Reader, restConfig *rest.Config, recorder events.Recorder, clk clock.Clock, api linode.API, credentials *linode.Credentials, target Target) (*Linode, error) {
 	opts := options.FromContext(ctx)
 	unavailable := cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
 	instanceTypes := instancetype.NewDefaultProvider(api, target.Region(), target.Mode(), unavailable,
 		instancetype.WithHypervisorMemoryPercent(opts.HypervisorMemoryPercent))
-	parts, err := target.Build(ctx, Dependencies{KubeClient: kubeClient, API: api, Unavailable: unavailable})
+	parts, err := target.Build(ctx, Dependencies{KubeClient: kubeClient, APIReader: apiReader, RESTConfig: restConfig, Recorder: recorder, API: api, Unavailable: unavailable})
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +106,29 @@ func NewLinode(ctx context.Context, kubeClient client.Client, recorder events.Re
 		Controllers: append([]controller.Controller{
 			catalogue.NewController(instanceTypes, opts.CatalogueRefreshInterval),
 			capacity.NewController(instanceTypes),
-			nodeclass.NewController(kubeClient, recorder, api, target.Mode(), parts.Resolvers, parts.Validators),
+			nodeclass.NewController(kubeClient, recorder, api, tokenStatus(credentials), target.Mode(), parts.Resolvers, parts.Validators),
 			nodeclass.NewHashController(kubeClient, target.Mode()),
-			garbagecollection.NewController(kubeClient, parts.Nodes, opts.ClusterName),
+			garbagecollection.NewController(kubeClient, recorder, parts.Nodes, parts.OwnershipTag, garbageCollectionOptions(opts)...),
 			maintenance.NewController(kubeClient, api, recorder, maintenance.WithClock(clk),
 				maintenance.WithInterval(opts.MaintenancePollInterval), maintenance.WithLeadTime(opts.MaintenanceLeadTime)),
 		}, parts.Controllers...),
 		Webhooks: parts.Webhooks,
 	}, nil
+}
+
+// garbageCollectionOptions shorten the garbage collector's grace period to the setting's, and its
+// interval with it, so that a leak is collected within one grace period and one interval.
+func garbageCollectionOptions(opts *options.Options) []option.Function[garbagecollection.Options] {
+	return []option.Function[garbagecollection.Options]{
+		garbagecollection.WithGracePeriod(opts.GarbageCollectionGracePeriod),
+		garbagecollection.WithInterval(min(garbagecollection.DefaultInterval, opts.GarbageCollectionGracePeriod/2)),
+	}
+}
+
+// tokenStatus is the credentials' verdict for the NodeClass controller, nil when none watch it.
+func tokenStatus(credentials *linode.Credentials) nodeclass.TokenStatus {
+	if credentials == nil {
+		return nil
+	}
+	return credentials
 }

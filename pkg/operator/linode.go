@@ -74,7 +74,7 @@ var DefaultBackoff = Backoff{Initial: time.Second, Max: time.Minute}
 // waiting between attempts while the API fails transiently. A controller that exited on a
 // Linode outage would crash-loop through it; this one stays up, not ready, and says why.
 // status receives the reason the controller is not ready yet.
-func WaitForLinode(ctx context.Context, api linode.API, opts *options.Options, m Mode, backoff Backoff, status *StartupStatus) (Target, error) {
+func WaitForLinode(ctx context.Context, api linode.API, opts *options.Options, m Mode, credentials *linode.Credentials, backoff Backoff, status *StartupStatus) (Target, error) {
 	wait := backoff.Initial
 	for attempt := 1; ; attempt++ {
 		target, err := CheckLinode(ctx, api, opts, m)
@@ -85,9 +85,9 @@ func WaitForLinode(ctx context.Context, api linode.API, opts *options.Options, m
 		if errors.As(err, &configErr) {
 			return nil, configErr
 		}
-		reason := RedactToken(fmt.Sprintf("waiting for the Linode API at %s: %v", opts.APIURL, err), opts.Token)
+		reason := credentials.Redact(fmt.Sprintf("waiting for the Linode API at %s: %v", opts.APIURL, err))
 		status.set(reason)
-		log.FromContext(ctx).Info("Linode API unavailable, retrying", "error", RedactToken(err.Error(), opts.Token), "attempt", attempt, "retryIn", wait.String())
+		log.FromContext(ctx).Info("Linode API unavailable, retrying", "error", credentials.Redact(err.Error()), "attempt", attempt, "retryIn", wait.String())
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -95,16 +95,6 @@ func WaitForLinode(ctx context.Context, api linode.API, opts *options.Options, m
 		}
 		wait = min(2*wait, backoff.Max)
 	}
-}
-
-// RedactToken removes the token from a message. linodego never puts the token in an error
-// (it travels only in the Authorization header, and its debug output is never enabled), but
-// an error can echo user input: a token pasted into LINODE_URL would otherwise be logged.
-func RedactToken(message, token string) string {
-	if token == "" {
-		return message
-	}
-	return strings.ReplaceAll(message, token, "[redacted]")
 }
 
 // StartupStatus is why the controller is not ready yet, for the readiness probe.

@@ -3,6 +3,8 @@ package operator_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +34,7 @@ func startEmulator(t *testing.T) *test.Emulator {
 func client(t *testing.T, e *test.Emulator, token string) linode.API {
 	t.Helper()
 	opts := linode.DefaultClientOptions()
-	opts.URL, opts.Token, opts.RetryCount = e.URL(), token, 0
+	opts.URL, opts.Credentials, opts.RetryCount = e.URL(), linode.StaticCredentials(token), 0
 	c, err := linode.NewClient(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -56,9 +58,9 @@ func TestCheckLinode(t *testing.T) {
 			wantRegion: "us-east",
 		},
 		{
-			name:       "a region override wins",
-			opts:       options.Options{Mode: mode.LKE, ClusterName: "prod", Region: "us-sea"},
-			wantRegion: "us-sea",
+			name:            "LKE mode refuses another region than the cluster's",
+			opts:            options.Options{Mode: mode.LKE, ClusterName: "prod", Region: "us-sea"},
+			wantConfigError: `LINODE_REGION "us-sea" is not the region of LKE cluster "prod" (us-ord)`,
 		},
 		{
 			name:       "instance mode needs no LKE cluster",
@@ -124,7 +126,7 @@ func TestWaitForLinodeRetriesTransientFailures(t *testing.T) {
 			e.InjectFault(emulator.Fault{Method: "GET", Route: "/lke/clusters", Sequence: tt.faults})
 			var status operator.StartupStatus
 			opts := &options.Options{Mode: mode.LKE, ClusterName: "prod", Token: testToken, APIURL: e.URL()}
-			target, err := operator.WaitForLinode(context.Background(), client(t, e, testToken), opts, operator.LKE{},
+			target, err := operator.WaitForLinode(context.Background(), client(t, e, testToken), opts, operator.LKE{}, linode.StaticCredentials(testToken),
 				operator.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}, &status)
 			if err != nil {
 				t.Fatalf("WaitForLinode: %v", err)
@@ -145,16 +147,30 @@ func TestWaitForLinodeRetriesTransientFailures(t *testing.T) {
 func TestWaitForLinodeStopsOnConfigErrors(t *testing.T) {
 	e := startEmulator(t)
 	opts := &options.Options{Mode: mode.LKE, ClusterName: "prod", Token: "wrong", APIURL: e.URL()}
-	_, err := operator.WaitForLinode(context.Background(), client(t, e, "wrong"), opts, operator.LKE{}, operator.DefaultBackoff, &operator.StartupStatus{})
+	_, err := operator.WaitForLinode(context.Background(), client(t, e, "wrong"), opts, operator.LKE{}, linode.StaticCredentials("wrong"), operator.DefaultBackoff, &operator.StartupStatus{})
 	var configErr *options.ConfigError
 	if !errors.As(err, &configErr) {
 		t.Fatalf("WaitForLinode error = %v, want a ConfigError without retrying", err)
 	}
 }
 
-func TestRedactToken(t *testing.T) {
-	got := operator.RedactToken(`parse "https://`+testToken+`@api.linode.com": invalid`, testToken)
-	if strings.Contains(got, testToken) || !strings.Contains(got, "[redacted]") {
-		t.Errorf("RedactToken = %q", got)
+func TestRedactEveryTokenUsed(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(testToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	credentials, err := linode.CredentialsFromFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("rotated-token-value"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := credentials.Reload(); err != nil || !changed || credentials.Token() != "rotated-token-value" {
+		t.Fatalf("Reload = %v, %v; token %q", changed, err, credentials.Token())
+	}
+	got := credentials.Redact(`parse "https://` + testToken + `@api.linode.com": invalid; rotated-token-value`)
+	if strings.Contains(got, testToken) || strings.Contains(got, "rotated-token-value") || !strings.Contains(got, "[redacted]") {
+		t.Errorf("Redact = %q", got)
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"github.com/awslabs/operatorpkg/controller"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/karpenter/pkg/events"
 
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
@@ -59,7 +61,14 @@ type Target interface {
 type Dependencies struct {
 	// KubeClient reads through the manager's cache.
 	KubeClient client.Client
-	API        linode.API
+	// APIReader reads past the cache, for decisions that must not act twice on a stale read.
+	APIReader client.Reader
+	// RESTConfig is the controller's own connection to the API server, for what a mode reads
+	// of the cluster itself (its endpoint and CA).
+	RESTConfig *rest.Config
+	// Recorder publishes Kubernetes events.
+	Recorder events.Recorder
+	API      linode.API
 	// Unavailable is shared with the instance types: plans a region had no capacity for.
 	Unavailable *cache.UnavailableOfferings
 }
@@ -68,6 +77,9 @@ type Dependencies struct {
 type Parts struct {
 	// Nodes launches, finds and removes the mode's nodes.
 	Nodes nodeprovider.Provider
+	// OwnershipTag is on every Linode resource the mode launches; garbage collection deletes
+	// nothing without it.
+	OwnershipTag string
 	// Resolvers and Validators are what the NodeClass controller checks on top of what it checks
 	// in every mode (the firewall, and the conditions of fields the mode ignores).
 	Resolvers  []nodeclass.Resolver

@@ -3,8 +3,10 @@ package operator
 import (
 	"context"
 
+	"github.com/awslabs/operatorpkg/controller"
 	"github.com/awslabs/operatorpkg/option"
 
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/adoption"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
@@ -39,20 +41,29 @@ type LKETarget struct {
 // Mode is LKE.
 func (t *LKETarget) Mode() mode.Mode { return mode.LKE }
 
-// Region is the cluster's region, or LINODE_REGION.
+// Region is the cluster's region.
 func (t *LKETarget) Region() string { return t.Cluster.Region }
 
 func (t *LKETarget) String() string { return t.Cluster.String() }
 
 // Build makes the pool provider, the NodeClass rules of LKE (the tier's fields, and no
-// maintenance policy), and the Node webhook: LKE's kubelets register without Karpenter's
-// registration taint, and the webhook adds it.
-func (t *LKETarget) Build(_ context.Context, deps Dependencies) (*Parts, error) {
-	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, t.providerOptions...)
+// maintenance policy), the Kubernetes version the classes' nodes should run, the adoption of
+// recycled pools' nodes, and the Node webhook: LKE's kubelets register without Karpenter's
+// registration taint, and the webhook adds it. The cluster's version is read again as often as
+// Linode's maintenance: an upgrade, LKE's at a version's end of life included, is maintenance
+// of the cluster.
+func (t *LKETarget) Build(ctx context.Context, deps Dependencies) (*Parts, error) {
+	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, append([]option.Function[lke.Options]{
+		lke.WithRecorder(deps.Recorder), lke.WithClusterVersionTTL(options.FromContext(ctx).MaintenancePollInterval),
+	}, t.providerOptions...)...)
 	return &Parts{
-		Nodes:      nodes,
-		Resolvers:  []nodeclass.Resolver{lke.MaintenancePolicyRefusal{}},
-		Validators: []nodeclass.Validator{lke.NewTierRules(deps.API, t.Cluster)},
-		Webhooks:   []Webhook{node.NewWebhook(deps.KubeClient, nodes, t.Cluster.ID)},
+		Nodes:        nodes,
+		OwnershipTag: nodes.OwnershipTag(),
+		Resolvers:    []nodeclass.Resolver{lke.MaintenancePolicyRefusal{}, lke.NewKubernetesVersionResolver(nodes)},
+		Validators:   []nodeclass.Validator{lke.NewTierRules(deps.API, t.Cluster)},
+		// A recycle gives a pool a new node, under a new name and provider ID, that no NodeClaim
+		// records; pools of earlier versions carry the cluster's name, which a rename would orphan.
+		Controllers: []controller.Controller{adoption.NewController(deps.KubeClient, deps.APIReader, deps.Recorder, nodes), lke.NewOwnershipMigration(nodes)},
+		Webhooks:    []Webhook{node.NewWebhook(deps.KubeClient, t.Cluster.ID)},
 	}, nil
 }

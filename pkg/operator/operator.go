@@ -13,9 +13,11 @@ import (
 
 	"github.com/awslabs/operatorpkg/serrors"
 	"github.com/go-logr/zapr"
+	"github.com/linode/linodego"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	coreoperator "sigs.k8s.io/karpenter/pkg/operator"
 	"sigs.k8s.io/karpenter/pkg/operator/logging"
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
@@ -39,17 +41,23 @@ func Run(ctx context.Context) error {
 		log.FromContext(ctx).Info("read a setting of the alpha provider under its new name", "setting", setting)
 	}
 
-	api, err := linode.NewClient(ClientOptions(opts))
+	credentials, err := Credentials(opts)
 	if err != nil {
 		return err
 	}
-	api.SetLogger(restyLogger{log: log.FromContext(ctx).WithName("linode"), token: opts.Token})
+	clientOptions := ClientOptions(opts)
+	clientOptions.Credentials = credentials
+	api, err := linode.NewClient(clientOptions)
+	if err != nil {
+		return err
+	}
+	api.SetLogger(restyLogger{log: log.FromContext(ctx).WithName("linode"), credentials: credentials})
 	status := &StartupStatus{}
 	stopProbes, err := ServeStartupProbes(coreoptions.FromContext(ctx).HealthProbePort, status)
 	if err != nil {
 		return err
 	}
-	target, err := WaitForLinode(ctx, api, opts, m, DefaultBackoff, status)
+	target, err := WaitForLinode(ctx, api, opts, m, credentials, DefaultBackoff, status)
 	if err := stopProbes(); err != nil {
 		return err
 	}
@@ -71,7 +79,10 @@ func Run(ctx context.Context) error {
 	if err := checkCRDs(core.GetRESTMapper(), opts.SystemNamespace); err != nil {
 		return err
 	}
-	controllers, err := NewControllers(coreCtx, core, api, target)
+	if err := watchCredentials(core, api, credentials); err != nil {
+		return err
+	}
+	controllers, err := NewControllers(coreCtx, core, api, credentials, target)
 	if err != nil {
 		return err
 	}
@@ -79,16 +90,41 @@ func Run(ctx context.Context) error {
 	return nil
 }
 
-// ClientOptions are the Linode client's settings for opts.
+// ClientOptions are the Linode client's settings for opts, but for the credentials.
 func ClientOptions(opts *options.Options) linode.ClientOptions {
 	client := linode.DefaultClientOptions()
-	client.Token = opts.Token
 	client.URL = opts.APIURL
 	client.Version = opts.APIVersion
 	if opts.ClientTimeoutSeconds > 0 {
 		client.Timeout = time.Duration(opts.ClientTimeoutSeconds) * time.Second
 	}
 	return client
+}
+
+// Credentials hold the token the settings name: the file's, re-read when it changes, or the
+// variable's.
+func Credentials(opts *options.Options) (*linode.Credentials, error) {
+	if opts.TokenFile != "" {
+		return linode.CredentialsFromFile(opts.TokenFile)
+	}
+	return linode.StaticCredentials(opts.Token), nil
+}
+
+// watchCredentials fails the controller's readiness while the Linode API refuses the token, and
+// re-reads a token file so that a rotated token is used without a restart. While the token is
+// refused it asks the API again with the first page of Linodes, which every mode's token may read.
+func watchCredentials(core *coreoperator.Operator, api linode.API, credentials *linode.Credentials) error {
+	if err := core.AddReadyzCheck("linode-token", credentials.Check); err != nil {
+		return err
+	}
+	probe := func(ctx context.Context) error {
+		_, err := api.ListInstances(ctx, &linodego.ListOptions{PageOptions: &linodego.PageOptions{Page: 1}})
+		return err
+	}
+	return core.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		credentials.Watch(ctx, linode.DefaultTokenCheckInterval, probe)
+		return nil
+	}))
 }
 
 // requiredCRDs are the resources the controller cannot run without; without them core's

@@ -51,6 +51,24 @@ func TestParseSettings(t *testing.T) {
 			wantProblems: []string{"includes the API version: drop it and set LINODE_API_VERSION"},
 		},
 		{
+			name:         "plain http to another machine would send the token in clear",
+			env:          map[string]string{"LINODE_URL": "http://api.linode.com"},
+			wantProblems: []string{`LINODE_URL "http://api.linode.com" is plain http to another machine, which would send the token in clear: use https`},
+		},
+		{name: "plain http to an emulator on loopback", env: map[string]string{"LINODE_URL": "http://127.0.0.1:8080"}},
+		{name: "plain http to localhost", env: map[string]string{"LINODE_URL": "http://localhost:8080"}},
+		{name: "plain http to IPv6 loopback", env: map[string]string{"LINODE_URL": "http://[::1]:8080"}},
+		{
+			name:         "a token file that cannot be read",
+			env:          map[string]string{"LINODE_TOKEN": "", "LINODE_TOKEN_FILE": "/nonexistent/token"},
+			wantProblems: []string{"LINODE_TOKEN_FILE: reading the Linode API token from /nonexistent/token"},
+		},
+		{
+			name:         "a token and a token file",
+			env:          map[string]string{"LINODE_TOKEN_FILE": "/nonexistent/token"},
+			wantProblems: []string{"LINODE_TOKEN and LINODE_TOKEN_FILE are both set"},
+		},
+		{
 			name:         "malformed durations of ours and of core's are named, not replaced by defaults",
 			env:          map[string]string{"CATALOGUE_REFRESH_INTERVAL": "daily", "BATCH_MAX_DURATION": "10"},
 			wantProblems: []string{`BATCH_MAX_DURATION "10" is not valid: use a duration such as 10s`, `CATALOGUE_REFRESH_INTERVAL "daily" is not a duration`},

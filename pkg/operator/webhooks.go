@@ -1,19 +1,18 @@
 package operator
 
 import (
-	"crypto/tls"
 	"fmt"
 
 	"github.com/awslabs/operatorpkg/controller"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	coreoperator "sigs.k8s.io/karpenter/pkg/operator"
 
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/alphafields"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/storageversion"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/webhooks"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
 )
@@ -42,7 +41,7 @@ func serveWebhooks(core *coreoperator.Operator, opts *options.Options, modeWebho
 		target.WebhookConfigurationName = opts.WebhookConfigurationName
 	}
 	certificates := certificate.NewManager(core.GetClient(), core.GetAPIReader(), target)
-	server := webhook.NewServer(webhook.Options{Port: opts.WebhookPort, TLSOpts: []func(*tls.Config){certificates.ConfigureTLS}})
+	server := webhooks.NewServer("", opts.WebhookPort, certificates.ConfigureTLS)
 	if err := conversion.Register(server); err != nil {
 		return nil, fmt.Errorf("registering the conversion webhook: %w", err)
 	}

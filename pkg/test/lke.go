@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/karpenter/pkg/events"
 
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
@@ -31,6 +32,7 @@ type LKEOptions struct {
 	region      string
 	provider    []option.Function[lke.Options]
 	recorder    events.Recorder
+	credentials *linode.Credentials
 }
 
 // WithCluster names the LKE cluster to create, and its tier and region.
@@ -47,6 +49,13 @@ func WithNodeProviderOptions(opts ...option.Function[lke.Options]) option.Functi
 // WithRecorder records the events of the provider's controllers; by default they are dropped.
 func WithRecorder(recorder events.Recorder) option.Function[LKEOptions] {
 	return func(o *LKEOptions) { o.recorder = recorder }
+}
+
+// WithCredentials builds the provider over a client sending the credentials' token, as the
+// controller's does, instead of the emulator's own client; the NodeClass controller reports their
+// verdict.
+func WithCredentials(credentials *linode.Credentials) option.Function[LKEOptions] {
+	return func(o *LKEOptions) { o.credentials = credentials }
 }
 
 // NewLKE creates an LKE cluster in the emulator, discovers it and builds the provider over it
@@ -69,7 +78,16 @@ func NewLKE(ctx context.Context, emu *Emulator, kubeClient client.Client, opts .
 	if err != nil {
 		return nil, err
 	}
-	provider, err := operator.NewLinode(ctx, kubeClient, o.recorder, emu.Clock, emu.Client, target)
+	api := emu.Client
+	if o.credentials != nil {
+		// The controller's client: the token the credentials hold, their verdict learnt from each answer.
+		clientOptions := linode.DefaultClientOptions()
+		clientOptions.URL, clientOptions.Credentials, clientOptions.RetryCount = emu.URL(), o.credentials, 0
+		if api, err = linode.NewClient(clientOptions); err != nil {
+			return nil, err
+		}
+	}
+	provider, err := operator.NewLinode(ctx, kubeClient, kubeClient, nil, o.recorder, emu.Clock, api, o.credentials, target)
 	if err != nil {
 		return nil, err
 	}

@@ -20,15 +20,16 @@ const (
 // defaults of the settings the provider reads once running.
 func Options() *options.Options {
 	return &options.Options{
-		ClusterName:              ClusterName,
-		Mode:                     mode.LKE,
-		APIVersion:               "v4",
-		HypervisorMemoryPercent:  instancetype.DefaultHypervisorMemoryPercent,
-		CatalogueRefreshInterval: 12 * time.Hour,
-		SystemNamespace:          "kube-system",
-		MaintenanceLeadTime:      options.DefaultMaintenanceLeadTime,
-		MaintenancePollInterval:  options.DefaultMaintenancePollInterval,
-		SizingLargeFleetNodes:    options.DefaultSizingLargeFleetNodes,
-		SizingTolerancePercent:   options.DefaultSizingTolerancePercent,
+		ClusterName:                  ClusterName,
+		Mode:                         mode.LKE,
+		APIVersion:                   "v4",
+		HypervisorMemoryPercent:      instancetype.DefaultHypervisorMemoryPercent,
+		CatalogueRefreshInterval:     12 * time.Hour,
+		GarbageCollectionGracePeriod: options.DefaultGarbageCollectionGracePeriod,
+		SystemNamespace:              "kube-system",
+		MaintenanceLeadTime:          options.DefaultMaintenanceLeadTime,
+		MaintenancePollInterval:      options.DefaultMaintenancePollInterval,
+		SizingLargeFleetNodes:        options.DefaultSizingLargeFleetNodes,
+		SizingTolerancePercent:       options.DefaultSizingTolerancePercent,
 	}
 }

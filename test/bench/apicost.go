@@ -63,10 +63,10 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 	perMinute := float64(len(idle)) / rest.Minutes()
 	restNote := fmt.Sprintf("%d nodes idle for %v; %s", claims, rest, routeSummary(idle, 1))
 	rows := []Row{
-		{Scenario: apiCostScenario, Metric: "calls per launched node", Value: float64(len(launched)) / float64(max(claims, 1)), Unit: "calls", Note: launchNote},
-		{Scenario: apiCostScenario, Metric: fmt.Sprintf("calls per minute at rest, %d nodes", claims), Value: perMinute, Unit: "calls/min", Note: restNote},
+		{Scenario: e.scenario(apiCostScenario), Metric: "calls per launched node", Value: float64(len(launched)) / float64(max(claims, 1)), Unit: "calls", Note: launchNote},
+		{Scenario: e.scenario(apiCostScenario), Metric: fmt.Sprintf("calls per minute at rest, %d nodes", claims), Value: perMinute, Unit: "calls/min", Note: restNote},
 	}
-	rows = append(rows, budgetShares("at rest", idle, rest, "")...)
+	rows = append(rows, budgetShares(e.scenario(apiCostScenario), "at rest", idle, rest, "")...)
 	maintenance := slices.DeleteFunc(slices.Clone(idle), func(r emulator.RequestRecord) bool { return !maintenanceRoutes[r.Route] })
 	listingsTarget, sharesTarget := "< 2 calls/min", "< 1 %"
 	note := fmt.Sprintf("one filtered listing of events per MAINTENANCE_POLL_INTERVAL (%v), one of maintenance per MAINTENANCE_LEAD_TIME/24 (%v): %s",
@@ -77,14 +77,14 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 		note += fmt.Sprintf("; counted over %v, less than one poll interval, so not a rate", rest)
 	}
 	rows = append(rows, Row{
-		Scenario: apiCostScenario,
+		Scenario: e.scenario(apiCostScenario),
 		Metric:   fmt.Sprintf("maintenance controller: listings per minute at rest, %d nodes", claims),
 		Value:    float64(len(maintenance)) / rest.Minutes(),
 		Unit:     "calls/min",
 		Target:   listingsTarget,
 		Note:     note,
 	})
-	return append(rows, budgetShares("maintenance controller at rest", maintenance, rest, sharesTarget)...), nil
+	return append(rows, budgetShares(e.scenario(apiCostScenario), "maintenance controller at rest", maintenance, rest, sharesTarget)...), nil
 }
 
 // maintenanceRoutes are the routes the maintenance controller calls, and no other part of the
@@ -92,8 +92,8 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 var maintenanceRoutes = map[string]bool{"GET /account/maintenance": true, "GET /account/events": true, "GET /account/events/{eventId}": true}
 
 // budgetShares are the requests' shares of each of Linode's rate limits over the duration, as rows
-// named after what made them.
-func budgetShares(what string, requests []emulator.RequestRecord, over time.Duration, target string) []Row {
+// of the scenario named after what made them.
+func budgetShares(scenario, what string, requests []emulator.RequestRecord, over time.Duration, target string) []Row {
 	limits := emulator.DefaultRateLimits()
 	byBudget := map[string]int{}
 	for _, r := range requests {
@@ -112,7 +112,7 @@ func budgetShares(what string, requests []emulator.RequestRecord, over time.Dura
 		perWindow := float64(byBudget[budget.name]) / over.Seconds() * budget.window.Seconds()
 		window := fmt.Sprintf("per %g s", budget.window.Seconds())
 		rows = append(rows, Row{
-			Scenario: apiCostScenario,
+			Scenario: scenario,
 			Metric:   fmt.Sprintf("%s: share of the %s limit (%d %s)", what, budget.name, budget.limit, window),
 			Value:    100 * perWindow / float64(budget.limit),
 			Unit:     "%",

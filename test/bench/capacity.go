@@ -89,7 +89,7 @@ func (e *env) createTimes(pool string) []time.Time {
 				times = append(times, claim.launched)
 			}
 		}
-	case Linode:
+	case Linode, LinodeInstance:
 		for _, r := range e.controllerRequests() {
 			if createRoutes[r.Route] && r.Status < 300 {
 				times = append(times, r.Time)
@@ -102,8 +102,13 @@ func (e *env) createTimes(pool string) []time.Time {
 
 func (c capacityIntervals) rows(pods int, e *env) []Row {
 	note := fmt.Sprintf("%d pods; boot delay %v", len(c.toRunning), e.bootDelay)
-	createNote := note + "; first POST creating an LKE pool after the pod was created"
-	if e.provider == Kwok {
+	var createNote string
+	switch e.provider {
+	case Linode:
+		createNote = note + "; first POST creating an LKE pool after the pod was created"
+	case LinodeInstance:
+		createNote = note + "; first POST creating a Linode after the pod was created; nodes join by TLS bootstrap"
+	case Kwok:
 		createNote = note + "; kwok calls no API: the first NodeClaim seen launched (its Create returned) after the pod was created"
 	}
 	var rows []Row
@@ -118,7 +123,7 @@ func (c capacityIntervals) rows(pods int, e *env) []Row {
 	} {
 		for _, p := range []float64{50, 95} {
 			rows = append(rows, Row{
-				Scenario: capacityScenario,
+				Scenario: e.scenario(capacityScenario),
 				Metric:   fmt.Sprintf("%d pods: %s, p%.0f", pods, interval.name, p),
 				Value:    percentile(seconds(interval.values), p),
 				Unit:     "s",

@@ -44,7 +44,7 @@ func duplicates(ctx context.Context, e *env, pods int) ([]Row, error) {
 	note := fmt.Sprintf("%d one-CPU pods on %d-vCPU nodes; boot delay %v; default batching; NodeClaims: %d, nodes with pods: %d",
 		pods, duplicatesNodeCPUs, e.bootDelay, len(claims), len(nodesWithPods))
 	return []Row{
-		{Scenario: duplicatesScenario, Metric: "NodeClaims beyond the nodes the pods run on", Value: float64(len(claims) - len(nodesWithPods)), Target: "0", Note: note},
-		{Scenario: duplicatesScenario, Metric: "NodeClaims whose node runs none of the pods", Value: float64(idle), Target: "0", Note: note},
+		{Scenario: e.scenario(duplicatesScenario), Metric: "NodeClaims beyond the nodes the pods run on", Value: float64(len(claims) - len(nodesWithPods)), Target: "0", Note: note},
+		{Scenario: e.scenario(duplicatesScenario), Metric: "NodeClaims whose node runs none of the pods", Value: float64(idle), Target: "0", Note: note},
 	}, nil
 }

@@ -27,6 +27,9 @@ type Provider string
 const (
 	// Linode is this project's controller, launching LKE pool nodes in the Linode API emulator.
 	Linode Provider = "linode"
+	// LinodeInstance is this project's controller in instance mode: plain Linodes that boot from
+	// their user data and join by TLS bootstrap.
+	LinodeInstance Provider = "linode-instance"
 	// Kwok is Karpenter core's own kwok provider (sigs.k8s.io/karpenter/kwok), which creates its
 	// Nodes itself after its KWOKNodeClass's registration delay: the baseline.
 	Kwok Provider = "kwok"
@@ -36,6 +39,13 @@ const (
 // emulator's default delays (node to Linode 10 s, provisioning 60 s, booting 90 s); the emulator's
 // delay scale is a boot delay divided by it.
 const linodeBootTime = 160 * time.Second
+
+// instanceBootTime is how long a plain Linode takes from its create to running with the
+// emulator's default delays (provisioning 60 s, booting 90 s).
+const instanceBootTime = 150 * time.Second
+
+// instanceImage is the image instance mode's benchmark nodes boot, a public one with cloud-init.
+const instanceImage = "linode/ubuntu24.04"
 
 // namespace holds every benchmark pod.
 const namespace = "default"
@@ -52,6 +62,9 @@ type Config struct {
 	KwokProviderBinary string
 	// Progress hears about each step; nil for silence.
 	Progress func(string)
+	// WorkDir, when set, holds the cluster's logs, which are then kept; a new temporary directory,
+	// removed once the cluster stopped cleanly, when empty.
+	WorkDir string
 	// WhileCounting is work that may share the machine with the counted scenarios, whose figures
 	// are counts, but not with the timed ones: compiling the Go benchmarks. Run runs it beside
 	// the counted scenarios (or first, when none runs) and waits for it before the timed ones.
@@ -84,13 +97,18 @@ func startEnv(ctx context.Context, cfg Config, provider Provider, bootDelay time
 	opts := localcluster.Options{
 		DelayScale:       bootDelay.Seconds() / linodeBootTime.Seconds(),
 		ControllerBinary: cfg.ControllerBinary,
+		WorkDir:          cfg.WorkDir,
 	}
 	for _, t := range tune {
 		t(&opts)
 	}
-	if provider == Kwok {
+	switch provider {
+	case Kwok:
 		opts.Mode = localcluster.ModeKwokProvider
 		opts.ControllerBinary = cfg.KwokProviderBinary
+	case LinodeInstance:
+		opts.Mode = localcluster.ModeInstance
+		opts.DelayScale = bootDelay.Seconds() / instanceBootTime.Seconds()
 	}
 	cfg.progress("starting a local cluster with the %s provider (boot delay %v)", provider, bootDelay)
 	cluster, err := localcluster.Start(ctx, opts)
@@ -109,6 +127,18 @@ func startEnv(ctx context.Context, cfg Config, provider Provider, bootDelay time
 		return nil, err
 	}
 	return e, nil
+}
+
+// instanceModeSuffix names the rows measured in instance mode, beside LKE mode's of the same
+// scenario.
+const instanceModeSuffix = ", instance mode"
+
+// scenario is the name of the scenario's rows on this env: instance mode's carry the suffix.
+func (e *env) scenario(name string) string {
+	if e.provider == LinodeInstance {
+		return name + instanceModeSuffix
+	}
+	return name
 }
 
 // stop stops the cluster; its logs are kept, and named, only when something failed.
@@ -139,8 +169,12 @@ func (e *env) createNodePool(ctx context.Context, name string, nodeCPUs int) err
 	var requirements []karpv1.NodeSelectorRequirementWithMinValues
 	cpuLabel := v1.LabelInstanceCPU
 	switch e.provider {
-	case Linode:
-		nodeClass = test.LinodeNodeClass(v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	case Linode, LinodeInstance:
+		class := v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if e.provider == LinodeInstance {
+			class.Spec.Image = ptr.To(instanceImage)
+		}
+		nodeClass = test.LinodeNodeClass(class)
 		nodePool.Spec.Template.Spec.NodeClassRef = test.NodeClassRef(name)
 		requirements = append(requirements, karpv1.NodeSelectorRequirementWithMinValues{
 			Key: v1.LabelInstanceClass, Operator: corev1.NodeSelectorOpIn, Values: []string{"standard", "dedicated"}})

@@ -36,6 +36,8 @@ type plan struct {
 	scalePods     int
 	cost          costRun
 	costBoot      time.Duration
+	// instanceScenarios are those that run in instance mode too, beside LKE mode.
+	instanceScenarios []string
 	// groups are the timed scenarios, each group run one scenario after another on a new cluster
 	// of each provider, with nothing else running. The counted scenarios, duplicates (both
 	// providers) and the API cost (Linode's), run first, side by side on clusters of their own:
@@ -54,13 +56,14 @@ type clusterGroup struct {
 // API at rest, and long enough for the maintenance controller's two cadences, 1 and 5 minutes, to
 // give a rate whatever the window's phase), 1,000 pods on a cluster of their own, so no earlier scenario's objects weigh on the heap.
 var fullPlan = plan{
-	capacityPods:  []int{5, 50, 500},
-	duplicatePods: 50,
-	duplicateBoot: 3 * time.Minute,
-	apiCostNodes:  100,
-	apiCostBoot:   5 * time.Second,
-	apiCostRest:   3 * time.Minute,
-	scalePods:     1000,
+	capacityPods:      []int{5, 50, 500},
+	duplicatePods:     50,
+	duplicateBoot:     3 * time.Minute,
+	apiCostNodes:      100,
+	apiCostBoot:       5 * time.Second,
+	apiCostRest:       3 * time.Minute,
+	scalePods:         1000,
+	instanceScenarios: []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost},
 	// Every mix for the README's NodePools and for one open to every plan; the README's then
 	// scaled to a third and 10 minutes at rest. Consolidation as the README's default NodePool
 	// has it but sooner and with every node in the budget (the README's 1m and core's default of
@@ -87,14 +90,16 @@ var quickPlan = plan{
 	// fleet at rest take minutes, too long for CI.
 	cost:     costRun{mixes: quickCostMixes(), consolidateAfter: "15s", budget: "100%"},
 	costBoot: 5 * time.Second,
+	// Instance mode's duplicates are the e2e suite's to check in CI.
+	instanceScenarios: []string{ScenarioCapacity, ScenarioAPICost},
 	groups: []clusterGroup{
 		{5 * time.Second, []string{ScenarioCapacity, ScenarioScale}},
 	},
 }
 
 // Run runs the cluster scenarios (time to capacity, duplicates, Linode API cost and scale) with
-// this project's controller, and all but the API cost again with core's kwok provider, on new
-// local clusters. It returns the rows of every scenario that finished and the settings in
+// this project's controller in LKE mode, those of the plan's instanceScenarios again in instance
+// mode, and all but the API cost with core's kwok provider, on new local clusters. It returns the rows of every scenario that finished and the settings in
 // effect; a scenario that fails is named in the error and the others still run.
 func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	p := fullPlan
@@ -108,6 +113,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	settings := map[string]string{
 		"Pods":     "pause containers asking for 1 CPU each, one Deployment per run, pinned to a NodePool of their own",
 		"Batching": "Karpenter's defaults in every scenario (BATCH_IDLE_DURATION 1s, BATCH_MAX_DURATION 10s)",
+		"Modes": fmt.Sprintf("Linode rows are LKE mode's (single-node LKE pools); rows named \"%s\" are instance mode's, for %s "+
+			"(plain Linodes from %s that read their user data from the Metadata service and join by TLS bootstrap)",
+			strings.TrimPrefix(instanceModeSuffix, ", "), strings.Join(p.instanceScenarios, ", "), instanceImage),
 		"NodePools": fmt.Sprintf("Linode: standard and dedicated plans; kwok: core's built-in catalogue, amd64 linux on-demand; "+
 			"%d-vCPU nodes only for duplicates, %d-vCPU for the API cost; never consolidated, so only the scenario changes the fleet. "+
 			"Cost fleets: a NodePool per mix (%s) with the requirements and taints of the README's NodePools (%s; %s for GPU pods)%s, "+
@@ -119,12 +127,12 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 				false: "provisioned and measured only (no scaling down, no watch at rest)",
 			}[p.cost.shrink]),
 		"Boot delay": fmt.Sprintf("from the provider's create to a registered node: for Linode, the emulator's delays (160 s) scaled; "+
-			"for kwok, its KWOKNodeClass's nodeRegistrationDelay. %s; duplicates %v; api-cost %v; cost fleets %v", strings.Join(boots, "; "), p.duplicateBoot, p.apiCostBoot, p.costBoot),
+			"for instance mode, 150 s (no LKE pool) scaled; for kwok, its KWOKNodeClass's nodeRegistrationDelay. %s; duplicates %v; api-cost %v; cost fleets %v", strings.Join(boots, "; "), p.duplicateBoot, p.apiCostBoot, p.costBoot),
 		"Targets": "duplicates: none; scale: core's thresholds for its kwok provider (all running within 2 min, heap under 120 MB, " +
 			"CPU under 0.5 core), for both providers",
 		"Clusters": "local: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, the Linode API emulator " +
 			"with Linode's published rate limits. A new one per provider for each of: " + strings.Join(groupNames(p), "; ") +
-			". The duplicates clusters (Linode, kwok), the API cost's and the cost fleets' run at the same time, before the others: their figures are counts and prices; " +
+			". The duplicates clusters (Linode in each mode, kwok), the API cost's (each mode) and the cost fleets' run at the same time, before the others: their figures are counts and prices; " +
 			"the timed scenarios run with nothing else on the machine",
 	}
 	scenarios := map[string]func(context.Context, *env) ([]Row, error){
@@ -144,6 +152,11 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		{Linode, p.apiCostBoot, ScenarioAPICost, nil},
 		{Linode, p.costBoot, ScenarioCostFleets, costClusterPlan},
 	}
+	for _, r := range slices.Clone(counted) {
+		if r.provider == Linode && slices.Contains(p.instanceScenarios, r.scenario) {
+			counted = append(counted, countedRun{LinodeInstance, r.boot, r.scenario, r.tune})
+		}
+	}
 	counted = slices.DeleteFunc(counted, func(r countedRun) bool { return !cfg.runs(r.scenario) })
 	var alongside sync.WaitGroup
 	if cfg.WhileCounting != nil {
@@ -161,33 +174,38 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		}
 		wg.Wait()
 		for i, r := range counted {
-			if r.provider == Linode {
-				ours = append(ours, rows[i]...)
-			} else {
+			if r.provider == Kwok {
 				kwok = append(kwok, rows[i]...)
+			} else {
+				ours = append(ours, rows[i]...)
 			}
 		}
 		errs = append(errs, runErrs...)
 	}
 	alongside.Wait()
 	for _, g := range p.groups {
-		for _, provider := range []Provider{Linode, Kwok} {
-			names := slices.DeleteFunc(slices.Clone(g.scenarios), func(s string) bool { return !cfg.runs(s) })
+		for _, provider := range []Provider{Linode, LinodeInstance, Kwok} {
+			names := slices.DeleteFunc(slices.Clone(g.scenarios), func(s string) bool {
+				return !cfg.runs(s) || (provider == LinodeInstance && !slices.Contains(p.instanceScenarios, s))
+			})
 			if len(names) == 0 {
 				continue
 			}
 			cfg.progress("%s: %s", provider, strings.Join(names, ", "))
 			got, err := runGroup(ctx, cfg, provider, g.boot, names, scenarios)
-			if provider == Linode {
-				ours = append(ours, got...)
-			} else {
+			if provider == Kwok {
 				kwok = append(kwok, got...)
+			} else {
+				ours = append(ours, got...)
 			}
 			errs = append(errs, err)
 		}
 	}
-	// The order, whatever order the clusters ran in.
-	order := []string{capacityScenario, duplicatesScenario, apiCostScenario, scaleScenario, costScenario}
+	// The order, whatever order the clusters ran in, instance mode's rows after LKE mode's.
+	var order []string
+	for _, scenario := range []string{capacityScenario, duplicatesScenario, apiCostScenario, scaleScenario, costScenario} {
+		order = append(order, scenario, scenario+instanceModeSuffix)
+	}
 	rows := withBaseline(ours, kwok)
 	slices.SortStableFunc(rows, func(a, b Row) int {
 		return slices.Index(order, a.Scenario) - slices.Index(order, b.Scenario)
@@ -265,13 +283,13 @@ func (c Config) runs(scenario string) bool {
 	return len(c.Scenarios) == 0 || slices.Contains(c.Scenarios, scenario)
 }
 
-// withBaseline gives each of our rows the kwok provider's figure for the same scenario and
-// metric, and adds kwok's note where it says something ours does not.
+// withBaseline gives each of our rows, in either mode, the kwok provider's figure for the same
+// scenario and metric, and adds kwok's note where it says something ours does not.
 func withBaseline(ours, kwok []Row) []Row {
 	out := make([]Row, 0, len(ours))
 	for _, row := range ours {
 		for _, k := range kwok {
-			if k.Scenario != row.Scenario || k.Metric != row.Metric {
+			if k.Scenario != strings.TrimSuffix(row.Scenario, instanceModeSuffix) || k.Metric != row.Metric {
 				continue
 			}
 			value := k.Value

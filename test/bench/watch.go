@@ -47,14 +47,7 @@ type claimTimes struct {
 
 // startRecorder watches the cluster's pods, Nodes and NodeClaims until ctx is done.
 func startRecorder(ctx context.Context, kubeconfig string) (*recorder, error) {
-	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	// The defaults (5 requests a second) are for controllers sharing an apiserver; watching needs
-	// few requests, but listing 1,000 pods at start should not queue.
-	config.QPS, config.Burst = 100, 200
-	informers, err := cache.New(config, cache.Options{Scheme: scheme.Scheme})
+	informers, err := newInformers(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +80,18 @@ func startRecorder(ctx context.Context, kubeconfig string) (*recorder, error) {
 		return nil, fmt.Errorf("watching the cluster: caches did not sync")
 	}
 	return r, nil
+}
+
+// newInformers is a cache of the cluster's objects, for informers.
+func newInformers(kubeconfig string) (cache.Cache, error) {
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	// The defaults (5 requests a second) are for controllers sharing an apiserver; watching needs
+	// few requests, but listing 1,000 pods at start should not queue.
+	config.QPS, config.Burst = 100, 200
+	return cache.New(config, cache.Options{Scheme: scheme.Scheme})
 }
 
 func (r *recorder) observePod(obj any) {

@@ -67,13 +67,13 @@ func TestAlphaValuesRenderAWorkingInstall(t *testing.T) {
 	if charts.Find(objects, "Secret", "karpenter") != nil {
 		t.Errorf("the chart rendered a token Secret although credentialsSecretRef names one")
 	}
-	env, err := charts.ControllerEnvironment(objects, alphaCredentials)
+	env, err := charts.ControllerEnvironment(objects, t.TempDir(), alphaCredentials)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
 		"CLUSTER_NAME": "prod", "KARPENTER_MODE": "lke",
-		"LINODE_TOKEN": "token-from-the-alpha-secret", "LINODE_URL": "https://api.linode.com",
+		"LINODE_URL":         "https://api.linode.com",
 		"LINODE_API_VERSION": "v4beta", "LINODE_REGION": "us-ord",
 		"VM_MEMORY_OVERHEAD_PERCENT": "0.075", "BATCH_MAX_DURATION": "5m", "BATCH_IDLE_DURATION": "1m",
 		"FEATURE_GATES":   "NodeRepair=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false,PodDeletionCostManagement=false",
@@ -83,6 +83,9 @@ func TestAlphaValuesRenderAWorkingInstall(t *testing.T) {
 		if env[key] != value {
 			t.Errorf("%s = %q, want %q", key, env[key], value)
 		}
+	}
+	if token := tokenFromFile(t, env); token != "token-from-the-alpha-secret" {
+		t.Errorf("the token file holds %q, want the alpha Secret's LINODE_TOKEN", token)
 	}
 	if _, ok := env["HYPERVISOR_MEMORY_PERCENT"]; ok {
 		t.Errorf("HYPERVISOR_MEMORY_PERCENT is set beside VM_MEMORY_OVERHEAD_PERCENT: the controller refuses both")
@@ -123,8 +126,8 @@ func TestAlphaValuesAreMapped(t *testing.T) {
 			name:   "credentialsSecretRef without CLUSTER_REGION leaves the region to discovery",
 			values: required(map[string]any{"apiToken": "", "credentialsSecretRef": "bare-credentials"}),
 			check: func(t *testing.T, env map[string]string, _ map[string]any) {
-				if env["LINODE_TOKEN"] != "bare-token" {
-					t.Errorf("LINODE_TOKEN = %q", env["LINODE_TOKEN"])
+				if token := tokenFromFile(t, env); token != "bare-token" {
+					t.Errorf("the token file holds %q, want the Secret's", token)
 				}
 				for _, key := range []string{"LINODE_REGION", "LINODE_URL", "LINODE_API_VERSION"} {
 					if value, ok := env[key]; ok {
@@ -173,7 +176,7 @@ func TestAlphaValuesAreMapped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env, err := charts.ControllerEnvironment(objects, alphaCredentials, bare)
+			env, err := charts.ControllerEnvironment(objects, t.TempDir(), alphaCredentials, bare)
 			if err != nil {
 				t.Fatal(err)
 			}

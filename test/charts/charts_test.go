@@ -2,6 +2,7 @@ package charts_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +25,7 @@ import (
 	coreapis "sigs.k8s.io/karpenter/pkg/apis"
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis/crds"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
@@ -49,13 +52,27 @@ func required(overrides map[string]any) map[string]any {
 	return values
 }
 
+// instanceMode are the values of the README's instance-mode install, with settings over them.
+func instanceMode(settings map[string]any) map[string]any {
+	values := map[string]any{
+		"apiToken": "chart-test-token",
+		"region":   "us-ord",
+		"settings": map[string]any{"mode": "instance"},
+	}
+	for key, value := range settings {
+		values["settings"].(map[string]any)[key] = value
+	}
+	return values
+}
+
 var valueMatrix = []struct {
 	name   string
 	values map[string]any
 }{
 	{name: "defaults", values: required(nil)},
 	{name: "existing secret", values: required(map[string]any{"apiToken": "", "existingSecret": "linode-credentials", "existingSecretKey": "token"})},
-	{name: "instance mode", values: required(map[string]any{"region": "us-ord", "settings": map[string]any{"mode": "instance"}})},
+	{name: "instance mode", values: instanceMode(map[string]any{"clusterEndpoint": "https://203.0.113.10:6443"})},
+	{name: "instance mode, endpoint from cluster-info", values: instanceMode(nil)},
 	{name: "region override", values: required(map[string]any{"region": "us-sea"})},
 	{name: "enterprise API", values: required(map[string]any{"settings": map[string]any{"apiVersion": "v4beta", "apiURL": "http://linode-emulator.kube-system:8080"}})},
 	{name: "webhook off", values: required(map[string]any{"webhook": map[string]any{"enabled": false}})},
@@ -160,6 +177,11 @@ func TestRenderRefusesIncompleteValues(t *testing.T) {
 			values:  required(map[string]any{"settings": map[string]any{"mode": "instance"}}),
 			message: "region is required in instance mode",
 		},
+		{
+			name:    "an unknown mode",
+			values:  required(map[string]any{"settings": map[string]any{"mode": "kubeadm"}}),
+			message: `settings.mode "kubeadm" is not a mode: use lke or instance`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,7 +204,7 @@ func TestRenderedDeployment(t *testing.T) {
 			values: required(nil),
 			check: func(t *testing.T, objects []*unstructured.Unstructured, env map[string]string) {
 				want := map[string]string{
-					"CLUSTER_NAME": "prod", "KARPENTER_MODE": "lke", "LINODE_TOKEN": "chart-test-token",
+					"CLUSTER_NAME": "prod", "KARPENTER_MODE": "lke",
 					"LINODE_URL": "https://api.linode.com", "LINODE_API_VERSION": "v4", "LOG_LEVEL": "info",
 					"BATCH_MAX_DURATION": "10s", "BATCH_IDLE_DURATION": "1s", "DISABLE_WEBHOOK": "false",
 					"LEADER_ELECTION_NAMESPACE": charts.Namespace, "MEMORY_LIMIT": "1073741824", "CPU_REQUESTS": "500",
@@ -193,11 +215,29 @@ func TestRenderedDeployment(t *testing.T) {
 						t.Errorf("%s = %q, want %q", key, env[key], value)
 					}
 				}
+				if token := tokenFromFile(t, env); token != "chart-test-token" {
+					t.Errorf("the token file holds %q, want the apiToken value", token)
+				}
+				if _, ok := env["LINODE_TOKEN"]; ok {
+					t.Errorf("LINODE_TOKEN is set: the token would be read once, and a rotation need a restart")
+				}
+				deployment, err := charts.As[appsv1.Deployment](charts.Find(objects, "Deployment", "karpenter"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for key, value := range deployment.Spec.Template.Annotations {
+					if strings.Contains(key, "token") || strings.Contains(value, fmt.Sprintf("%x", sha256.Sum256([]byte("chart-test-token")))) {
+						t.Errorf("the pod annotation %s=%s publishes the token's digest to whoever can read pods", key, value)
+					}
+				}
 				if _, ok := env["LINODE_REGION"]; ok {
 					t.Errorf("LINODE_REGION is set without a region value: it would override the cluster's")
 				}
 				if charts.Find(objects, "MutatingWebhookConfiguration", "karpenter") == nil {
 					t.Errorf("the webhook is enabled by default but not rendered")
+				}
+				if bindings := bootstrapGroupBindings(t, objects); len(bindings) > 0 {
+					t.Errorf("LKE mode grants the bootstrap group %v; only instance mode issues bootstrap tokens", bindings)
 				}
 			},
 		},
@@ -205,8 +245,8 @@ func TestRenderedDeployment(t *testing.T) {
 			name:   "existing secret",
 			values: required(map[string]any{"apiToken": "", "existingSecret": "linode-credentials", "existingSecretKey": "token"}),
 			check: func(t *testing.T, objects []*unstructured.Unstructured, env map[string]string) {
-				if env["LINODE_TOKEN"] != "from-existing-secret" {
-					t.Errorf("LINODE_TOKEN = %q, want the existing Secret's", env["LINODE_TOKEN"])
+				if token := tokenFromFile(t, env); token != "from-existing-secret" {
+					t.Errorf("the token file holds %q, want the existing Secret's", token)
 				}
 				if charts.Find(objects, "Secret", "karpenter") != nil {
 					t.Errorf("the chart rendered its own Secret although existingSecret is set")
@@ -214,11 +254,36 @@ func TestRenderedDeployment(t *testing.T) {
 			},
 		},
 		{
-			name:   "instance mode with a region",
-			values: required(map[string]any{"region": "us-ord", "settings": map[string]any{"mode": "instance"}}),
+			name:   "instance mode, without a cluster name",
+			values: instanceMode(map[string]any{"clusterEndpoint": "https://203.0.113.10:6443"}),
+			check: func(t *testing.T, objects []*unstructured.Unstructured, env map[string]string) {
+				want := map[string]string{
+					"KARPENTER_MODE": "instance", "LINODE_REGION": "us-ord", "CLUSTER_ENDPOINT": "https://203.0.113.10:6443",
+					"DISABLE_WEBHOOK": "true", "CLUSTER_NAME": "",
+				}
+				for key, value := range want {
+					if env[key] != value {
+						t.Errorf("%s = %q, want %q", key, env[key], value)
+					}
+				}
+				if charts.Find(objects, "MutatingWebhookConfiguration", "karpenter") != nil {
+					t.Errorf("the Node webhook is rendered in instance mode, whose kubelets register with Karpenter's taint themselves")
+				}
+				for _, binding := range bootstraptoken.ClusterRoleBindings() {
+					if !slices.ContainsFunc(bootstrapGroupBindings(t, objects), func(rendered rbacv1.ClusterRoleBinding) bool {
+						return equality.Semantic.DeepEqual(rendered.RoleRef, binding.RoleRef) && equality.Semantic.DeepEqual(rendered.Subjects, binding.Subjects)
+					}) {
+						t.Errorf("no ClusterRoleBinding grants %s to %s, as kubeadm grants its bootstrap tokens' group", binding.RoleRef.Name, bootstraptoken.Group)
+					}
+				}
+			},
+		},
+		{
+			name:   "instance mode takes the endpoint from cluster-info",
+			values: instanceMode(nil),
 			check: func(t *testing.T, _ []*unstructured.Unstructured, env map[string]string) {
-				if env["KARPENTER_MODE"] != "instance" || env["LINODE_REGION"] != "us-ord" {
-					t.Errorf("KARPENTER_MODE = %q, LINODE_REGION = %q", env["KARPENTER_MODE"], env["LINODE_REGION"])
+				if value, ok := env["CLUSTER_ENDPOINT"]; ok {
+					t.Errorf("CLUSTER_ENDPOINT = %q without a clusterEndpoint value: it would hide cluster-info's", value)
 				}
 			},
 		},
@@ -254,13 +319,46 @@ func TestRenderedDeployment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env, err := charts.ControllerEnvironment(objects, existing)
+			env, err := charts.ControllerEnvironment(objects, t.TempDir(), existing)
 			if err != nil {
 				t.Fatal(err)
 			}
 			tt.check(t, objects, env)
 		})
 	}
+}
+
+// bootstrapGroupBindings are the rendered ClusterRoleBindings whose subject is the bootstrap
+// tokens' group.
+func bootstrapGroupBindings(t *testing.T, objects []*unstructured.Unstructured) []rbacv1.ClusterRoleBinding {
+	t.Helper()
+	var bindings []rbacv1.ClusterRoleBinding
+	for _, obj := range objects {
+		if obj.GetKind() != "ClusterRoleBinding" {
+			continue
+		}
+		binding, err := charts.As[rbacv1.ClusterRoleBinding](obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(binding.Subjects, func(s rbacv1.Subject) bool { return s.Name == bootstraptoken.Group }) {
+			bindings = append(bindings, *binding)
+		}
+	}
+	return bindings
+}
+
+// tokenFromFile reads the token the controller would read from its LINODE_TOKEN_FILE.
+func tokenFromFile(t *testing.T, env map[string]string) string {
+	t.Helper()
+	if env["LINODE_TOKEN_FILE"] == "" {
+		t.Fatal("LINODE_TOKEN_FILE is not set")
+	}
+	token, err := os.ReadFile(env["LINODE_TOKEN_FILE"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(token)
 }
 
 func TestDeploymentKeepsTheControllerAvailableAndOffItsOwnNodes(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/samber/lo"
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
@@ -124,8 +125,10 @@ func As[T any](obj *unstructured.Unstructured) (*T, error) {
 // ControllerEnvironment returns the controller container's environment as the kubelet would
 // set it from the rendered objects: Secret references resolved against the rendered (or the
 // given) Secrets, the namespace filled in, resource references resolved from the container's
-// resources.
-func ControllerEnvironment(objects []*unstructured.Unstructured, externalSecrets ...*corev1.Secret) (map[string]string, error) {
+// resources. The Secret volumes the container mounts are written under volumeRoot, as the
+// kubelet writes them on the node, and values naming a file in a mounted volume name the file
+// written there.
+func ControllerEnvironment(objects []*unstructured.Unstructured, volumeRoot string, externalSecrets ...*corev1.Secret) (map[string]string, error) {
 	var deployment *appsv1.Deployment
 	secrets := map[string]*corev1.Secret{}
 	for _, s := range externalSecrets {
@@ -159,7 +162,20 @@ func ControllerEnvironment(objects []*unstructured.Unstructured, externalSecrets
 	if container == nil {
 		return nil, errors.New("the Deployment has no container named controller")
 	}
+	mounts, err := writeSecretVolumes(deployment, container, secrets, volumeRoot)
+	if err != nil {
+		return nil, err
+	}
 	env := map[string]string{}
+	defer func() {
+		for name, value := range env {
+			for mountPath, dir := range mounts {
+				if rest, ok := strings.CutPrefix(value, mountPath+"/"); ok {
+					env[name] = filepath.Join(dir, rest)
+				}
+			}
+		}
+	}()
 	for _, v := range container.Env {
 		switch {
 		case v.ValueFrom == nil:
@@ -203,6 +219,50 @@ func ControllerEnvironment(objects []*unstructured.Unstructured, externalSecrets
 		}
 	}
 	return env, nil
+}
+
+// writeSecretVolumes writes the Secret volumes the container mounts into directories under root,
+// one per mount, and returns the directory of each mount path.
+func writeSecretVolumes(deployment *appsv1.Deployment, container *corev1.Container, secrets map[string]*corev1.Secret, root string) (map[string]string, error) {
+	mounts := map[string]string{}
+	for i, mount := range container.VolumeMounts {
+		volume, found := lo.Find(deployment.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == mount.Name })
+		if !found || volume.Secret == nil {
+			continue
+		}
+		secret, ok := secrets[volume.Secret.SecretName]
+		if !ok {
+			return nil, fmt.Errorf("volume %s: Secret %q is neither rendered nor given", volume.Name, volume.Secret.SecretName)
+		}
+		dir := filepath.Join(root, fmt.Sprintf("volume-%d", i))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		files := map[string]string{}
+		for key := range secret.Data {
+			files[key] = key
+		}
+		if len(volume.Secret.Items) > 0 {
+			files = map[string]string{}
+			for _, item := range volume.Secret.Items {
+				files[item.Key] = item.Path
+			}
+		}
+		for key, path := range files {
+			value, ok := secret.Data[key]
+			if !ok {
+				value, ok = []byte(secret.StringData[key]), secret.StringData[key] != ""
+			}
+			if !ok {
+				return nil, fmt.Errorf("volume %s: Secret %q has no key %q", volume.Name, secret.Name, key)
+			}
+			if err := os.WriteFile(filepath.Join(dir, path), value, 0o600); err != nil {
+				return nil, err
+			}
+		}
+		mounts[strings.TrimSuffix(mount.MountPath, "/")] = dir
+	}
+	return mounts, nil
 }
 
 // DecodeFile decodes every object in a YAML file.

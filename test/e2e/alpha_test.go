@@ -17,6 +17,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/test/alpharelease"
+	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 )
 
 // alphaReadmeNodeClass is the LinodeNodeClass of the alpha provider's README; its NodePool is
@@ -73,7 +74,7 @@ var _ = Describe("Manifests of the alpha provider", func() {
 			nodePool := &karpv1.NodePool{}
 			Expect(kube.Get(ctx, client.ObjectKey{Name: name}, nodePool)).To(Succeed())
 			pod := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "alpha-" + name, Namespace: namespace, Labels: map[string]string{"e2e": "alpha"}},
+				ObjectMeta: metav1.ObjectMeta{Name: "alpha-" + name, Namespace: framework.Namespace, Labels: map[string]string{"e2e": "alpha"}},
 				Spec: corev1.PodSpec{
 					TerminationGracePeriodSeconds: ptr.To[int64](0),
 					NodeSelector:                  map[string]string{karpv1.NodePoolLabelKey: name},
@@ -91,7 +92,7 @@ var _ = Describe("Manifests of the alpha provider", func() {
 		Eventually(func(g Gomega) {
 			for _, name := range nodePools {
 				pod := &corev1.Pod{}
-				g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "alpha-" + name}, pod)).To(Succeed())
+				g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: framework.Namespace, Name: "alpha-" + name}, pod)).To(Succeed())
 				g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), "the pod of NodePool %s", name)
 				node := &corev1.Node{}
 				g.Expect(kube.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node)).To(Succeed())
@@ -106,7 +107,7 @@ var _ = Describe("Manifests of the alpha provider", func() {
 // every Linode resource went with them.
 func deleteAlphaObjects(ctx context.Context, nodePools, nodeClasses []string) {
 	GinkgoHelper()
-	Expect(kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(namespace), client.MatchingLabels{"e2e": "alpha"}, client.GracePeriodSeconds(0))).To(Succeed())
+	Expect(kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(framework.Namespace), client.MatchingLabels{"e2e": "alpha"}, client.GracePeriodSeconds(0))).To(Succeed())
 	for _, name := range nodePools {
 		Expect(client.IgnoreNotFound(kube.Delete(ctx, &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}}))).To(Succeed())
 	}

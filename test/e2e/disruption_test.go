@@ -20,10 +20,10 @@ import (
 var _ = Describe("Disruption", func() {
 	It("drains a node deleted by hand, deletes its Linode and reschedules its pods", func(ctx SpecContext) {
 		f := newFixture("manual")
-		f.create(ctx)
-		Expect(kube.Create(ctx, f.deployment("inflate", 2, "1"))).To(Succeed())
-		f.expectRunning(ctx, "inflate", 2)
-		node := f.nodes(ctx)[0]
+		f.Create(ctx)
+		Expect(kube.Create(ctx, f.Deployment("inflate", 2, "1"))).To(Succeed())
+		f.ExpectRunning(ctx, "inflate", 2)
+		node := f.Nodes(ctx)[0]
 		instanceID, err := nodeprovider.ParseProviderID(node.Spec.ProviderID)
 		Expect(err).NotTo(HaveOccurred())
 
@@ -39,31 +39,31 @@ var _ = Describe("Disruption", func() {
 		Eventually(func() bool {
 			return apierrors.IsNotFound(kube.Get(ctx, client.ObjectKeyFromObject(&node), &corev1.Node{}))
 		}).WithContext(ctx).Should(BeTrue(), "the node is gone")
-		f.expectRunning(ctx, "inflate", 2)
-		for _, pod := range f.pods(ctx, "inflate") {
+		f.ExpectRunning(ctx, "inflate", 2)
+		for _, pod := range f.Pods(ctx, "inflate") {
 			Expect(pod.Spec.NodeName).NotTo(Equal(node.Name))
 		}
 	})
 
 	It("replaces nodes whose LinodeNodeClass changed (drift)", func(ctx SpecContext) {
 		f := newFixture("drift")
-		f.create(ctx)
-		Expect(kube.Create(ctx, f.deployment("inflate", 1, "1"))).To(Succeed())
-		f.expectRunning(ctx, "inflate", 1)
-		original := f.nodeClaims(ctx)
+		f.Create(ctx)
+		Expect(kube.Create(ctx, f.Deployment("inflate", 1, "1"))).To(Succeed())
+		f.ExpectRunning(ctx, "inflate", 1)
+		original := f.NodeClaims(ctx)
 		Expect(original).To(HaveLen(1))
 
-		patch := client.MergeFrom(f.nodeClass.DeepCopy())
-		f.nodeClass.Spec.Tags = append(f.nodeClass.Spec.Tags, "e2e:drifted")
-		Expect(kube.Patch(ctx, f.nodeClass, patch)).To(Succeed())
+		patch := client.MergeFrom(f.NodeClass.DeepCopy())
+		f.NodeClass.Spec.Tags = append(f.NodeClass.Spec.Tags, "e2e:drifted")
+		Expect(kube.Patch(ctx, f.NodeClass, patch)).To(Succeed())
 
 		Eventually(func(g Gomega) {
-			claims := f.nodeClaims(ctx)
+			claims := f.NodeClaims(ctx)
 			g.Expect(claims).To(HaveLen(1))
 			g.Expect(claims[0].Name).NotTo(Equal(original[0].Name), "the drifted NodeClaim is replaced")
 			g.Expect(claims[0].StatusConditions().IsTrue(karpv1.ConditionTypeInitialized)).To(BeTrue())
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
-		f.expectRunning(ctx, "inflate", 1)
+		f.ExpectRunning(ctx, "inflate", 1)
 		Eventually(func(g Gomega) {
 			pools := cluster.Emulator.Pools(0)
 			g.Expect(pools).To(HaveLen(1))
@@ -73,27 +73,27 @@ var _ = Describe("Disruption", func() {
 
 	It("keeps a LinodeNodeClass deleted while in use until its nodes are gone", func(ctx SpecContext) {
 		f := newFixture("nodeclass-deleted")
-		f.create(ctx)
-		Expect(kube.Create(ctx, f.deployment("inflate", 1, "1"))).To(Succeed())
-		f.expectRunning(ctx, "inflate", 1)
+		f.Create(ctx)
+		Expect(kube.Create(ctx, f.Deployment("inflate", 1, "1"))).To(Succeed())
+		f.ExpectRunning(ctx, "inflate", 1)
 
-		Expect(kube.Delete(ctx, f.nodeClass)).To(Succeed())
+		Expect(kube.Delete(ctx, f.NodeClass)).To(Succeed())
 		current := &v1.LinodeNodeClass{}
-		Expect(kube.Get(ctx, client.ObjectKeyFromObject(f.nodeClass), current)).To(Succeed())
+		Expect(kube.Get(ctx, client.ObjectKeyFromObject(f.NodeClass), current)).To(Succeed())
 		Expect(current.Finalizers).To(ContainElement(v1.TerminationFinalizer))
 		Expect(current.DeletionTimestamp.IsZero()).To(BeFalse())
 
 		By("launching nothing more for it")
-		Expect(kube.Create(ctx, f.deployment("more", 2, "1"))).To(Succeed())
-		claimsBefore := len(f.nodeClaims(ctx))
+		Expect(kube.Create(ctx, f.Deployment("more", 2, "1"))).To(Succeed())
+		claimsBefore := len(f.NodeClaims(ctx))
 		consistently(ctx, func() int {
-			return len(slices.DeleteFunc(f.nodeClaims(ctx), func(c karpv1.NodeClaim) bool { return !c.DeletionTimestamp.IsZero() }))
+			return len(slices.DeleteFunc(f.NodeClaims(ctx), func(c karpv1.NodeClaim) bool { return !c.DeletionTimestamp.IsZero() }))
 		}).Should(BeNumerically("<=", claimsBefore))
 
 		By("letting it go once its NodePool and nodes are gone")
-		Expect(kube.Delete(ctx, f.nodePool)).To(Succeed())
+		Expect(kube.Delete(ctx, f.NodePool)).To(Succeed())
 		Eventually(func() bool {
-			return apierrors.IsNotFound(kube.Get(ctx, client.ObjectKeyFromObject(f.nodeClass), &v1.LinodeNodeClass{}))
+			return apierrors.IsNotFound(kube.Get(ctx, client.ObjectKeyFromObject(f.NodeClass), &v1.LinodeNodeClass{}))
 		}).WithContext(ctx).Should(BeTrue())
 		Expect(cluster.CheckNoLinodeResources()).To(Succeed())
 	})

@@ -19,6 +19,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 )
 
 // scaled is a duration on Linode's clock as the emulator plays it: its delays are scaled by
@@ -29,32 +30,32 @@ var _ = Describe("Linode maintenance and host failures", func() {
 	It("replaces a node before maintenance powers it off, through a drain its PodDisruptionBudget allows; live migrations and other Linodes' maintenance change nothing", func(ctx SpecContext) {
 		f := newFixture("maintenance")
 		// 4-vCPU nodes: the three one-CPU web pods share one.
-		f.nodePool.Spec.Template.Spec.Requirements = append(f.nodePool.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
+		f.NodePool.Spec.Template.Spec.Requirements = append(f.NodePool.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
 			Key: v1.LabelInstanceCPU, Operator: corev1.NodeSelectorOpIn, Values: []string{"4"},
 		})
-		f.create(ctx)
+		f.Create(ctx)
 		// steady keeps web off its node: Kubernetes applies required anti-affinity both ways.
-		steady := f.deployment("steady", 1, "1")
+		steady := f.Deployment("steady", 1, "1")
 		steady.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "e2e": f.name}},
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "e2e": f.Name}},
 				TopologyKey:   corev1.LabelHostname,
 			}},
 		}}
 		Expect(kube.Create(ctx, steady)).To(Succeed())
-		f.expectRunning(ctx, "steady", 1)
-		web := f.deployment("web", 3, "1")
+		f.ExpectRunning(ctx, "steady", 1)
+		web := f.Deployment("web", 3, "1")
 		Expect(kube.Create(ctx, web)).To(Succeed())
 		budget := &policyv1.PodDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: namespace},
+			ObjectMeta: metav1.ObjectMeta{Name: f.Name, Namespace: framework.Namespace},
 			Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: new(intstr.FromInt32(2)), Selector: web.Spec.Selector},
 		}
 		Expect(kube.Create(ctx, budget)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(kube.Delete(ctx, budget))).To(Succeed()) })
-		f.expectRunning(ctx, "web", 3)
-		target := f.nodeClaimOf(ctx, f.pods(ctx, "web")[0])
-		migrating := f.nodeClaimOf(ctx, f.pods(ctx, "steady")[0])
-		for _, pod := range f.pods(ctx, "web") {
+		f.ExpectRunning(ctx, "web", 3)
+		target := f.NodeClaimOf(ctx, f.Pods(ctx, "web")[0])
+		migrating := f.NodeClaimOf(ctx, f.Pods(ctx, "steady")[0])
+		for _, pod := range f.Pods(ctx, "web") {
 			Expect(pod.Spec.NodeName).To(Equal(target.Status.NodeName), "the web pods share a node")
 		}
 		targetID, err := nodeprovider.ParseProviderID(target.Status.ProviderID)
@@ -74,11 +75,11 @@ var _ = Describe("Linode maintenance and host failures", func() {
 		By("replacing the node whose Linode is powered off, before the window")
 		Eventually(func(g Gomega) {
 			g.Expect(cluster.Emulator.Instances()).NotTo(ContainElement(HaveField("ID", targetID)), "the node's Linode is deleted")
-			g.Expect(f.nodeClaims(ctx)).NotTo(ContainElement(HaveField("Name", target.Name)))
+			g.Expect(f.NodeClaims(ctx)).NotTo(ContainElement(HaveField("Name", target.Name)))
 		}).WithContext(ctx).WithTimeout(scaled(time.Hour)).Should(Succeed())
 		Expect(time.Now()).To(BeTemporally("<", powerOff.When), "the Linode is gone before Linode powers it off at %s", powerOff.When)
 		fmt.Fprintf(GinkgoWriter, "node replaced %v before its maintenance window\n", time.Until(powerOff.When).Round(time.Second))
-		f.expectRunning(ctx, "web", 3)
+		f.ExpectRunning(ctx, "web", 3)
 		Expect(running.minimum()).To(BeNumerically(">=", 2), "the drain keeps the PodDisruptionBudget's two web pods running throughout")
 		Expect(kindsOfEvents(ctx, target.Name)).To(ContainElement("LinodeMaintenanceScheduled"))
 
@@ -93,10 +94,10 @@ var _ = Describe("Linode maintenance and host failures", func() {
 
 	It("replaces a node whose host fails within 2 minutes", func(ctx SpecContext) {
 		f := newFixture("host-failure")
-		f.create(ctx)
-		Expect(kube.Create(ctx, f.deployment("web", 1, "1"))).To(Succeed())
-		f.expectRunning(ctx, "web", 1)
-		failed := f.nodeClaims(ctx)[0]
+		f.Create(ctx)
+		Expect(kube.Create(ctx, f.Deployment("web", 1, "1"))).To(Succeed())
+		f.ExpectRunning(ctx, "web", 1)
+		failed := f.NodeClaims(ctx)[0]
 		id, err := nodeprovider.ParseProviderID(failed.Status.ProviderID)
 		Expect(err).NotTo(HaveOccurred())
 
@@ -105,9 +106,9 @@ var _ = Describe("Linode maintenance and host failures", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(down).To(ConsistOf(id))
 		Eventually(func(g Gomega) {
-			g.Expect(f.nodeClaims(ctx)).NotTo(ContainElement(HaveField("Name", failed.Name)), "the failed node's NodeClaim is gone")
+			g.Expect(f.NodeClaims(ctx)).NotTo(ContainElement(HaveField("Name", failed.Name)), "the failed node's NodeClaim is gone")
 			g.Expect(cluster.Emulator.Instances()).NotTo(ContainElement(HaveField("ID", id)), "its Linode is deleted")
-			pods := f.pods(ctx, "web")
+			pods := f.Pods(ctx, "web")
 			g.Expect(pods).To(HaveLen(1))
 			g.Expect(pods[0].Status.Phase).To(Equal(corev1.PodRunning))
 			g.Expect(pods[0].Spec.NodeName).NotTo(Equal(failed.Status.NodeName))
@@ -136,7 +137,7 @@ type runningWatch struct {
 
 // watchRunning samples the app's running pods every 100 ms until the spec ends, keeping the
 // fewest seen running at once. Pods being deleted do not count.
-func watchRunning(ctx context.Context, f *fixture, app string) *runningWatch {
+func watchRunning(ctx context.Context, f *framework.Fixture, app string) *runningWatch {
 	w := &runningWatch{fewest: -1}
 	ctx, stop := context.WithCancel(ctx)
 	DeferCleanup(stop)
@@ -144,7 +145,7 @@ func watchRunning(ctx context.Context, f *fixture, app string) *runningWatch {
 		defer GinkgoRecover()
 		for ctx.Err() == nil {
 			var pods corev1.PodList
-			if err := kube.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{"app": app, "e2e": f.name}); err == nil {
+			if err := kube.List(ctx, &pods, client.InNamespace(framework.Namespace), client.MatchingLabels{"app": app, "e2e": f.Name}); err == nil {
 				running := 0
 				for _, pod := range pods.Items {
 					if pod.DeletionTimestamp.IsZero() && pod.Status.Phase == corev1.PodRunning {

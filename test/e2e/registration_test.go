@@ -13,6 +13,7 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 )
 
 // poolCreateRoute is the emulator's counter for LKE pool creates: one per launched node.
@@ -20,33 +21,33 @@ const poolCreateRoute = "POST /lke/clusters/{clusterId}/pools"
 
 // Specs here change the emulator's delays and restart the controller; each puts both back.
 var _ = Describe("Registration and launches that take time", func() {
-	It("creates no duplicate NodeClaims while 50 pods wait 3 minutes for their nodes, with default batching", func(ctx SpecContext) {
+	It("creates no duplicate NodeClaims while 50 pods wait for nodes that boot slowly, with default batching", func(ctx SpecContext) {
 		// Core's default batching (1 s idle, 10 s max): the suite's shorter windows are dropped.
 		Expect(cluster.RestartController(ctx, localcluster.RestartOptions{Env: []string{}})).To(Succeed())
 		DeferCleanup(restoreController)
-		bootDelay := 3 * time.Minute
+		bootDelay := framework.DuplicatesBoot()
 		cluster.Emulator.SetDelays(emulator.DefaultDelays().Scaled(bootDelay.Seconds() / totalBoot(emulator.DefaultDelays()).Seconds()))
 		DeferCleanup(restoreDelays)
 
 		f := newFixture("slow-boot")
 		// Plans of at most 8 vCPUs, so the 50 pods need several nodes, each a chance for a duplicate.
-		f.nodePool.Spec.Template.Spec.Requirements = append(f.nodePool.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
+		f.NodePool.Spec.Template.Spec.Requirements = append(f.NodePool.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
 			Key: v1.LabelInstanceCPU, Operator: corev1.NodeSelectorOpLt, Values: []string{"9"},
 		})
-		f.create(ctx)
+		f.Create(ctx)
 		poolsBefore := cluster.Emulator.Counters()[poolCreateRoute]
 		seen := map[string]bool{}
 		recordClaims := func() int {
-			for _, claim := range f.nodeClaims(ctx) {
+			for _, claim := range f.NodeClaims(ctx) {
 				seen[claim.Name] = true
 			}
 			return len(seen)
 		}
-		Expect(kube.Create(ctx, f.deployment("inflate", 50, "1"))).To(Succeed())
+		Expect(kube.Create(ctx, f.Deployment("inflate", 50, "1"))).To(Succeed())
 
 		By("launching once for the 50 pods")
 		Eventually(func(g Gomega) {
-			claims := f.nodeClaims(ctx)
+			claims := f.NodeClaims(ctx)
 			g.Expect(claims).NotTo(BeEmpty())
 			for _, claim := range claims {
 				g.Expect(claim.StatusConditions().IsTrue(karpv1.ConditionTypeLaunched)).To(BeTrue(), "NodeClaim %s launched", claim.Name)
@@ -55,7 +56,7 @@ var _ = Describe("Registration and launches that take time", func() {
 		launched := recordClaims()
 		AddReportEntry("NodeClaims launched for 50 pods", launched)
 		Expect(launched).To(BeNumerically(">", 1), "plans of at most 8 vCPUs cannot hold 50 one-CPU pods on one node")
-		Expect(f.nodes(ctx)).To(BeEmpty(), "no node has booted yet")
+		Expect(f.Nodes(ctx)).To(BeEmpty(), "no node has booted yet")
 
 		By("launching nothing more while the nodes boot")
 		Consistently(func(g Gomega) {
@@ -65,7 +66,7 @@ var _ = Describe("Registration and launches that take time", func() {
 		By("running every pod on the nodes launched first, each node in use")
 		Eventually(func(g Gomega) {
 			recordClaims()
-			pods := f.pods(ctx, "inflate")
+			pods := f.Pods(ctx, "inflate")
 			g.Expect(pods).To(HaveLen(50))
 			for _, pod := range pods {
 				g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), "pod %s", pod.Name)
@@ -73,13 +74,13 @@ var _ = Describe("Registration and launches that take time", func() {
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		Expect(seen).To(HaveLen(launched), "NodeClaims ever created")
 		nodesInUse := map[string]bool{}
-		for _, pod := range f.pods(ctx, "inflate") {
+		for _, pod := range f.Pods(ctx, "inflate") {
 			nodesInUse[pod.Spec.NodeName] = true
 		}
-		Expect(f.nodes(ctx)).To(HaveLen(launched))
+		Expect(f.Nodes(ctx)).To(HaveLen(launched))
 		Expect(nodesInUse).To(HaveLen(launched), "every launched node runs some of the pods")
 		Expect(cluster.Emulator.Counters()[poolCreateRoute]-poolsBefore).To(Equal(launched), "one LKE pool created per NodeClaim")
-		for _, node := range f.nodes(ctx) {
+		for _, node := range f.Nodes(ctx) {
 			Expect(hasTaint(node, karpv1.UnregisteredNoExecuteTaint.Key, corev1.TaintEffectNoExecute)).To(BeFalse(),
 				"core removed the unregistered taint from %s once it registered", node.Name)
 		}
@@ -93,12 +94,12 @@ var _ = Describe("Registration and launches that take time", func() {
 		DeferCleanup(restoreDelays)
 
 		f := newFixture("crash")
-		f.create(ctx)
+		f.Create(ctx)
 		poolsBefore := cluster.Emulator.Counters()[poolCreateRoute]
-		Expect(kube.Create(ctx, f.deployment("inflate", 3, "1"))).To(Succeed())
+		Expect(kube.Create(ctx, f.Deployment("inflate", 3, "1"))).To(Succeed())
 		Eventually(func() int { return cluster.Emulator.Counters()[poolCreateRoute] - poolsBefore }).WithContext(ctx).
 			Should(BeNumerically(">", 0), "a pool is created")
-		claims := f.nodeClaims(ctx)
+		claims := f.NodeClaims(ctx)
 		Expect(claims).NotTo(BeEmpty())
 		for _, claim := range claims {
 			Expect(claim.Status.ProviderID).To(BeEmpty(), "NodeClaim %s is still launching when the controller crashes", claim.Name)
@@ -106,10 +107,10 @@ var _ = Describe("Registration and launches that take time", func() {
 
 		Expect(cluster.RestartController(ctx, localcluster.RestartOptions{Crash: true})).To(Succeed())
 
-		f.expectRunning(ctx, "inflate", 3)
+		f.ExpectRunning(ctx, "inflate", 3)
 		Eventually(cluster.CheckConsistency).WithContext(ctx).Should(Succeed())
-		claims = f.nodeClaims(ctx)
-		Expect(f.nodes(ctx)).To(HaveLen(len(claims)))
+		claims = f.NodeClaims(ctx)
+		Expect(f.Nodes(ctx)).To(HaveLen(len(claims)))
 		Expect(cluster.Emulator.Counters()[poolCreateRoute]-poolsBefore).To(Equal(len(claims)),
 			"the restarted controller found the pools its predecessor created instead of creating more")
 	}, SpecTimeout(5*time.Minute))

@@ -7,8 +7,6 @@ package e2e_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 )
 
 // delayScale makes a Linode boot in about 3 s (160 s on Linode): slow enough that launches overlap
@@ -34,8 +33,6 @@ var controllerEnv = []string{
 var (
 	cluster *localcluster.Cluster
 	kube    client.Client
-	// failed keeps the cluster's logs after a failing run.
-	failed bool
 )
 
 func TestE2E(t *testing.T) {
@@ -49,34 +46,17 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	workDir, err := os.MkdirTemp("", "karpenter-linode-e2e-")
-	Expect(err).NotTo(HaveOccurred())
-	cluster, err = localcluster.Start(ctx, localcluster.Options{
+	cluster = framework.StartCluster(ctx, localcluster.Options{
 		ClusterName:   "e2e",
-		WorkDir:       workDir,
 		DelayScale:    delayScale,
 		ControllerEnv: controllerEnv,
-		Progress:      func(step string) { fmt.Fprintln(GinkgoWriter, step) },
 		// Linode sells GPU plans in limited numbers; the GPU spec needs a couple.
 		PlanCapacity: map[string]int{"g1-gpu-rtx6000-1": 2, "g1-gpu-rtx6000-2": 2},
 	})
-	Expect(err).NotTo(HaveOccurred())
 	kube = cluster.Kube
-	DeferCleanup(func() {
-		Expect(cluster.Stop()).To(Succeed())
-		if failed {
-			fmt.Fprintf(os.Stderr, "logs of the cluster's components and the controller: %s\n", workDir)
-			return
-		}
-		Expect(os.RemoveAll(workDir)).To(Succeed())
-	})
 }, NodeTimeout(5*time.Minute))
 
-var _ = ReportAfterEach(func(report SpecReport) {
-	if report.Failed() {
-		failed = true
-	}
-})
+var _ = ReportAfterEach(framework.RecordFailure)
 
 var _ = AfterEach(func(ctx context.Context) {
 	Expect(cluster.CheckHealthy()).To(Succeed(), "a component or the controller died")

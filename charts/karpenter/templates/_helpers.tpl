@@ -66,6 +66,17 @@ credentialsSecretRef), or the one this chart creates from apiToken. */}}
 {{- if .Values.existingSecret }}{{ .Values.existingSecretKey }}{{ else }}LINODE_TOKEN{{ end }}
 {{- end }}
 
+{{/* "true" when the Node webhook runs: it gives LKE's nodes the taints LKE cannot register them
+with, and instance mode's kubelets register with them already. */}}
+{{- define "karpenter.nodeWebhook" -}}
+{{- and .Values.webhook.enabled (eq .Values.settings.mode "lke") }}
+{{- end }}
+
+{{/* Where the token's Secret is mounted; the controller reads LINODE_TOKEN_FILE there. */}}
+{{- define "karpenter.tokenMountPath" -}}
+/var/run/secrets/karpenter.k8s.linode
+{{- end }}
+
 {{/* Whether the token comes from a Secret the user manages. */}}
 {{- define "karpenter.userSecret" -}}
 {{- if or .Values.existingSecret .Values.credentialsSecretRef }}true{{ end }}
@@ -103,7 +114,10 @@ NodeRepair={{ $gates.nodeRepair }},NodeOverlay={{ $gates.nodeOverlay }},StaticCa
 {{/* Fails the install with a message naming the value to set, rather than letting the controller crash-loop. */}}
 {{- define "karpenter.validateValues" -}}
 {{- include "karpenter.alpha.validate" . }}
-{{- if not .Values.settings.clusterName }}
+{{- if not (has .Values.settings.mode (list "lke" "instance")) }}
+{{- fail (printf "settings.mode %q is not a mode: use lke or instance" .Values.settings.mode) }}
+{{- end }}
+{{- if and (eq .Values.settings.mode "lke") (not .Values.settings.clusterName) }}
 {{- fail "settings.clusterName is required: set it to the label of your LKE cluster (--set settings.clusterName=my-cluster)" }}
 {{- end }}
 {{- if and (not (include "karpenter.userSecret" .)) (not .Values.apiToken) }}

@@ -21,6 +21,11 @@ const (
 	LabelInstanceTransfer   = apis.Group + "/instance-transfer"    // monthly transfer quota in GB
 )
 
+// LabelNodeClaim names, on an LKE node, the NodeClaim its pool was launched for. LKE puts a pool's
+// labels on its nodes as they register, so the Node webhook can find the NodeClaim of a joining
+// node in the Kubernetes cache alone.
+const LabelNodeClaim = apis.Group + "/nodeclaim"
+
 // Annotations the provider writes on NodeClaims and NodeClasses.
 const (
 	// AnnotationNodeClassHash records the hash of the LinodeNodeClass spec a node was launched

@@ -16,6 +16,7 @@ import (
 // +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",priority=1
 // +kubebuilder:printcolumn:name="Firewall",type="integer",JSONPath=".spec.firewallID"
 // +kubebuilder:printcolumn:name="Image",type="string",JSONPath=".status.image.id",priority=1
+// +kubebuilder:printcolumn:name="Kubernetes",type="string",JSONPath=".status.kubernetesVersion",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 type LinodeNodeClass struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -285,6 +286,12 @@ type LinodeNodeClassStatus struct {
 	// PlacementGroup is the placement group that PlacementGroup resolved to.
 	// +optional
 	PlacementGroup *ResolvedPlacementGroup `json:"placementGroup,omitempty"`
+	// KubernetesVersion is the Kubernetes version, "<major>.<minor>", that nodes launched with the
+	// class run now (LKE mode): lkeK8sVersion, or else the LKE cluster's version, which the
+	// controller re-reads every MAINTENANCE_POLL_INTERVAL. Nodes on another version have drifted
+	// and are replaced.
+	// +optional
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 }
 
 // ResolvedImage is a Linode image.
@@ -325,6 +332,9 @@ const (
 	// ConditionTypeValidationSucceeded covers settings checked against the cluster and the API
 	// rather than resolved to an object: tier-only fields, region capabilities, a rejected launch.
 	ConditionTypeValidationSucceeded = "ValidationSucceeded"
+	// ConditionTypeAPIAuthorized is false while the Linode API refuses the controller's token:
+	// nothing can launch until it accepts one.
+	ConditionTypeAPIAuthorized = "APIAuthorized"
 )
 
 // StatusConditions returns the class's conditions, with Ready depending on all the others.
@@ -336,6 +346,7 @@ func (in *LinodeNodeClass) StatusConditions(opts ...status.ForOption) status.Con
 		ConditionTypePlacementGroupReady,
 		ConditionTypeMaintenancePolicyReady,
 		ConditionTypeValidationSucceeded,
+		ConditionTypeAPIAuthorized,
 	).For(in, opts...)
 }
 

@@ -7,6 +7,13 @@
 // carrying this cluster's ownership tag; the controller checks that tag again before it deletes.
 // A node must stay unowned for longer than a launch can take before it goes, so that a launch in
 // progress, whose NodeClaim does not record the node yet, is never mistaken for a leak.
+//
+// NodeClaims can go missing for reasons that say nothing about the nodes (a backup restored, the
+// CRDs reinstalled), so the controller trusts them only so far: it never deletes what backs a
+// registered Node still running pods other than DaemonSets' (the adoption controller gives those
+// a NodeClaim, and core drains them when it removes them), deletes nothing when it cannot list the
+// NodeClaims, the Nodes or their pods, deletes at most a few nodes per run, and announces each
+// deletion with an event.
 package garbagecollection
 
 import (
@@ -22,6 +29,8 @@ import (
 	"github.com/awslabs/operatorpkg/reconciler"
 	"github.com/awslabs/operatorpkg/singleton"
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	controllerruntime "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,7 +39,9 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/metrics"
+	nodeutils "sigs.k8s.io/karpenter/pkg/utils/node"
 
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
@@ -41,6 +52,11 @@ const (
 	// DefaultGracePeriod is how long a node may stay unowned: twice core's five-minute launch
 	// timeout, so that no launch in progress is collected.
 	DefaultGracePeriod = 10 * time.Minute
+	// DefaultMaxDeletionsPerRun bounds the damage of a run that is wrong about what is unowned:
+	// a real leak is a few nodes, and the rest waits for the next run.
+	DefaultMaxDeletionsPerRun = 5
+	// backlogInterval is how soon the next run comes when the cap left unowned nodes behind.
+	backlogInterval = 10 * time.Second
 )
 
 // NodesDeleted counts the nodes deleted for having no NodeClaim.
@@ -59,9 +75,15 @@ type NodeProvider interface {
 
 // Options tune the controller.
 type Options struct {
-	Interval    time.Duration
-	GracePeriod time.Duration
-	Clock       clock.Clock
+	Interval           time.Duration
+	GracePeriod        time.Duration
+	MaxDeletionsPerRun int
+	Clock              clock.Clock
+}
+
+// WithMaxDeletionsPerRun bounds how many nodes one run deletes.
+func WithMaxDeletionsPerRun(n int) option.Function[Options] {
+	return func(o *Options) { o.MaxDeletionsPerRun = n }
 }
 
 // WithInterval sets how often the controller runs.
@@ -82,27 +104,30 @@ func WithClock(clk clock.Clock) option.Function[Options] {
 
 // Controller deletes nodes no NodeClaim owns.
 type Controller struct {
-	kubeClient client.Client
-	nodes      NodeProvider
-	clusterTag string
-	opts       Options
+	kubeClient   client.Client
+	recorder     events.Recorder
+	nodes        NodeProvider
+	ownershipTag string
+	opts         Options
 	// unownedSince is when each node was first seen without a NodeClaim, by node key. The
 	// provider's listing carries no creation time for LKE pools, and after a restart the count
 	// starts again, which only ever delays a deletion.
 	unownedSince map[string]time.Time
 }
 
-// NewController returns a controller for the nodes tagged with clusterName's ownership tag.
-func NewController(kubeClient client.Client, nodes NodeProvider, clusterName string, opts ...option.Function[Options]) *Controller {
+// NewController returns a controller for the nodes that carry ownershipTag.
+func NewController(kubeClient client.Client, recorder events.Recorder, nodes NodeProvider, ownershipTag string, opts ...option.Function[Options]) *Controller {
 	resolved := option.Resolve(append([]option.Function[Options]{
 		WithInterval(DefaultInterval),
 		WithGracePeriod(DefaultGracePeriod),
+		WithMaxDeletionsPerRun(DefaultMaxDeletionsPerRun),
 		WithClock(clock.RealClock{}),
 	}, opts...)...)
 	return &Controller{
 		kubeClient:   kubeClient,
+		recorder:     recorder,
 		nodes:        nodes,
-		clusterTag:   nodeprovider.ClusterTag(clusterName),
+		ownershipTag: ownershipTag,
 		opts:         *resolved,
 		unownedSince: map[string]time.Time{},
 	}
@@ -121,9 +146,9 @@ func (c *Controller) Reconcile(ctx context.Context) (reconciler.Result, error) {
 	owners := newOwners(nodeClaims.Items)
 	now := c.opts.Clock.Now()
 	seen := make(map[string]bool, len(nodes))
-	var errs []error
+	var due []*nodeprovider.Node
 	for _, node := range nodes {
-		if owners.own(node) || !slices.Contains(node.Tags, c.clusterTag) {
+		if owners.own(node) || !slices.Contains(node.Tags, c.ownershipTag) {
 			continue
 		}
 		key := keyOf(node)
@@ -136,11 +161,7 @@ func (c *Controller) Reconcile(ctx context.Context) (reconciler.Result, error) {
 		if now.Sub(since) < c.opts.GracePeriod || (!node.Created.IsZero() && now.Sub(node.Created) < c.opts.GracePeriod) {
 			continue
 		}
-		if err := c.delete(ctx, node, now.Sub(since)); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		delete(c.unownedSince, key)
+		due = append(due, node)
 	}
 	// A node that was adopted or went away starts its grace period afresh if it is ever unowned again.
 	for key := range c.unownedSince {
@@ -148,7 +169,65 @@ func (c *Controller) Reconcile(ctx context.Context) (reconciler.Result, error) {
 			delete(c.unownedSince, key)
 		}
 	}
+	if len(due) == 0 {
+		return reconciler.Result{RequeueAfter: c.opts.Interval}, nil
+	}
+	kubeNodes, err := c.kubeNodesByProviderID(ctx)
+	if err != nil {
+		return reconciler.Result{}, err
+	}
+	var errs []error
+	deleted := 0
+	for _, node := range due {
+		if deleted == c.opts.MaxDeletionsPerRun {
+			log.FromContext(ctx).Info("deleting the other unowned nodes in the next run", "deleted", deleted, "left", len(due)-deleted)
+			return reconciler.Result{RequeueAfter: backlogInterval}, errors.Join(errs...)
+		}
+		if kubeNode := kubeNodes[node.ProviderID()]; kubeNode != nil {
+			keep, err := c.runsWorkloads(ctx, kubeNode)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if keep {
+				log.FromContext(ctx).WithValues("provider-id", node.ProviderID(), "Node", kubeNode.Name).
+					Info("keeping an unowned node that runs pods; it is deleted once it has a NodeClaim and Karpenter drains it")
+				continue
+			}
+		}
+		if err := c.delete(ctx, node, now.Sub(c.unownedSince[keyOf(node)])); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		delete(c.unownedSince, keyOf(node))
+		deleted++
+	}
 	return reconciler.Result{RequeueAfter: c.opts.Interval}, errors.Join(errs...)
+}
+
+// kubeNodesByProviderID are the registered Nodes, by provider ID.
+func (c *Controller) kubeNodesByProviderID(ctx context.Context) (map[string]*corev1.Node, error) {
+	list := &corev1.NodeList{}
+	if err := c.kubeClient.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("listing Nodes: %w", err)
+	}
+	byProviderID := make(map[string]*corev1.Node, len(list.Items))
+	for i := range list.Items {
+		if id := list.Items[i].Spec.ProviderID; id != "" {
+			byProviderID[id] = &list.Items[i]
+		}
+	}
+	return byProviderID, nil
+}
+
+// runsWorkloads reports whether a Node runs pods that deleting its Linode would kill undrained:
+// any but DaemonSets' and static pods, and those finished or already going.
+func (c *Controller) runsWorkloads(ctx context.Context, node *corev1.Node) (bool, error) {
+	pods, err := nodeutils.ReschedulablePods(ctx, c.kubeClient, node.Name)
+	if err != nil {
+		return false, fmt.Errorf("listing the pods of Node %s: %w", node.Name, err)
+	}
+	return len(pods) > 0, nil
 }
 
 func (c *Controller) delete(ctx context.Context, node *nodeprovider.Node, unownedFor time.Duration) error {
@@ -160,8 +239,27 @@ func (c *Controller) delete(ctx context.Context, node *nodeprovider.Node, unowne
 		return fmt.Errorf("deleting unowned node %s: %w", keyOf(node), err)
 	}
 	NodesDeleted.Inc(map[string]string{metrics.NodePoolLabel: node.NodePoolName})
+	c.recorder.Publish(deletedEvent(node, unownedFor))
 	logger.Info("deleted a node no NodeClaim owns")
 	return nil
+}
+
+// deletedEvent tells, on the NodePool the node was launched for, that an unowned node went.
+func deletedEvent(node *nodeprovider.Node, unownedFor time.Duration) events.Event {
+	what := "Linode " + strconv.Itoa(node.InstanceID)
+	if node.LKE != nil {
+		what = fmt.Sprintf("LKE node pool %d", node.LKE.PoolID)
+		if node.InstanceID != 0 {
+			what += fmt.Sprintf(" (Linode %d)", node.InstanceID)
+		}
+	}
+	return events.Event{
+		InvolvedObject: &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: node.NodePoolName}},
+		Type:           corev1.EventTypeWarning,
+		Reason:         "GarbageCollected",
+		Message:        fmt.Sprintf("Deleted %s, launched for NodeClaim %s, which no NodeClaim has owned for %s", what, node.NodeClaimName, unownedFor.Round(time.Second)),
+		DedupeValues:   []string{keyOf(node)},
+	}
 }
 
 // keyOf identifies a node across listings: by its Linode, or by its pool while LKE has not

@@ -8,8 +8,11 @@ import (
 	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
@@ -22,31 +25,57 @@ import (
 	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
 
-const clusterName = test.ClusterName
-
 var (
 	ctx        context.Context
 	env        *environment.Environment
 	emu        *test.Emulator
 	lkeCluster *lke.Cluster
+	nodes      *lke.Provider
 	clk        *clocktesting.FakeClock
+	recorder   *coretest.EventRecorder
 	gc         *garbagecollection.Controller
+	// gcClient is the controller's Kubernetes client, as its own user, so that a spec can take a
+	// permission away from it.
+	gcClient client.Client
 )
+
+// gcRole is what the controller may read: NodeClaims, Nodes and pods.
+var gcRole = &rbacv1.ClusterRole{
+	ObjectMeta: metav1.ObjectMeta{Name: "garbage-collection-test"},
+	Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"karpenter.sh"}, Resources: []string{"nodeclaims"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"get", "list", "watch"}},
+	},
+}
 
 func TestGarbageCollection(t *testing.T) { RunSuite(t, "Garbage collection", &ctx) }
 
-var _ = BeforeSuite(func() { env = ExpectEnvironment() })
+var _ = BeforeSuite(func() {
+	env = ExpectEnvironment()
+	user, err := env.ControlPlane.AddUser(envtest.User{Name: "karpenter-gc"}, nil)
+	Expect(err).ToNot(HaveOccurred())
+	gcClient, err = client.New(user.Config(), client.Options{Scheme: env.Client.Scheme()})
+	Expect(err).ToNot(HaveOccurred())
+	ExpectApplied(ctx, env.Client, gcRole, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: gcRole.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: gcRole.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "karpenter-gc"}},
+	})
+	Eventually(func() error { return gcClient.List(ctx, &karpv1.NodeClaimList{}) }).Should(Succeed())
+})
 
 var _ = BeforeEach(func() {
 	emu = ExpectEmulator()
 	// Every run reads the pools anew, as it would two minutes after the previous one.
 	cloud := ExpectLKE(ctx, emu, env.Client, test.WithNodeProviderOptions(lke.WithListingTTL(0)))
-	lkeCluster = cloud.Cluster
+	lkeCluster, nodes = cloud.Cluster, cloud.Pools()
 	clk = clocktesting.NewFakeClock(time.Now())
-	gc = garbagecollection.NewController(env.Client, cloud.Nodes, clusterName, garbagecollection.WithClock(clk))
+	recorder = coretest.NewEventRecorder()
+	gc = garbagecollection.NewController(gcClient, recorder, nodes, nodes.OwnershipTag(), garbagecollection.WithClock(clk))
 })
 
 var _ = AfterEach(func() {
+	ExpectApplied(ctx, env.Client, gcRole)
 	ExpectCleanedUp(ctx, env.Client)
 })
 
@@ -61,7 +90,7 @@ func pool(tags ...string) int {
 // launchedPool is a pool launched for the NodeClaim name in the NodePool "default".
 func launchedPool(nodeClaimName string) int {
 	GinkgoHelper()
-	return pool(nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag(nodeClaimName), nodeprovider.NodePoolTag("default"))
+	return pool(nodeprovider.LKEClusterTag(lkeCluster.ID), nodeprovider.NodeClaimTag(nodeClaimName), nodeprovider.NodePoolTag("default"))
 }
 
 func poolIDs() []int {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/utils/result"
@@ -57,17 +58,24 @@ type Validator interface {
 type Controller struct {
 	kubeClient client.Client
 	recorder   events.Recorder
+	token      TokenStatus
 	resolvers  []Resolver
 }
 
 // NewController returns the controller for the running mode. Every mode's classes get the
-// firewall resolved, the validators run, and the conditions of fields the mode ignores reported
-// as not applicable; resolvers are what the mode resolves on top, e.g. the image in instance mode.
-func NewController(kubeClient client.Client, recorder events.Recorder, api API, running mode.Mode, resolvers []Resolver, validators []Validator) *Controller {
+// firewall resolved, the validators run, the API's verdict on the token reported (token may be
+// nil when nothing watches it), and the conditions of fields the mode ignores reported as not
+// applicable; resolvers are what the mode resolves on top, e.g. the image in instance mode.
+func NewController(kubeClient client.Client, recorder events.Recorder, api API, token TokenStatus, running mode.Mode, resolvers []Resolver, validators []Validator) *Controller {
+	if token == nil {
+		token = acceptedToken{}
+	}
 	return &Controller{
 		kubeClient: kubeClient,
 		recorder:   recorder,
-		resolvers:  append([]Resolver{&firewall{api: api}, &validation{validators: validators}, notApplicable{mode: running}}, resolvers...),
+		token:      token,
+		resolvers: append([]Resolver{&firewall{api: api}, &validation{validators: validators}, authorization{token: token},
+			notApplicable{mode: running}}, resolvers...),
 	}
 }
 
@@ -147,11 +155,13 @@ func (c *Controller) finalize(ctx context.Context, nodeClass *v1.LinodeNodeClass
 	return reconcile.Result{}, nil
 }
 
-// Register watches classes, and the deletions of NodeClaims of classes that wait on them.
-func (c *Controller) Register(_ context.Context, m manager.Manager) error {
+// Register watches classes, the deletions of NodeClaims of classes that wait on them, and the
+// API's verdict on the token, which every class reports.
+func (c *Controller) Register(ctx context.Context, m manager.Manager) error {
 	return controllerruntime.NewControllerManagedBy(m).
 		Named("nodeclass").
 		For(&v1.LinodeNodeClass{}).
+		WatchesRawSource(source.Channel(c.tokenVerdicts(ctx), handler.EnqueueRequestsFromMapFunc(c.allNodeClasses))).
 		Watches(&karpv1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(c.terminatingNodeClassOf), builder.WithPredicates(predicate.Funcs{
 			CreateFunc:  func(event.CreateEvent) bool { return false },
 			UpdateFunc:  func(event.UpdateEvent) bool { return false },
@@ -159,6 +169,40 @@ func (c *Controller) Register(_ context.Context, m manager.Manager) error {
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		})).
 		Complete(reconcile.AsReconciler(m.GetClient(), c))
+}
+
+// tokenVerdicts sends an event whenever the API's verdict on the token changes, until ctx is done.
+func (c *Controller) tokenVerdicts(ctx context.Context) <-chan event.GenericEvent {
+	verdicts := make(chan event.GenericEvent)
+	go func() {
+		defer close(verdicts)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-c.token.Changed():
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case verdicts <- event.GenericEvent{Object: &v1.LinodeNodeClass{}}:
+			}
+		}
+	}()
+	return verdicts
+}
+
+// allNodeClasses are every class, for a change that concerns them all.
+func (c *Controller) allNodeClasses(ctx context.Context, _ client.Object) []reconcile.Request {
+	nodeClasses := &v1.LinodeNodeClassList{}
+	if err := c.kubeClient.List(ctx, nodeClasses); err != nil {
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(nodeClasses.Items))
+	for i := range nodeClasses.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&nodeClasses.Items[i])})
+	}
+	return requests
 }
 
 // terminatingNodeClassOf is the class of a deleted NodeClaim if that class is waiting to be

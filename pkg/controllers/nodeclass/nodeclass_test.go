@@ -2,6 +2,7 @@ package nodeclass_test
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/awslabs/operatorpkg/status"
 	. "github.com/onsi/ginkgo/v2"
@@ -16,10 +17,11 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/mode"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
 
 func newNodeClass(spec v1.LinodeNodeClassSpec) *v1.LinodeNodeClass {
@@ -56,6 +58,7 @@ var _ = Describe("LKE mode", func() {
 			expectCondition(nodeClass, condition, metav1.ConditionTrue, nodeclass.ReasonNotApplicable)
 		}
 		Expect(recordedContaining("Normal Ready")).To(BeTrue())
+		Expect(nodeClass.Status.KubernetesVersion).To(MatchRegexp(`^1\.[0-9]+$`), "the cluster's version, which its nodes should run")
 	})
 
 	It("forgets the image an instance-mode controller resolved, and says LKE mode ignores it", func() {
@@ -131,6 +134,32 @@ var _ = Describe("LKE mode", func() {
 		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
 	})
 
+	It("lifts a launch rejection on its own once the retry interval has passed", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		stored := nodeClass.DeepCopy()
+		nodeClass.RejectLaunch("firewall_id: the firewall is being updated")
+		Expect(env.Client.Status().Patch(ctx, nodeClass, client.MergeFrom(stored))).To(Succeed())
+
+		result := ExpectObjectReconciled(ctx, env.Client, controller, nodeClass)
+		Expect(result.RequeueAfter).To(BeNumerically("<=", nodeclass.LaunchRejectionRetry), "the class is looked at again when the rejection expires")
+		nodeClass = ExpectExists(ctx, env.Client, nodeClass)
+		expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, v1.ReasonLaunchRejected)
+
+		// The rejection was recorded a retry interval ago.
+		stored = nodeClass.DeepCopy()
+		for i := range nodeClass.Status.Conditions {
+			if nodeClass.Status.Conditions[i].Type == v1.ConditionTypeValidationSucceeded {
+				nodeClass.Status.Conditions[i].LastTransitionTime = metav1.NewTime(time.Now().Add(-nodeclass.LaunchRejectionRetry))
+			}
+		}
+		Expect(env.Client.Status().Patch(ctx, nodeClass, client.MergeFrom(stored))).To(Succeed())
+		nodeClass = reconciled(controller, nodeClass)
+		expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionTrue, v1.ConditionTypeValidationSucceeded)
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+	})
+
 	It("refuses a maintenance policy, which LKE node pools cannot choose", func() {
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{MaintenancePolicy: new(v1.MaintenancePolicyPowerOffOn)})
 		ExpectApplied(ctx, env.Client, nodeClass)
@@ -165,6 +194,34 @@ var _ = Describe("LKE mode", func() {
 	})
 })
 
+var _ = Describe("The Linode API's verdict on the token", func() {
+	It("is not Ready while the API refuses the token, and Ready again once it accepts one", func() {
+		credentials := linode.StaticCredentials(emu.Token())
+		cloud := ExpectLKE(ctx, emu, env.Client, test.WithCredentials(credentials), test.WithRecorder(events.NewRecorder(recorder)))
+		controller := test.ControllerOf[*nodeclass.Controller](cloud.Linode)
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		expectCondition(reconciled(controller, nodeClass), v1.ConditionTypeAPIAuthorized, metav1.ConditionTrue, v1.ConditionTypeAPIAuthorized)
+
+		token := emu.Token()
+		emu.RevokeToken()
+		_, err := cloud.Nodes.List(ctx)
+		Expect(linode.IsUnauthorized(err)).To(BeTrue(), "a call with the revoked token: %v", err)
+		nodeClass = reconciled(controller, nodeClass)
+		condition := expectCondition(nodeClass, v1.ConditionTypeAPIAuthorized, metav1.ConditionFalse, nodeclass.ReasonTokenRefused)
+		Expect(condition.Message).To(ContainSubstring("401"))
+		Expect(nodeClass.StatusConditions().Root().IsFalse()).To(BeTrue())
+		Expect(recordedContaining("Warning TokenRefused")).To(BeTrue())
+
+		emu.SetToken(token)
+		_, err = cloud.Nodes.List(ctx)
+		Expect(err).ToNot(HaveOccurred())
+		nodeClass = reconciled(controller, nodeClass)
+		expectCondition(nodeClass, v1.ConditionTypeAPIAuthorized, metav1.ConditionTrue, v1.ConditionTypeAPIAuthorized)
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
+	})
+})
+
 var _ = Describe("LKE Enterprise", func() {
 	var controller *nodeclass.Controller
 	BeforeEach(func() { controller = lkeController(lke.TierEnterprise, "us-mia") })
@@ -188,8 +245,7 @@ var _ = Describe("LKE Enterprise", func() {
 var _ = Describe("Instance mode", func() {
 	var controller *nodeclass.Controller
 	BeforeEach(func() {
-		controller = nodeclass.NewController(env.Client, events.NewRecorder(recorder), emu.Client, mode.Instance,
-			[]nodeclass.Resolver{instance.NewImageResolver(emu.Client), instance.NewMaintenancePolicyResolver(emu.Client, test.Region), instance.NetworkingResolver{}}, nil)
+		controller = test.ControllerOf[*nodeclass.Controller](ExpectInstance(ctx, emu, env.Client, env.Config, test.WithInstanceRecorder(events.NewRecorder(recorder))).Linode)
 	})
 
 	It("resolves the image", func() {

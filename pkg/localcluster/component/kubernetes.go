@@ -21,13 +21,18 @@ func KubeScheduler(binDir, kubeconfig string) Spec {
 
 // KubeControllerManager runs the workload controllers, so Deployments become ReplicaSets and
 // pods and owned objects are garbage-collected; the node lifecycle controller, which lifts the
-// not-ready taint the apiserver puts on every new Node once the Node is Ready; and the disruption
-// controller, which keeps PodDisruptionBudgets' status, without which every PDB blocks eviction.
-func KubeControllerManager(binDir, kubeconfig string) Spec {
+// not-ready taint the apiserver puts on every new Node once the Node is Ready; the disruption
+// controller, which keeps PodDisruptionBudgets' status, without which every PDB blocks eviction;
+// and the pod garbage collector, which deletes the pods of a Node that is gone.
+func KubeControllerManager(binDir, kubeconfig string, opts ...ControllerManagerOption) Spec {
+	controllers := []string{"deployment-controller", "replicaset-controller", "garbage-collector-controller",
+		"daemonset-controller", "job-controller", "node-lifecycle-controller", "disruption-controller", "pod-garbage-collector-controller"}
+	args := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false"}
+	for _, opt := range opts {
+		opt(&controllers, &args)
+	}
 	return Spec{Name: "kube-controller-manager", Path: filepath.Join(binDir, "kube-controller-manager"),
-		Args: []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0",
-			"--use-service-account-credentials=false",
-			"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,daemonset-controller,job-controller,node-lifecycle-controller,disruption-controller"}}
+		Args: append(args, "--controllers="+controllerList(controllers))}
 }
 
 // KwokNodes says which nodes kwok acts as the kubelet of: those matching a label selector or an

@@ -1,7 +1,8 @@
 // Package nodesim plays the part of the kubelets of a local cluster. For every Linode the Linode
-// API emulator reports running, it registers a Node the way the node's kubelet would on LKE; when
-// the Linode is deleted, it removes the Node, as Linode's cloud controller manager does. kwok
-// then keeps those Nodes Ready and runs their pods (it selects them by AnnotationKwokNode).
+// API emulator reports running, it registers a Node the way the node's kubelet would; when the
+// Linode is deleted, it removes the Node, as Linode's cloud controller manager does; while the
+// Linode is shut down, the node stops reporting. kwok then keeps those Nodes Ready and runs their
+// pods (it selects them by AnnotationKwokNode).
 //
 // When a Linode that ran stops (shut down, rebooting, its host failed, maintenance), its kubelet
 // stops posting status: the simulator marks the Node's Ready condition Unknown, as the node
@@ -11,8 +12,24 @@
 // An LKE node registers under its Linode's label (lke<clusterID>-<poolID>-<hex>) with provider ID
 // linode://<id>, the pool's labels and taints and nothing else of its own (LKE's kubelet has no
 // start-up taints), plus the labels kubelet and the cloud controller manager add: hostname, os,
-// arch, instance type, region and lke.linode.com/pool-id. A node of a plain Linode (instance mode)
-// registers with karpenter.sh/unregistered:NoExecute, as the provider's cloud-init tells kubelet to.
+// arch, instance type, region and lke.linode.com/pool-id, and the kubelet version of the
+// Kubernetes version LKE installed on it.
+//
+// When LKE recycles a node, the simulator plays LKE's drain before the Linode goes: it cordons the
+// Node and evicts its pods through the Eviction API, so PodDisruptionBudgets hold, retrying the
+// evictions a budget refuses, and tells the emulator once only DaemonSet pods are left. LKE deletes
+// the Linode anyway when its drain timeout runs out.
+//
+// A plain Linode (instance mode) boots as it would on Linode: it reads its instance data and user
+// data from the Metadata service, runs the user data as cloud-init would (cloudinit.go), and
+// starts kubelet as the resulting systemd unit, configuration and bootstrap kubeconfig say
+// (kubelet.go). The kubelet authenticates to the cluster endpoint of the bootstrap kubeconfig,
+// trusting its CA, with its bootstrap token; asks for a client certificate with a
+// CertificateSigningRequest; waits until kube-controller-manager has approved and signed it; and
+// registers its Node with that certificate, with the name, labels, taints and provider ID the
+// user data asked for, and the capacity its configuration gives it. Nothing is taken from
+// anywhere else: a wrong endpoint, CA or token in the user data makes the join fail, reported as
+// an Event with Err.
 package nodesim
 
 import (
@@ -20,17 +37,20 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/linode/linodego"
+	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
@@ -51,7 +71,7 @@ const (
 	KwokDownAnnotationSelector = AnnotationKwokStatus + "=custom"
 )
 
-// Event is a Node the simulator registered or removed.
+// Event is a Node the simulator registered or removed, or a plain Linode that could not join.
 type Event struct {
 	// Registered is true for a new Node, false for a removed one.
 	Registered bool
@@ -60,10 +80,19 @@ type Event struct {
 	PlanType   string
 	// LinodeEventTime is when the emulator reported the Linode running or deleted.
 	LinodeEventTime time.Time
+	// Err is why a plain Linode's kubelet could not join; the Linode keeps running without a Node.
+	Err error
 }
+
+// DefaultJoinTimeout is how long a plain Linode's kubelet keeps trying to join before the
+// simulator reports the join failed; a real kubelet would keep trying.
+const DefaultJoinTimeout = 2 * time.Minute
 
 // Simulator registers and removes Nodes as the emulator's Linodes come and go. Create it with New
 // before the first Linode is created, and run it with Run.
+//
+// It speaks for every node's kubelet: give it a client of its own (ClientConfig), whose request
+// budget is not shared with the test or tool that watches the cluster.
 type Simulator struct {
 	kube   client.Client
 	emu    *emulator.Emulator
@@ -74,6 +103,13 @@ type Simulator struct {
 	pending []emulator.InstanceEvent
 	wake    chan struct{}
 	plans   map[string]linodego.LinodeType
+	// nodes are the Nodes plain Linodes registered, by Linode id, and joins the joins in progress.
+	nodes       map[int]string
+	joins       map[int]context.CancelFunc
+	joinsDone   sync.WaitGroup
+	joinTimeout time.Duration
+	// drains stops the drain of each Linode being recycled, by Linode id.
+	drains map[int]context.CancelFunc
 
 	observers []func(Event)
 }
@@ -82,11 +118,15 @@ type Simulator struct {
 // API, as the rest of the system does, and writes Nodes with kube.
 func New(kube client.Client, emu *emulator.Emulator, model ResourceModel) *Simulator {
 	s := &Simulator{
-		kube:  kube,
-		emu:   emu,
-		model: model,
-		wake:  make(chan struct{}, 1),
-		plans: map[string]linodego.LinodeType{},
+		kube:        kube,
+		emu:         emu,
+		model:       model,
+		wake:        make(chan struct{}, 1),
+		plans:       map[string]linodego.LinodeType{},
+		nodes:       map[int]string{},
+		joins:       map[int]context.CancelFunc{},
+		joinTimeout: DefaultJoinTimeout,
+		drains:      map[int]context.CancelFunc{},
 	}
 	// The emulator delivers events from the goroutine of whichever API request caused them (often
 	// the controller's): queue them and return at once rather than hold that request up.
@@ -102,12 +142,24 @@ func New(kube client.Client, emu *emulator.Emulator, model ResourceModel) *Simul
 	return s
 }
 
+// ClientConfig is config with the request budget the simulator's client needs: it does the work
+// of all the cluster's kubelets, each of which has a client of its own.
+func ClientConfig(config *rest.Config) *rest.Config {
+	config = rest.CopyConfig(config)
+	config.QPS, config.Burst = 100, 200
+	return config
+}
+
 // OnEvent registers fn to hear about every Node registered or removed. Call it before Run.
 func (s *Simulator) OnEvent(fn func(Event)) { s.observers = append(s.observers, fn) }
+
+// SetJoinTimeout sets how long a plain Linode's kubelet tries to join. Call it before Run.
+func (s *Simulator) SetJoinTimeout(timeout time.Duration) { s.joinTimeout = timeout }
 
 // Run handles the emulator's events, in order, until ctx is done. The emulator must be serving.
 func (s *Simulator) Run(ctx context.Context) {
 	s.linode = s.emu.NewClient()
+	defer s.joinsDone.Wait()
 	for {
 		select {
 		case <-ctx.Done():
@@ -132,9 +184,18 @@ func (s *Simulator) Run(ctx context.Context) {
 }
 
 func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error {
+	if ev.LKEClusterID == 0 {
+		return s.handlePlain(ctx, ev)
+	}
 	switch ev.Type {
 	case emulator.InstanceRunning:
-		node, err := s.nodeFor(ctx, ev)
+		// The pool's labels and taints come from the API, which a fault may be failing; a kubelet
+		// has them from its own configuration and registers regardless, so keep asking.
+		var node *corev1.Node
+		err := retry(ctx, func() (err error) {
+			node, err = s.nodeFor(ctx, ev)
+			return err
+		})
 		if err != nil || node == nil {
 			return err
 		}
@@ -148,6 +209,12 @@ func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error
 			return fmt.Errorf("registering node %s: %w", node.Name, err)
 		}
 		s.notify(Event{Registered: true, NodeName: node.Name, InstanceID: ev.InstanceID, PlanType: ev.PlanType, LinodeEventTime: ev.Time})
+	case emulator.InstanceDraining:
+		drainCtx, stop := context.WithCancel(ctx)
+		s.mu.Lock()
+		s.drains[ev.InstanceID] = stop
+		s.mu.Unlock()
+		go s.drain(drainCtx, ev)
 	case emulator.InstanceStopped:
 		if err := retry(ctx, func() error { return s.kubeletDown(ctx, ev.Label, ev.Time) }); err != nil {
 			return fmt.Errorf("marking node %s not ready: %w", ev.Label, err)
@@ -157,13 +224,25 @@ func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error
 			return fmt.Errorf("marking node %s back: %w", ev.Label, err)
 		}
 	case emulator.InstanceDeleted:
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ev.Label}}
-		err := retry(ctx, func() error { return client.IgnoreNotFound(s.kube.Delete(ctx, node)) })
-		if err != nil {
-			return fmt.Errorf("removing node %s: %w", node.Name, err)
+		s.mu.Lock()
+		if stop, ok := s.drains[ev.InstanceID]; ok {
+			stop()
+			delete(s.drains, ev.InstanceID)
 		}
-		s.notify(Event{NodeName: node.Name, InstanceID: ev.InstanceID, PlanType: ev.PlanType, LinodeEventTime: ev.Time})
+		s.mu.Unlock()
+		return s.removeNode(ctx, ev, ev.Label)
 	}
+	return nil
+}
+
+// removeNode deletes the Node of a deleted Linode, as the cloud controller manager does.
+func (s *Simulator) removeNode(ctx context.Context, ev emulator.InstanceEvent, name string) error {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	err := retry(ctx, func() error { return client.IgnoreNotFound(s.kube.Delete(ctx, node)) })
+	if err != nil {
+		return fmt.Errorf("removing node %s: %w", node.Name, err)
+	}
+	s.notify(Event{NodeName: node.Name, InstanceID: ev.InstanceID, PlanType: ev.PlanType, LinodeEventTime: ev.Time})
 	return nil
 }
 
@@ -235,12 +314,10 @@ func (s *Simulator) nodeFor(ctx context.Context, ev emulator.InstanceEvent) (*co
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: allocatable,
-			NodeInfo:    corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
+			NodeInfo: corev1.NodeSystemInfo{
+				Architecture: "amd64", OperatingSystem: "linux", KubeletVersion: KubeletVersion(ev.K8sVersion),
+			},
 		},
-	}
-	if ev.LKEClusterID == 0 {
-		node.Spec.Taints = []corev1.Taint{karpv1.UnregisteredNoExecuteTaint}
-		return node, nil
 	}
 	pool, err := s.linode.GetLKENodePool(ctx, ev.LKEClusterID, ev.LKEPoolID)
 	if linodego.IsNotFound(err) {
@@ -259,26 +336,116 @@ func (s *Simulator) nodeFor(ctx context.Context, ev emulator.InstanceEvent) (*co
 	return node, nil
 }
 
+// KubeletVersion is the kubelet version a node reports for the Kubernetes version LKE installed:
+// the enterprise tier's versions are full ("v1.31.8+lke1"), the standard tier's name a minor
+// ("1.34"), of which a node runs a patch release. Empty for a plain Linode.
+func KubeletVersion(lkeVersion string) string {
+	switch {
+	case lkeVersion == "":
+		return ""
+	case strings.HasPrefix(lkeVersion, "v"):
+		return lkeVersion
+	default:
+		return "v" + lkeVersion + ".0"
+	}
+}
+
+const (
+	// drainInterval is how often a drain tries again the evictions a PodDisruptionBudget refused.
+	drainInterval = 200 * time.Millisecond
+	// evictionTimeout bounds one eviction: the client retries a refused one (429) for a while.
+	evictionTimeout = time.Second
+)
+
+// drain cordons the Node of a Linode LKE recycles and evicts its pods, as LKE does before it
+// deletes the Linode, then tells the emulator the node is drained. It stops when ctx is done: the
+// Linode is gone.
+func (s *Simulator) drain(ctx context.Context, ev emulator.InstanceEvent) {
+	start := time.Now()
+	err := wait.PollUntilContextCancel(ctx, drainInterval, true, func(ctx context.Context) (bool, error) {
+		node := &corev1.Node{}
+		if err := s.kube.Get(ctx, client.ObjectKey{Name: ev.Label}, node); err != nil {
+			// Not registered yet, or gone: nothing runs there.
+			return apierrors.IsNotFound(err), nil
+		}
+		if !node.Spec.Unschedulable {
+			stored := node.DeepCopy()
+			node.Spec.Unschedulable = true
+			if err := s.kube.Patch(ctx, node, client.MergeFrom(stored)); err != nil {
+				return false, nil
+			}
+		}
+		pods := &corev1.PodList{}
+		if err := s.kube.List(ctx, pods, client.MatchingFields{"spec.nodeName": ev.Label}); err != nil {
+			return false, nil
+		}
+		// Like kubectl drain, the drain is over once the evicted pods are gone, not when they start
+		// terminating: the Linode goes right after.
+		remaining := lo.Filter(pods.Items, func(pod corev1.Pod, _ int) bool { return drains(&pod) })
+		evicting := lo.Filter(remaining, func(pod corev1.Pod, _ int) bool { return pod.DeletionTimestamp == nil })
+		// A budget that allows no disruption answers 429, which the client retries for a while:
+		// each pod's eviction goes on its own, for one round, and the next round tries again.
+		var evictions sync.WaitGroup
+		for i := range evicting {
+			evictions.Go(func() {
+				ctx, cancel := context.WithTimeout(ctx, evictionTimeout)
+				defer cancel()
+				eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: evicting[i].Name, Namespace: evicting[i].Namespace}}
+				_ = s.kube.SubResource("eviction").Create(ctx, &evicting[i], eviction)
+			})
+		}
+		evictions.Wait()
+		return len(remaining) == 0, nil
+	})
+	if err != nil {
+		log.FromContext(ctx).Info("LKE deleted a recycled Linode before its node was drained", "node", ev.Label, "after", time.Since(start))
+		return
+	}
+	s.mu.Lock()
+	delete(s.drains, ev.InstanceID)
+	s.mu.Unlock()
+	log.FromContext(ctx).Info("drained a recycled node", "node", ev.Label, "in", time.Since(start))
+	s.emu.FinishDrain(ev.InstanceID)
+}
+
+// drains reports whether a drain removes the pod: not a DaemonSet's or a static pod, and not
+// finished.
+func drains(pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return false
+	}
+	owner := metav1.GetControllerOf(pod)
+	return owner == nil || owner.Kind != "DaemonSet"
+}
+
 // plan reads a Linode plan once; plans do not change while a cluster runs.
 func (s *Simulator) plan(ctx context.Context, id string) (linodego.LinodeType, error) {
-	if plan, ok := s.plans[id]; ok {
+	s.mu.Lock()
+	plan, ok := s.plans[id]
+	s.mu.Unlock()
+	if ok {
 		return plan, nil
 	}
-	plan, err := s.linode.GetType(ctx, id)
+	read, err := s.linode.GetType(ctx, id)
 	if err != nil {
 		return linodego.LinodeType{}, fmt.Errorf("reading plan %s: %w", id, err)
 	}
-	s.plans[id] = *plan
-	return *plan, nil
+	s.mu.Lock()
+	s.plans[id] = *read
+	s.mu.Unlock()
+	return *read, nil
 }
 
-// retry rides out a busy apiserver for a few seconds and returns the last error.
+// retry rides out a busy or restarting apiserver for up to 2 minutes, as a kubelet keeps trying
+// to register its node, and returns the last error.
 func retry(ctx context.Context, fn func() error) error {
 	var last error
-	_ = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Steps: 7},
-		func(context.Context) (bool, error) {
-			last = fn()
-			return last == nil, nil
-		})
+	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		last = fn()
+		return last == nil, nil
+	})
 	return last
 }

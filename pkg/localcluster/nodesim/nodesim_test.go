@@ -13,18 +13,19 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 )
 
-var env *environment.Environment
+// env is a control plane nodes join as they join a kubeadm cluster; LKE nodes register with its
+// admin client, plain Linodes by TLS bootstrap.
+var env *environment.NodeBootstrap
 
 func TestMain(m *testing.M) {
 	var err error
-	if env, err = environment.New(); err != nil {
+	if env, err = environment.NewNodeBootstrap(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -41,8 +42,23 @@ const delayScale = 0.01
 
 func startSimulator(t *testing.T) (*emulator.Emulator, *linodego.Client) {
 	t.Helper()
+	emu, linode, _ := startSimulatorWithEvents(t, nodesim.DefaultJoinTimeout)
+	return emu, linode
+}
+
+// startSimulatorWithEvents also returns the simulator's events as they happen; joins give up
+// after joinTimeout.
+func startSimulatorWithEvents(t *testing.T, joinTimeout time.Duration) (*emulator.Emulator, *linodego.Client, <-chan nodesim.Event) {
+	t.Helper()
 	emu := emulator.New(emulator.WithDelayScale(delayScale), emulator.WithoutRateLimits())
-	sim := nodesim.New(env.Client, emu, nodesim.DefaultResourceModel())
+	kube, err := client.New(nodesim.ClientConfig(env.Config), client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := nodesim.New(kube, emu, nodesim.DefaultResourceModel())
+	sim.SetJoinTimeout(joinTimeout)
+	events := make(chan nodesim.Event, 100)
+	sim.OnEvent(func(ev nodesim.Event) { events <- ev })
 	if err := emu.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +70,7 @@ func startSimulator(t *testing.T) (*emulator.Emulator, *linodego.Client) {
 		<-done
 		_ = emu.Close()
 	})
-	return emu, emu.NewClient()
+	return emu, emu.NewClient(), events
 }
 
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
@@ -130,6 +146,9 @@ func TestLKENodeRegistersLikeLKEKubelet(t *testing.T) {
 			t.Errorf("label %s = %q, want %q", key, node.Labels[key], want)
 		}
 	}
+	if got, want := node.Status.NodeInfo.KubeletVersion, nodesim.KubeletVersion(emu.Clusters()[0].K8sVersion); got != want || want == "" {
+		t.Errorf("kubelet version %q, want %q, of the version LKE installed", got, want)
+	}
 	wantTaints := []corev1.Taint{{Key: "dedicated", Value: "payments", Effect: corev1.TaintEffectNoSchedule}}
 	if taints := registeredTaints(node); len(taints) != 1 || !taints[0].MatchTaint(&wantTaints[0]) {
 		t.Errorf("taints %v, want only the pool's %v (LKE's kubelet has no start-up taints)", node.Spec.Taints, wantTaints)
@@ -182,51 +201,33 @@ func TestGPUPlanAdvertisesGPUs(t *testing.T) {
 	cleanUpNodes(t)
 }
 
-func TestPlainLinodeRegistersUnregistered(t *testing.T) {
-	ctx := context.Background()
-	_, linode := startSimulator(t)
-	booted := true
-	instance, err := linode.CreateInstance(ctx, linodego.InstanceCreateOptions{
-		Region: "us-ord", Type: "g6-standard-2", Label: "plain-node", Image: "linode/ubuntu24.04", Booted: &booted, RootPass: "Not-a-real-password-1",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := &corev1.Node{}
-	waitFor(t, "node plain-node", 10*time.Second, func() bool {
-		return env.Client.Get(ctx, types.NamespacedName{Name: "plain-node"}, node) == nil
-	})
-	if taints := registeredTaints(node); len(taints) != 1 || !taints[0].MatchTaint(&karpv1.UnregisteredNoExecuteTaint) {
-		t.Errorf("taints %v, want %v as the provider's cloud-init registers kubelet", node.Spec.Taints, karpv1.UnregisteredNoExecuteTaint)
-	}
-	if _, ok := node.Labels[nodesim.LabelLKEPoolID]; ok {
-		t.Errorf("a plain Linode's node carries %s", nodesim.LabelLKEPoolID)
-	}
-	if err := linode.DeleteInstance(ctx, instance.ID); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "node plain-node to be removed", 5*time.Second, func() bool {
-		return env.Client.Get(ctx, types.NamespacedName{Name: "plain-node"}, &corev1.Node{}) != nil
-	})
-}
-
 func TestNodeIsNotReadyWhileItsLinodeIsDown(t *testing.T) {
 	ctx := context.Background()
 	emu, linode := startSimulator(t)
-	instance, err := linode.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Label: "failing-node"})
+	clusterID, err := emu.AddLKECluster("sim", "us-ord", "standard")
 	if err != nil {
 		t.Fatal(err)
 	}
+	pool, err := linode.CreateLKENodePool(ctx, clusterID, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var instance emulator.InstanceInfo
 	node := &corev1.Node{}
-	waitFor(t, "node failing-node", 10*time.Second, func() bool {
-		return env.Client.Get(ctx, types.NamespacedName{Name: "failing-node"}, node) == nil
+	waitFor(t, "the pool's node", 10*time.Second, func() bool {
+		instances := emu.Instances()
+		if len(instances) != 1 {
+			return false
+		}
+		instance = instances[0]
+		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node) == nil
 	})
 
 	if _, err := emu.FailHost(instance.ID, emulator.HostFailure{RestartAfter: time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "node failing-node to be marked down", 5*time.Second, func() bool {
-		if err := env.Client.Get(ctx, types.NamespacedName{Name: "failing-node"}, node); err != nil {
+	waitFor(t, "the node to be marked down", 5*time.Second, func() bool {
+		if err := env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node); err != nil {
 			return false
 		}
 		for _, condition := range node.Status.Conditions {
@@ -236,14 +237,14 @@ func TestNodeIsNotReadyWhileItsLinodeIsDown(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, "node failing-node to be handed back to kwok once its Linode runs again", 10*time.Second, func() bool {
-		return env.Client.Get(ctx, types.NamespacedName{Name: "failing-node"}, node) == nil && node.Annotations[nodesim.AnnotationKwokStatus] == ""
+	waitFor(t, "the node to be handed back to kwok once its Linode runs again", 10*time.Second, func() bool {
+		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node) == nil && node.Annotations[nodesim.AnnotationKwokStatus] == ""
 	})
-	if err := linode.DeleteInstance(ctx, instance.ID); err != nil {
+	if err := linode.DeleteLKENodePool(ctx, clusterID, pool.ID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "node failing-node to be removed", 5*time.Second, func() bool {
-		return env.Client.Get(ctx, types.NamespacedName{Name: "failing-node"}, &corev1.Node{}) != nil
+	waitFor(t, "the node to be removed", 5*time.Second, func() bool {
+		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, &corev1.Node{}) != nil
 	})
 }
 

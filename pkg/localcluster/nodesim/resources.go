@@ -2,10 +2,13 @@ package nodesim
 
 import (
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/linode/linodego"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // ResourceGPU is the extended resource NVIDIA's device plugin advertises on GPU nodes.
@@ -81,4 +84,48 @@ func tiered(amount int64, tiers []tier) int64 {
 		below = t.upTo
 	}
 	return int64(math.Round(reserved))
+}
+
+// KubeletResources returns what a kubelet with the configuration reports on a node of the plan:
+// its pod limit (110 unless maxPods says otherwise), and allocatable resources of capacity less
+// kubeReserved, systemReserved and the hard eviction thresholds of memory and the node's disk
+// (kubelet's defaults, 100Mi and 10%, when evictionHard is unset).
+func (m ResourceModel) KubeletResources(plan linodego.LinodeType, config *kubeletv1beta1.KubeletConfiguration) (capacity, allocatable corev1.ResourceList) {
+	pods := int64(110)
+	if config.MaxPods > 0 {
+		pods = int64(config.MaxPods)
+	}
+	capacity, _ = ResourceModel{HypervisorMemoryPercent: m.HypervisorMemoryPercent, MaxPods: pods}.Resources(plan)
+	allocatable = capacity.DeepCopy()
+	subtract := func(name corev1.ResourceName, quantity resource.Quantity) {
+		remaining := allocatable[name]
+		remaining.Sub(quantity)
+		allocatable[name] = remaining
+	}
+	for _, reserved := range []map[string]string{config.KubeReserved, config.SystemReserved} {
+		for name, value := range reserved {
+			if quantity, err := resource.ParseQuantity(value); err == nil && name != "pid" {
+				subtract(corev1.ResourceName(name), quantity)
+			}
+		}
+	}
+	evictionHard := config.EvictionHard
+	if evictionHard == nil {
+		evictionHard = map[string]string{"memory.available": "100Mi", "nodefs.available": "10%"}
+	}
+	for signal, name := range map[string]corev1.ResourceName{"memory.available": corev1.ResourceMemory, "nodefs.available": corev1.ResourceEphemeralStorage} {
+		threshold, ok := evictionHard[signal]
+		if !ok {
+			continue
+		}
+		if percent, isPercent := strings.CutSuffix(threshold, "%"); isPercent {
+			if fraction, err := strconv.ParseFloat(percent, 32); err == nil {
+				total := capacity[name]
+				subtract(name, *resource.NewQuantity(int64(float64(total.Value())*float64(float32(fraction/100))), resource.BinarySI))
+			}
+		} else if quantity, err := resource.ParseQuantity(threshold); err == nil {
+			subtract(name, quantity)
+		}
+	}
+	return capacity, allocatable
 }

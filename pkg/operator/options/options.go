@@ -17,6 +17,7 @@ import (
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/utils/env"
 
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
 
@@ -29,13 +30,25 @@ type ConfigError struct {
 
 func (e *ConfigError) Error() string { return e.Message }
 
+// Bounds of GARBAGE_COLLECTION_GRACE_PERIOD. The default is twice core's five-minute launch
+// timeout; a node's NodeClaim tag keeps it owned while its launch runs, so the grace period only
+// has to outlast the Kubernetes cache, and tests shorten it to seconds.
+const (
+	DefaultGarbageCollectionGracePeriod = 10 * time.Minute
+	MinGarbageCollectionGracePeriod     = 10 * time.Second
+)
+
 // Options are the provider's settings.
 type Options struct {
-	// ClusterName is the label of the LKE cluster (LKE mode) or the name the provider tags its
-	// Linodes with (instance mode).
+	// ClusterName is the label of the LKE cluster (LKE mode). Instance mode does not need it: its
+	// Linodes carry the cluster's identity (the kube-system namespace's UID), which no rename
+	// changes.
 	ClusterName string
 	// Token is the Linode API token. It is never logged.
 	Token string
+	// TokenFile is a file holding the Linode API token (a mounted Secret), re-read when it
+	// changes; it replaces Token.
+	TokenFile string
 	// Region overrides the region discovered from the LKE cluster; instance mode requires it.
 	Region string
 	// Mode is lke or instance.
@@ -61,6 +74,9 @@ type Options struct {
 	// fewer nodes may be when the cheapest one would give the NodePool more than
 	// SizingLargeFleetNodes nodes.
 	SizingTolerancePercent float64
+	// GarbageCollectionGracePeriod is how long a Linode the provider launched may have no
+	// NodeClaim before it is deleted.
+	GarbageCollectionGracePeriod time.Duration
 	// DisableWebhook turns off the Node mutating webhook. The webhook server, its certificate and
 	// the LinodeNodeClass conversion webhook stay on: the CRD's v1alpha1 needs them.
 	DisableWebhook bool
@@ -77,7 +93,8 @@ type Options struct {
 	// MaintenanceLeadTime is how long before Linode host maintenance that takes a node down
 	// (power off/on, reboot, cold migration) the node is replaced.
 	MaintenanceLeadTime time.Duration
-	// MaintenancePollInterval is how often Linode's maintenance list and account events are read.
+	// MaintenancePollInterval is how often Linode's account events are read (the maintenance list less often),
+	// and in LKE mode the cluster's Kubernetes version.
 	MaintenancePollInterval time.Duration
 
 	// AlphaSettings say which settings came from the alpha provider's environment variables, to
@@ -111,9 +128,10 @@ var Injectables = []coreoptions.Injectable{&Options{}}
 
 // AddFlags registers the settings; each flag also reads the environment variable named in its help.
 func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
-	fs.StringVar(&o.ClusterName, "cluster-name", env.WithDefaultString("CLUSTER_NAME", ""), "[CLUSTER_NAME] Label of the LKE cluster to manage (required).")
+	fs.StringVar(&o.ClusterName, "cluster-name", env.WithDefaultString("CLUSTER_NAME", ""), "[CLUSTER_NAME] Label of the LKE cluster to manage (required in LKE mode).")
 	fs.StringVar(&o.Token, "linode-token", env.WithDefaultString("LINODE_TOKEN", ""), "[LINODE_TOKEN] Linode API token with read/write access to Kubernetes and Linodes (required). Prefer the environment variable: flags are visible in the process list.")
-	fs.StringVar(&o.Region, "linode-region", env.WithDefaultString("LINODE_REGION", ""), "[LINODE_REGION] Region to launch in; by default the LKE cluster's region.")
+	fs.StringVar(&o.TokenFile, "linode-token-file", env.WithDefaultString("LINODE_TOKEN_FILE", ""), "[LINODE_TOKEN_FILE] File holding the Linode API token, e.g. a mounted Secret; a token changed in it is used without a restart. Replaces LINODE_TOKEN.")
+	fs.StringVar(&o.Region, "linode-region", env.WithDefaultString("LINODE_REGION", ""), "[LINODE_REGION] Region to launch in (instance mode); LKE mode launches in the LKE cluster's region and refuses another.")
 	fs.StringVar((*string)(&o.Mode), "karpenter-mode", env.WithDefaultString("KARPENTER_MODE", string(mode.LKE)), "[KARPENTER_MODE] lke (node pools of an LKE cluster) or instance (plain Linodes).")
 	fs.StringVar(&o.APIURL, "linode-url", env.WithDefaultString("LINODE_URL", "https://api.linode.com"), "[LINODE_URL] Linode API root URL, without the version.")
 	fs.StringVar(&o.APIVersion, "linode-api-version", env.WithDefaultString("LINODE_API_VERSION", "v4"), "[LINODE_API_VERSION] v4, or v4beta for LKE Enterprise clusters.")
@@ -124,6 +142,7 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.IntVar(&o.SizingLargeFleetNodes, "sizing-large-fleet-nodes", o.intFromEnv("SIZING_LARGE_FLEET_NODES", DefaultSizingLargeFleetNodes), "[SIZING_LARGE_FLEET_NODES] When the cheapest fleet for a NodePool's pending pods would give the NodePool more nodes than this, the fleet with the fewest nodes within SIZING_TOLERANCE_PERCENT of its price is launched instead.")
 	fs.Float64Var(&o.SizingTolerancePercent, "sizing-tolerance-percent", o.floatFromEnv("SIZING_TOLERANCE_PERCENT", DefaultSizingTolerancePercent), "[SIZING_TOLERANCE_PERCENT] How much dearer, in percent of the cheapest fleet, a fleet with fewer nodes may be when the cheapest would give the NodePool more than SIZING_LARGE_FLEET_NODES nodes.")
 	fs.DurationVar(&o.CatalogueRefreshInterval, "catalogue-refresh-interval", o.durationFromEnv("CATALOGUE_REFRESH_INTERVAL", 12*time.Hour), "[CATALOGUE_REFRESH_INTERVAL] How often plans, prices and regions are re-read.")
+	fs.DurationVar(&o.GarbageCollectionGracePeriod, "garbage-collection-grace-period", o.durationFromEnv("GARBAGE_COLLECTION_GRACE_PERIOD", DefaultGarbageCollectionGracePeriod), "[GARBAGE_COLLECTION_GRACE_PERIOD] How long a node the provider launched may have no NodeClaim before it is deleted.")
 	fs.BoolVar(&o.DisableWebhook, "disable-webhook", o.boolFromEnv("DISABLE_WEBHOOK", false), "[DISABLE_WEBHOOK] Do not serve the Node mutating webhook (the LinodeNodeClass conversion webhook is always served).")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.intFromEnv("WEBHOOK_PORT", 8443), "[WEBHOOK_PORT] Port of the HTTPS server of the Node mutating webhook and the LinodeNodeClass conversion webhook.")
 	fs.StringVar(&o.WebhookServiceName, "webhook-service", env.WithDefaultString("WEBHOOK_SERVICE", "karpenter-webhook"), "[WEBHOOK_SERVICE] Name of the webhook's Service, which its serving certificate names.")
@@ -131,7 +150,7 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.StringVar(&o.WebhookConfigurationName, "webhook-configuration", env.WithDefaultString("WEBHOOK_CONFIGURATION", "karpenter"), "[WEBHOOK_CONFIGURATION] MutatingWebhookConfiguration whose caBundle the controller keeps.")
 	fs.StringVar(&o.SystemNamespace, "system-namespace", env.WithDefaultString("SYSTEM_NAMESPACE", "kube-system"), "[SYSTEM_NAMESPACE] Namespace the controller runs in.")
 	fs.DurationVar(&o.MaintenanceLeadTime, "maintenance-lead-time", o.durationFromEnv("MAINTENANCE_LEAD_TIME", DefaultMaintenanceLeadTime), "[MAINTENANCE_LEAD_TIME] How long before Linode host maintenance that takes a node down (power off/on, reboot, cold migration) the node is replaced.")
-	fs.DurationVar(&o.MaintenancePollInterval, "maintenance-poll-interval", o.durationFromEnv("MAINTENANCE_POLL_INTERVAL", DefaultMaintenancePollInterval), "[MAINTENANCE_POLL_INTERVAL] How often Linode's account events are read, one of Linode's 200 paginated GETs a minute per poll; the maintenance list is read every MAINTENANCE_LEAD_TIME/24, never more often.")
+	fs.DurationVar(&o.MaintenancePollInterval, "maintenance-poll-interval", o.durationFromEnv("MAINTENANCE_POLL_INTERVAL", DefaultMaintenancePollInterval), "[MAINTENANCE_POLL_INTERVAL] How often Linode's account events are read, one of Linode's 200 paginated GETs a minute per poll (the maintenance list is read every MAINTENANCE_LEAD_TIME/24, never more often), and in LKE mode the cluster's Kubernetes version.")
 	o.refuseAlphaOnlySettings()
 }
 
@@ -149,11 +168,18 @@ func (o *Options) Parse(fs *coreoptions.FlagSet, args ...string) error {
 // Validate checks every setting and reports all problems at once, one line each.
 func (o *Options) Validate() error {
 	errs := append([]error(nil), o.malformedEnvironment...)
-	if o.ClusterName == "" {
+	if o.ClusterName == "" && o.Mode != mode.Instance {
 		errs = append(errs, errors.New("CLUSTER_NAME is not set: set it to the label of your LKE cluster (helm: --set settings.clusterName=...)"))
 	}
-	if o.Token == "" {
+	switch {
+	case o.Token == "" && o.TokenFile == "":
 		errs = append(errs, errors.New("LINODE_TOKEN is not set: create a personal access token with Kubernetes and Linodes read/write scopes (helm: --set apiToken=... or --set existingSecret=...)"))
+	case o.Token != "" && o.TokenFile != "":
+		errs = append(errs, errors.New("LINODE_TOKEN and LINODE_TOKEN_FILE are both set: keep only LINODE_TOKEN_FILE, the file the chart mounts from the token's Secret"))
+	case o.TokenFile != "":
+		if _, err := linode.CredentialsFromFile(o.TokenFile); err != nil {
+			errs = append(errs, fmt.Errorf("LINODE_TOKEN_FILE: %w (helm: apiToken or existingSecret)", err))
+		}
 	}
 	switch o.Mode {
 	case mode.LKE:
@@ -164,9 +190,9 @@ func (o *Options) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("KARPENTER_MODE %q is not valid: use lke or instance", o.Mode))
 	}
-	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("LINODE_URL %q is not an http(s) URL: use https://api.linode.com, or the emulator's URL", o.APIURL))
-	} else if strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v4") || strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v4beta") {
+	if err := linode.CheckAPIURL(o.APIURL); err != nil {
+		errs = append(errs, fmt.Errorf("LINODE_URL %w", err))
+	} else if u, _ := url.Parse(o.APIURL); strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v4") || strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v4beta") {
 		errs = append(errs, fmt.Errorf("LINODE_URL %q includes the API version: drop it and set LINODE_API_VERSION instead", o.APIURL))
 	}
 	if o.APIVersion != "v4" && o.APIVersion != "v4beta" {
@@ -189,6 +215,9 @@ func (o *Options) Validate() error {
 	}
 	if err := validateClusterEndpoint(o.ClusterEndpoint); err != nil {
 		errs = append(errs, err)
+	}
+	if o.GarbageCollectionGracePeriod < MinGarbageCollectionGracePeriod {
+		errs = append(errs, fmt.Errorf("GARBAGE_COLLECTION_GRACE_PERIOD %v is too short: use at least %v, longer than the Kubernetes cache takes to show a new NodeClaim", o.GarbageCollectionGracePeriod, MinGarbageCollectionGracePeriod))
 	}
 	if o.CatalogueRefreshInterval < time.Minute {
 		errs = append(errs, fmt.Errorf("CATALOGUE_REFRESH_INTERVAL %v is too short: use at least 1m (Linode rate-limits listings)", o.CatalogueRefreshInterval))

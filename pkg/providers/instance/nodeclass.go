@@ -1,32 +1,64 @@
 package instance
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/linode/linodego"
+	"github.com/samber/lo"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
 )
 
 // Reasons of the instance-mode conditions.
 const (
-	// ReasonImageNotFound: the image the class names does not exist or is not visible to the token.
+	// ReasonImageNotFound: the image the class names, or one matching its selector, does not
+	// exist or is not visible to the token.
 	ReasonImageNotFound = "ImageNotFound"
 	// ReasonImageRequired: instance mode needs an image to install.
 	ReasonImageRequired = "ImageRequired"
-	// ReasonUnsupported: this build cannot resolve the field in instance mode.
+	// ReasonImageWithoutCloudInit: the image cannot read the user data that joins the node.
+	ReasonImageWithoutCloudInit = "ImageWithoutCloudInit"
+	// ReasonSubnetNotFound: no subnet of the region's VPCs matches the class's vpc.
+	ReasonSubnetNotFound = "SubnetNotFound"
+	// ReasonPlacementGroupNotFound: the placement group does not exist in the region.
+	ReasonPlacementGroupNotFound = "PlacementGroupNotFound"
+	// ReasonPlacementGroupPolicyMismatch: the group by that label has another policy.
+	ReasonPlacementGroupPolicyMismatch = "PlacementGroupPolicyMismatch"
+	// ReasonRegionLacksCapability: the region does not offer what the class asks for.
+	ReasonRegionLacksCapability = "RegionLacksCapability"
+	// ReasonUnsupported: this build cannot launch with the field.
 	ReasonUnsupported = "Unsupported"
+	// ReasonUserDataInvalid: userData is not a cloud-config document cloud-init can merge.
+	ReasonUserDataInvalid = "UserDataInvalid"
 )
+
+// Region capabilities instance mode needs.
+const (
+	CapabilityMetadata       = "Metadata"
+	CapabilityVPCs           = "VPCs"
+	CapabilityPlacementGroup = "Placement Group"
+	CapabilityDiskEncryption = "Disk Encryption"
+)
+
+// cloudInitCapability is the image capability of images whose cloud-init reads Linode's Metadata
+// service, where the provider puts the user data that joins a node.
+const cloudInitCapability = "cloud-init"
 
 // ImageAPI reads the images a class names.
 type ImageAPI interface {
 	GetImage(ctx context.Context, imageID string) (*linodego.Image, error)
+	ListImages(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Image, error)
 }
 
-// ImageResolver resolves spec.image into status.image and the ImageReady condition.
+// ImageResolver resolves image or imageSelector into status.image and the ImageReady condition.
+// A selector resolves to its newest match, so that a newer image drifts the class's nodes.
 type ImageResolver struct {
 	api ImageAPI
 }
@@ -38,48 +70,266 @@ func NewImageResolver(api ImageAPI) *ImageResolver {
 
 // Reconcile resolves the class's image.
 func (i *ImageResolver) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+	var image *linodego.Image
+	var err error
 	switch {
 	case nodeClass.Spec.Image != nil:
+		image, err = i.named(ctx, nodeClass)
 	case nodeClass.Spec.ImageSelector != nil:
-		nodeClass.Status.Image = nil
-		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeImageReady, ReasonUnsupported, "imageSelector is not resolved by this build: name the image with image")
-		return reconcile.Result{}, nil
+		image, err = i.selected(ctx, nodeClass)
 	default:
+		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeImageReady, ReasonImageRequired, "instance mode installs the image the class names: set image (e.g. linode/ubuntu24.04) or imageSelector")
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if image == nil {
 		nodeClass.Status.Image = nil
-		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeImageReady, ReasonImageRequired, "instance mode installs the image the class names: set image, e.g. linode/ubuntu24.04")
 		return reconcile.Result{}, nil
 	}
-	found, err := i.api.GetImage(ctx, *nodeClass.Spec.Image)
-	if err != nil {
-		if linode.IsNotFound(err) {
-			nodeClass.Status.Image = nil
-			nodeClass.StatusConditions().SetFalse(v1.ConditionTypeImageReady, ReasonImageNotFound,
-				fmt.Sprintf("image %q does not exist or is not visible to the API token", *nodeClass.Spec.Image))
-			return reconcile.Result{}, nil
-		}
-		return reconcile.Result{}, fmt.Errorf("reading image %q: %w", *nodeClass.Spec.Image, err)
+	if !slices.Contains(image.Capabilities, cloudInitCapability) {
+		nodeClass.Status.Image = nil
+		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeImageReady, ReasonImageWithoutCloudInit,
+			fmt.Sprintf("image %s (%s) lacks the %s capability: its nodes could not read the user data that joins them to the cluster; use an image with cloud-init, e.g. linode/ubuntu24.04", image.ID, image.Label, cloudInitCapability))
+		return reconcile.Result{}, nil
 	}
-	nodeClass.Status.Image = &v1.ResolvedImage{ID: found.ID, Label: found.Label}
+	nodeClass.Status.Image = &v1.ResolvedImage{ID: image.ID, Label: image.Label}
 	nodeClass.StatusConditions().SetTrue(v1.ConditionTypeImageReady)
 	return reconcile.Result{}, nil
 }
 
-// NetworkingResolver reports the VPC subnet and placement group, which this build does not
-// resolve yet: a class that asks for them is refused rather than launched without them.
-type NetworkingResolver struct{}
+func (i *ImageResolver) named(ctx context.Context, nodeClass *v1.LinodeNodeClass) (*linodego.Image, error) {
+	image, err := i.api.GetImage(ctx, *nodeClass.Spec.Image)
+	if err != nil {
+		if linode.IsNotFound(err) {
+			nodeClass.StatusConditions().SetFalse(v1.ConditionTypeImageReady, ReasonImageNotFound,
+				fmt.Sprintf("image %q does not exist or is not visible to the API token", *nodeClass.Spec.Image))
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading image %q: %w", *nodeClass.Spec.Image, err)
+	}
+	return image, nil
+}
 
-// Reconcile sets SubnetReady and PlacementGroupReady.
-func (NetworkingResolver) Reconcile(_ context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
-	nodeClass.Status.Subnet, nodeClass.Status.PlacementGroup = nil, nil
-	if nodeClass.Spec.VPC != nil {
-		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeSubnetReady, ReasonUnsupported, "vpc is not resolved by this build: remove it")
-	} else {
+// selected is the newest image that matches the selector and is not deprecated; among matches
+// created at the same time, the one whose id sorts last.
+func (i *ImageResolver) selected(ctx context.Context, nodeClass *v1.LinodeNodeClass) (*linodego.Image, error) {
+	selector := nodeClass.Spec.ImageSelector
+	images, err := i.api.ListImages(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("listing images: %w", err)
+	}
+	matches := lo.Filter(images, func(image linodego.Image, _ int) bool {
+		return !image.Deprecated &&
+			(selector.Label == nil || strings.HasPrefix(image.Label, *selector.Label)) &&
+			(selector.Vendor == nil || strings.EqualFold(image.Vendor, *selector.Vendor))
+	})
+	if len(matches) == 0 {
+		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeImageReady, ReasonImageNotFound,
+			fmt.Sprintf("no image that is not deprecated matches imageSelector (%s)", describeSelector(selector)))
+		return nil, nil
+	}
+	// Among the matches, images cloud-init can join come first: a selector is not broken by an
+	// image without it.
+	withCloudInit := lo.Filter(matches, func(image linodego.Image, _ int) bool {
+		return slices.Contains(image.Capabilities, cloudInitCapability)
+	})
+	if len(withCloudInit) > 0 {
+		matches = withCloudInit
+	}
+	newest := slices.MaxFunc(matches, func(a, b linodego.Image) int {
+		if c := lo.FromPtr(a.Created).Compare(lo.FromPtr(b.Created)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return &newest, nil
+}
+
+func describeSelector(selector *v1.ImageSelector) string {
+	var parts []string
+	if selector.Label != nil {
+		parts = append(parts, fmt.Sprintf("label starting with %q", *selector.Label))
+	}
+	if selector.Vendor != nil {
+		parts = append(parts, fmt.Sprintf("vendor %q", *selector.Vendor))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// SubnetAPI reads the region's VPCs.
+type SubnetAPI interface {
+	ListVPCs(ctx context.Context, opts *linodego.ListOptions) ([]linodego.VPC, error)
+}
+
+// SubnetResolver resolves vpc, by subnet id or by VPC and subnet labels, into status.subnet and
+// the SubnetReady condition. Only the region's VPCs count: a Linode joins a VPC of its region.
+type SubnetResolver struct {
+	api    SubnetAPI
+	region string
+}
+
+// NewSubnetResolver returns the resolver for the region nodes launch in.
+func NewSubnetResolver(api SubnetAPI, region string) *SubnetResolver {
+	return &SubnetResolver{api: api, region: region}
+}
+
+// Reconcile resolves the class's subnet.
+func (s *SubnetResolver) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+	vpc := nodeClass.Spec.VPC
+	if vpc == nil {
+		nodeClass.Status.Subnet = nil
 		nodeClass.StatusConditions().SetTrue(v1.ConditionTypeSubnetReady)
+		return reconcile.Result{}, nil
 	}
-	if nodeClass.Spec.PlacementGroup != nil {
-		nodeClass.StatusConditions().SetFalse(v1.ConditionTypePlacementGroupReady, ReasonUnsupported, "placementGroup is not resolved by this build: remove it")
+	vpcs, err := s.api.ListVPCs(ctx, nil)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing VPCs: %w", err)
+	}
+	vpcs = lo.Filter(vpcs, func(v linodego.VPC, _ int) bool { return v.Region == s.region })
+	var wanted string
+	for _, candidate := range vpcs {
+		if vpc.SubnetID == nil && candidate.Label != lo.FromPtr(vpc.VPCLabel) {
+			continue
+		}
+		for _, subnet := range candidate.Subnets {
+			if (vpc.SubnetID != nil && subnet.ID == *vpc.SubnetID) || (vpc.SubnetID == nil && subnet.Label == lo.FromPtr(vpc.SubnetLabel)) {
+				nodeClass.Status.Subnet = &v1.ResolvedSubnet{ID: subnet.ID, VPCID: candidate.ID, Label: subnet.Label}
+				nodeClass.StatusConditions().SetTrue(v1.ConditionTypeSubnetReady)
+				return reconcile.Result{}, nil
+			}
+		}
+	}
+	if vpc.SubnetID != nil {
+		wanted = fmt.Sprintf("subnet %d", *vpc.SubnetID)
 	} else {
-		nodeClass.StatusConditions().SetTrue(v1.ConditionTypePlacementGroupReady)
+		wanted = fmt.Sprintf("subnet %q of VPC %q", *vpc.SubnetLabel, *vpc.VPCLabel)
 	}
+	nodeClass.Status.Subnet = nil
+	nodeClass.StatusConditions().SetFalse(v1.ConditionTypeSubnetReady, ReasonSubnetNotFound,
+		fmt.Sprintf("%s is not in any VPC of region %s visible to the API token", wanted, s.region))
 	return reconcile.Result{}, nil
+}
+
+// PlacementGroupAPI reads and creates placement groups.
+type PlacementGroupAPI interface {
+	GetPlacementGroup(ctx context.Context, id int) (*linodego.PlacementGroup, error)
+	ListPlacementGroups(ctx context.Context, opts *linodego.ListOptions) ([]linodego.PlacementGroup, error)
+	CreatePlacementGroup(ctx context.Context, opts linodego.PlacementGroupCreateOptions) (*linodego.PlacementGroup, error)
+}
+
+// PlacementGroupResolver resolves placementGroup into status.placementGroup and the
+// PlacementGroupReady condition: a group named by id must exist in the region; one named by label
+// is created there (anti-affinity, strict unless the class says flexible) when it does not exist.
+type PlacementGroupResolver struct {
+	api    PlacementGroupAPI
+	region string
+}
+
+// NewPlacementGroupResolver returns the resolver for the region nodes launch in.
+func NewPlacementGroupResolver(api PlacementGroupAPI, region string) *PlacementGroupResolver {
+	return &PlacementGroupResolver{api: api, region: region}
+}
+
+// Reconcile resolves the class's placement group.
+func (r *PlacementGroupResolver) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+	selector := nodeClass.Spec.PlacementGroup
+	if selector == nil {
+		nodeClass.Status.PlacementGroup = nil
+		nodeClass.StatusConditions().SetTrue(v1.ConditionTypePlacementGroupReady)
+		return reconcile.Result{}, nil
+	}
+	group, err := r.find(ctx, nodeClass, selector)
+	if err != nil || group == nil {
+		nodeClass.Status.PlacementGroup = nil
+		return reconcile.Result{}, err
+	}
+	nodeClass.Status.PlacementGroup = &v1.ResolvedPlacementGroup{ID: group.ID, Label: group.Label, Policy: string(group.PlacementGroupPolicy)}
+	nodeClass.StatusConditions().SetTrue(v1.ConditionTypePlacementGroupReady)
+	return reconcile.Result{}, nil
+}
+
+func (r *PlacementGroupResolver) find(ctx context.Context, nodeClass *v1.LinodeNodeClass, selector *v1.PlacementGroupSelector) (*linodego.PlacementGroup, error) {
+	if selector.ID != nil {
+		group, err := r.api.GetPlacementGroup(ctx, *selector.ID)
+		switch {
+		case linode.IsNotFound(err):
+			nodeClass.StatusConditions().SetFalse(v1.ConditionTypePlacementGroupReady, ReasonPlacementGroupNotFound,
+				fmt.Sprintf("placement group %d does not exist or is not visible to the API token", *selector.ID))
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("reading placement group %d: %w", *selector.ID, err)
+		case group.Region != r.region:
+			nodeClass.StatusConditions().SetFalse(v1.ConditionTypePlacementGroupReady, ReasonPlacementGroupNotFound,
+				fmt.Sprintf("placement group %d is in %s; nodes launch in %s", group.ID, group.Region, r.region))
+			return nil, nil
+		}
+		return group, nil
+	}
+	policy := linodego.PlacementGroupPolicy(lo.FromPtrOr(selector.Policy, "strict"))
+	groups, err := r.api.ListPlacementGroups(ctx, &linodego.ListOptions{Filter: fmt.Sprintf(`{"label": %q}`, *selector.Label)})
+	if err != nil {
+		return nil, fmt.Errorf("listing placement groups: %w", err)
+	}
+	if group, found := lo.Find(groups, func(g linodego.PlacementGroup) bool { return g.Region == r.region && g.Label == *selector.Label }); found {
+		if selector.Policy != nil && group.PlacementGroupPolicy != policy {
+			nodeClass.StatusConditions().SetFalse(v1.ConditionTypePlacementGroupReady, ReasonPlacementGroupPolicyMismatch,
+				fmt.Sprintf("placement group %q (%d) has policy %s, the class asks for %s", group.Label, group.ID, group.PlacementGroupPolicy, policy))
+			return nil, nil
+		}
+		return &group, nil
+	}
+	created, err := r.api.CreatePlacementGroup(ctx, linodego.PlacementGroupCreateOptions{
+		Label:                *selector.Label,
+		Region:               r.region,
+		PlacementGroupType:   linodego.PlacementGroupTypeAntiAffinityLocal,
+		PlacementGroupPolicy: policy,
+	})
+	if err != nil {
+		if linode.IsInvalidRequest(err) {
+			nodeClass.StatusConditions().SetFalse(v1.ConditionTypePlacementGroupReady, ReasonPlacementGroupNotFound,
+				fmt.Sprintf("creating placement group %q in %s: %s", *selector.Label, r.region, linode.Reason(err)))
+			return nil, nil
+		}
+		return nil, fmt.Errorf("creating placement group %q: %w", *selector.Label, err)
+	}
+	return created, nil
+}
+
+// Validator checks instance-mode settings that resolve to no object: the region's capabilities
+// for what the class asks, the fields this build cannot launch with, and the user's userData.
+type Validator struct {
+	region linodego.Region
+}
+
+// NewValidator returns the validator for the region nodes launch in.
+func NewValidator(region linodego.Region) *Validator {
+	return &Validator{region: region}
+}
+
+// Validate returns the first problem with the class.
+func (v *Validator) Validate(_ context.Context, nodeClass *v1.LinodeNodeClass) (reason, message string, err error) {
+	spec := nodeClass.Spec
+	for _, need := range []struct {
+		wanted     bool
+		field      string
+		capability string
+	}{
+		{spec.VPC != nil, "vpc", CapabilityVPCs},
+		{spec.PlacementGroup != nil, "placementGroup", CapabilityPlacementGroup},
+		{lo.FromPtr(spec.DiskEncryption) == v1.DiskEncryptionEnabled, "diskEncryption", CapabilityDiskEncryption},
+	} {
+		if need.wanted && !slices.Contains(v.region.Capabilities, need.capability) {
+			return ReasonRegionLacksCapability, fmt.Sprintf("%s needs the region's %q capability, which %s lacks", need.field, need.capability, v.region.ID), nil
+		}
+	}
+	if spec.RootDiskSizeMB != nil {
+		return ReasonUnsupported, "rootDiskSizeMB is not supported by this build: remove it, and each node's root disk takes the plan's whole disk less swap", nil
+	}
+	if spec.UserData != nil {
+		if err := bootstrap.ValidateUserData(*spec.UserData); err != nil {
+			return ReasonUserDataInvalid, err.Error(), nil
+		}
+	}
+	return "", "", nil
 }

@@ -27,18 +27,19 @@ const (
 type Cluster struct {
 	ID    int
 	Label string
-	// Region is where nodes launch: the cluster's region unless the operator overrides it.
+	// Region is the cluster's region, where LKE launches its pools' nodes.
 	Region string
 	Tier   Tier
 	// K8sVersion is the cluster's Kubernetes version, "<major>.<minor>", when it was discovered.
 	K8sVersion string
 }
 
-// Discover finds the LKE cluster labelled name, once, at start-up; an empty regionOverride keeps
-// the cluster's own region. When no cluster or several carry the label it returns an
+// Discover finds the LKE cluster labelled name, once, at start-up. LKE launches a cluster's nodes
+// in the cluster's region, whatever a client says: a region setting (LINODE_REGION) other than
+// the cluster's is refused, since nodes described as elsewhere would be mislabelled and mispriced. When no cluster or several carry the label it returns an
 // *options.ConfigError naming CLUSTER_NAME and the clusters the token sees; any other error is
 // the API's own failure, worth retrying.
-func Discover(ctx context.Context, api linode.LKEAPI, name, regionOverride string) (*Cluster, error) {
+func Discover(ctx context.Context, api linode.LKEAPI, name, regionSetting string) (*Cluster, error) {
 	clusters, err := api.ListLKEClusters(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("listing LKE clusters: %w", err)
@@ -69,8 +70,9 @@ func Discover(ctx context.Context, api linode.LKEAPI, name, regionOverride strin
 	if Tier(found.Tier) == TierEnterprise {
 		cluster.Tier = TierEnterprise
 	}
-	if regionOverride != "" {
-		cluster.Region = regionOverride
+	if regionSetting != "" && regionSetting != cluster.Region {
+		return nil, &options.ConfigError{Message: fmt.Sprintf("LINODE_REGION %q is not the region of LKE cluster %q (%s), where LKE launches all its nodes: unset LINODE_REGION in LKE mode (helm: region)",
+			regionSetting, cluster.Label, cluster.Region)}
 	}
 	return cluster, nil
 }

@@ -14,7 +14,7 @@ import (
 
 // Reasons a node's pool no longer matches its NodeClass and cluster.
 const (
-	// DriftReasonKubernetesVersion: an enterprise pool runs another Kubernetes version than the
+	// DriftReasonKubernetesVersion: the node runs another Kubernetes minor version than the
 	// NodeClass pins or, without a pin, than the cluster now runs.
 	DriftReasonKubernetesVersion cloudprovider.DriftReason = "KubernetesVersionDrift"
 	// DriftReasonFirewall: the pool's firewall is not the one the NodeClass names.
@@ -30,29 +30,47 @@ func (p *Provider) IsDrifted(ctx context.Context, nodeClass *v1.LinodeNodeClass,
 	if want := lo.FromPtr(nodeClass.Spec.FirewallID); want != 0 && node.LKE.FirewallID != want {
 		return DriftReasonFirewall, nil
 	}
-	if p.cluster.Tier != TierEnterprise || node.LKE.K8sVersion == "" {
+	// An enterprise pool names its version; a standard pool's nodes run the version LKE installed
+	// when it created or last recycled them, which only their kubelets report.
+	running := node.LKE.K8sVersion
+	if running == "" {
+		running = node.KubeletVersion
+	}
+	if running == "" {
 		return "", nil
 	}
-	want := lo.FromPtr(nodeClass.Spec.LKEK8sVersion)
-	if want == "" {
-		version, err := p.currentClusterVersion(ctx)
-		if err != nil {
-			return "", err
-		}
-		want = version
+	want, err := p.wantedVersion(ctx, nodeClass)
+	if err != nil {
+		return "", err
 	}
-	if minorVersion(node.LKE.K8sVersion) != minorVersion(want) {
+	if minorVersion(running) != want {
 		return DriftReasonKubernetesVersion, nil
 	}
 	return "", nil
 }
 
-// currentClusterVersion is the cluster's Kubernetes version, read again every few minutes so that
-// an upgrade of the control plane makes unpinned pools drift.
+// wantedVersion is the minor version the class's nodes should run: the one its status records, or,
+// before the NodeClass controller first recorded one, the pin or the cluster's.
+func (p *Provider) wantedVersion(ctx context.Context, nodeClass *v1.LinodeNodeClass) (string, error) {
+	if nodeClass.Status.KubernetesVersion != "" {
+		return nodeClass.Status.KubernetesVersion, nil
+	}
+	if pin := lo.FromPtr(nodeClass.Spec.LKEK8sVersion); pin != "" {
+		return minorVersion(pin), nil
+	}
+	version, err := p.currentClusterVersion(ctx)
+	if err != nil {
+		return "", err
+	}
+	return minorVersion(version), nil
+}
+
+// currentClusterVersion is the cluster's Kubernetes version, read again once ClusterVersionTTL
+// has passed so that an upgrade of the control plane makes unpinned nodes drift.
 func (p *Provider) currentClusterVersion(ctx context.Context) (string, error) {
 	p.versionMu.Lock()
 	defer p.versionMu.Unlock()
-	if p.opts.Clock.Since(p.clusterVersionAt) < clusterVersionTTL {
+	if p.opts.Clock.Since(p.clusterVersionAt) < p.opts.ClusterVersionTTL {
 		return p.clusterVersion, nil
 	}
 	cluster, err := p.api.GetLKECluster(ctx, p.cluster.ID)

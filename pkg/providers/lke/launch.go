@@ -1,7 +1,6 @@
 package lke
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -9,39 +8,22 @@ import (
 	"github.com/linode/linodego"
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
-	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
 // cheapestLaunchable picks the plan whose offering in the cluster's region is the cheapest one
-// that is available and compatible with the NodeClaim. Plans that just ran out of capacity are
-// skipped even if the instance types Karpenter passed predate that news.
+// that is available and compatible with the NodeClaim.
 func (p *Provider) cheapestLaunchable(nodeClaim *karpv1.NodeClaim, instanceTypes []*cloudprovider.InstanceType) (string, error) {
-	requirements := scheduling.NewNodeSelectorRequirementsWithMinValues(nodeClaim.Spec.Requirements...)
-	var cheapest string
-	var cheapestPrice float64
-	for _, instanceType := range instanceTypes {
-		if p.unavailable.IsUnavailable(instanceType.Name, p.cluster.Region) {
-			continue
-		}
-		for _, offering := range instanceType.Offerings.Compatible(requirements) {
-			if !offering.Launchable() || offering.Zone() != p.cluster.Region {
-				continue
-			}
-			// Ties go to the plan that sorts first, so the choice does not depend on input order.
-			if cheapest == "" || offering.Price < cheapestPrice || (offering.Price == cheapestPrice && instanceType.Name < cheapest) {
-				cheapest, cheapestPrice = instanceType.Name, offering.Price
-			}
-		}
+	cheapest, err := nodeprovider.CheapestLaunchable(nodeClaim, instanceTypes, p.cluster.Region, p.unavailable)
+	if err != nil {
+		return "", err
 	}
-	if cheapest == "" {
-		return "", cloudprovider.NewInsufficientCapacityError(fmt.Errorf("none of the %d instance types has a launchable offering in %s", len(instanceTypes), p.cluster.Region))
-	}
-	return cheapest, nil
+	return cheapest.Name, nil
 }
 
 // poolCreateOptions describe the NodeClaim's single-node pool. The autoscaler stays off: the
@@ -74,7 +56,7 @@ func (p *Provider) poolCreateOptions(nodeClass *v1.LinodeNodeClass, nodeClaim *k
 // poolTags are the ownership tags followed by the NodeClass's own tags.
 func (p *Provider) poolTags(nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim) []string {
 	tags := []string{
-		nodeprovider.ClusterTag(p.clusterName),
+		p.ownershipTag,
 		nodeprovider.NodeClaimTag(nodeClaim.Name),
 		nodeprovider.NodePoolTag(nodeClaim.Labels[karpv1.NodePoolLabelKey]),
 	}
@@ -98,6 +80,11 @@ func poolLabels(nodeClaim *karpv1.NodeClaim) linodego.LKENodePoolLabels {
 	}
 	maps.Copy(labels, nodeClaim.Labels)
 	maps.DeleteFunc(labels, func(key, _ string) bool { return !poolMaySetLabel(key) })
+	// The Node webhook finds a joining node's NodeClaim by this label; a name too long to be a
+	// label value leaves that to the provider ID.
+	if len(validation.IsValidLabelValue(nodeClaim.Name)) == 0 {
+		labels[v1.LabelNodeClaim] = nodeClaim.Name
+	}
 	return labels
 }
 

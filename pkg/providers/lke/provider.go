@@ -2,17 +2,23 @@ package lke
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/awslabs/operatorpkg/option"
 	"github.com/linode/linodego"
 	"github.com/samber/lo"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/events"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
@@ -40,8 +46,8 @@ const (
 	// missRefreshAge is how old a listing may be and still prove a node gone: a Linode missing from
 	// an older listing is looked for in a new one first.
 	missRefreshAge = time.Second
-	// clusterVersionTTL is how long the cluster's Kubernetes version is trusted for drift.
-	clusterVersionTTL = 5 * time.Minute
+	// DefaultClusterVersionTTL is how long the cluster's Kubernetes version is trusted for drift.
+	DefaultClusterVersionTTL = time.Minute
 )
 
 // Options tune the provider; the defaults suit the live API.
@@ -49,7 +55,15 @@ type Options struct {
 	ListingTTL    time.Duration
 	LaunchTimeout time.Duration
 	PollInterval  time.Duration
-	Clock         clock.Clock
+	// ClusterVersionTTL is how often the cluster's Kubernetes version is read again.
+	ClusterVersionTTL time.Duration
+	Clock             clock.Clock
+	Recorder          events.Recorder
+}
+
+// WithRecorder sets where the provider tells the operator about plans Linode refused.
+func WithRecorder(recorder events.Recorder) option.Function[Options] {
+	return func(o *Options) { o.Recorder = recorder }
 }
 
 // WithListingTTL sets how long one pool listing answers Get and List.
@@ -68,6 +82,12 @@ func WithPollInterval(interval time.Duration) option.Function[Options] {
 	return func(o *Options) { o.PollInterval = interval }
 }
 
+// WithClusterVersionTTL sets how often the cluster's Kubernetes version is read again, and so how
+// soon after an upgrade of the control plane the nodes on the old version drift.
+func WithClusterVersionTTL(ttl time.Duration) option.Function[Options] {
+	return func(o *Options) { o.ClusterVersionTTL = ttl }
+}
+
 // WithClock sets the clock that times listings and waits.
 func WithClock(clk clock.Clock) option.Function[Options] {
 	return func(o *Options) { o.Clock = clk }
@@ -75,9 +95,13 @@ func WithClock(clk clock.Clock) option.Function[Options] {
 
 // Provider launches each NodeClaim as a single-node pool of the LKE cluster.
 type Provider struct {
-	api         API
-	cluster     *Cluster
-	clusterName string
+	api     API
+	cluster *Cluster
+	// ownershipTag is on every pool the provider launches: the cluster's id.
+	ownershipTag string
+	// legacyTags marked the pools of earlier versions, by the cluster's name: CLUSTER_NAME and
+	// the cluster's label now.
+	legacyTags  []string
 	unavailable *cache.UnavailableOfferings
 	pools       *poolCache
 	opts        Options
@@ -92,25 +116,66 @@ var (
 	_ nodeprovider.DriftDetector = (*Provider)(nil)
 )
 
-// NewProvider returns a provider for the cluster. clusterName is the CLUSTER_NAME setting the
-// ownership tags carry; unavailable learns of plans a region has no capacity for.
+// NewProvider returns a provider for the cluster. Its pools carry the cluster's id as their
+// ownership tag; pools an earlier version tagged with the cluster's name (clusterName, the
+// CLUSTER_NAME setting, or the cluster's label) are its own too until MigrateOwnership retags
+// them. unavailable learns of plans a region has no capacity for.
 func NewProvider(api API, cluster *Cluster, clusterName string, unavailable *cache.UnavailableOfferings, opts ...option.Function[Options]) *Provider {
 	resolved := option.Resolve(append([]option.Function[Options]{
 		WithListingTTL(DefaultListingTTL),
 		WithLaunchTimeout(DefaultLaunchTimeout),
 		WithPollInterval(DefaultPollInterval),
+		WithClusterVersionTTL(DefaultClusterVersionTTL),
 		WithClock(clock.RealClock{}),
 	}, opts...)...)
-	return &Provider{
+	p := &Provider{
 		api:              api,
 		cluster:          cluster,
-		clusterName:      clusterName,
+		ownershipTag:     nodeprovider.LKEClusterTag(cluster.ID),
+		legacyTags:       lo.Uniq([]string{nodeprovider.ClusterTag(clusterName), nodeprovider.ClusterTag(cluster.Label)}),
 		unavailable:      unavailable,
-		pools:            newPoolCache(api, cluster.ID, nodeprovider.ClusterTag(clusterName), resolved.Clock),
 		opts:             *resolved,
 		clusterVersion:   cluster.K8sVersion,
 		clusterVersionAt: resolved.Clock.Now(),
 	}
+	p.pools = newPoolCache(api, cluster.ID, p.owns, resolved.Clock)
+	return p
+}
+
+// OwnershipTag is the tag on every pool the provider launches; garbage collection touches no pool
+// without it.
+func (p *Provider) OwnershipTag() string { return p.ownershipTag }
+
+// owns reports whether the provider launched the pool, in this version or an earlier one.
+func (p *Provider) owns(pool linodego.LKENodePool) bool {
+	return slices.Contains(pool.Tags, p.ownershipTag) || slices.ContainsFunc(p.legacyTags, func(tag string) bool { return slices.Contains(pool.Tags, tag) })
+}
+
+// MigrateOwnership retags the pools an earlier version tagged with the cluster's name with the
+// cluster's id, so that they stay the provider's, and garbage collection's to look at, whatever
+// the cluster is called later. It returns how many pools it retagged.
+func (p *Provider) MigrateOwnership(ctx context.Context) (int, error) {
+	listing, err := p.pools.get(ctx, 0)
+	if err != nil {
+		return 0, fmt.Errorf("listing node pools: %w", err)
+	}
+	migrated := 0
+	var errs []error
+	for _, pool := range listing.pools {
+		if slices.Contains(pool.Tags, p.ownershipTag) {
+			continue
+		}
+		tags := append(slices.DeleteFunc(slices.Clone(pool.Tags), func(tag string) bool { return slices.Contains(p.legacyTags, tag) }), p.ownershipTag)
+		updated, err := p.api.UpdateLKENodePool(ctx, p.cluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{Tags: &tags})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("retagging node pool %d: %w", pool.ID, err))
+			continue
+		}
+		p.pools.put(*updated)
+		migrated++
+		log.FromContext(ctx).WithValues("pool-id", pool.ID).Info("node pool now owned by the LKE cluster's id")
+	}
+	return migrated, errors.Join(errs...)
 }
 
 // Create launches a single-node pool for the NodeClaim, or resumes waiting for the pool an
@@ -131,27 +196,63 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	}
 	created, err := p.api.CreateLKENodePool(ctx, p.cluster.ID, p.poolCreateOptions(nodeClass, nodeClaim, instanceType))
 	if err != nil {
-		return nil, p.launchError(ctx, err, instanceType)
+		return nil, p.launchError(ctx, err, nodeClass, instanceType)
 	}
 	p.pools.put(*created)
 	log.FromContext(ctx).WithValues("pool-id", created.ID, "instance-type", instanceType).V(1).Info("created node pool")
 	return p.awaitInstance(ctx, *created)
 }
 
-// launchError classifies a failed pool create: capacity sends Karpenter to another offering, a
-// refused request needs the NodeClass changed, and anything else (rate limit, outage, lost
-// answer) is retried by Karpenter after a fresh look for the pool.
-func (p *Provider) launchError(ctx context.Context, err error, instanceType string) error {
+// nodeClassFields are the pool fields a LinodeNodeClass sets: a refusal naming one of them can
+// only be lifted by changing the class.
+var nodeClassFields = []string{"firewall_id", "disk_encryption", "tags", "k8s_version", "update_strategy"}
+
+// launchError classifies a failed pool create. A refusal about the NodeClass's own fields needs
+// the class changed; any other refusal (capacity, an account limit, a plan the account or LKE may
+// not use, one Linode does not explain) takes the plan out of the region for a while and sends
+// Karpenter to the other plans; anything else (rate limit, "Linode busy.", outage, lost answer)
+// is retried by Karpenter after a fresh look for the pool.
+func (p *Provider) launchError(ctx context.Context, err error, nodeClass *v1.LinodeNodeClass, instanceType string) error {
+	refusal, refused := linode.AsRefusal(err)
 	switch {
-	case linode.IsInsufficientCapacity(err):
-		p.unavailable.MarkUnavailable(ctx, linode.Reason(err), instanceType, p.cluster.Region)
-		return cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching %s in %s: %w", instanceType, p.cluster.Region, err))
-	case linode.IsInvalidRequest(err):
-		return nodeprovider.NewInvalidLaunchError(err, instanceType, linode.Reason(err))
-	default:
+	case !refused:
 		// The pool may exist although the answer never arrived: the next attempt must list anew.
 		p.pools.invalidate()
 		return fmt.Errorf("creating node pool of %s: %w", instanceType, err)
+	case refusal.Kind == linode.RefusalInvalid && slices.ContainsFunc(refusal.Fields, func(field string) bool { return slices.Contains(nodeClassFields, field) }):
+		return nodeprovider.NewInvalidLaunchError(err, instanceType, refusal.Reason)
+	default:
+		ttl := offeringRefusalTTL(refusal)
+		p.unavailable.MarkUnavailableFor(ctx, refusal.Reason, ttl, instanceType, p.cluster.Region)
+		if p.opts.Recorder != nil {
+			p.opts.Recorder.Publish(offeringRefusedEvent(nodeClass, instanceType, p.cluster.Region, refusal, ttl))
+		}
+		return cloudprovider.NewInsufficientCapacityError(fmt.Errorf("Linode refused to launch %s in %s: %w", instanceType, p.cluster.Region, err))
+	}
+}
+
+// offeringRefusalTTL is how long a refused plan stays out of the region, by what the refusal says.
+func offeringRefusalTTL(refusal linode.Refusal) time.Duration {
+	switch {
+	case refusal.Kind == linode.RefusalCapacity:
+		return cache.UnavailableOfferingsTTL
+	case refusal.Kind == linode.RefusalAccountLimit:
+		return cache.AccountLimitTTL
+	case slices.Contains(refusal.Fields, "type"):
+		return cache.RefusedPlanTTL
+	default:
+		return cache.UnexplainedRefusalTTL
+	}
+}
+
+func offeringRefusedEvent(nodeClass *v1.LinodeNodeClass, instanceType, region string, refusal linode.Refusal, ttl time.Duration) events.Event {
+	return events.Event{
+		InvolvedObject: nodeClass,
+		Type:           corev1.EventTypeWarning,
+		Reason:         "OfferingUnavailable",
+		Message: fmt.Sprintf("Linode refused to launch %s in %s (%s): %s; launching other plans, and this one again in %s",
+			instanceType, region, refusal.Kind, refusal.Reason, ttl),
+		DedupeValues: []string{string(nodeClass.UID), instanceType, region, string(refusal.Kind)},
 	}
 }
 
@@ -231,7 +332,11 @@ func (p *Provider) Delete(ctx context.Context, node *nodeprovider.Node) error {
 		return fmt.Errorf("Linode %d is not a node of an LKE pool", node.InstanceID)
 	}
 	poolID, nodeID := node.LKE.PoolID, node.LKE.NodeID
-	onlyTheNode := node.LKE.PoolSize > 1 && nodeID != ""
+	onlyTheNode := node.LKE.PoolSize > 1
+	if onlyTheNode && nodeID == "" {
+		// Deleting the pool would take its other nodes along.
+		return fmt.Errorf("node pool %d holds %d nodes and LKE does not list this one yet; it is deleted alone once LKE does", poolID, node.LKE.PoolSize)
+	}
 	var err error
 	if onlyTheNode {
 		err = p.api.DeleteLKENodePoolNode(ctx, p.cluster.ID, nodeID)
@@ -255,17 +360,7 @@ func (p *Provider) Delete(ctx context.Context, node *nodeprovider.Node) error {
 
 // Reboot restarts the node's Linode in place.
 func (p *Provider) Reboot(ctx context.Context, node *nodeprovider.Node) error {
-	err := p.api.RebootInstance(ctx, node.InstanceID, 0)
-	switch {
-	case err == nil:
-		return nil
-	case linode.IsNotFound(err):
-		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("rebooting Linode %d: %w", node.InstanceID, err))
-	case linode.IsInvalidRequest(err), linode.IsUnauthorized(err):
-		return cloudprovider.NewNodeRebootFailedError(fmt.Errorf("rebooting Linode %d: %w", node.InstanceID, err))
-	default:
-		return fmt.Errorf("rebooting Linode %d: %w", node.InstanceID, err)
-	}
+	return nodeprovider.Reboot(ctx, p.api, node.InstanceID)
 }
 
 // nodesOf turns a pool into its nodes; a pool whose node LKE does not list yet gives one node
@@ -296,11 +391,42 @@ func (p *Provider) nodeOf(pool linodego.LKENodePool, member linodego.LKENodePool
 			ClusterID:  p.cluster.ID,
 			PoolID:     pool.ID,
 			NodeID:     member.ID,
-			PoolSize:   pool.Count,
+			PoolSize:   max(pool.Count, len(pool.Linodes)),
 			K8sVersion: lo.FromPtr(pool.K8sVersion),
 			FirewallID: lo.FromPtr(pool.FirewallID),
 		},
 	}
+}
+
+// Adopt hands the node's single-node pool over to the NodeClaim named nodeClaimName: the pool's
+// NodeClaim tag, and the NodeClaim label LKE puts on its nodes, name the new NodeClaim, so that
+// its launch finds this pool instead of creating another.
+func (p *Provider) Adopt(ctx context.Context, node *nodeprovider.Node, nodeClaimName string) error {
+	if node.LKE == nil {
+		return fmt.Errorf("Linode %d is not a node of an LKE pool", node.InstanceID)
+	}
+	pool, err := p.api.GetLKENodePool(ctx, p.cluster.ID, node.LKE.PoolID)
+	if err != nil {
+		return fmt.Errorf("reading node pool %d: %w", node.LKE.PoolID, err)
+	}
+	if pool.Count > 1 {
+		return fmt.Errorf("node pool %d holds %d nodes: only a single-node pool can belong to one NodeClaim", pool.ID, pool.Count)
+	}
+	tags := slices.DeleteFunc(slices.Clone(pool.Tags), func(tag string) bool {
+		return strings.HasPrefix(tag, nodeprovider.TagKeyNodeClaim+"=")
+	})
+	tags = append(tags, nodeprovider.NodeClaimTag(nodeClaimName))
+	labels := maps.Clone(pool.Labels)
+	if labels == nil {
+		labels = linodego.LKENodePoolLabels{}
+	}
+	labels[v1.LabelNodeClaim] = nodeClaimName
+	updated, err := p.api.UpdateLKENodePool(ctx, p.cluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{Tags: &tags, Labels: &labels})
+	if err != nil {
+		return fmt.Errorf("handing node pool %d over to NodeClaim %s: %w", pool.ID, nodeClaimName, err)
+	}
+	p.pools.put(*updated)
+	return nil
 }
 
 // launchedNode is the node of a single-node pool once LKE lists it with its Linode.

@@ -15,8 +15,10 @@ import (
 	"github.com/linode/linodego"
 	"github.com/samber/lo"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	coretest "sigs.k8s.io/karpenter/pkg/test"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
@@ -41,14 +43,16 @@ func TestDiscover(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name, label, regionOverride string
-		wantRegion                  string
-		wantTier                    lke.Tier
+		name, label, regionSetting string
+		wantRegion                 string
+		wantTier                   lke.Tier
 		// wantConfigError is a fragment of the message the user reads; empty when the cluster is found.
 		wantConfigError string
 	}{
 		{name: "the cluster's own region", label: clusterName, wantRegion: region, wantTier: lke.TierStandard},
-		{name: "a region override wins", label: clusterName, regionOverride: "us-sea", wantRegion: "us-sea", wantTier: lke.TierStandard},
+		{name: "the cluster's region set explicitly", label: clusterName, regionSetting: region, wantRegion: region, wantTier: lke.TierStandard},
+		{name: "another region is refused", label: clusterName, regionSetting: "us-sea",
+			wantConfigError: `LINODE_REGION "us-sea" is not the region of LKE cluster "karpenter-test" (us-ord), where LKE launches all its nodes: unset LINODE_REGION in LKE mode (helm: region)`},
 		{name: "the enterprise tier", label: "enterprise", wantRegion: "us-mia", wantTier: lke.TierEnterprise},
 		{name: "an unknown label lists the clusters the token sees", label: "karpenter-tset",
 			wantConfigError: `CLUSTER_NAME "karpenter-tset" matches no LKE cluster; clusters this token sees: "karpenter-test", "twin", "twin", "enterprise"`},
@@ -56,7 +60,7 @@ func TestDiscover(t *testing.T) {
 			wantConfigError: fmt.Sprintf(`CLUSTER_NAME "twin" matches 2 LKE clusters (ids %d, %d)`, twinID-1, twinID)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cluster, err := lke.Discover(context.Background(), f.client, tc.label, tc.regionOverride)
+			cluster, err := lke.Discover(context.Background(), f.client, tc.label, tc.regionSetting)
 			if tc.wantConfigError != "" {
 				var configErr *options.ConfigError
 				if !errors.As(err, &configErr) || !strings.Contains(configErr.Message, tc.wantConfigError) {
@@ -106,7 +110,7 @@ func TestCreateLaunchesOneTaggedSingleNodePoolInThreeCalls(t *testing.T) {
 	if len(instances) != 1 || node.ProviderID() != nodeprovider.ProviderID(instances[0].ID) {
 		t.Fatalf("node %q, instances %+v", node.ProviderID(), instances)
 	}
-	for _, tag := range []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag("default-abcde"), nodeprovider.NodePoolTag("default"), "team-payments"} {
+	for _, tag := range []string{nodeprovider.LKEClusterTag(f.cluster.ID), nodeprovider.NodeClaimTag("default-abcde"), nodeprovider.NodePoolTag("default"), "team-payments"} {
 		if !slices.Contains(pools[0].Tags, tag) {
 			t.Errorf("pool tags %v lack %q", pools[0].Tags, tag)
 		}
@@ -115,7 +119,7 @@ func TestCreateLaunchesOneTaggedSingleNodePoolInThreeCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLabels := linodego.LKENodePoolLabels{"karpenter.sh/nodepool": "default", "team": "payments", "karpenter.sh/capacity-type": "on-demand"}
+	wantLabels := linodego.LKENodePoolLabels{"karpenter.sh/nodepool": "default", "team": "payments", "karpenter.sh/capacity-type": "on-demand", v1.LabelNodeClaim: "default-abcde"}
 	if !maps.Equal(pool.Labels, wantLabels) {
 		t.Errorf("pool labels %v, want %v (no kubernetes.io labels)", pool.Labels, wantLabels)
 	}
@@ -229,51 +233,130 @@ func TestCreateOnExhaustedCapacityMovesToTheNextPlan(t *testing.T) {
 	}
 }
 
-func TestCreateErrorsAreClassified(t *testing.T) {
+// TestRefusedLaunchesAreClassified answers the launch of the cheapest plan with each kind of
+// refusal, in Linode's words: only a refusal about the NodeClass's own fields blocks the class;
+// every other one takes that plan out of the region for a while, says so on the NodeClass, and
+// the next launch goes on with another plan; transient failures do neither.
+func TestRefusedLaunchesAreClassified(t *testing.T) {
+	const cheapest = "g6-standard-2"
+	type outcome string
+	const (
+		blocksClass  outcome = "blocks the class"
+		refusesPlan  outcome = "refuses the plan"
+		retriedAsIs  outcome = "retried as is"
+		noOfferingAt outcome = "no launchable offering"
+	)
 	for _, tc := range []struct {
 		name          string
 		instanceTypes []*cloudprovider.InstanceType
 		fault         *emulator.Fault
-		check         func(error) bool
+		capacity      bool
+		want          outcome
+		wantTTL       time.Duration
 		wantReason    string
 	}{
+		{name: "no capacity for the plan in the region", capacity: true, want: refusesPlan, wantTTL: cache.UnavailableOfferingsTTL, wantReason: "not currently available in the selected region"},
 		{
-			name:          "a plan LKE refuses is an invalid launch carrying the API's reason",
-			instanceTypes: []*cloudprovider.InstanceType{plan("g6-nanode-1", 0.0075)},
-			check:         nodeprovider.IsInvalidLaunch,
-			wantReason:    "not supported by LKE",
+			name:  "an account limit",
+			fault: &emulator.Fault{Sequence: []int{http.StatusBadRequest}, Reason: "You’ve reached the limit for the number of active vCPUs in this Linode plan. Please contact Support to request an increase and specify the total number of resources you may need."},
+			want:  refusesPlan, wantTTL: cache.AccountLimitTTL, wantReason: "reached the limit",
 		},
 		{
-			name:          "no launchable offering is insufficient capacity",
-			instanceTypes: []*cloudprovider.InstanceType{},
-			check:         cloudprovider.IsInsufficientCapacityError,
+			name:  "a plan the account may not use",
+			fault: &emulator.Fault{Sequence: []int{http.StatusBadRequest}, Field: "type", Reason: "This plan is not available to your account"},
+			want:  refusesPlan, wantTTL: cache.RefusedPlanTTL, wantReason: "not available to your account",
 		},
 		{
-			name:          "server errors are neither",
-			instanceTypes: plans(),
-			fault:         &emulator.Fault{Method: http.MethodPost, Route: poolsRoute, Sequence: []int{http.StatusServiceUnavailable}},
-			check: func(err error) bool {
-				return err != nil && !cloudprovider.IsInsufficientCapacityError(err) && !nodeprovider.IsInvalidLaunch(err)
-			},
+			name:          "a plan LKE does not take",
+			instanceTypes: []*cloudprovider.InstanceType{plan("g6-nanode-1", 0.0075), plan("g6-standard-4", 0.072)},
+			want:          refusesPlan, wantTTL: cache.RefusedPlanTTL, wantReason: "not supported by LKE",
 		},
+		{
+			name:  "an unknown 400",
+			fault: &emulator.Fault{Sequence: []int{http.StatusBadRequest}, Reason: "Something nobody has seen before"},
+			want:  refusesPlan, wantTTL: cache.UnexplainedRefusalTTL, wantReason: "nobody has seen",
+		},
+		{
+			name:  "a refusal of the NodeClass's firewall",
+			fault: &emulator.Fault{Sequence: []int{http.StatusBadRequest}, Field: "firewall_id", Reason: "Firewall is not in a usable state"},
+			want:  blocksClass, wantReason: "Firewall is not in a usable state",
+		},
+		{name: "Linode busy.", fault: &emulator.Fault{Sequence: []int{http.StatusBadRequest}, Reason: "Linode busy."}, want: retriedAsIs},
+		{name: "a server error", fault: &emulator.Fault{Sequence: []int{http.StatusServiceUnavailable}}, want: retriedAsIs},
+		{name: "a rate limit", fault: &emulator.Fault{Sequence: []int{http.StatusTooManyRequests}}, want: retriedAsIs},
+		{name: "no launchable offering", instanceTypes: []*cloudprovider.InstanceType{}, want: noOfferingAt},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, fixtureOptions{})
+			recorder := coretest.NewEventRecorder()
+			f := newFixture(t, fixtureOptions{provider: []option.Function[lke.Options]{lke.WithRecorder(recorder)}})
+			instanceTypes := plans()
+			if tc.instanceTypes != nil {
+				instanceTypes = tc.instanceTypes
+			}
+			refused := cheapest
+			if len(instanceTypes) > 0 && instanceTypes[0].Name == "g6-nanode-1" {
+				refused = "g6-nanode-1"
+			}
 			if tc.fault != nil {
-				f.emulator.InjectFault(*tc.fault)
+				fault := *tc.fault
+				fault.Method, fault.Route = http.MethodPost, poolsRoute
+				f.emulator.InjectFault(fault)
 			}
-			_, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-err"), tc.instanceTypes)
-			if !tc.check(err) {
-				t.Fatalf("unexpected classification of %v", err)
+			if tc.capacity {
+				f.emulator.SetCapacity(region, cheapest, 0)
 			}
-			var invalid *nodeprovider.InvalidLaunchError
-			if tc.wantReason != "" && (!errors.As(err, &invalid) || !strings.Contains(invalid.Reason, tc.wantReason)) {
-				t.Fatalf("want reason containing %q, got %v", tc.wantReason, err)
+			_, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-first"), instanceTypes)
+			var got outcome
+			switch {
+			case nodeprovider.IsInvalidLaunch(err):
+				got = blocksClass
+			case cloudprovider.IsInsufficientCapacityError(err) && f.unavailable.IsUnavailable(refused, region):
+				got = refusesPlan
+			case cloudprovider.IsInsufficientCapacityError(err):
+				got = noOfferingAt
+			case err != nil:
+				got = retriedAsIs
 			}
-			if f.unavailable.IsUnavailable("g6-nanode-1", region) {
-				t.Fatal("an invalid request marked the plan unavailable")
+			if got != tc.want {
+				t.Fatalf("%v: the launch %s, want it %s", err, got, tc.want)
+			}
+			if tc.wantReason != "" && !strings.Contains(err.Error(), tc.wantReason) {
+				t.Fatalf("the error %q lost Linode's reason %q", err, tc.wantReason)
+			}
+			if tc.want != refusesPlan {
+				if f.unavailable.IsUnavailable(refused, region) || recorder.Calls("OfferingUnavailable") != 0 {
+					t.Fatal("the plan was taken out of the region")
+				}
+				return
+			}
+			events := recorder.Events()
+			if len(events) != 1 || !strings.Contains(events[0].Message, refused) || !strings.Contains(events[0].Message, tc.wantTTL.String()) {
+				t.Fatalf("want one OfferingUnavailable event naming %s and %s, got %+v", refused, tc.wantTTL, events)
+			}
+			node, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-second"), instanceTypes)
+			if err != nil {
+				t.Fatalf("the next launch did not go on with another plan: %v", err)
+			}
+			if node.InstanceType == refused {
+				t.Fatalf("the next launch used the refused plan %s again", refused)
 			}
 		})
+	}
+}
+
+// TestRefusedPlanReturnsAfterItsTTL: a refused plan is tried again once its TTL has passed.
+func TestRefusedPlanReturnsAfterItsTTL(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.unavailable = cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
+	f.unavailable.MarkUnavailableFor(context.Background(), "refused", 30*time.Millisecond, "g6-standard-2", region)
+	provider := lke.NewProvider(f.client, f.cluster, clusterName, f.unavailable, lke.WithPollInterval(time.Millisecond))
+	deadline := time.Now().Add(5 * time.Second)
+	for f.unavailable.IsUnavailable("g6-standard-2", region) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	node, err := provider.Create(context.Background(), nodeClass(), nodeClaim("default-again"), plans())
+	if err != nil || node.InstanceType != "g6-standard-2" {
+		t.Fatalf("after its TTL the cheapest plan is not launched again: %v, %+v", err, node)
 	}
 }
 
@@ -429,10 +512,140 @@ func createPools(t testing.TB, f *fixture, n int) {
 	for i := range n {
 		if _, err := f.client.CreateLKENodePool(context.Background(), f.cluster.ID, linodego.LKENodePoolCreateOptions{
 			Count: 1, Type: "g6-standard-2",
-			Tags: []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag(fmt.Sprintf("default-%05d", i)), nodeprovider.NodePoolTag("default")},
+			Tags: []string{nodeprovider.LKEClusterTag(f.cluster.ID), nodeprovider.NodeClaimTag(fmt.Sprintf("default-%05d", i)), nodeprovider.NodePoolTag("default")},
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f.emulator.Tick()
+}
+
+// TestDeleteNeverTakesAPoolsOtherNodes: a node of a pool of several nodes whose node id LKE does
+// not list yet is not deleted with its pool.
+func TestDeleteNeverTakesAPoolsOtherNodes(t *testing.T) {
+	f := newFixture(t, fixtureOptions{tier: lke.TierEnterprise, emulator: []emulator.Option{emulator.WithDelays(emulator.Delays{EnterpriseNodeListing: time.Minute})}})
+	pool, err := f.client.CreateLKENodePool(context.Background(), f.cluster.ID, linodego.LKENodePoolCreateOptions{
+		Count: 2, Type: "g6-standard-2", Tags: []string{nodeprovider.LKEClusterTag(f.cluster.ID), nodeprovider.NodeClaimTag("grown-by-hand")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := f.provider.List(context.Background())
+	if err != nil || len(nodes) != 1 || nodes[0].LKE.NodeID != "" {
+		t.Fatalf("want the pool as one node LKE does not list yet, got %+v, %v", nodes, err)
+	}
+	if err := f.provider.Delete(context.Background(), nodes[0]); err == nil || cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Fatalf("deleting a node of a two-node pool without its node id gave %v, want an error to retry", err)
+	}
+	if pools := f.emulator.Pools(f.cluster.ID); len(pools) != 1 || pools[0].ID != pool.ID || pools[0].Count != 2 {
+		t.Fatalf("the pool and its nodes must stay: %+v", pools)
+	}
+}
+
+// TestAdoptHandsAPoolToAnotherNodeClaim: once adopted, a pool is the launch of the new NodeClaim,
+// which finds it instead of creating another, and its nodes carry the new NodeClaim's label.
+func TestAdoptHandsAPoolToAnotherNodeClaim(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	node, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-old"), plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.provider.Adopt(context.Background(), node, "default-new"); err != nil {
+		t.Fatal(err)
+	}
+	pools, err := f.client.ListLKENodePools(context.Background(), f.cluster.ID, nil)
+	if err != nil || len(pools) != 1 {
+		t.Fatalf("pools: %+v, %v", pools, err)
+	}
+	if !slices.Contains(pools[0].Tags, nodeprovider.NodeClaimTag("default-new")) || slices.Contains(pools[0].Tags, nodeprovider.NodeClaimTag("default-old")) ||
+		!slices.Contains(pools[0].Tags, nodeprovider.LKEClusterTag(f.cluster.ID)) || pools[0].Labels[v1.LabelNodeClaim] != "default-new" {
+		t.Fatalf("the adopted pool: tags %v, labels %v", pools[0].Tags, pools[0].Labels)
+	}
+	adopted, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-new"), plans())
+	if err != nil || adopted.InstanceID != node.InstanceID || adopted.NodeClaimName != "default-new" {
+		t.Fatalf("the new NodeClaim's launch: %+v, %v", adopted, err)
+	}
+	if pools := f.emulator.Pools(f.cluster.ID); len(pools) != 1 {
+		t.Fatalf("the launch of the adopting NodeClaim created a pool: %+v", pools)
+	}
+}
+
+// TestARenamedClusterKeepsItsPools: pools carry the cluster's id, so a controller started with
+// the cluster's new label (CLUSTER_NAME follows the rename) finds them all.
+func TestARenamedClusterKeepsItsPools(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	node, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-before"), plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.UpdateLKECluster(context.Background(), f.cluster.ID, linodego.LKEClusterUpdateOptions{Label: "renamed"}); err != nil {
+		t.Fatal(err)
+	}
+	renamed, err := lke.Discover(context.Background(), f.client, "renamed", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	provider := lke.NewProvider(f.client, renamed, "renamed", f.unavailable)
+	nodes, err := provider.List(context.Background())
+	if err != nil || len(nodes) != 1 || nodes[0].InstanceID != node.InstanceID {
+		t.Fatalf("after the rename the provider lists %+v (%v), want the node launched before", nodes, err)
+	}
+	if _, err := provider.Get(context.Background(), node.ProviderID()); err != nil {
+		t.Fatalf("after the rename the node is not found: %v", err)
+	}
+}
+
+// TestPoolsOfEarlierVersionsAreAdopted: pools an earlier version tagged with the cluster's name
+// stay the provider's, are retagged with the cluster's id, and then survive a rename; a pool of
+// another cluster's name is left alone.
+func TestPoolsOfEarlierVersionsAreAdopted(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := context.Background()
+	legacy, err := f.client.CreateLKENodePool(ctx, f.cluster.ID, linodego.LKENodePoolCreateOptions{
+		Count: 1, Type: "g6-standard-2", Tags: []string{nodeprovider.ClusterTag(clusterName), nodeprovider.NodeClaimTag("default-old"), nodeprovider.NodePoolTag("default"), "team-payments"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := f.client.CreateLKENodePool(ctx, f.cluster.ID, linodego.LKENodePoolCreateOptions{
+		Count: 1, Type: "g6-standard-2", Tags: []string{nodeprovider.ClusterTag("another-cluster"), nodeprovider.NodeClaimTag("theirs")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.emulator.Tick()
+	if nodes, err := f.provider.List(ctx); err != nil || len(nodes) != 1 || nodes[0].LKE.PoolID != legacy.ID {
+		t.Fatalf("before the migration the provider lists %+v (%v), want the pool of the earlier version", nodes, err)
+	}
+	if migrated, err := f.provider.MigrateOwnership(ctx); err != nil || migrated != 1 {
+		t.Fatalf("MigrateOwnership = %d, %v; want the one pool retagged", migrated, err)
+	}
+	if migrated, err := f.provider.MigrateOwnership(ctx); err != nil || migrated != 0 {
+		t.Fatalf("a second MigrateOwnership = %d, %v; want nothing left to do", migrated, err)
+	}
+	pools := f.emulator.Pools(f.cluster.ID)
+	for _, pool := range pools {
+		switch pool.ID {
+		case legacy.ID:
+			if !slices.Contains(pool.Tags, nodeprovider.LKEClusterTag(f.cluster.ID)) || slices.Contains(pool.Tags, nodeprovider.ClusterTag(clusterName)) ||
+				!slices.Contains(pool.Tags, "team-payments") || !slices.Contains(pool.Tags, nodeprovider.NodeClaimTag("default-old")) {
+				t.Fatalf("the migrated pool's tags: %v", pool.Tags)
+			}
+		case foreign.ID:
+			if slices.Contains(pool.Tags, nodeprovider.LKEClusterTag(f.cluster.ID)) {
+				t.Fatalf("another cluster's pool was taken over: %v", pool.Tags)
+			}
+		}
+	}
+	if _, err := f.client.UpdateLKECluster(ctx, f.cluster.ID, linodego.LKEClusterUpdateOptions{Label: "renamed"}); err != nil {
+		t.Fatal(err)
+	}
+	renamed, err := lke.Discover(ctx, f.client, "renamed", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := lke.NewProvider(f.client, renamed, "renamed", f.unavailable).List(ctx)
+	if err != nil || len(nodes) != 1 || nodes[0].LKE.PoolID != legacy.ID {
+		t.Fatalf("after the rename the provider lists %+v (%v), want the migrated pool", nodes, err)
+	}
 }

@@ -63,6 +63,22 @@ type Node struct {
 	Created time.Time
 	// LKE identifies the pool and pool node in LKE mode; nil in instance mode.
 	LKE *LKENode
+	// KubeletVersion is the version the node's kubelet reports, e.g. v1.33.4, read from the
+	// Kubernetes Node when the cloud provider checks drift; empty elsewhere and before the node
+	// registers.
+	KubeletVersion string
+	// Instance describes the plain Linode in instance mode; nil in LKE mode.
+	Instance *InstanceNode
+}
+
+// InstanceNode is what instance mode knows of a node's Linode beyond the common fields.
+type InstanceNode struct {
+	// Label is the Linode's label, which is also its Node's name.
+	Label string
+	// Image is the image the Linode was deployed from.
+	Image string
+	// PlacementGroupID is the Linode's placement group, 0 when none.
+	PlacementGroupID int
 }
 
 // LKENode locates a node inside an LKE cluster.

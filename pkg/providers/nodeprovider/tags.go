@@ -3,6 +3,7 @@ package nodeprovider
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
 )
 
@@ -10,9 +11,10 @@ import (
 // provider recognises its own resources (garbage collection touches nothing without the
 // cluster tag) and how a retried Create finds what an interrupted one launched.
 const (
-	TagKeyCluster   = "karpenter.sh/cluster"
-	TagKeyNodeClaim = "karpenter.sh/nodeclaim"
-	TagKeyNodePool  = "karpenter.sh/nodepool"
+	TagKeyCluster    = "karpenter.sh/cluster"
+	TagKeyLKECluster = "karpenter.sh/lke-cluster"
+	TagKeyNodeClaim  = "karpenter.sh/nodeclaim"
+	TagKeyNodePool   = "karpenter.sh/nodepool"
 )
 
 // MaxTagLength is Linode's limit on a tag's length.
@@ -20,6 +22,10 @@ const MaxTagLength = 50
 
 // ClusterTag marks a resource as launched by the provider for the named cluster.
 func ClusterTag(clusterName string) string { return Tag(TagKeyCluster, clusterName) }
+
+// LKEClusterTag marks an LKE pool as launched by the provider into the LKE cluster with the id:
+// unlike the cluster's label, the id never changes, so a renamed cluster keeps its pools.
+func LKEClusterTag(clusterID int) string { return Tag(TagKeyLKECluster, strconv.Itoa(clusterID)) }
 
 // NodeClaimTag names the NodeClaim a resource was launched for.
 func NodeClaimTag(nodeClaimName string) string { return Tag(TagKeyNodeClaim, nodeClaimName) }

@@ -40,7 +40,8 @@ func WithControllerManager() option.Function[Options] {
 }
 
 // WithKwok runs kwok as the kubelet of every node matching the label selector: it keeps those
-// nodes Ready and runs (and deletes) their pods.
+// nodes Ready and runs (and deletes) their pods, except the status of nodes annotated
+// kwok.x-k8s.io/status=custom (kwok's convention for a kubelet that is down).
 func WithKwok(nodeLabelSelector string) option.Function[Options] {
 	return func(o *Options) { o.kwokSelector = nodeLabelSelector }
 }
@@ -114,7 +115,9 @@ func (e *Environment) start(o *Options) error {
 		specs = append(specs, component.KubeControllerManager(binDir, e.KubeconfigPath))
 	}
 	if o.kwokSelector != "" {
-		specs = append(specs, component.Kwok(binDir, e.KubeconfigPath, component.KwokNodes{LabelSelector: o.kwokSelector}))
+		specs = append(specs, component.Kwok(binDir, e.KubeconfigPath, component.KwokNodes{
+			LabelSelector: o.kwokSelector, DownAnnotationSelector: "kwok.x-k8s.io/status=custom",
+		}))
 	}
 	var err error
 	e.processes, err = component.StartAll(e.LogDir, specs...)

@@ -10,6 +10,7 @@ import (
 	"github.com/awslabs/operatorpkg/option"
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
@@ -54,4 +55,13 @@ func RunSuite(t *testing.T, description string, ctx *context.Context) {
 	*ctx = coreoptions.ToContext(coretesting.TestContextWithLogger(t), coretest.Options())
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	ginkgo.RunSpecs(t, description)
+}
+
+// ExpectInstance builds the provider in instance mode over emu for the API server restConfig
+// connects to, as test.NewInstance does.
+func ExpectInstance(ctx context.Context, emu *test.Emulator, kubeClient client.Client, restConfig *rest.Config, opts ...option.Function[test.InstanceOptions]) *test.Instance {
+	ginkgo.GinkgoHelper()
+	instance, err := test.NewInstance(ctx, emu, kubeClient, restConfig, opts...)
+	gomega.Expect(err).ToNot(gomega.HaveOccurred())
+	return instance
 }

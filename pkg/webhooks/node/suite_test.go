@@ -25,7 +25,6 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/lifecycle"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
@@ -42,6 +41,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
+	"github.com/linode/karpenter-provider-linode/pkg/webhooks"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
 )
@@ -114,11 +114,7 @@ var _ = AfterEach(func() {
 // startWebhook serves LKE mode's webhooks on the port the MutatingWebhookConfiguration names,
 // with the managed certificate, and returns a function that stops it.
 func startWebhook() func() {
-	server := webhook.NewServer(webhook.Options{
-		Host:    "127.0.0.1",
-		Port:    webhookPort,
-		TLSOpts: []func(*tls.Config){certificates.ConfigureTLS},
-	})
+	server := webhooks.NewServer("127.0.0.1", webhookPort, certificates.ConfigureTLS)
 	for _, w := range cloud.Webhooks {
 		w.Register(server)
 	}
@@ -227,6 +223,14 @@ func (r *coreRun) recordedEvent(reason string) bool {
 // as stored.
 func kubeletRegisters(instance emulator.InstanceInfo, withProviderID bool) *corev1.Node {
 	GinkgoHelper()
+	n := kubeletNode(instance, withProviderID)
+	Expect(env.Client.Create(ctx, n)).To(Succeed())
+	return ExpectExists(ctx, env.Client, n)
+}
+
+// kubeletNode is the Node an LKE kubelet registers for the pool's Linode.
+func kubeletNode(instance emulator.InstanceInfo, withProviderID bool) *corev1.Node {
+	GinkgoHelper()
 	pool, err := emu.Client.GetLKENodePool(ctx, instance.LKEClusterID, instance.LKEPoolID)
 	Expect(err).ToNot(HaveOccurred())
 	n := &corev1.Node{
@@ -240,8 +244,7 @@ func kubeletRegisters(instance emulator.InstanceInfo, withProviderID bool) *core
 	if withProviderID {
 		n.Spec.ProviderID = nodeprovider.ProviderID(instance.ID)
 	}
-	Expect(env.Client.Create(ctx, n)).To(Succeed())
-	return ExpectExists(ctx, env.Client, n)
+	return n
 }
 
 // taintsOf are the Node's taints but the not-ready taint the apiserver's TaintNodesByCondition

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 )
 
 // Path is where the webhook server serves the webhook; the MutatingWebhookConfiguration calls it.
@@ -25,25 +25,20 @@ const Path = "/mutate-node"
 // nodeClaimProviderIDIndex is the field index Karpenter core's operator registers on NodeClaims.
 const nodeClaimProviderIDIndex = "status.providerID"
 
-// NodeLister lists the nodes of the pools this cluster's Karpenter launched, from a listing the
-// node provider caches: the webhook adds no Linode API calls of its own.
-type NodeLister interface {
-	List(ctx context.Context) ([]*nodeprovider.Node, error)
-}
-
-// Webhook adds Karpenter's registration taints to the Nodes of the pools Karpenter launched.
+// Webhook adds Karpenter's registration taints to the Nodes of the pools Karpenter launched. It
+// decides from the Kubernetes cache alone, never calling the Linode API: admission has a few
+// seconds, a slow or rate-limited API would time it out, and the apiserver would then admit the
+// node without the taints (failurePolicy Ignore).
 type Webhook struct {
 	kubeClient client.Reader
-	nodes      NodeLister
 	clusterID  int
 	decoder    admission.Decoder
 }
 
 // NewWebhook returns the webhook for the LKE cluster clusterID. kubeClient should read from the
-// manager's cache, with core's status.providerID index on NodeClaims; nodes is the LKE node
-// provider, whose pool listing it shares.
-func NewWebhook(kubeClient client.Reader, nodes NodeLister, clusterID int) *Webhook {
-	return &Webhook{kubeClient: kubeClient, nodes: nodes, clusterID: clusterID, decoder: admission.NewDecoder(scheme.Scheme)}
+// manager's cache, with core's status.providerID index on NodeClaims.
+func NewWebhook(kubeClient client.Reader, clusterID int) *Webhook {
+	return &Webhook{kubeClient: kubeClient, clusterID: clusterID, decoder: admission.NewDecoder(scheme.Scheme)}
 }
 
 // Register serves the webhook at Path.
@@ -65,7 +60,7 @@ func (w *Webhook) Handle(ctx context.Context, req admission.Request) admission.R
 		return admission.Allowed("")
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("Node", node.Name))
-	nodeClaim, err := w.nodeClaimFor(ctx, node, name.PoolID)
+	nodeClaim, err := w.nodeClaimFor(ctx, node)
 	if err != nil {
 		// Admitting the Node untouched only costs core's race protection; refusing it would keep
 		// the node out of the cluster.
@@ -83,41 +78,31 @@ func (w *Webhook) Handle(ctx context.Context, req admission.Request) admission.R
 	return admission.Patched("", TaintPatch(node, taints)...)
 }
 
-// nodeClaimFor finds the NodeClaim that launched the node: by provider ID when the NodeClaim
-// already records it, otherwise through the pool's NodeClaim tag. It returns nil when no
-// NodeClaim owns the pool.
-func (w *Webhook) nodeClaimFor(ctx context.Context, node *corev1.Node, poolID int) (*karpv1.NodeClaim, error) {
-	if node.Spec.ProviderID != "" {
-		nodeClaims := &karpv1.NodeClaimList{}
-		if err := w.kubeClient.List(ctx, nodeClaims, client.MatchingFields{nodeClaimProviderIDIndex: node.Spec.ProviderID}); err != nil {
-			return nil, fmt.Errorf("listing NodeClaims by provider ID: %w", err)
+// nodeClaimFor finds the NodeClaim that launched the node: by the NodeClaim label its pool put on
+// it, or by provider ID once the NodeClaim records it. It returns nil when no NodeClaim owns the
+// node.
+func (w *Webhook) nodeClaimFor(ctx context.Context, node *corev1.Node) (*karpv1.NodeClaim, error) {
+	if name := node.Labels[v1.LabelNodeClaim]; name != "" {
+		nodeClaim := &karpv1.NodeClaim{}
+		err := w.kubeClient.Get(ctx, client.ObjectKey{Name: name}, nodeClaim)
+		if err == nil {
+			return nodeClaim, nil
 		}
-		if len(nodeClaims.Items) == 1 {
-			return &nodeClaims.Items[0], nil
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("reading NodeClaim %s: %w", name, err)
 		}
 	}
-	nodes, err := w.nodes.List(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing node pools: %w", err)
-	}
-	pool := slices.IndexFunc(nodes, func(n *nodeprovider.Node) bool {
-		return n.LKE != nil && n.LKE.ClusterID == w.clusterID && n.LKE.PoolID == poolID
-	})
-	if pool < 0 {
+	if node.Spec.ProviderID == "" {
 		return nil, nil
 	}
-	tags := nodes[pool].Tags
 	nodeClaims := &karpv1.NodeClaimList{}
-	if err := w.kubeClient.List(ctx, nodeClaims); err != nil {
-		return nil, fmt.Errorf("listing NodeClaims: %w", err)
+	if err := w.kubeClient.List(ctx, nodeClaims, client.MatchingFields{nodeClaimProviderIDIndex: node.Spec.ProviderID}); err != nil {
+		return nil, fmt.Errorf("listing NodeClaims by provider ID: %w", err)
 	}
-	// Tags of long names are hashed, so the tag is compared rather than the name read back from it.
-	for i := range nodeClaims.Items {
-		if slices.Contains(tags, nodeprovider.NodeClaimTag(nodeClaims.Items[i].Name)) {
-			return &nodeClaims.Items[i], nil
-		}
+	if len(nodeClaims.Items) != 1 {
+		return nil, nil
 	}
-	return nil, nil
+	return &nodeClaims.Items[0], nil
 }
 
 // TaintPatch is the JSON patch that appends taints to the Node's.

@@ -1,7 +1,11 @@
 package node_test
 
 import (
+	"crypto/tls"
 	"fmt"
+	"net"
+	"net/http"
+	"strconv"
 
 	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
@@ -15,6 +19,8 @@ import (
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 )
 
 var (
@@ -55,10 +61,27 @@ var _ = Describe("Node admission", func() {
 		Expect(taintsOf(stored)).To(ConsistOf(dedicated, karpv1.UnregisteredNoExecuteTaint, ciliumNotReady))
 	})
 
-	It("finds the NodeClaim through its pool when the kubelet registers before the provider ID is set", func() {
+	It("finds the NodeClaim by the label its pool put on the node when the kubelet registers before the provider ID is set", func() {
 		nodeClaim := launchedNodeClaim(run)
-		stored := kubeletRegisters(instanceOf(nodeClaim), false)
-		Expect(taintsOf(stored)).To(ConsistOf(dedicated, karpv1.UnregisteredNoExecuteTaint, ciliumNotReady))
+		n := kubeletNode(instanceOf(nodeClaim), false)
+		Expect(n.Labels).To(HaveKeyWithValue(v1.LabelNodeClaim, nodeClaim.Name))
+		Expect(env.Client.Create(ctx, n)).To(Succeed())
+		Expect(taintsOf(ExpectExists(ctx, env.Client, n))).To(ConsistOf(dedicated, karpv1.UnregisteredNoExecuteTaint, ciliumNotReady))
+	})
+
+	It("decides without the Linode API, and still taints while the API is down", func() {
+		nodeClaim := launchedNodeClaim(run)
+		for _, withProviderID := range []bool{false, true} {
+			instance := instanceOf(nodeClaim)
+			n := kubeletNode(instance, withProviderID)
+			emu.ResetCounters()
+			outage := emu.InjectFault(emulator.Fault{ErrorRate: 1, ErrorStatus: http.StatusServiceUnavailable})
+			Expect(env.Client.Create(ctx, n)).To(Succeed())
+			emu.RemoveFault(outage)
+			Expect(emu.Counters()).To(BeEmpty(), "admission called the Linode API")
+			Expect(taintsOf(ExpectExists(ctx, env.Client, n))).To(ConsistOf(dedicated, karpv1.UnregisteredNoExecuteTaint, ciliumNotReady))
+			ExpectDeleted(ctx, env.Client, n)
+		}
 	})
 
 	It("leaves alone a node of another LKE cluster", func() {
@@ -95,6 +118,16 @@ var _ = Describe("Node admission", func() {
 		}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-0123456789"}}
 		ExpectApplied(ctx, env.Client, foreign)
 		Expect(taintsOf(ExpectExists(ctx, env.Client, foreign))).To(BeEmpty())
+	})
+
+	It("serves TLS 1.2 or newer, over HTTP/1.1 only", func() {
+		address := net.JoinHostPort("127.0.0.1", strconv.Itoa(webhookPort))
+		_, err := tls.Dial("tcp", address, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11}) //nolint:gosec
+		Expect(err).To(HaveOccurred(), "a TLS 1.1 handshake succeeded")
+		conn, err := tls.Dial("tcp", address, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}}) //nolint:gosec
+		Expect(err).ToNot(HaveOccurred())
+		defer conn.Close()
+		Expect(conn.ConnectionState().NegotiatedProtocol).To(Equal("http/1.1"), "the server offered HTTP/2")
 	})
 
 	It("lets nodes join untouched while the webhook is down", func() {

@@ -1,0 +1,355 @@
+package emulator
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// instanceConfig is a Linode's configuration profile: what it boots (kernel, disks) and its
+// legacy network interfaces (public, VLAN, VPC).
+type instanceConfig struct {
+	ID               int
+	Label            string
+	Kernel           string
+	Comments         string
+	Devices          map[string]*configDevice
+	Interfaces       []*configInterface
+	Created, Updated time.Time
+}
+
+type configDevice struct {
+	DiskID   int  `json:"disk_id"`
+	VolumeID *int `json:"volume_id"`
+}
+
+type configInterface struct {
+	ID          int
+	Purpose     string
+	Label       string
+	IPAMAddress string
+	Primary     bool
+	SubnetID    int
+	VPCID       int
+	VPCAddress  string
+	NAT1To1     string
+}
+
+// configDevices are the device slots of a profile, sda to sdh.
+var configDevices = []string{"sda", "sdb", "sdc", "sdd", "sde", "sdf", "sdg", "sdh"}
+
+// Interface purposes.
+const (
+	purposePublic = "public"
+	purposeVLAN   = "vlan"
+	purposeVPC    = "vpc"
+)
+
+// maxInterfaces is how many interfaces a profile can have (eth0-eth2).
+const maxInterfaces = 3
+
+type configHelpersWire struct {
+	UpdateDBDisabled  bool `json:"updatedb_disabled"`
+	Distro            bool `json:"distro"`
+	ModulesDep        bool `json:"modules_dep"`
+	Network           bool `json:"network"`
+	DevTmpFsAutomount bool `json:"devtmpfs_automount"`
+}
+
+type configInterfaceIPv4Wire struct {
+	VPC     string  `json:"vpc"`
+	NAT1To1 *string `json:"nat_1_1"`
+}
+
+type configInterfaceWire struct {
+	ID          int                      `json:"id"`
+	Label       *string                  `json:"label"`
+	Purpose     string                   `json:"purpose"`
+	IPAMAddress *string                  `json:"ipam_address"`
+	Primary     bool                     `json:"primary"`
+	Active      bool                     `json:"active"`
+	SubnetID    *int                     `json:"subnet_id"`
+	VPCID       *int                     `json:"vpc_id"`
+	IPv4        *configInterfaceIPv4Wire `json:"ipv4"`
+	IPv6        *struct{}                `json:"ipv6"`
+	IPRanges    []string                 `json:"ip_ranges"`
+}
+
+type configWire struct {
+	ID          int                      `json:"id"`
+	Label       string                   `json:"label"`
+	Helpers     configHelpersWire        `json:"helpers"`
+	Kernel      string                   `json:"kernel"`
+	Comments    string                   `json:"comments"`
+	MemoryLimit int                      `json:"memory_limit"`
+	Created     apiTime                  `json:"created"`
+	Updated     apiTime                  `json:"updated"`
+	RootDevice  string                   `json:"root_device"`
+	Devices     map[string]*configDevice `json:"devices"`
+	InitRD      *int                     `json:"initrd"`
+	RunLevel    string                   `json:"run_level"`
+	VirtMode    string                   `json:"virt_mode"`
+	Interfaces  []configInterfaceWire    `json:"interfaces"`
+}
+
+// configToWire shows a profile as the API does. Its interfaces are active while the Linode is up
+// with this profile, the first one.
+func configToWire(in *instance, cfg *instanceConfig) configWire {
+	w := configWire{
+		ID: cfg.ID, Label: cfg.Label, Kernel: cfg.Kernel, Comments: cfg.Comments,
+		Helpers: configHelpersWire{UpdateDBDisabled: true, Distro: true, ModulesDep: true, DevTmpFsAutomount: true},
+		Created: apiTime(cfg.Created), Updated: apiTime(cfg.Updated),
+		RootDevice: "/dev/sda", Devices: map[string]*configDevice{}, RunLevel: "default", VirtMode: "paravirt",
+		Interfaces: []configInterfaceWire{},
+	}
+	for _, slot := range configDevices {
+		w.Devices[slot] = cfg.Devices[slot]
+	}
+	active := in.bootConfig() == cfg && in.Status != statusOffline && in.Status != statusProvisioning
+	for _, iface := range cfg.Interfaces {
+		w.Interfaces = append(w.Interfaces, iface.toWire(active))
+	}
+	return w
+}
+
+func (iface *configInterface) toWire(active bool) configInterfaceWire {
+	w := configInterfaceWire{ID: iface.ID, Purpose: iface.Purpose, Primary: iface.Primary, Active: active, IPRanges: []string{}}
+	switch iface.Purpose {
+	case purposeVLAN:
+		w.Label, w.IPAMAddress = ptrTo(iface.Label), ptrTo(iface.IPAMAddress)
+	case purposeVPC:
+		w.SubnetID, w.VPCID = ptrTo(iface.SubnetID), ptrTo(iface.VPCID)
+		w.IPv4 = &configInterfaceIPv4Wire{VPC: iface.VPCAddress}
+		if iface.NAT1To1 != "" {
+			w.IPv4.NAT1To1 = ptrTo(iface.NAT1To1)
+		}
+	}
+	return w
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+type configInterfaceRequest struct {
+	Purpose     string  `json:"purpose"`
+	Label       *string `json:"label"`
+	IPAMAddress *string `json:"ipam_address"`
+	Primary     bool    `json:"primary"`
+	SubnetID    *int    `json:"subnet_id"`
+	IPv4        *struct {
+		VPC     string  `json:"vpc"`
+		NAT1To1 *string `json:"nat_1_1"`
+	} `json:"ipv4"`
+}
+
+type configCreateRequest struct {
+	Label      string                   `json:"label"`
+	Kernel     string                   `json:"kernel"`
+	Comments   string                   `json:"comments"`
+	Devices    map[string]*configDevice `json:"devices"`
+	Interfaces []configInterfaceRequest `json:"interfaces"`
+}
+
+// validateInterfaces checks interfaces for a Linode in region: at most three, one public and one
+// VPC interface at most, each VPC interface on an existing subnet of a VPC in the Linode's region.
+func (e *Emulator) validateInterfaces(field, regionID string, ifaces []configInterfaceRequest) *apiError {
+	if len(ifaces) > maxInterfaces {
+		return errInvalid(field, fmt.Sprintf("At most %d interfaces are allowed", maxInterfaces))
+	}
+	seen := map[string]bool{}
+	for i, iface := range ifaces {
+		at := fmt.Sprintf("%s[%d]", field, i)
+		switch iface.Purpose {
+		case purposePublic, purposeVPC:
+			if seen[iface.Purpose] {
+				return errInvalid(at+".purpose", fmt.Sprintf("Only one %s interface is allowed", iface.Purpose))
+			}
+		case purposeVLAN:
+			if iface.Label == nil || *iface.Label == "" {
+				return errInvalid(at+".label", "A VLAN interface needs a label")
+			}
+		default:
+			return errInvalid(at+".purpose", "Must be one of public, vlan, vpc")
+		}
+		seen[iface.Purpose] = true
+		if iface.Purpose != purposeVPC {
+			continue
+		}
+		if iface.SubnetID == nil {
+			return errInvalid(at+".subnet_id", "A VPC interface needs a subnet_id")
+		}
+		sub, ok := e.st.subnets[*iface.SubnetID]
+		if !ok {
+			return errInvalid(at+".subnet_id", "Subnet not found")
+		}
+		if v := e.st.vpcs[sub.VPCID]; v.Region != regionID {
+			return errInvalid(at+".subnet_id", fmt.Sprintf("Subnet %d belongs to a VPC in %s, not %s", sub.ID, v.Region, regionID))
+		}
+		if iface.IPv4 != nil && iface.IPv4.VPC != "" {
+			addr, err := netip.ParseAddr(iface.IPv4.VPC)
+			if err != nil || !netip.MustParsePrefix(sub.IPv4).Contains(addr) {
+				return errInvalid(at+".ipv4.vpc", "Must be an address in the subnet's range "+sub.IPv4)
+			}
+		}
+	}
+	return nil
+}
+
+// newInterfaces builds validated interfaces, giving each VPC interface the next free address of
+// its subnet and, for nat_1_1 "any", the Linode's public address.
+func (e *Emulator) newInterfaces(reqs []configInterfaceRequest, publicIPv4 string) []*configInterface {
+	out := make([]*configInterface, 0, len(reqs))
+	for _, req := range reqs {
+		iface := &configInterface{ID: e.st.nextID("interface"), Purpose: req.Purpose, Primary: req.Primary}
+		switch req.Purpose {
+		case purposeVLAN:
+			iface.Label = *req.Label
+			if req.IPAMAddress != nil {
+				iface.IPAMAddress = *req.IPAMAddress
+			}
+		case purposeVPC:
+			sub := e.st.subnets[*req.SubnetID]
+			iface.SubnetID, iface.VPCID = sub.ID, sub.VPCID
+			if req.IPv4 != nil && req.IPv4.VPC != "" {
+				iface.VPCAddress = req.IPv4.VPC
+			} else {
+				iface.VPCAddress = e.freeSubnetAddress(sub)
+			}
+			if req.IPv4 != nil && req.IPv4.NAT1To1 != nil && *req.IPv4.NAT1To1 == "any" {
+				iface.NAT1To1 = publicIPv4
+			}
+		}
+		out = append(out, iface)
+	}
+	return out
+}
+
+// freeSubnetAddress is the lowest address of the subnet no interface holds, skipping the first
+// two, which the API reserves.
+func (e *Emulator) freeSubnetAddress(sub *subnet) string {
+	taken := map[string]bool{}
+	for _, in := range e.st.instances {
+		for _, cfg := range in.Deployment.Configs {
+			for _, iface := range cfg.Interfaces {
+				if iface.SubnetID == sub.ID {
+					taken[iface.VPCAddress] = true
+				}
+			}
+		}
+	}
+	prefix := netip.MustParsePrefix(sub.IPv4).Masked()
+	addr := prefix.Addr().Next().Next()
+	for taken[addr.String()] && prefix.Contains(addr.Next()) {
+		addr = addr.Next()
+	}
+	return addr.String()
+}
+
+// subnetLinodes lists the Linodes with an interface on the subnet, as the subnet's "linodes".
+func (e *Emulator) subnetLinodes(subnetID int) []subnetLinodeWire {
+	out := []subnetLinodeWire{}
+	for _, id := range sortedKeys(e.st.instances) {
+		in := e.st.instances[id]
+		var ifaces []subnetLinodeInterfaceWire
+		for _, cfg := range in.Deployment.Configs {
+			for _, iface := range cfg.Interfaces {
+				if iface.SubnetID == subnetID {
+					active := in.bootConfig() == cfg && in.Status != statusOffline && in.Status != statusProvisioning
+					ifaces = append(ifaces, subnetLinodeInterfaceWire{ID: iface.ID, Active: active, ConfigID: ptrTo(cfg.ID)})
+				}
+			}
+		}
+		if len(ifaces) > 0 {
+			out = append(out, subnetLinodeWire{ID: in.ID, Interfaces: ifaces})
+		}
+	}
+	return out
+}
+
+type subnetLinodeInterfaceWire struct {
+	ID       int  `json:"id"`
+	Active   bool `json:"active"`
+	ConfigID *int `json:"config_id"`
+}
+
+type subnetLinodeWire struct {
+	ID         int                         `json:"id"`
+	Interfaces []subnetLinodeInterfaceWire `json:"interfaces"`
+}
+
+func (e *Emulator) newConfig(label string, now time.Time) *instanceConfig {
+	return &instanceConfig{
+		ID: e.st.nextID("config"), Label: label, Kernel: "linode/latest-64bit",
+		Devices: map[string]*configDevice{}, Created: now, Updated: now,
+	}
+}
+
+func (e *Emulator) listConfigs(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]configWire, 0, len(in.Deployment.Configs))
+	for _, cfg := range in.Deployment.Configs {
+		items = append(items, configToWire(in, cfg))
+	}
+	return mustList(newList(items, configWire{}))
+}
+
+func (e *Emulator) getConfig(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	id, convErr := strconv.Atoi(r.PathValue("configId"))
+	if convErr != nil {
+		return nil, errNotFound()
+	}
+	for _, cfg := range in.Deployment.Configs {
+		if cfg.ID == id {
+			return configToWire(in, cfg), nil
+		}
+	}
+	return nil, errNotFound()
+}
+
+func (e *Emulator) createConfig(r *http.Request) (any, *apiError) {
+	var req configCreateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Label) < 1 || len(req.Label) > 48 {
+		return nil, errInvalid("label", "Length must be 1-48 characters")
+	}
+	for slot := range req.Devices {
+		if !slices.Contains(configDevices, slot) {
+			return nil, errInvalid("devices", "Unknown device "+slot)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.validateInterfaces("interfaces", in.Region, req.Interfaces); err != nil {
+		return nil, err
+	}
+	cfg := e.newConfig(req.Label, e.clock.Now())
+	if req.Kernel != "" {
+		cfg.Kernel = req.Kernel
+	}
+	cfg.Comments = req.Comments
+	for slot, dev := range req.Devices {
+		cfg.Devices[slot] = dev
+	}
+	cfg.Interfaces = e.newInterfaces(req.Interfaces, in.IPv4[0])
+	in.Deployment.Configs = append(in.Deployment.Configs, cfg)
+	return configToWire(in, cfg), nil
+}

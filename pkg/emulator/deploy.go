@@ -1,0 +1,95 @@
+package emulator
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// deployRequest is the part of POST /linode/instances that deploys an image onto the new Linode:
+// credentials, the configuration profile's network interfaces, and the boot disk's layout.
+type deployRequest struct {
+	RootPass        string                   `json:"root_pass"`
+	AuthorizedKeys  []string                 `json:"authorized_keys"`
+	AuthorizedUsers []string                 `json:"authorized_users"`
+	BackupsEnabled  bool                     `json:"backups_enabled"`
+	SwapSize        *int                     `json:"swap_size"`
+	Interfaces      []configInterfaceRequest `json:"interfaces"`
+}
+
+// deployment is what the emulator keeps of a Linode's deployment. The root password is not
+// kept: like the API, the emulator never shows it again, so it has no reason to hold it.
+type deployment struct {
+	AuthorizedKeys  []string
+	AuthorizedUsers []string
+	BackupsEnabled  bool
+	Configs         []*instanceConfig
+}
+
+// Limits the API documents for credentials.
+const (
+	minRootPassLength = 7
+	maxRootPassLength = 128
+)
+
+// validateDeploy checks the deployment fields of a create. An image needs a way in (a root
+// password, authorized keys or authorized users, as linodego documents), and user data needs an
+// image with the cloud-init capability: without it, nothing on the Linode reads the Metadata
+// service. The reasons' wording could not be confirmed against the live API; the fields are the
+// API's.
+func (e *Emulator) validateDeploy(req *instanceCreateRequest) *apiError {
+	if req.Label != "" && slices.ContainsFunc(sortedKeys(e.st.instances), func(id int) bool { return e.st.instances[id].Label == req.Label }) {
+		return errInvalid("label", "Label must be unique among your Linodes")
+	}
+	if req.RootPass != "" && (len(req.RootPass) < minRootPassLength || len(req.RootPass) > maxRootPassLength) {
+		return errInvalid("root_pass", fmt.Sprintf("Length must be %d-%d characters", minRootPassLength, maxRootPassLength))
+	}
+	if req.Image == "" {
+		return e.validateInterfaces("interfaces", req.Region, req.Interfaces)
+	}
+	img, ok := e.imageByID(req.Image)
+	if !ok {
+		return errInvalid("image", "No image exists with id "+req.Image)
+	}
+	if req.RootPass == "" && len(req.AuthorizedKeys) == 0 && len(req.AuthorizedUsers) == 0 {
+		return errInvalid("root_pass", "A root password, authorized keys or authorized users are required when deploying an image")
+	}
+	if req.Metadata != nil && req.Metadata.UserData != "" && !slices.Contains(img.Capabilities, imageCapabilityCloudInit) {
+		return errInvalid("metadata.user_data", fmt.Sprintf("Image %s does not support cloud-init; user data needs an image with the %s capability", req.Image, imageCapabilityCloudInit))
+	}
+	if req.SwapSize != nil && (*req.SwapSize < 0 || *req.SwapSize > e.cat.typeByID[req.Type].Disk/2) {
+		return errInvalid("swap_size", "Swap size must be at least 0 and at most half the plan's disk")
+	}
+	return e.validateInterfaces("interfaces", req.Region, req.Interfaces)
+}
+
+// deploy records the deployment of a new Linode. A Linode deployed from an image gets the
+// configuration profile the API creates for it, with the requested interfaces; one created
+// without an image has no profile until one is created.
+func (e *Emulator) deploy(in *instance, req *instanceCreateRequest, now time.Time) {
+	in.Deployment = deployment{
+		AuthorizedKeys:  slices.Clone(req.AuthorizedKeys),
+		AuthorizedUsers: slices.Clone(req.AuthorizedUsers),
+		BackupsEnabled:  req.BackupsEnabled,
+	}
+	if req.Image == "" {
+		return
+	}
+	img, _ := e.imageByID(req.Image)
+	disk := e.st.nextID("disk")
+	cfg := e.newConfig("My "+img.Label+" Disk Profile", now)
+	cfg.Kernel = "linode/grub2"
+	cfg.Devices["sda"] = &configDevice{DiskID: disk}
+	cfg.Devices["sdb"] = &configDevice{DiskID: disk + 1}
+	e.st.ids["disk"] = disk + 1
+	cfg.Interfaces = e.newInterfaces(req.Interfaces, in.IPv4[0])
+	in.Deployment.Configs = append(in.Deployment.Configs, cfg)
+}
+
+// bootConfig is the profile a Linode boots with: the first one, or none.
+func (in *instance) bootConfig() *instanceConfig {
+	if len(in.Deployment.Configs) == 0 {
+		return nil
+	}
+	return in.Deployment.Configs[0]
+}

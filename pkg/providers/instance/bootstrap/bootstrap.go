@@ -1,0 +1,429 @@
+// Package bootstrap renders the user data of an instance-mode node: the cloud-init configuration
+// that makes a plain Linode's kubelet join the cluster through Kubernetes' TLS bootstrap, as
+// `kubeadm join` would, without kubeadm.
+//
+// The Linode's cloud-init reads the user data from Linode's Metadata service at first boot and
+// writes, in the layout of kubeadm's kubelet packages:
+//
+//	/etc/kubernetes/pki/ca.crt                    the cluster's CA (kubelet's client CA)
+//	/etc/kubernetes/bootstrap-kubelet.conf        the cluster endpoint, its CA and a bootstrap token
+//	/var/lib/kubelet/config.yaml                  the KubeletConfiguration: provider ID, taints,
+//	                                              reserved resources, eviction, pods, DNS
+//	/etc/systemd/system/kubelet.service.d/20-karpenter-linode.conf
+//	                                              kubelet's flags: the files above, node name, labels
+//
+// then restarts kubelet, which authenticates with the bootstrap token, asks for a client
+// certificate with a CertificateSigningRequest, and registers its Node with that certificate once
+// the cluster has approved and signed it. The provider ID, linode://<id>, is filled in at boot
+// from the Metadata service: cloud-init renders the configuration as a Jinja template, where
+// {{ v1.instance_id }} is the Linode's id.
+//
+// A user's own userData (a cloud-config document) is kept as it is and merged with the
+// provider's by cloud-init: the user data is a MIME multi-part message whose first part is the
+// user's cloud-config and whose second is the provider's, which asks to be merged with
+// list(append)+dict(no_replace,recurse_list). The user's keys therefore keep the user's values,
+// and the provider's write_files and runcmd entries come after the user's: software the user
+// installs (a container runtime, the kubelet package) is in place before kubelet is restarted.
+package bootstrap
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"maps"
+	"mime/multipart"
+	"net/textproto"
+	"net/url"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	kubeletapis "k8s.io/kubelet/pkg/apis"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+)
+
+// Paths the user data writes, as kubeadm's kubelet packages lay them out.
+const (
+	PathCA                  = "/etc/kubernetes/pki/ca.crt"
+	PathBootstrapKubeconfig = "/etc/kubernetes/bootstrap-kubelet.conf"
+	PathKubeconfig          = "/etc/kubernetes/kubelet.conf"
+	PathKubeletConfig       = "/var/lib/kubelet/config.yaml"
+	PathKubeletDropIn       = "/etc/systemd/system/kubelet.service.d/20-karpenter-linode.conf"
+	kubeletBinary           = "/usr/bin/kubelet"
+)
+
+// InstanceIDTemplate is the Jinja expression cloud-init replaces with the Linode's id, which it
+// reads from the Metadata service.
+const InstanceIDTemplate = "{{ v1.instance_id }}"
+
+// ProviderIDTemplate is kubelet's provider ID before cloud-init renders it.
+const ProviderIDTemplate = "linode://" + InstanceIDTemplate
+
+// Content types of the user data's parts.
+const (
+	ContentTypeCloudConfig = "text/cloud-config"
+	// ContentTypeJinja is a part cloud-init renders as a Jinja template before handling the result
+	// by its first line (here #cloud-config).
+	ContentTypeJinja = "text/jinja2"
+	jinjaHeader      = "## template: jinja"
+	cloudConfigStart = "#cloud-config"
+)
+
+// Token is a bootstrap token, "<id>.<secret>". It prints as its id only, so that logging a Config
+// or an error that quotes one never leaks the secret.
+type Token string
+
+// String shows the token's id, never its secret.
+func (t Token) String() string {
+	id, _, _ := strings.Cut(string(t), ".")
+	return id + ".[redacted]"
+}
+
+// GoString keeps the secret out of %#v too.
+func (t Token) GoString() string { return t.String() }
+
+// Options are what a node needs to join.
+type Options struct {
+	// ClusterEndpoint is the API server's URL as the node reaches it, e.g. https://10.0.0.1:6443.
+	ClusterEndpoint string
+	// ClusterCA is the PEM bundle that verifies the API server's certificate.
+	ClusterCA []byte
+	// Token authenticates kubelet until it has its own certificate.
+	Token Token
+	// NodeName is the Node's name: the Linode's label.
+	NodeName string
+	// Labels are the NodeClaim's labels; those kubelet may not set on itself are left out (core
+	// adds them at registration).
+	Labels map[string]string
+	// Taints are the NodePool's taints and start-up taints; karpenter.sh/unregistered:NoExecute is
+	// always added.
+	Taints []corev1.Taint
+	// BaseKubelet is the cluster's kubelet configuration (kubeadm keeps it in the kube-system
+	// ConfigMap kubelet-config); nil for DefaultKubeletConfiguration.
+	BaseKubelet *kubeletv1beta1.KubeletConfiguration
+	// Kubelet are the NodeClass's kubelet settings, over BaseKubelet.
+	Kubelet *v1.KubeletConfiguration
+	// Reserved is what Karpenter counted the kubelet as reserving on this plan (the instance
+	// type's overhead); the kubelet reserves exactly that, so that a node's allocatable resources
+	// are those Karpenter planned with.
+	Reserved Reserved
+	// MaxPods is the pod capacity Karpenter counted on this plan.
+	MaxPods int32
+	// UserData is the user's own cloud-config, merged before the provider's.
+	UserData *string
+}
+
+// Reserved are the resources the kubelet keeps from pods.
+type Reserved struct {
+	KubeReserved   corev1.ResourceList
+	SystemReserved corev1.ResourceList
+}
+
+// DefaultKubeletConfiguration is the base of a node's kubelet configuration in a cluster that
+// does not publish its own: what kubeadm writes for its nodes.
+func DefaultKubeletConfiguration() *kubeletv1beta1.KubeletConfiguration {
+	webhook, rotate := true, true
+	return &kubeletv1beta1.KubeletConfiguration{
+		Authentication: kubeletv1beta1.KubeletAuthentication{
+			X509:      kubeletv1beta1.KubeletX509Authentication{ClientCAFile: PathCA},
+			Webhook:   kubeletv1beta1.KubeletWebhookAuthentication{Enabled: &webhook},
+			Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: new(bool)},
+		},
+		Authorization:      kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
+		CgroupDriver:       "systemd",
+		ClusterDomain:      "cluster.local",
+		RotateCertificates: rotate,
+	}
+}
+
+// Validate refuses options that would make a node that cannot join, naming the problem.
+func (o Options) Validate() error {
+	var errs []error
+	if u, err := url.Parse(o.ClusterEndpoint); err != nil || u.Scheme != "https" || u.Host == "" {
+		errs = append(errs, fmt.Errorf("cluster endpoint %q is not an https URL", o.ClusterEndpoint))
+	}
+	if len(o.ClusterCA) == 0 {
+		errs = append(errs, errors.New("the cluster CA is empty"))
+	}
+	if id, secret, ok := strings.Cut(string(o.Token), "."); !ok || len(id) != 6 || len(secret) != 16 {
+		errs = append(errs, errors.New("the bootstrap token is not of the form <6 characters>.<16 characters>"))
+	}
+	if o.NodeName == "" {
+		errs = append(errs, errors.New("the node name is empty"))
+	}
+	if o.UserData != nil {
+		if err := ValidateUserData(*o.UserData); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateUserData accepts a cloud-config document (one starting with #cloud-config), the only
+// kind cloud-init can merge with the provider's configuration.
+func ValidateUserData(userData string) error {
+	if !strings.HasPrefix(strings.TrimLeft(userData, " \t\r\n"), cloudConfigStart) {
+		return errors.New("userData must be a cloud-config document: its first line must be #cloud-config")
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal([]byte(userData), &doc); err != nil {
+		return fmt.Errorf("userData is not valid YAML: %w", err)
+	}
+	return nil
+}
+
+// Render returns the user data, unencoded: a MIME multi-part message holding the user's
+// cloud-config, if any, and the provider's.
+func (o Options) Render() ([]byte, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	ours, err := o.cloudConfig()
+	if err != nil {
+		return nil, err
+	}
+	var body bytes.Buffer
+	parts := multipart.NewWriter(&body)
+	if o.UserData != nil {
+		if err := writePart(parts, ContentTypeCloudConfig, "user-data.yaml", []byte(*o.UserData)); err != nil {
+			return nil, err
+		}
+	}
+	if err := writePart(parts, ContentTypeJinja, "karpenter-linode.yaml", ours); err != nil {
+		return nil, err
+	}
+	if err := parts.Close(); err != nil {
+		return nil, err
+	}
+	header := fmt.Sprintf("MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=%q\r\n\r\n", parts.Boundary())
+	return append([]byte(header), body.Bytes()...), nil
+}
+
+// Encode is the user data as Linode's API takes it, base64.
+func Encode(userData []byte) string { return base64.StdEncoding.EncodeToString(userData) }
+
+func writePart(parts *multipart.Writer, contentType, filename string, content []byte) error {
+	w, err := parts.CreatePart(textproto.MIMEHeader{
+		"Content-Type":              {contentType + `; charset="utf-8"`},
+		"Content-Disposition":       {fmt.Sprintf("attachment; filename=%q", filename)},
+		"Content-Transfer-Encoding": {"7bit"},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(content)
+	return err
+}
+
+// cloudConfig is the provider's part: a Jinja template of a cloud-config document.
+func (o Options) cloudConfig() ([]byte, error) {
+	kubeconfig, err := clientcmd.Write(clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{"cluster": {Server: o.ClusterEndpoint, CertificateAuthorityData: o.ClusterCA}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"tls-bootstrap-token-user": {Token: string(o.Token)}},
+		Contexts:       map[string]*clientcmdapi.Context{"tls-bootstrap": {Cluster: "cluster", AuthInfo: "tls-bootstrap-token-user"}},
+		CurrentContext: "tls-bootstrap",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("writing the bootstrap kubeconfig: %w", err)
+	}
+	kubelet, err := yaml.Marshal(o.kubeletConfiguration())
+	if err != nil {
+		return nil, fmt.Errorf("writing the kubelet configuration: %w", err)
+	}
+	doc := cloudConfig{
+		MergeHow: []merger{{Name: "list", Settings: []string{"append"}}, {Name: "dict", Settings: []string{"no_replace", "recurse_list"}}},
+		WriteFiles: []writeFile{
+			{Path: PathCA, Permissions: "0644", Content: string(o.ClusterCA)},
+			{Path: PathBootstrapKubeconfig, Permissions: "0600", Content: string(kubeconfig)},
+			{Path: PathKubeletConfig, Permissions: "0644", Content: string(kubelet)},
+			{Path: PathKubeletDropIn, Permissions: "0644", Content: o.kubeletDropIn()},
+		},
+		RunCmd: [][]string{
+			{"systemctl", "daemon-reload"},
+			{"systemctl", "enable", "kubelet"},
+			{"systemctl", "restart", "kubelet"},
+		},
+	}
+	body, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(jinjaHeader + "\n" + cloudConfigStart + "\n" + string(body)), nil
+}
+
+type cloudConfig struct {
+	MergeHow   []merger    `json:"merge_how"`
+	WriteFiles []writeFile `json:"write_files"`
+	RunCmd     [][]string  `json:"runcmd"`
+}
+
+type merger struct {
+	Name     string   `json:"name"`
+	Settings []string `json:"settings"`
+}
+
+type writeFile struct {
+	Path        string `json:"path"`
+	Permissions string `json:"permissions"`
+	Content     string `json:"content"`
+}
+
+// kubeletConfiguration is the cluster's kubelet configuration with the node's own settings over
+// it.
+func (o Options) kubeletConfiguration() *kubeletv1beta1.KubeletConfiguration {
+	config := DefaultKubeletConfiguration()
+	if o.BaseKubelet != nil {
+		config = o.BaseKubelet.DeepCopy()
+	}
+	config.APIVersion, config.Kind = kubeletv1beta1.SchemeGroupVersion.String(), "KubeletConfiguration"
+	config.ProviderID = ProviderIDTemplate
+	config.RegisterWithTaints = o.taints()
+	if o.MaxPods > 0 {
+		config.MaxPods = o.MaxPods
+	}
+	if reserved := quantities(o.Reserved.KubeReserved); len(reserved) > 0 {
+		config.KubeReserved = reserved
+	}
+	if reserved := quantities(o.Reserved.SystemReserved); len(reserved) > 0 {
+		config.SystemReserved = reserved
+	}
+	if o.Kubelet == nil {
+		return config
+	}
+	kubelet := o.Kubelet
+	if kubelet.PodsPerCore != nil {
+		config.PodsPerCore = *kubelet.PodsPerCore
+	}
+	// pid is reserved but is not a schedulable resource, so it is not in the instance type's
+	// overhead: it comes from the NodeClass directly.
+	for name, reserved := range map[string]map[string]v1.ReservedQuantity{"kube": kubelet.KubeReserved, "system": kubelet.SystemReserved} {
+		if pid, ok := reserved["pid"]; ok {
+			target := &config.KubeReserved
+			if name == "system" {
+				target = &config.SystemReserved
+			}
+			if *target == nil {
+				*target = map[string]string{}
+			}
+			(*target)["pid"] = string(pid)
+		}
+	}
+	if len(kubelet.EvictionHard) > 0 {
+		config.EvictionHard = withDefaultEviction(stringMap(kubelet.EvictionHard))
+	}
+	if len(kubelet.EvictionSoft) > 0 {
+		config.EvictionSoft = stringMap(kubelet.EvictionSoft)
+		config.EvictionSoftGracePeriod = map[string]string{}
+		for signal, period := range kubelet.EvictionSoftGracePeriod {
+			config.EvictionSoftGracePeriod[signal] = period.Duration.String()
+		}
+	}
+	if kubelet.EvictionMaxPodGracePeriod != nil {
+		config.EvictionMaxPodGracePeriod = *kubelet.EvictionMaxPodGracePeriod
+	}
+	if kubelet.ImageGCHighThresholdPercent != nil {
+		config.ImageGCHighThresholdPercent = kubelet.ImageGCHighThresholdPercent
+	}
+	if kubelet.ImageGCLowThresholdPercent != nil {
+		config.ImageGCLowThresholdPercent = kubelet.ImageGCLowThresholdPercent
+	}
+	if len(kubelet.ClusterDNS) > 0 {
+		config.ClusterDNS = slices.Clone(kubelet.ClusterDNS)
+	}
+	return config
+}
+
+// withDefaultEviction keeps kubelet's default hard thresholds for the signals the NodeClass does
+// not set: a kubelet given any evictionHard drops the defaults it does not repeat, and Karpenter
+// counts them as reserved.
+func withDefaultEviction(evictionHard map[string]string) map[string]string {
+	out := map[string]string{"memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%", "imagefs.available": "15%"}
+	maps.Copy(out, evictionHard)
+	return out
+}
+
+func stringMap[V ~string](m map[string]V) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = string(v)
+	}
+	return out
+}
+
+func quantities(resources corev1.ResourceList) map[string]string {
+	out := map[string]string{}
+	for name, quantity := range resources {
+		if !quantity.IsZero() {
+			out[string(name)] = quantity.String()
+		}
+	}
+	return out
+}
+
+// taints are the NodeClaim's taints and start-up taints with karpenter.sh/unregistered:NoExecute,
+// which Karpenter core lifts at registration: a Node that registers without it can run pods
+// before core has seen it, the race that makes duplicate NodeClaims.
+func (o Options) taints() []corev1.Taint {
+	taints := []corev1.Taint{karpv1.UnregisteredNoExecuteTaint}
+	for _, taint := range o.Taints {
+		if !slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) }) {
+			taint.TimeAdded = (*metav1.Time)(nil)
+			taints = append(taints, taint)
+		}
+	}
+	return taints
+}
+
+// kubeletDropIn is the kubelet unit's drop-in: it supersedes kubeadm's 10-kubeadm.conf where that
+// exists, and works where only the kubelet package is installed.
+func (o Options) kubeletDropIn() string {
+	args := []string{"--hostname-override=" + o.NodeName}
+	if labels := o.nodeLabels(); len(labels) > 0 {
+		args = append(args, "--node-labels="+strings.Join(labels, ","))
+	}
+	return strings.Join([]string{
+		"[Service]",
+		fmt.Sprintf(`Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=%s --kubeconfig=%s"`, PathBootstrapKubeconfig, PathKubeconfig),
+		fmt.Sprintf(`Environment="KUBELET_CONFIG_ARGS=--config=%s"`, PathKubeletConfig),
+		fmt.Sprintf(`Environment="KARPENTER_KUBELET_ARGS=%s"`, strings.Join(args, " ")),
+		"EnvironmentFile=-/etc/default/kubelet",
+		"ExecStart=",
+		"ExecStart=" + kubeletBinary + " $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KARPENTER_KUBELET_ARGS $KUBELET_EXTRA_ARGS",
+		"",
+	}, "\n")
+}
+
+// nodeLabels are the labels kubelet may register its Node with, sorted: kubelet refuses to start
+// with a label of the kubernetes.io or k8s.io domains that is not its own, and the labels that
+// mark a NodeClaim's progress are core's to set.
+func (o Options) nodeLabels() []string {
+	var labels []string
+	for key, value := range o.Labels {
+		if key == karpv1.NodeRegisteredLabelKey || key == karpv1.NodeInitializedLabelKey {
+			continue
+		}
+		if domain := karpv1.GetLabelDomain(key); isKubernetesDomain(domain) && !kubeletapis.IsKubeletLabel(key) {
+			continue
+		}
+		labels = append(labels, key+"="+value)
+	}
+	slices.Sort(labels)
+	return labels
+}
+
+func isKubernetesDomain(domain string) bool {
+	for _, reserved := range []string{"kubernetes.io", "k8s.io"} {
+		if domain == reserved || strings.HasSuffix(domain, "."+reserved) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,175 @@
+package instance
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/linode/linodego"
+	"github.com/samber/lo"
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+)
+
+// createOptions describe the NodeClaim's Linode: the plan, the NodeClass's image and settings, the
+// ownership tags, and user data that makes it join the cluster.
+func (p *Provider) createOptions(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceType *cloudprovider.InstanceType) (linodego.InstanceCreateOptions, error) {
+	if nodeClass.Status.Image == nil {
+		return linodego.InstanceCreateOptions{}, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("LinodeNodeClass %s has no resolved image", nodeClass.Name))
+	}
+	userData, err := p.userData(ctx, nodeClass, nodeClaim, instanceType)
+	if err != nil {
+		return linodego.InstanceCreateOptions{}, err
+	}
+	opts := linodego.InstanceCreateOptions{
+		Region:          p.region,
+		Type:            instanceType.Name,
+		Label:           linodeLabel(nodeClaim.Name),
+		Image:           nodeClass.Status.Image.ID,
+		Tags:            p.tags(nodeClass, nodeClaim),
+		FirewallID:      lo.FromPtr(nodeClass.Spec.FirewallID),
+		AuthorizedKeys:  slices.Clone(nodeClass.Spec.AuthorizedKeys),
+		AuthorizedUsers: slices.Clone(nodeClass.Spec.AuthorizedUsers),
+		BackupsEnabled:  lo.FromPtr(nodeClass.Spec.BackupsEnabled),
+		PrivateIP:       lo.FromPtr(nodeClass.Spec.PrivateIP),
+		Metadata:        &linodego.InstanceMetadataOptions{UserData: bootstrap.Encode(userData)},
+		Interfaces:      interfaces(nodeClass),
+	}
+	if len(opts.AuthorizedKeys) == 0 && len(opts.AuthorizedUsers) == 0 {
+		// Linode deploys an image only with a way in. Rather than a root password, which would have
+		// to be kept or would be lost, the Linode gets the public half of a key nobody holds.
+		key, err := lockedKey()
+		if err != nil {
+			return linodego.InstanceCreateOptions{}, err
+		}
+		opts.AuthorizedKeys = []string{key}
+	}
+	if encryption := nodeClass.Spec.DiskEncryption; encryption != nil {
+		opts.DiskEncryption = linodego.InstanceDiskEncryption(*encryption)
+	}
+	if swap := nodeClass.Spec.SwapSizeMB; swap != nil {
+		opts.SwapSize = lo.ToPtr(int(*swap))
+	}
+	if group := nodeClass.Status.PlacementGroup; nodeClass.Spec.PlacementGroup != nil && group != nil {
+		opts.PlacementGroup = &linodego.InstanceCreatePlacementGroupOptions{ID: group.ID}
+	}
+	SetMaintenancePolicy(&opts, nodeClass)
+	return opts, nil
+}
+
+// userData renders the cloud-init configuration that joins the Linode's kubelet to the cluster
+// with the NodeClaim's own bootstrap token.
+func (p *Provider) userData(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceType *cloudprovider.InstanceType) ([]byte, error) {
+	token, err := p.tokens.Ensure(ctx, nodeClaim)
+	if err != nil {
+		return nil, err
+	}
+	baseKubelet, err := p.kubelet.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts := bootstrap.Options{
+		ClusterEndpoint: p.cluster.Endpoint,
+		ClusterCA:       p.cluster.CA,
+		Token:           token,
+		NodeName:        nodeClaim.Name,
+		Labels:          nodeLabels(nodeClaim),
+		Taints:          append(slices.Clone(nodeClaim.Spec.Taints), nodeClaim.Spec.StartupTaints...),
+		BaseKubelet:     baseKubelet,
+		Kubelet:         nodeClass.Spec.Kubelet,
+		UserData:        nodeClass.Spec.UserData,
+	}
+	if overhead := instanceType.Overhead; overhead != nil {
+		opts.Reserved = bootstrap.Reserved{KubeReserved: overhead.KubeReserved, SystemReserved: overhead.SystemReserved}
+	}
+	if pods, ok := instanceType.Capacity[corev1.ResourcePods]; ok {
+		opts.MaxPods = int32(pods.Value())
+	}
+	userData, err := opts.Render()
+	if err != nil {
+		// Only the user's userData can be wrong here; the NodeClass controller reports it too.
+		return nil, cloudprovider.NewCreateError(fmt.Errorf("rendering the user data of NodeClaim %s: %w", nodeClaim.Name, err), "UserDataInvalid", err.Error())
+	}
+	return userData, nil
+}
+
+// tags are the ownership tags followed by the NodeClass's own.
+func (p *Provider) tags(nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim) []string {
+	tags := []string{
+		p.cluster.OwnerTag(),
+		nodeprovider.NodeClaimTag(nodeClaim.Name),
+		nodeprovider.NodePoolTag(nodeClaim.Labels[karpv1.NodePoolLabelKey]),
+	}
+	for _, tag := range nodeClass.Spec.Tags {
+		if !slices.Contains(tags, string(tag)) {
+			tags = append(tags, string(tag))
+		}
+	}
+	return tags
+}
+
+// nodeLabels are the NodeClaim's labels and single-valued requirements, which the kubelet
+// registers its Node with (those it may not set are dropped by bootstrap).
+func nodeLabels(nodeClaim *karpv1.NodeClaim) map[string]string {
+	labels := map[string]string{}
+	for _, requirement := range nodeClaim.Spec.Requirements {
+		if requirement.Operator == corev1.NodeSelectorOpIn && len(requirement.Values) == 1 {
+			labels[requirement.Key] = requirement.Values[0]
+		}
+	}
+	maps.Copy(labels, nodeClaim.Labels)
+	return labels
+}
+
+// interfaces are the Linode's network interfaces: the default (one public interface) without a
+// VPC; with one, a VPC interface on the resolved subnet, which reaches the internet through the
+// public interface or, with nat1To1, through its own 1:1 NAT address.
+func interfaces(nodeClass *v1.LinodeNodeClass) []linodego.InstanceConfigInterfaceCreateOptions {
+	if nodeClass.Spec.VPC == nil || nodeClass.Status.Subnet == nil {
+		return nil
+	}
+	vpc := linodego.InstanceConfigInterfaceCreateOptions{Purpose: linodego.InterfacePurposeVPC, SubnetID: lo.ToPtr(nodeClass.Status.Subnet.ID)}
+	if lo.FromPtr(nodeClass.Spec.VPC.NAT1To1) {
+		vpc.Primary = true
+		vpc.IPv4 = &linodego.VPCIPv4{NAT1To1: lo.ToPtr("any")}
+		return []linodego.InstanceConfigInterfaceCreateOptions{vpc}
+	}
+	return []linodego.InstanceConfigInterfaceCreateOptions{{Purpose: linodego.InterfacePurposePublic, Primary: true}, vpc}
+}
+
+// linodeLabelRepeats are runs of separators, which Linode labels may not have.
+var linodeLabelRepeats = regexp.MustCompile(`[-_.]{2,}`)
+
+// linodeLabel is the NodeClaim's name as a Linode label: at most 64 characters, no two separators
+// in a row, alphanumeric at both ends.
+func linodeLabel(nodeClaimName string) string {
+	label := linodeLabelRepeats.ReplaceAllStringFunc(nodeClaimName, func(run string) string { return run[:1] })
+	if len(label) > 64 {
+		label = label[:64]
+	}
+	return strings.Trim(label, "-_.")
+}
+
+// lockedKey is an SSH public key whose private half is discarded at once.
+func lockedKey() (string, error) {
+	public, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", fmt.Errorf("generating an SSH key: %w", err)
+	}
+	key, err := ssh.NewPublicKey(public)
+	if err != nil {
+		return "", fmt.Errorf("encoding an SSH key: %w", err)
+	}
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key))) + " karpenter-no-login", nil
+}

@@ -1,0 +1,261 @@
+package instance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/awslabs/operatorpkg/option"
+	"github.com/linode/linodego"
+	"github.com/samber/lo"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/cache"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+)
+
+// API is the part of the Linode API the instance provider calls.
+type API interface {
+	ListInstances(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Instance, error)
+	GetInstance(ctx context.Context, linodeID int) (*linodego.Instance, error)
+	CreateInstance(ctx context.Context, opts linodego.InstanceCreateOptions) (*linodego.Instance, error)
+	DeleteInstance(ctx context.Context, linodeID int) error
+	RebootInstance(ctx context.Context, linodeID int, configID int) error
+	ListInstanceConfigs(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.InstanceConfig, error)
+}
+
+const (
+	// DefaultListingTTL is how long one listing of the cluster's Linodes answers Get and List.
+	DefaultListingTTL = 5 * time.Second
+	// listPageSize is the largest page the API serves: 500 Linodes cost one call.
+	listPageSize = 500
+	// missRefreshAge is how old a listing may be and still be trusted to show a Linode missing; a
+	// Linode missing from an older listing is looked for in a new one first.
+	missRefreshAge = time.Second
+)
+
+// Options tune the provider; the defaults suit the live API.
+type Options struct {
+	ListingTTL time.Duration
+	Clock      clock.Clock
+}
+
+// WithListingTTL sets how long one listing answers Get and List.
+func WithListingTTL(ttl time.Duration) option.Function[Options] {
+	return func(o *Options) { o.ListingTTL = ttl }
+}
+
+// WithClock sets the clock that times listings.
+func WithClock(clk clock.Clock) option.Function[Options] {
+	return func(o *Options) { o.Clock = clk }
+}
+
+// TokenIssuer issues the bootstrap token a NodeClaim's kubelet joins with
+// (bootstraptoken.Issuer).
+type TokenIssuer interface {
+	Ensure(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error)
+}
+
+// KubeletConfigSource is the cluster's own kubelet configuration, which a node's starts from.
+type KubeletConfigSource interface {
+	Get(ctx context.Context) (*kubeletv1beta1.KubeletConfiguration, error)
+}
+
+// Provider launches each NodeClaim as a plain Linode that joins the cluster through cloud-init
+// and the kubelet's TLS bootstrap.
+type Provider struct {
+	api         API
+	region      string
+	cluster     *Cluster
+	tokens      TokenIssuer
+	kubelet     KubeletConfigSource
+	unavailable *cache.UnavailableOfferings
+	instances   *nodeprovider.ListingCache[linodego.Instance]
+	subnets     *subnetCache
+	opts        Options
+}
+
+var (
+	_ nodeprovider.Provider      = (*Provider)(nil)
+	_ nodeprovider.DriftDetector = (*Provider)(nil)
+)
+
+// NewProvider returns the provider for nodes of the cluster in the region.
+func NewProvider(api API, region string, cluster *Cluster, tokens TokenIssuer, kubelet KubeletConfigSource, unavailable *cache.UnavailableOfferings, opts ...option.Function[Options]) *Provider {
+	resolved := option.Resolve(append([]option.Function[Options]{
+		WithListingTTL(DefaultListingTTL),
+		WithClock(clock.RealClock{}),
+	}, opts...)...)
+	ownerTag := cluster.OwnerTag()
+	list := func(ctx context.Context) ([]linodego.Instance, error) {
+		// The filter keeps the listing to this cluster's Linodes: one page for up to 500 nodes,
+		// whatever else the account runs.
+		filter := fmt.Sprintf(`{"tags": %q}`, ownerTag)
+		return api.ListInstances(ctx, &linodego.ListOptions{PageSize: listPageSize, Filter: filter})
+	}
+	return &Provider{
+		api:         api,
+		region:      region,
+		cluster:     cluster,
+		tokens:      tokens,
+		kubelet:     kubelet,
+		unavailable: unavailable,
+		instances:   nodeprovider.NewListingCache(list, func(in linodego.Instance) int { return in.ID }, resolved.Clock),
+		subnets:     newSubnetCache(api),
+		opts:        *resolved,
+	}
+}
+
+// Create launches a Linode for the NodeClaim, or returns the one an earlier, interrupted attempt
+// launched.
+func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceTypes []*cloudprovider.InstanceType) (*nodeprovider.Node, error) {
+	listing, err := p.instances.Get(ctx, p.opts.ListingTTL)
+	if err != nil {
+		return nil, fmt.Errorf("listing Linodes to find an earlier launch: %w", err)
+	}
+	if existing, found := byNodeClaim(listing.Items, nodeClaim.Name); found {
+		log.FromContext(ctx).WithValues("linode-id", existing.ID).V(1).Info("found the Linode an earlier launch created")
+		return p.nodeOf(existing), nil
+	}
+	instanceType, err := nodeprovider.CheapestLaunchable(nodeClaim, instanceTypes, p.region, p.unavailable)
+	if err != nil {
+		return nil, err
+	}
+	createOptions, err := p.createOptions(ctx, nodeClass, nodeClaim, instanceType)
+	if err != nil {
+		return nil, err
+	}
+	created, err := p.api.CreateInstance(ctx, createOptions)
+	if err != nil {
+		return nil, p.launchError(ctx, err, instanceType.Name)
+	}
+	p.instances.Put(*created)
+	log.FromContext(ctx).WithValues("linode-id", created.ID, "instance-type", instanceType.Name).V(1).Info("created Linode")
+	return p.nodeOf(*created), nil
+}
+
+// launchError classifies a failed create: capacity sends Karpenter to another offering, a refused
+// request needs the NodeClass changed, and anything else (rate limit, outage, lost answer) is
+// retried by Karpenter after a fresh look for the Linode.
+func (p *Provider) launchError(ctx context.Context, err error, instanceType string) error {
+	switch {
+	case linode.IsInsufficientCapacity(err):
+		p.unavailable.MarkUnavailable(ctx, linode.Reason(err), instanceType, p.region)
+		return cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching %s in %s: %w", instanceType, p.region, err))
+	case linode.IsInvalidRequest(err):
+		return nodeprovider.NewInvalidLaunchError(err, instanceType, linode.Reason(err))
+	default:
+		// The Linode may exist although the answer never arrived: the next attempt must list anew.
+		p.instances.Invalidate()
+		return fmt.Errorf("creating a Linode of %s: %w", instanceType, err)
+	}
+}
+
+// Get finds the node's Linode in the listing, or asks for it when the listing misses it: only the
+// API's 404 makes a node gone.
+func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.Node, error) {
+	id, err := nodeprovider.ParseProviderID(providerID)
+	if err != nil {
+		return nil, err
+	}
+	listing, err := p.instances.Get(ctx, p.opts.ListingTTL)
+	if err != nil {
+		return nil, fmt.Errorf("listing Linodes: %w", err)
+	}
+	if found, ok := byID(listing.Items, id); ok {
+		return p.nodeOf(found), nil
+	}
+	if listing.Age(p.opts.Clock) >= missRefreshAge {
+		if listing, err = p.instances.Get(ctx, missRefreshAge); err != nil {
+			return nil, fmt.Errorf("listing Linodes: %w", err)
+		}
+		if found, ok := byID(listing.Items, id); ok {
+			return p.nodeOf(found), nil
+		}
+	}
+	found, err := p.api.GetInstance(ctx, id)
+	if err != nil {
+		if linode.IsNotFound(err) {
+			return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("Linode %d is gone: %w", id, err))
+		}
+		return nil, fmt.Errorf("reading Linode %d: %w", id, err)
+	}
+	if !slices.Contains(found.Tags, p.cluster.OwnerTag()) {
+		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("Linode %d is not one of this cluster's nodes (it lacks the tag %s)", id, p.cluster.OwnerTag()))
+	}
+	p.instances.Put(*found)
+	return p.nodeOf(*found), nil
+}
+
+// List returns every Linode the provider launched for this cluster.
+func (p *Provider) List(ctx context.Context) ([]*nodeprovider.Node, error) {
+	listing, err := p.instances.Get(ctx, p.opts.ListingTTL)
+	if err != nil {
+		return nil, fmt.Errorf("listing Linodes: %w", err)
+	}
+	return lo.Map(listing.Items, func(in linodego.Instance, _ int) *nodeprovider.Node { return p.nodeOf(in) }), nil
+}
+
+// Delete deletes the node's Linode; it returns a NodeClaimNotFoundError once the API says the
+// Linode is gone.
+func (p *Provider) Delete(ctx context.Context, node *nodeprovider.Node) error {
+	err := p.api.DeleteInstance(ctx, node.InstanceID)
+	if err != nil && !linode.IsNotFound(err) {
+		return fmt.Errorf("deleting Linode %d: %w", node.InstanceID, err)
+	}
+	p.instances.Remove(node.InstanceID)
+	p.subnets.forget(node.InstanceID)
+	if err != nil {
+		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("Linode %d is gone: %w", node.InstanceID, err))
+	}
+	log.FromContext(ctx).WithValues("linode-id", node.InstanceID).V(1).Info("deleted Linode")
+	return nil
+}
+
+// Reboot restarts the node's Linode in place.
+func (p *Provider) Reboot(ctx context.Context, node *nodeprovider.Node) error {
+	return nodeprovider.Reboot(ctx, p.api, node.InstanceID)
+}
+
+func (p *Provider) nodeOf(in linodego.Instance) *nodeprovider.Node {
+	nodeClaimName, _ := nodeprovider.TagValue(in.Tags, nodeprovider.TagKeyNodeClaim)
+	nodePoolName, _ := nodeprovider.TagValue(in.Tags, nodeprovider.TagKeyNodePool)
+	node := &nodeprovider.Node{
+		InstanceID:    in.ID,
+		NodeClaimName: nodeClaimName,
+		NodePoolName:  nodePoolName,
+		InstanceType:  in.Type,
+		Region:        in.Region,
+		Status:        string(in.Status),
+		Tags:          in.Tags,
+		Created:       lo.FromPtr(in.Created),
+		Instance:      &nodeprovider.InstanceNode{Label: in.Label, Image: in.Image},
+	}
+	if in.PlacementGroup != nil {
+		node.Instance.PlacementGroupID = in.PlacementGroup.ID
+	}
+	return node
+}
+
+// byNodeClaim returns the Linode launched for the NodeClaim, if any. Should an earlier bug have
+// left two, the oldest one wins, so that every caller settles on the same Linode.
+func byNodeClaim(instances []linodego.Instance, nodeClaimName string) (linodego.Instance, bool) {
+	tag := nodeprovider.NodeClaimTag(nodeClaimName)
+	return lo.Find(instances, func(in linodego.Instance) bool { return slices.Contains(in.Tags, tag) })
+}
+
+func byID(instances []linodego.Instance, id int) (linodego.Instance, bool) {
+	i, found := slices.BinarySearchFunc(instances, id, func(in linodego.Instance, id int) int { return in.ID - id })
+	if !found {
+		return linodego.Instance{}, false
+	}
+	return instances[i], true
+}

@@ -1,0 +1,339 @@
+package instance_test
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/linode/linodego"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/samber/lo"
+	corev1 "k8s.io/api/core/v1"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/events"
+	. "sigs.k8s.io/karpenter/pkg/test/expectations"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	corecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
+)
+
+const instancesRoute = "/linode/instances"
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+var _ = Describe("Create", func() {
+	It("launches one Linode with the NodeClaim's plan and the NodeClass's settings, which joins with the NodeClaim's own token", func() {
+		firewall := emu.AddFirewall("nodes")
+		vpcID, err := emu.AddVPC("cluster", test.Region)
+		Expect(err).ToNot(HaveOccurred())
+		subnetID, err := emu.AddVPCSubnet(vpcID, "nodes", "10.0.0.0/24")
+		Expect(err).ToNot(HaveOccurred())
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{
+			Tags:              []v1.Tag{"team:payments"},
+			FirewallID:        &firewall,
+			DiskEncryption:    lo.ToPtr(v1.DiskEncryptionEnabled),
+			AuthorizedKeys:    []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk1ZXhhbXBsZWtleWZvcnRlc3RzMDAwMDAwMDAw admin@example.com"},
+			VPC:               &v1.VPCConfiguration{VPCLabel: lo.ToPtr("cluster"), SubnetLabel: lo.ToPtr("nodes"), NAT1To1: lo.ToPtr(true)},
+			PlacementGroup:    &v1.PlacementGroupSelector{Label: lo.ToPtr("karpenter-nodes")},
+			UserData:          lo.ToPtr("#cloud-config\npackages: [containerd]\n"),
+			MaintenancePolicy: new(v1.MaintenancePolicyPowerOffOn),
+		})
+		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2", "g6-standard-4")
+
+		created := launched(nodeClaim)
+		Expect(created.Labels).To(HaveKeyWithValue(corev1.LabelInstanceTypeStable, "g6-standard-2"), "the cheaper of the two plans")
+		Expect(emu.Instances()).To(HaveLen(1))
+		id, err := nodeprovider.ParseProviderID(created.Status.ProviderID)
+		Expect(err).ToNot(HaveOccurred())
+		linode, err := emu.Client.GetInstance(ctx, id)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(linode.Region).To(Equal(test.Region))
+		Expect(linode.Image).To(Equal("linode/ubuntu24.04"))
+		Expect(linode.Label).To(Equal(nodeClaim.Name), "the Linode's label is its Node's name")
+		Expect(linode.Tags).To(ConsistOf(cloud.Target.Cluster.OwnerTag(), nodeprovider.NodeClaimTag(nodeClaim.Name), nodeprovider.NodePoolTag("default"), "team:payments"))
+		Expect(cloud.Target.Cluster.OwnerTag()).To(HavePrefix(nodeprovider.TagKeyCluster+"="+string(cloud.Target.Cluster.UID)[:8]), "ownership is the kube-system namespace's UID")
+		Expect(linode.DiskEncryption).To(Equal(linodego.InstanceDiskEncryptionEnabled))
+		Expect(linode.PlacementGroup).ToNot(BeNil())
+		Expect(linode.PlacementGroup.ID).To(Equal(nodeClass.Status.PlacementGroup.ID))
+		Expect(linode.HasUserData).To(BeTrue())
+		Expect(linode.MaintenancePolicy).To(Equal(emulator.PolicyPowerOffOn))
+		Expect(linodeOf(created.Status.ProviderID).FirewallID).To(Equal(firewall))
+		configs, err := emu.Client.ListInstanceConfigs(ctx, id, nil)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(configs).To(HaveLen(1))
+		Expect(configs[0].Interfaces).To(ContainElement(And(
+			HaveField("Purpose", linodego.InterfacePurposeVPC),
+			HaveField("SubnetID", HaveValue(Equal(subnetID))),
+		)))
+
+		By("giving the Linode, through its Metadata service, the user's keys and user data that join the cluster")
+		meta, err := emu.NewMetadataClient(ctx, id)
+		Expect(err).ToNot(HaveOccurred())
+		keys, err := meta.GetSSHKeys(ctx)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(keys.Users["root"]).To(ConsistOf(nodeClass.Spec.AuthorizedKeys[0]))
+		userData, err := meta.GetUserData(ctx)
+		Expect(err).ToNot(HaveOccurred())
+		token := &corev1.Secret{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: bootstraptoken.Namespace, Name: bootstraptoken.SecretName(nodeClaim)}, token)).To(Succeed())
+		Expect(string(token.Data[bootstrapapi.BootstrapTokenExtraGroupsKey])).To(Equal(bootstraptoken.Group))
+		Expect(string(userData)).To(And(
+			ContainSubstring(env.Config.Host),
+			ContainSubstring(string(token.Data[bootstrapapi.BootstrapTokenIDKey])+"."+string(token.Data[bootstrapapi.BootstrapTokenSecretKey])),
+			ContainSubstring(bootstrap.ProviderIDTemplate),
+			ContainSubstring("packages: [containerd]"),
+			ContainSubstring("--hostname-override="+nodeClaim.Name),
+			ContainSubstring("team=payments"),
+			ContainSubstring("example.com/agent-not-ready"),
+			ContainSubstring(karpv1.UnregisteredTaintKey),
+		))
+	})
+
+	It("sends no root password: without the class's keys or users, the Linode gets a key nobody holds", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		created := launched(nodeClaimOf(nodeClass, "g6-standard-2"))
+		id, err := nodeprovider.ParseProviderID(created.Status.ProviderID)
+		Expect(err).ToNot(HaveOccurred())
+		meta, err := emu.NewMetadataClient(ctx, id)
+		Expect(err).ToNot(HaveOccurred())
+		keys, err := meta.GetSSHKeys(ctx)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(keys.Users["root"]).To(ConsistOf(And(HavePrefix("ssh-ed25519 "), HaveSuffix(" karpenter-no-login"))))
+	})
+
+	It("finds the Linode of an earlier attempt instead of launching a second", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2")
+		emu.InjectFault(emulator.Fault{Method: http.MethodPost, Route: instancesRoute, LoseResponse: emulator.LoseWith502, Count: 1})
+		_, err := cloud.CloudProvider.Create(ctx, nodeClaim)
+		Expect(err).To(HaveOccurred(), "the answer was lost")
+		Expect(emu.Instances()).To(HaveLen(1), "Linode created the Linode all the same")
+
+		first := launched(nodeClaim)
+		again := launched(nodeClaim)
+		Expect(again.Status.ProviderID).To(Equal(first.Status.ProviderID))
+		Expect(first.Status.ProviderID).To(Equal("linode://" + itoa(emu.Instances()[0].ID)))
+		Expect(emu.Instances()).To(HaveLen(1))
+		Expect(emu.Counters()["POST "+instancesRoute]).To(Equal(1))
+	})
+
+	It("sends Karpenter to another plan when the region has no capacity for one", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		emu.SetCapacity(test.Region, "g6-standard-2", 0)
+		_, err := cloud.CloudProvider.Create(ctx, nodeClaimOf(nodeClass, "g6-standard-2", "g6-standard-4"))
+		Expect(cloudprovider.IsInsufficientCapacityError(err)).To(BeTrue(), "got %v", err)
+		Expect(cloud.Unavailable.IsUnavailable("g6-standard-2", test.Region)).To(BeTrue())
+
+		created := launched(nodeClaimOf(nodeClass, "g6-standard-2", "g6-standard-4"))
+		Expect(created.Labels).To(HaveKeyWithValue(corev1.LabelInstanceTypeStable, "g6-standard-4"))
+	})
+
+	It("marks the class not Ready when Linode refuses its launch as invalid", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		emu.InjectFault(emulator.Fault{Method: http.MethodPost, Route: instancesRoute, Sequence: []int{http.StatusBadRequest}})
+		_, err := cloud.CloudProvider.Create(ctx, nodeClaimOf(nodeClass, "g6-standard-2"))
+		var createErr *cloudprovider.CreateError
+		Expect(errors.As(err, &createErr)).To(BeTrue(), "got %v", err)
+		Expect(createErr.ConditionReason).To(Equal(corecloudprovider.LaunchRejectedReason))
+		nodeClass = ExpectExists(ctx, env.Client, nodeClass)
+		Expect(nodeClass.LaunchRejected()).To(BeTrue())
+	})
+})
+
+var _ = Describe("Get, List, Delete and Reboot", func() {
+	var nodeClass *v1.LinodeNodeClass
+	var node *nodeprovider.Node
+	BeforeEach(func() {
+		nodeClass = readyNodeClass(v1.LinodeNodeClassSpec{})
+		created := launched(nodeClaimOf(nodeClass, "g6-standard-2"))
+		var err error
+		node, err = cloud.Nodes.Get(ctx, created.Status.ProviderID)
+		Expect(err).ToNot(HaveOccurred())
+	})
+
+	It("lists only this cluster's Linodes", func() {
+		_, err := emu.Client.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: test.Region, Type: "g6-standard-2", Tags: []string{nodeprovider.ClusterTag("another-cluster")}})
+		Expect(err).ToNot(HaveOccurred())
+		nodes, err := cloud.Nodes.List(ctx)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(nodes).To(ConsistOf(HaveField("InstanceID", node.InstanceID)))
+		Expect(nodes[0].NodeClaimName).ToNot(BeEmpty())
+		Expect(nodes[0].NodePoolName).To(Equal("default"))
+		Expect(nodes[0].Created).ToNot(BeZero())
+	})
+
+	It("says a Linode is gone only when the API answers 404", func() {
+		for _, route := range []string{instancesRoute, instancesRoute + "/{linodeId}"} {
+			emu.InjectFault(emulator.Fault{Method: http.MethodGet, Route: route, Sequence: []int{http.StatusInternalServerError}})
+			_, err := cloud.Nodes.Get(ctx, "linode://999999")
+			Expect(err).To(HaveOccurred())
+			Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeFalse(), "a 500 on %s proves nothing: %v", route, err)
+		}
+		_, err := cloud.Nodes.Get(ctx, "linode://999999")
+		Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeTrue(), "got %v", err)
+
+		emu.InjectFault(emulator.Fault{Method: http.MethodDelete, Sequence: []int{http.StatusServiceUnavailable}})
+		err = cloud.Nodes.Delete(ctx, node)
+		Expect(err).To(HaveOccurred())
+		Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeFalse())
+		Expect(cloud.Nodes.Delete(ctx, node)).To(Succeed())
+		Expect(emu.Instances()).To(BeEmpty())
+		Expect(cloudprovider.IsNodeClaimNotFoundError(cloud.Nodes.Delete(ctx, node))).To(BeTrue())
+		_, err = cloud.Nodes.Get(ctx, node.ProviderID())
+		Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeTrue())
+	})
+
+	It("does not take a Linode without this cluster's tag for a node of its own", func() {
+		stranger, err := emu.Client.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: test.Region, Type: "g6-standard-2"})
+		Expect(err).ToNot(HaveOccurred())
+		_, err = cloud.Nodes.Get(ctx, nodeprovider.ProviderID(stranger.ID))
+		Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeTrue(), "got %v", err)
+	})
+
+	It("reboots the Linode in place", func() {
+		Expect(cloud.Nodes.Reboot(ctx, node)).To(Succeed())
+		Expect(emu.Counters()["POST /linode/instances/{linodeId}/reboot"]).To(Equal(1))
+		Expect(cloud.Nodes.Delete(ctx, node)).To(Succeed())
+		Expect(cloudprovider.IsNodeClaimNotFoundError(cloud.Nodes.Reboot(ctx, node))).To(BeTrue())
+	})
+})
+
+var _ = Describe("Drift", func() {
+	It("replaces nodes when a newer image matches the class's imageSelector", func() {
+		older := emu.AddImage(emulator.ImageSpec{Label: "k8s-node 1.36", Created: emu.Clock.Now().Add(-48 * 3600e9), CloudInit: true})
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{ImageSelector: &v1.ImageSelector{Label: lo.ToPtr("k8s-node")}})
+		Expect(nodeClass.Status.Image.ID).To(Equal(older))
+		nodeClaim := launched(nodeClaimOf(nodeClass, "g6-standard-2"))
+		nodeClaim.Spec.NodeClassRef = test.NodeClassRef(nodeClass.Name)
+		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
+
+		newer := emu.AddImage(emulator.ImageSpec{Label: "k8s-node 1.36.1", Created: emu.Clock.Now(), CloudInit: true})
+		nodeClass = resolved(nodeClass)
+		Expect(nodeClass.Status.Image.ID).To(Equal(newer))
+		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(instance.DriftReasonImage))
+	})
+
+	It("replaces nodes when the class's userData changes", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{UserData: lo.ToPtr("#cloud-config\npackages: [containerd]\n")})
+		nodeClaim := launched(nodeClaimOf(nodeClass, "g6-standard-2"))
+		nodeClaim.Spec.NodeClassRef = test.NodeClassRef(nodeClass.Name)
+		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
+		nodeClass.Spec.UserData = lo.ToPtr("#cloud-config\npackages: [containerd, htop]\n")
+		ExpectApplied(ctx, env.Client, nodeClass)
+		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(corecloudprovider.DriftReasonNodeClass))
+	})
+
+	It("replaces nodes whose subnet or placement group is no longer the one the class resolves to", func() {
+		vpcID, err := emu.AddVPC("cluster", test.Region)
+		Expect(err).ToNot(HaveOccurred())
+		_, err = emu.AddVPCSubnet(vpcID, "nodes", "10.0.0.0/24")
+		Expect(err).ToNot(HaveOccurred())
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{
+			VPC:            &v1.VPCConfiguration{VPCLabel: lo.ToPtr("cluster"), SubnetLabel: lo.ToPtr("nodes")},
+			PlacementGroup: &v1.PlacementGroupSelector{Label: lo.ToPtr("spread")},
+		})
+		nodeClaim := launched(nodeClaimOf(nodeClass, "g6-standard-2"))
+		nodeClaim.Spec.NodeClassRef = test.NodeClassRef(nodeClass.Name)
+		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
+
+		By("resolving the class's subnet to another one")
+		stored := nodeClass.DeepCopy()
+		nodeClass.Status.Subnet = &v1.ResolvedSubnet{ID: nodeClass.Status.Subnet.ID + 1000, VPCID: vpcID}
+		Expect(env.Client.Status().Patch(ctx, nodeClass, client.MergeFrom(stored))).To(Succeed())
+		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(instance.DriftReasonSubnet))
+
+		By("resolving the class's placement group to another one")
+		nodeClass = resolved(nodeClass)
+		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
+		stored = nodeClass.DeepCopy()
+		nodeClass.Status.PlacementGroup.ID += 1000
+		Expect(env.Client.Status().Patch(ctx, nodeClass, client.MergeFrom(stored))).To(Succeed())
+		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(instance.DriftReasonPlacementGroup))
+	})
+})
+
+var _ = Describe("Bootstrap tokens", func() {
+	It("issues one token per NodeClaim and keeps its secret out of errors", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2")
+		launched(nodeClaim)
+		launched(nodeClaim)
+		tokens := &corev1.SecretList{}
+		Expect(env.Client.List(ctx, tokens, client.InNamespace(bootstraptoken.Namespace), client.MatchingLabels{bootstraptoken.LabelNodeClaimToken: "true"})).To(Succeed())
+		Expect(tokens.Items).To(HaveLen(1))
+		Expect(tokens.Items[0].OwnerReferences).To(ConsistOf(HaveField("UID", nodeClaim.UID)))
+		secret := string(tokens.Items[0].Data[bootstrapapi.BootstrapTokenSecretKey])
+		Expect(bootstrap.Token(string(tokens.Items[0].Data[bootstrapapi.BootstrapTokenIDKey]) + "." + secret).String()).ToNot(ContainSubstring(secret))
+	})
+})
+
+var _ = Describe("Offline Linodes", func() {
+	It("replaces a node whose Linode stays powered off", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2")
+		created := launched(nodeClaim)
+		nodeClaim.Status.ProviderID = created.Status.ProviderID
+		ExpectApplied(ctx, env.Client, nodeClaim)
+		id, err := nodeprovider.ParseProviderID(created.Status.ProviderID)
+		Expect(err).ToNot(HaveOccurred())
+		controller := instance.NewOfflineController(env.Client, cloud.Nodes, events.NewRecorder(recorder), emu.Clock, instance.OfflineToleration)
+
+		ExpectSingletonReconciled(ctx, controller)
+		ExpectExists(ctx, env.Client, nodeClaim)
+		Expect(emu.Client.ShutdownInstance(ctx, id)).To(Succeed())
+		emu.Tick()
+		ExpectSingletonReconciled(ctx, controller)
+		emu.Clock.Step(instance.OfflineToleration - 1)
+		ExpectSingletonReconciled(ctx, controller)
+		ExpectExists(ctx, env.Client, nodeClaim)
+
+		emu.Clock.Step(1)
+		ExpectSingletonReconciled(ctx, controller)
+		ExpectNotFound(ctx, env.Client, nodeClaim)
+		Expect(recorded()).To(ContainElement(ContainSubstring("LinodeOffline")))
+	})
+
+	It("leaves a node whose Linode came back in time", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2")
+		created := launched(nodeClaim)
+		nodeClaim.Status.ProviderID = created.Status.ProviderID
+		ExpectApplied(ctx, env.Client, nodeClaim)
+		id, err := nodeprovider.ParseProviderID(created.Status.ProviderID)
+		Expect(err).ToNot(HaveOccurred())
+		controller := instance.NewOfflineController(env.Client, cloud.Nodes, events.NewRecorder(recorder), emu.Clock, instance.OfflineToleration)
+
+		Expect(emu.Client.ShutdownInstance(ctx, id)).To(Succeed())
+		emu.Tick()
+		ExpectSingletonReconciled(ctx, controller)
+		Expect(emu.Client.BootInstance(ctx, id, 0)).To(Succeed())
+		emu.Tick()
+		ExpectSingletonReconciled(ctx, controller)
+		emu.Clock.Step(instance.OfflineToleration)
+		ExpectSingletonReconciled(ctx, controller)
+		ExpectExists(ctx, env.Client, nodeClaim)
+	})
+})
+
+// recorded are the events published since the last call, as "<type> <reason> <message>".
+func recorded() []string {
+	var out []string
+	for {
+		select {
+		case event := <-recorder.Events:
+			out = append(out, event)
+		default:
+			return out
+		}
+	}
+}

@@ -1,0 +1,466 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
+)
+
+// ChaosConfig says how to run the fault matrix (RunChaos).
+type ChaosConfig struct {
+	// Quick runs CI's short version: a few faults, fewer pods, shorter faults.
+	Quick bool
+	// Faults names the faults to run (ChaosFaults); empty runs the version's whole list.
+	Faults []string
+	// ControllerBinary is cmd/controller, built once and run by every cluster.
+	ControllerBinary string
+	// Progress hears about each step; nil for silence.
+	Progress func(string)
+}
+
+// chaosScale is the workload and the timings of a run.
+type chaosScale struct {
+	// peak and low are the pod counts the deployment scales between; a run starts and ends at peak.
+	peak, low int
+	// window is how long a fault that lasts lasts, unless the issue gives it a duration of its own.
+	window time.Duration
+	// storm is the 5xx storm's duration, apiDown the unreachable API's.
+	storm, apiDown time.Duration
+	// recoveryWait is how long after a fault ends the run waits for recovery before it counts
+	// what is left as lost.
+	recoveryWait time.Duration
+	// faults are the faults the version runs, in order.
+	faults []string
+}
+
+// The issue's matrix: 50 pods, the 5xx storm for 2 minutes and the API down for 5.
+var fullChaos = chaosScale{
+	peak: 50, low: 20, window: time.Minute, storm: 2 * time.Minute, apiDown: 5 * time.Minute,
+	recoveryWait: 3 * time.Minute, faults: ChaosFaults,
+}
+
+// quickChaos is CI's: two faults that exercise both halves of the system, Linode's API failing
+// and the controller dying in the middle of a deletion, at a smaller scale.
+var quickChaos = chaosScale{
+	peak: 20, low: 8, window: 30 * time.Second, storm: 30 * time.Second, apiDown: time.Minute,
+	recoveryWait: 2 * time.Minute, faults: []string{Fault5xxStorm, FaultControllerKilled},
+}
+
+// recoveryTarget is the issue's: everything back within 2 minutes of the fault ending.
+const recoveryTarget = 2 * time.Minute
+
+// chaosPool names the NodePool, its node class and the deployment of every fault's run.
+const chaosPool = "chaos"
+
+// chaosNodeCPUs sizes the nodes: three one-CPU pods fit a 4-vCPU node, so 50 pods need about 17
+// nodes, and scaling to 20 leaves most of them to consolidate.
+const chaosNodeCPUs = 4
+
+// ChaosRow is what one fault cost.
+type ChaosRow struct {
+	Fault string `json:"fault"`
+	// PodsNeverRunning are the deployment's replicas not running when the run ended.
+	PodsNeverRunning int `json:"podsNeverRunning"`
+	// PodsLostUndrained are pods that were running when their Linode or Node went away: evicted
+	// without a drain.
+	PodsLostUndrained int `json:"podsLostUndrained"`
+	// LinodesLeaked are Linodes no NodeClaim accounts for when the run ended.
+	LinodesLeaked int `json:"linodesLeaked"`
+	// DuplicateNodes are Linodes or Nodes beyond one per NodeClaim when the run ended.
+	DuplicateNodes int `json:"duplicateNodes"`
+	// RecoveryMinutes is from the fault's end until every replica ran and the fleet was
+	// consistent; nil when that did not happen within the wait.
+	RecoveryMinutes *float64 `json:"recoveryMinutes"`
+	// WaitedMinutes is how long the run waited for recovery.
+	WaitedMinutes float64 `json:"waitedMinutes"`
+	Note          string  `json:"note,omitempty"`
+	// Error says why the run could not measure the fault, when it could not.
+	Error string `json:"error,omitempty"`
+}
+
+// MeetsTargets tells whether the fault cost nothing and the system recovered within 2 minutes.
+func (r ChaosRow) MeetsTargets() bool {
+	return r.Error == "" && r.PodsNeverRunning == 0 && r.PodsLostUndrained == 0 && r.LinodesLeaked == 0 &&
+		r.DuplicateNodes == 0 && r.RecoveryMinutes != nil && *r.RecoveryMinutes <= recoveryTarget.Minutes()
+}
+
+// ChaosReport is a whole run of the matrix.
+type ChaosReport struct {
+	Started  time.Time         `json:"started"`
+	Duration string            `json:"duration"`
+	Command  string            `json:"command"`
+	Machine  Machine           `json:"machine"`
+	Settings map[string]string `json:"settings"`
+	Rows     []ChaosRow        `json:"rows"`
+}
+
+// Markdown renders the report as one table, a row per fault.
+func (r *ChaosReport) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Fault matrix\n\n")
+	fmt.Fprintf(&b, "- Command: `%s`\n", r.Command)
+	fmt.Fprintf(&b, "- Started: %s, took %s\n", r.Started.UTC().Format(time.RFC3339), r.Duration)
+	fmt.Fprintf(&b, "- Machine: %s, %d cores, %.1f GiB, %s/%s, %s\n", r.Machine.CPU, r.Machine.Cores, r.Machine.MemoryGiB, r.Machine.OS, r.Machine.Arch, r.Machine.Go)
+	for _, key := range sortedKeys(r.Settings) {
+		fmt.Fprintf(&b, "- %s: %s\n", key, r.Settings[key])
+	}
+	b.WriteString("\n| Fault | Pods never running | Pods evicted without drain | Linodes leaked | Duplicate nodes | Minutes to recover | Targets | Note |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, row := range r.Rows {
+		recovery := fmt.Sprintf("> %.1f", row.WaitedMinutes)
+		if row.RecoveryMinutes != nil {
+			recovery = fmt.Sprintf("%.1f", *row.RecoveryMinutes)
+		}
+		met, note := "met", row.Note
+		if !row.MeetsTargets() {
+			met = "**missed**"
+		}
+		if row.Error != "" {
+			note = strings.TrimSpace("not measured: " + row.Error + "; " + note)
+			fmt.Fprintf(&b, "| %s | | | | | | %s | %s |\n", row.Fault, met, oneLine(note))
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %s | %s | %s |\n", row.Fault, row.PodsNeverRunning, row.PodsLostUndrained,
+			row.LinodesLeaked, row.DuplicateNodes, recovery, met, oneLine(note))
+	}
+	b.WriteString("\nTargets: 0, 0, 0, 0 and recovery within 2 minutes of the fault's end.\n")
+	return b.String()
+}
+
+// Write writes report.md and report.json into dir, creating it.
+func (r *ChaosReport) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(r.Markdown()), 0o644)
+}
+
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", "/")
+}
+
+// RunChaos runs the fault matrix: for each fault in turn, a new local cluster with the controller
+// running as in the benchmarks, 50 pods (20 for the short version) scaling up and down through
+// the fault, and a count of what a user lost. It returns a row per fault and the settings in
+// effect; a fault that could not be measured has its error in its row and in the error.
+func RunChaos(ctx context.Context, cfg ChaosConfig) ([]ChaosRow, map[string]string, error) {
+	scale := fullChaos
+	if cfg.Quick {
+		scale = quickChaos
+	}
+	faults := scale.faults
+	if len(cfg.Faults) > 0 {
+		faults = cfg.Faults
+	}
+	settings := map[string]string{
+		"Workload": fmt.Sprintf("a Deployment of pause pods asking for 1 CPU each on a NodePool of %[1]d-vCPU plans, consolidating "+
+			"when empty or underutilized after 0 s with a budget of 50%% of its nodes; "+
+			"a fault that lasts starts with %[3]d pods running, scales up to %[2]d under the fault and halfway back to %[3]d, and returns to %[2]d once the fault ends; "+
+			"the API down and kube-apiserver's restart start with %[3]d and come as the scale-up to %[2]d launches; "+
+			"the others start with %[2]d: the controller is killed once a scale-down to %[3]d has Karpenter deleting a NodeClaim, and restarted after a scale-up back to %[2]d; "+
+			"the recycle and the NodeClaims' deletion hit %[2]d running pods", chaosNodeCPUs, scale.peak, scale.low),
+		"Clusters": "a new local cluster per fault: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, " +
+			"the Linode API emulator (Linodes boot in 5 s) and the controller as a process configured as the Helm chart configures it",
+		"Durations": fmt.Sprintf("faults that last: %v, except the 5xx storm (%v) and the API down (%v); recovery waited for up to %v after the fault's end",
+			scale.window, scale.storm, scale.apiDown, scale.recoveryWait),
+		"Columns": "pods never running: replicas not running when the run ended; pods evicted without drain: pods still running " +
+			"when their Linode or their Node went away; Linodes leaked: Linodes no NodeClaim accounts for at the end; duplicate nodes: " +
+			"Linodes or Nodes beyond one per NodeClaim at the end; minutes to recover: from the fault's end until every replica runs " +
+			"and Kubernetes and Linode agree (one Linode and one Node per NodeClaim, nothing else)",
+	}
+	var rows []ChaosRow
+	var errs []error
+	for _, name := range faults {
+		f, ok := chaosFaultByName(name)
+		if !ok {
+			return rows, settings, fmt.Errorf("unknown fault %q; known: %s", name, strings.Join(ChaosFaults, ", "))
+		}
+		cfg.progress("fault: %s", f.title)
+		row, err := runFault(ctx, cfg, scale, f)
+		if err != nil {
+			row.Error = err.Error()
+			errs = append(errs, fmt.Errorf("%s: %w", f.name, err))
+		}
+		rows = append(rows, row)
+		cfg.progress("  %s: never running %d, evicted without drain %d, leaked %d, duplicates %d, recovery %s",
+			f.name, row.PodsNeverRunning, row.PodsLostUndrained, row.LinodesLeaked, row.DuplicateNodes, formatRecovery(row))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return rows, settings, errors.Join(errs...)
+}
+
+func formatRecovery(row ChaosRow) string {
+	if row.RecoveryMinutes == nil {
+		return fmt.Sprintf("none within %.1f min", row.WaitedMinutes)
+	}
+	return fmt.Sprintf("%.1f min", *row.RecoveryMinutes)
+}
+
+func (c ChaosConfig) progress(format string, args ...any) {
+	if c.Progress != nil {
+		c.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+// chaosRun is one fault's run on its own cluster.
+type chaosRun struct {
+	env   *env
+	scale chaosScale
+	// target is the deployment's replicas.
+	target int
+	// notes are what the run saw worth saying in the report.
+	notes []string
+	// controllerRestarts counts the times the controller exited on its own and was started
+	// again, as its Deployment would.
+	controllerRestarts int
+}
+
+func (r *chaosRun) note(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// runFault starts a cluster, brings the workload to where the fault starts, runs the fault, waits
+// for recovery and counts.
+func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFault) (row ChaosRow, err error) {
+	row.Fault = f.title
+	// The cluster's logs are kept when the fault misses a target, and named in its note.
+	logDir, err := os.MkdirTemp("", "karpenter-linode-chaos-"+f.name+"-")
+	if err != nil {
+		return row, err
+	}
+	e, err := startEnv(ctx, Config{ControllerBinary: cfg.ControllerBinary, Progress: cfg.Progress, WorkDir: logDir}, Linode, 5*time.Second)
+	if err != nil {
+		return row, err
+	}
+	defer func() {
+		if stopErr := e.stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+		if err == nil && row.MeetsTargets() {
+			err = os.RemoveAll(logDir)
+		} else {
+			row.Note = strings.TrimPrefix(row.Note+"; logs in "+logDir, "; ")
+		}
+	}()
+	r := &chaosRun{env: e, scale: scale}
+	if err := r.createPool(ctx); err != nil {
+		return row, err
+	}
+	r.target = scale.peak
+	if f.startLow {
+		r.target = scale.low
+	}
+	if _, err := e.deploy(ctx, chaosPool, r.target); err != nil {
+		return row, err
+	}
+	if _, ok, err := r.awaitSettled(ctx, "the workload's first scale-up", 4*time.Minute); err != nil || !ok {
+		return row, errors.Join(err, fmt.Errorf("%d replicas were not running on a consistent fleet within 4 minutes, before any fault", r.target))
+	}
+
+	monitor, err := startLossMonitor(ctx, e.cluster)
+	if err != nil {
+		return row, err
+	}
+	defer monitor.stop()
+	cfg.progress("  injecting: %s", f.title)
+	faultEnd, err := f.run(ctx, r)
+	if err != nil {
+		return row, fmt.Errorf("running the fault: %w", err)
+	}
+	cfg.progress("  the fault ended; waiting up to %v for recovery", scale.recoveryWait)
+	recovered, ok, err := r.awaitSettled(ctx, "recovery", scale.recoveryWait)
+	if err != nil {
+		return row, err
+	}
+	row.WaitedMinutes = scale.recoveryWait.Minutes()
+	if ok {
+		row.RecoveryMinutes = ptr.To(math.Round(recovered.Sub(faultEnd).Minutes()*10) / 10)
+	}
+	monitor.stop()
+	row.PodsLostUndrained = monitor.lostCount()
+	if row.PodsNeverRunning, err = r.podsNotRunning(ctx); err != nil {
+		return row, err
+	}
+	if row.LinodesLeaked, row.DuplicateNodes, err = fleetMismatches(ctx, e.cluster); err != nil {
+		return row, err
+	}
+	if lost := monitor.lostPods(); len(lost) > 0 {
+		r.note("evicted without drain: %s", strings.Join(firstOf(lost, 3), ", "))
+	}
+	if row.RecoveryMinutes == nil {
+		if err := e.cluster.CheckConsistency(ctx); err != nil {
+			r.note("at the end: %s", strings.Join(firstOf(strings.Split(err.Error(), "\n"), 3), "; "))
+		}
+		if errs := e.cluster.RecentControllerErrors(2); len(errs) > 0 {
+			r.note("the controller's last errors: %s", strings.Join(errs, "; "))
+		}
+	}
+	if r.controllerRestarts > 0 {
+		r.note("the controller exited on its own %d times and was started again, as its Deployment would", r.controllerRestarts)
+	}
+	row.Note = strings.Join(r.notes, "; ")
+	return row, nil
+}
+
+func firstOf(items []string, n int) []string {
+	if len(items) > n {
+		return append(slices.Clone(items[:n]), fmt.Sprintf("and %d more", len(items)-n))
+	}
+	return items
+}
+
+// createPool creates the node class and the NodePool: 4-vCPU plans, consolidated as soon as
+// they are empty or underutilized, half the nodes at a time, so scaling down deletes Linodes
+// while the fault is on.
+func (r *chaosRun) createPool(ctx context.Context) error {
+	kube := r.env.cluster.Kube
+	nodeClass := test.LinodeNodeClass(v1.LinodeNodeClass{})
+	nodeClass.Name = chaosPool
+	nodePool := &karpv1.NodePool{}
+	nodePool.Name = chaosPool
+	nodePool.Spec.Disruption = karpv1.Disruption{
+		ConsolidationPolicy: karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized,
+		ConsolidateAfter:    karpv1.MustParseNillableDuration("0s"),
+		Budgets:             []karpv1.Budget{{Nodes: "50%"}},
+	}
+	nodePool.Spec.Template.Spec.NodeClassRef = test.NodeClassRef(chaosPool)
+	nodePool.Spec.Template.Spec.Requirements = []karpv1.NodeSelectorRequirementWithMinValues{
+		{Key: v1.LabelInstanceClass, Operator: corev1.NodeSelectorOpIn, Values: []string{"standard", "dedicated"}},
+		{Key: v1.LabelInstanceCPU, Operator: corev1.NodeSelectorOpIn, Values: []string{fmt.Sprint(chaosNodeCPUs)}},
+	}
+	if err := kube.Create(ctx, nodeClass); err != nil {
+		return fmt.Errorf("creating the node class: %w", err)
+	}
+	if err := kube.Create(ctx, nodePool); err != nil {
+		return fmt.Errorf("creating the NodePool: %w", err)
+	}
+	return r.env.waitFor(ctx, "NodePool "+chaosPool+" is Ready", time.Minute, func(ctx context.Context) (bool, error) {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(nodePool), nodePool); err != nil {
+			return false, err
+		}
+		return nodePool.StatusConditions().Root().IsTrue(), nil
+	})
+}
+
+// scaleTo sets the deployment's replicas, retrying while kube-apiserver does not answer.
+func (r *chaosRun) scaleTo(ctx context.Context, replicas int) error {
+	r.target = replicas
+	return r.retryKube(ctx, func(ctx context.Context) error {
+		deployment := &appsv1.Deployment{}
+		if err := r.env.cluster.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: chaosPool}, deployment); err != nil {
+			return err
+		}
+		stored := deployment.DeepCopy()
+		deployment.Spec.Replicas = ptr.To(int32(replicas))
+		return r.env.cluster.Kube.Patch(ctx, deployment, client.MergeFrom(stored))
+	})
+}
+
+// retryKube retries a change for up to a minute while kube-apiserver does not answer.
+func (r *chaosRun) retryKube(ctx context.Context, change func(context.Context) error) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = change(ctx)
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return last
+	}
+	return err
+}
+
+// settledFor is how long everything must stay settled to count: one look can fall between a
+// fault's effects, e.g. after a node is gone and before its pods are seen to be.
+const settledFor = 10 * time.Second
+
+// awaitSettled waits until every replica runs and Kubernetes and Linode agree, and stay so for
+// settledFor, and returns when that began; ok is false when it did not begin within timeout. The
+// controller, should it exit on its own, is started again as its Deployment would, and counted.
+func (r *chaosRun) awaitSettled(ctx context.Context, what string, timeout time.Duration) (settledAt time.Time, ok bool, err error) {
+	start := time.Now()
+	err = wait.PollUntilContextTimeout(ctx, time.Second, timeout+settledFor, true, func(ctx context.Context) (bool, error) {
+		if err := r.keepControllerRunning(ctx); err != nil {
+			return false, err
+		}
+		if !r.settled(ctx) {
+			settledAt = time.Time{}
+			return false, nil
+		}
+		if settledAt.IsZero() {
+			settledAt = time.Now()
+		}
+		return time.Since(settledAt) >= settledFor, nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return time.Time{}, false, ctx.Err()
+	case err != nil && !wait.Interrupted(err):
+		return time.Time{}, false, fmt.Errorf("%s: %w", what, err)
+	case err != nil || settledAt.After(start.Add(timeout)):
+		r.env.cfg.progress("  %s: not settled within %v", what, timeout)
+		return time.Time{}, false, nil
+	}
+	r.env.cfg.progress("  %s: settled (%.1f s)", what, settledAt.Sub(start).Seconds())
+	return settledAt, true, nil
+}
+
+// settled tells whether every replica runs and Kubernetes and Linode agree; not while
+// kube-apiserver does not answer.
+func (r *chaosRun) settled(ctx context.Context) bool {
+	notRunning, err := r.podsNotRunning(ctx)
+	return err == nil && notRunning == 0 && r.env.cluster.CheckConsistency(ctx) == nil
+}
+
+// keepControllerRunning starts the controller again if it exited on its own.
+func (r *chaosRun) keepControllerRunning(ctx context.Context) error {
+	if r.env.cluster.ControllerRunning() == nil {
+		return nil
+	}
+	r.controllerRestarts++
+	r.env.cfg.progress("  the controller exited; starting it again")
+	return r.env.cluster.RestartController(ctx, localcluster.RestartOptions{})
+}
+
+// podsNotRunning counts the replicas that are not running and ready: the target less the pods
+// that run, not being deleted, on a node.
+func (r *chaosRun) podsNotRunning(ctx context.Context) (int, error) {
+	var pods corev1.PodList
+	if err := r.env.cluster.Kube.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{poolLabel: chaosPool}); err != nil {
+		return 0, err
+	}
+	running := 0
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.DeletionTimestamp.IsZero() && pod.Status.Phase == corev1.PodRunning && podReady(pod) {
+			running++
+		}
+	}
+	return max(0, r.target-running), nil
+}
