@@ -190,7 +190,7 @@ func decodeNodePool(data []byte) (*karpv1.NodePool, error) {
 // go to the next round. The fleet's $/h is compared with the mix's lower bound and the cheapest
 // fleet of one plan. It is the fast check of the cluster scenario's figures; each mix runs for a
 // NodePool open to every plan and for the README's NodePools.
-func CostEfficiency(ctx context.Context) ([]Row, error) {
+func CostEfficiency(ctx context.Context, mixNames []string) ([]Row, error) {
 	ctx, err := controllerContext(ctx)
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func CostEfficiency(ctx context.Context) ([]Row, error) {
 	var rows []Row
 	for _, variant := range []string{"open", "readme"} {
 		var fleets []mixFleet
-		for _, mix := range costMixes {
+		for _, mix := range selectMixes(costMixes, mixNames) {
 			pool := openNodePool
 			if variant == "readme" {
 				pool = readme.forMix(mix)

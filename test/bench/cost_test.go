@@ -11,7 +11,7 @@ import (
 // Every mix, for both NodePools, launches a fleet no cheaper than its lower bound (a fleet
 // cheaper than the bound would mean the bound is wrong) and within the targets.
 func TestCostEfficiency(t *testing.T) {
-	rows, err := CostEfficiency(context.Background())
+	rows, err := CostEfficiency(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,8 @@ type Config struct {
 	Quick bool
 	// Scenarios names the cluster scenarios to run (ClusterScenarios); empty runs them all.
 	Scenarios []string
+	// Mixes names the cost fleets' mixes (of CostMixNames), instead of the plan's.
+	Mixes []string
 	// ControllerBinary is cmd/controller and KwokProviderBinary core's kwok provider, built once
 	// and shared by every cluster.
 	ControllerBinary   string

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,6 +67,23 @@ var costMixes = []costMix{
 	}}}},
 	{name: "daemonsets", deployments: []costDeployment{{name: "app", replicas: 100, requests: requests("500m", "1Gi")}},
 		daemonSets: []costDaemonSet{{name: "logs", requests: requests("100m", "128Mi")}, {name: "metrics", requests: requests("150m", "256Mi")}}},
+}
+
+// CostMixNames are the names of the cost mixes, for Config.Mixes and CostEfficiency.
+func CostMixNames() []string {
+	names := make([]string, len(costMixes))
+	for i, m := range costMixes {
+		names[i] = m.name
+	}
+	return names
+}
+
+// selectMixes keeps the mixes named, in their order; every mix when none is named.
+func selectMixes(mixes []costMix, names []string) []costMix {
+	if len(names) == 0 {
+		return mixes
+	}
+	return slices.DeleteFunc(slices.Clone(mixes), func(m costMix) bool { return !slices.Contains(names, m.name) })
 }
 
 // quickCostMixes are the mixes of the short cost run in CI: three that exercise the mechanism's
