@@ -39,7 +39,7 @@ e2e: k8s-binaries ## Only the end-to-end suite: the controller on a local cluste
 	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" go test -count=1 -timeout 30m ./test/e2e/...
 
 .PHONY: bench
-bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about 10 min, 19 on a new machine)
+bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about an hour, most of it the cost fleets)
 	go run ./cmd/bench $(BENCH_FLAGS)
 
 .PHONY: bench-quick

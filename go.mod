@@ -17,6 +17,7 @@ require (
 	github.com/samber/lo v1.53.0
 	golang.org/x/crypto v0.57.0
 	gomodules.xyz/jsonpatch/v2 v2.5.0
+	gonum.org/v1/gonum v0.17.0
 	helm.sh/helm/v4 v4.2.4
 	k8s.io/api v0.36.1
 	k8s.io/apiextensions-apiserver v0.36.1

@@ -31,6 +31,8 @@ func main() {
 		quick = flag.Bool("quick", false, "smaller, shorter scenarios (under 5 minutes), for CI")
 		out   = flag.String("out", "", "results directory (default results/bench-<UTC time>)")
 		only  = flag.String("scenarios", "", "comma-separated scenarios to run, of "+strings.Join(allScenarios(), ", ")+" (default all)")
+		mixes = flag.String("mixes", "", "comma-separated workload mixes of the cost scenarios, of "+strings.Join(bench.CostMixNames(), ", ")+" (default the run's)")
+		logs  = flag.String("logs", "", "directory that keeps the local clusters' logs (default a temporary one, removed)")
 	)
 	flag.Parse()
 	var scenarios []string
@@ -39,6 +41,16 @@ func main() {
 		for _, s := range scenarios {
 			if !slices.Contains(allScenarios(), s) {
 				fmt.Fprintf(os.Stderr, "bench: unknown scenario %q; known: %s\n", s, strings.Join(allScenarios(), ", "))
+				os.Exit(2)
+			}
+		}
+	}
+	var mixNames []string
+	if *mixes != "" {
+		mixNames = strings.Split(*mixes, ",")
+		for _, m := range mixNames {
+			if !slices.Contains(bench.CostMixNames(), m) {
+				fmt.Fprintf(os.Stderr, "bench: unknown mix %q; known: %s\n", m, strings.Join(bench.CostMixNames(), ", "))
 				os.Exit(2)
 			}
 		}
@@ -52,13 +64,22 @@ func main() {
 	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, start, *quick, scenarios, dir); err != nil {
+	if err := run(ctx, start, selection{quick: *quick, scenarios: scenarios, mixes: mixNames, logs: *logs}, dir); err != nil {
 		fmt.Fprintf(os.Stderr, "\nbench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, start time.Time, quick bool, scenarios []string, dir string) error {
+// selection is what the command line asked to run.
+type selection struct {
+	quick     bool
+	scenarios []string
+	mixes     []string
+	logs      string
+}
+
+func run(ctx context.Context, start time.Time, sel selection, dir string) error {
+	quick, scenarios := sel.quick, sel.scenarios
 	// make bench and make bench-quick run this command; the report names it with its flags.
 	command := strings.Join(append([]string{"go run ./cmd/bench"}, os.Args[1:]...), " ")
 	progress := localcluster.ConsoleProgress(os.Stdout, start)
@@ -77,6 +98,8 @@ func run(ctx context.Context, start time.Time, quick bool, scenarios []string, d
 		cfg := bench.Config{
 			Quick:              quick,
 			Scenarios:          scenarios,
+			Mixes:              sel.mixes,
+			WorkDir:            sel.logs,
 			ControllerBinary:   filepath.Join(binDir, "controller"),
 			KwokProviderBinary: filepath.Join(binDir, "karpenter-kwok"),
 			Progress:           progress,
@@ -89,7 +112,7 @@ func run(ctx context.Context, start time.Time, quick bool, scenarios []string, d
 		report.Settings, report.Rows = settings, rows
 		errs = append(errs, err)
 	}
-	for _, s := range inProcess(quick, goBenchmarks) {
+	for _, s := range inProcess(sel, goBenchmarks) {
 		if !runsAny(scenarios, []string{s.name}) {
 			continue
 		}
@@ -133,19 +156,19 @@ type inProcessScenario struct {
 // goScenario names the hot paths' Go benchmarks.
 const goScenario = "go"
 
-func inProcess(quick bool, goBenchmarks *bench.GoBenchmarks) []inProcessScenario {
+func inProcess(sel selection, goBenchmarks *bench.GoBenchmarks) []inProcessScenario {
 	return []inProcessScenario{
 		{"scheduling", "Scheduling throughput", func(ctx context.Context) ([]bench.Row, error) {
-			return bench.SchedulingThroughput(ctx, schedulingPods(quick))
+			return bench.SchedulingThroughput(ctx, schedulingPods(sel.quick))
 		}},
-		{"cost", "Cost efficiency", bench.CostEfficiency},
-		{goScenario, "Go benchmarks of the hot paths", func(ctx context.Context) ([]bench.Row, error) { return goBenchmarks.Run(ctx, quick) }},
+		{"cost", "Cost efficiency", func(ctx context.Context) ([]bench.Row, error) { return bench.CostEfficiency(ctx, sel.mixes) }},
+		{goScenario, "Go benchmarks of the hot paths", func(ctx context.Context) ([]bench.Row, error) { return goBenchmarks.Run(ctx, sel.quick) }},
 	}
 }
 
 func allScenarios() []string {
 	names := slices.Clone(bench.ClusterScenarios)
-	for _, s := range inProcess(false, nil) {
+	for _, s := range inProcess(selection{}, nil) {
 		names = append(names, s.name)
 	}
 	return names

@@ -49,14 +49,19 @@ type CloudProvider struct {
 	instanceTypes InstanceTypeProvider
 	nodes         nodeprovider.Provider
 	// mode decides which NodeClass fields the drift hash covers.
-	mode mode.Mode
+	mode  mode.Mode
+	sizer Sizer
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
 
 // New returns a cloud provider that launches nodes through nodes, the node provider of mode m.
-func New(kubeClient client.Client, instanceTypes InstanceTypeProvider, nodes nodeprovider.Provider, m mode.Mode) *CloudProvider {
-	return &CloudProvider{kubeClient: kubeClient, instanceTypes: instanceTypes, nodes: nodes, mode: m}
+func New(kubeClient client.Client, instanceTypes InstanceTypeProvider, nodes nodeprovider.Provider, m mode.Mode, opts ...Option) *CloudProvider {
+	c := &CloudProvider{kubeClient: kubeClient, instanceTypes: instanceTypes, nodes: nodes, mode: m}
+	for _, opt := range opts {
+		opt(c)
+	}
+	return c
 }
 
 // Create launches a node for the NodeClaim on the cheapest compatible plan and returns the
@@ -195,7 +200,8 @@ func (c *CloudProvider) Reboot(ctx context.Context, nodeClaim *karpv1.NodeClaim,
 	return c.nodes.Reboot(ctx, node)
 }
 
-// GetInstanceTypes returns every plan of the NodePool's NodeClass, available or not.
+// GetInstanceTypes returns every plan of the NodePool's NodeClass, available or not; with a
+// sizer, plans that do not suit the NodePool's pending pods are offered as unavailable.
 func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *karpv1.NodePool) ([]*cloudprovider.InstanceType, error) {
 	nodeClass, err := c.resolveNodeClass(ctx, nodePool.Spec.Template.Spec.NodeClassRef)
 	if err != nil {
@@ -206,7 +212,11 @@ func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *karpv1.N
 		}
 		return nil, fmt.Errorf("resolving NodeClass: %w", err)
 	}
-	return c.instanceTypes.List(ctx, nodeClass)
+	instanceTypes, err := c.instanceTypes.List(ctx, nodeClass)
+	if err != nil || c.sizer == nil {
+		return instanceTypes, err
+	}
+	return c.sizer.InstanceTypes(ctx, nodePool, instanceTypes)
 }
 
 // IsDrifted reports a NodeClaim whose Linode has host maintenance coming that takes it down,

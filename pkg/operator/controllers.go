@@ -29,6 +29,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/sizing"
 )
 
 // NewControllers builds the Linode cloud provider for target and returns Karpenter core's
@@ -46,6 +47,7 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 		return nil, fmt.Errorf("the cloud provider's repair policies: %w", err)
 	}
 	clusterState := state.NewCluster(core.Clock, core.GetClient(), cloudProvider, state.WithRepairPolicyMatcher(repairPolicyMatcher))
+	provider.Sizing.Track(clusterState)
 
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
@@ -71,6 +73,9 @@ type Linode struct {
 	Unavailable   *cache.UnavailableOfferings
 	Nodes         nodeprovider.Provider
 	CloudProvider *cloudprovider.CloudProvider
+	// Sizing offers every plan until it is given core's cluster state (Sizing.Track), which core
+	// builds from the cloud provider.
+	Sizing *sizing.Policy
 	// Controllers are the provider's own controllers, the mode's included.
 	Controllers []controller.Controller
 	Webhooks    []Webhook
@@ -90,12 +95,14 @@ func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.R
 	if err != nil {
 		return nil, err
 	}
+	sizer := sizing.NewPolicy(kubeClient, sizing.Tradeoff{LargeFleetNodes: opts.SizingLargeFleetNodes, Tolerance: opts.SizingTolerancePercent / 100})
 	return &Linode{
 		Mode:          target.Mode(),
 		InstanceTypes: instanceTypes,
 		Unavailable:   unavailable,
 		Nodes:         parts.Nodes,
-		CloudProvider: cloudprovider.New(kubeClient, instanceTypes, parts.Nodes, target.Mode()),
+		CloudProvider: cloudprovider.New(kubeClient, instanceTypes, parts.Nodes, target.Mode(), cloudprovider.WithSizer(sizer)),
+		Sizing:        sizer,
 		Controllers: append([]controller.Controller{
 			catalogue.NewController(instanceTypes, opts.CatalogueRefreshInterval),
 			capacity.NewController(instanceTypes),

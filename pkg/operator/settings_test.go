@@ -92,6 +92,11 @@ func TestParseSettings(t *testing.T) {
 			wantProblems: []string{`LOG_LEVEL "verbose" is not valid: use debug, info or error`, `FEATURE_GATES "NodeRepair=yes" is not valid`},
 		},
 		{
+			name:         "the sizing trade-off's settings say what is valid",
+			env:          map[string]string{"SIZING_LARGE_FLEET_NODES": "-1", "SIZING_TOLERANCE_PERCENT": "150"},
+			wantProblems: []string{`SIZING_LARGE_FLEET_NODES -1 is not valid: use a node count`, `SIZING_TOLERANCE_PERCENT 150 is not valid: use a percentage from 0`},
+		},
+		{
 			name:         "an unknown flag",
 			args:         []string{"--cluster=prod"},
 			wantProblems: []string{"flag provided but not defined: -cluster"},

@@ -29,5 +29,7 @@ func Options() *options.Options {
 		SystemNamespace:              "kube-system",
 		MaintenanceLeadTime:          options.DefaultMaintenanceLeadTime,
 		MaintenancePollInterval:      options.DefaultMaintenancePollInterval,
+		SizingLargeFleetNodes:        options.DefaultSizingLargeFleetNodes,
+		SizingTolerancePercent:       options.DefaultSizingTolerancePercent,
 	}
 }

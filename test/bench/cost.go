@@ -12,62 +12,91 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
-	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/clock"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	corescheduling "sigs.k8s.io/karpenter/pkg/scheduling"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
+	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
+	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
-	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 )
 
 // gpuPlans are the GPU plans the catalogue lists; Linode sells them in limited numbers and the
 // emulator's catalogue, like the real availability endpoint, has them sold out in us-ord.
 var gpuPlans = []string{"g1-gpu-rtx6000-1", "g1-gpu-rtx6000-2", "g1-gpu-rtx6000-3", "g1-gpu-rtx6000-4"}
 
-// workloadMix is a set of identical pods, as a Deployment or a Job would make.
-type workloadMix struct {
-	name     string
-	pods     int
-	requests corev1.ResourceList
-}
+// costScenario names the cost rows, in process and on the cluster.
+const costScenario = "Cost efficiency"
 
-var workloadMixes = []workloadMix{
-	{name: "web", pods: 300, requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("512Mi")}},
-	{name: "batch", pods: 60, requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi")}},
-	{name: "memory-heavy", pods: 30, requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("16Gi")}},
-	{name: "GPU", pods: 8, requests: corev1.ResourceList{instancetype.ResourceNVIDIAGPU: resource.MustParse("1"), corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}},
-}
+// Cost targets, from the issue.
+const (
+	costTargetMix    = "≤ 1.2× (or the cheapest fleet that fits)"
+	costTargetMean   = "≤ 1.12×"
+	costTargetPlan   = "0 dearer"
+	costTargetShrink = "≤ 1.3×"
+)
 
-// costNodePool is the NodePool a mix is provisioned for: the bench's own, open to every plan,
-// or the README's default, whose requirements replace the bench's.
+// costNodePool is a NodePool a mix is provisioned for: the bench's own, open to every plan, or
+// one of the examples the README recommends.
 type costNodePool struct {
-	// name says which NodePool in the row's Metric, after "for the".
+	// name says which NodePool in the rows.
 	name string
-	// requirements are the NodePool's; nil keeps the bench's (Linux nodes, every plan).
+	// requirements and taints are the NodePool's.
 	requirements []karpv1.NodeSelectorRequirementWithMinValues
+	taints       []corev1.Taint
 }
 
-// openNodePool is the bench's NodePool, which allows every plan.
-var openNodePool = costNodePool{name: "NodePool open to every plan"}
+// openNodePool is the bench's NodePool, which allows every plan: every Linode is a Linux node.
+var openNodePool = costNodePool{name: "NodePool open to every plan", requirements: []karpv1.NodeSelectorRequirementWithMinValues{
+	{Key: corev1.LabelOSStable, Operator: corev1.NodeSelectorOpIn, Values: []string{string(corev1.Linux)}},
+}}
 
-// readmeNodePool is the README's default NodePool with the requirements examples/default.yaml
-// gives it now. Only its requirements apply: its CPU limit would leave most mixes pending.
-func readmeNodePool() (costNodePool, error) {
-	path, err := repositoryFile(defaultNodePoolFile)
+// Example NodePools: the README's default, and the GPU NodePool it points GPU pods to.
+const (
+	defaultNodePoolFile = "examples/default.yaml"
+	gpuNodePoolFile     = "examples/gpu.yaml"
+)
+
+// readmeNodePools are the README's NodePools: the default for every mix but GPU mixes, which go
+// to examples/gpu.yaml's. Only their requirements and taints apply; their limits would hold
+// mixes back.
+type readmeNodePools struct{ general, gpu costNodePool }
+
+func loadReadmeNodePools() (readmeNodePools, error) {
+	general, err := exampleNodePool(defaultNodePoolFile)
+	if err != nil {
+		return readmeNodePools{}, err
+	}
+	gpu, err := exampleNodePool(gpuNodePoolFile)
+	if err != nil {
+		return readmeNodePools{}, err
+	}
+	return readmeNodePools{general: general, gpu: gpu}, nil
+}
+
+func (r readmeNodePools) forMix(m costMix) costNodePool {
+	if m.gpu {
+		return r.gpu
+	}
+	return r.general
+}
+
+func exampleNodePool(file string) (costNodePool, error) {
+	path, err := repositoryFile(file)
 	if err != nil {
 		return costNodePool{}, err
 	}
@@ -80,13 +109,11 @@ func readmeNodePool() (costNodePool, error) {
 		return costNodePool{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return costNodePool{
-		name:         fmt.Sprintf("README's default NodePool (%s)", defaultNodePoolFile),
+		name:         fmt.Sprintf("README's NodePool (%s)", file),
 		requirements: nodePool.Spec.Template.Spec.Requirements,
+		taints:       nodePool.Spec.Template.Spec.Taints,
 	}, nil
 }
-
-// defaultNodePoolFile is the README's default LinodeNodeClass and NodePool, which make demo applies.
-const defaultNodePoolFile = "examples/default.yaml"
 
 // repositoryFile is the path of a file of this repository, found in the first directory up from
 // the working directory (go test runs in the package's, cmd/bench wherever it is started) that
@@ -156,66 +183,103 @@ func decodeNodePool(data []byte) (*karpv1.NodePool, error) {
 	return nodePools[0], nil
 }
 
-// CostEfficiency provisions each workload mix in us-ord as the controller would: core's
-// scheduler over our catalogue decides the NodeClaims, and our cloud provider launches each one
-// against the emulator, choosing the plan. The fleet's $/h, the sum of the launched plans'
-// prices, is reported as a ratio to a lower bound no fleet can beat (see priceFloor).
-//
-// Each mix is provisioned twice: for a NodePool open to every plan, and for the README's default
-// NodePool as examples/default.yaml has it. A mix the NodePool has no plan for (the GPU mix on
-// the default NodePool, which allows standard and dedicated plans) is left out for it.
-func CostEfficiency(ctx context.Context) ([]Row, error) {
+// CostEfficiency provisions each mix in us-ord in process, as the controller would in rounds:
+// core's scheduler over our cloud provider's instance types (sized by the sizing policy for the
+// pods still pending) decides the NodeClaims, our cloud provider launches each against the
+// emulator, core's cluster state records what was placed, and the pods core could not place yet
+// go to the next round. The fleet's $/h is compared with the mix's lower bound and the cheapest
+// fleet of one plan. It is the fast check of the cluster scenario's figures; each mix runs for a
+// NodePool open to every plan and for the README's NodePools.
+func CostEfficiency(ctx context.Context, mixNames []string) ([]Row, error) {
 	ctx, err := controllerContext(ctx)
 	if err != nil {
 		return nil, err
 	}
-	readme, err := readmeNodePool()
+	readme, err := loadReadmeNodePools()
 	if err != nil {
-		return nil, fmt.Errorf("reading the README's default NodePool: %w", err)
+		return nil, fmt.Errorf("reading the README's NodePools: %w", err)
 	}
 	var rows []Row
-	for _, mix := range workloadMixes {
-		for _, pool := range []costNodePool{openNodePool, readme} {
-			fleet, err := provisionMix(ctx, mix, pool)
-			if errors.Is(err, errNoPlanHoldsPod) && pool.requirements != nil {
-				continue
+	for _, variant := range []string{"open", "readme"} {
+		var fleets []mixFleet
+		for _, mix := range selectMixes(costMixes, mixNames) {
+			pool := openNodePool
+			if variant == "readme" {
+				pool = readme.forMix(mix)
 			}
+			fleet, err := provisionInProcess(ctx, mix, pool)
 			if err != nil {
 				return nil, fmt.Errorf("%s mix, %s: %w", mix.name, pool.name, err)
 			}
-			rows = append(rows, fleet.row())
+			fleets = append(fleets, fleet)
+			rows = append(rows, fleet.row("in process"))
 		}
+		rows = append(rows, summaryRows(fleets, "in process", variantName(variant))...)
 	}
 	return rows, nil
 }
 
-// launchedFleet is what a mix launched for a NodePool, and what it is measured against.
-type launchedFleet struct {
-	mix   workloadMix
+func variantName(variant string) string {
+	if variant == "open" {
+		return openNodePool.name
+	}
+	return "README's NodePools"
+}
+
+// mixFleet is what a mix launched for a NodePool, and what it is measured against.
+type mixFleet struct {
+	mix   costMix
 	pool  costNodePool
 	price float64
 	// plans counts the nodes of each plan.
 	plans map[string]int
 	// bound is the region's lower bound for the mix over every plan, whatever the NodePool
 	// allows, so that both NodePools' ratios compare.
-	bound   float64
-	binding string
-	// oneKind is the cheapest fleet of one plan the NodePool allows.
-	oneKind uniformFleet
+	bound float64
+	// onePlan is the cheapest fleet of one plan the NodePool allows.
+	onePlan planFleet
+	// rounds is how many provisioning rounds launched the fleet (in process).
+	rounds int
 }
 
-func (f launchedFleet) row() Row {
-	note := fmt.Sprintf("fleet $%.3f/h on %s; bound $%.3f/h (%s) in %s; the cheapest fleet of one plan the NodePool allows: $%.3f/h on %d× %s (%.2f× the bound)",
-		f.price, formatPlans(f.plans), f.bound, f.binding, benchRegion, f.oneKind.price, f.oneKind.nodes, f.oneKind.plan, f.oneKind.price/f.bound)
-	if f.pool.requirements != nil {
-		note += "; the NodePool requires " + formatRequirements(f.pool.requirements)
+func (f mixFleet) ratio() float64 { return f.price / f.bound }
+
+func (f mixFleet) row(where string) Row {
+	note := fmt.Sprintf("fleet $%.3f/h on %s; lower bound $%.3f/h in %s; cheapest fleet of one plan the NodePool allows: $%.3f/h on %d× %s (%.2f× the bound)",
+		f.price, formatPlans(f.plans), f.bound, benchRegion, f.onePlan.price, f.onePlan.nodes, f.onePlan.plan, f.onePlan.price/f.bound)
+	if f.rounds > 0 {
+		note += fmt.Sprintf("; %d provisioning round(s)", f.rounds)
 	}
+	note += "; the NodePool requires " + formatRequirements(f.pool.requirements)
 	return Row{
-		Scenario: "Cost efficiency",
-		Metric:   fmt.Sprintf("%s: %d pods of %s for the %s, fleet $/h ÷ lower bound", f.mix.name, f.mix.pods, formatRequests(f.mix.requests), f.pool.name),
-		Value:    f.price / f.bound,
+		Scenario: costScenario,
+		Metric:   fmt.Sprintf("%s (%s, %s): %s, fleet $/h ÷ lower bound", f.mix.name, f.pool.name, where, f.mix.describe()),
+		Value:    f.ratio(),
 		Unit:     "×",
+		Target:   costTargetMix,
 		Note:     note,
+	}
+}
+
+// summaryRows are the geometric mean of the ratios and how many mixes cost more than the
+// cheapest fleet of one plan.
+func summaryRows(fleets []mixFleet, where, pools string) []Row {
+	logSum, dearer := 0.0, []string{}
+	for _, f := range fleets {
+		logSum += math.Log(f.ratio())
+		if f.price > f.onePlan.price+1e-9 {
+			dearer = append(dearer, fmt.Sprintf("%s ($%.3f against $%.3f)", f.mix.name, f.price, f.onePlan.price))
+		}
+	}
+	note := "none"
+	if len(dearer) > 0 {
+		note = strings.Join(dearer, ", ")
+	}
+	return []Row{
+		{Scenario: costScenario, Metric: fmt.Sprintf("all %d mixes (%s, %s): geometric mean of fleet ÷ lower bound", len(fleets), pools, where),
+			Value: math.Exp(logSum / float64(len(fleets))), Unit: "×", Target: costTargetMean},
+		{Scenario: costScenario, Metric: fmt.Sprintf("all %d mixes (%s, %s): mixes dearer than the cheapest fleet of one plan", len(fleets), pools, where),
+			Value: float64(len(dearer)), Target: costTargetPlan, Note: note},
 	}
 }
 
@@ -229,52 +293,60 @@ func formatRequirements(requirements []karpv1.NodeSelectorRequirementWithMinValu
 	return strings.Join(parts, ", ")
 }
 
-// provisionMix provisions the mix on a fresh emulator, so that each fleet is the mix's alone.
-// It fails with errNoPlanHoldsPod, launching nothing, when the NodePool allows no available
-// plan that holds one pod of the mix.
-func provisionMix(ctx context.Context, mix workloadMix, pool costNodePool) (launchedFleet, error) {
+// provisionInProcess provisions the mix on a fresh emulator, in rounds until every pod is
+// placed, so that each fleet is the mix's alone.
+func provisionInProcess(ctx context.Context, mix costMix, pool costNodePool) (mixFleet, error) {
 	// Every mix sees the same catalogue, GPU plans launchable, so that the bounds compare.
 	linode, err := startLinodeCloud(ctx, func(e *emulator.Emulator) {
 		for _, plan := range gpuPlans {
-			e.SetCapacity(benchRegion, plan, mix.pods)
+			e.SetCapacity(benchRegion, plan, mix.pods())
 		}
 	})
 	if err != nil {
-		return launchedFleet{}, err
+		return mixFleet{}, err
 	}
 	defer linode.close()
-	if pool.requirements != nil {
-		// The catalogue does not depend on the requirements: the scheduler applies them.
-		linode.nodePool.Spec.Template.Spec.Requirements = pool.requirements
-	}
-	allowed := corescheduling.NewNodeSelectorRequirementsWithMinValues(linode.nodePool.Spec.Template.Spec.Requirements...)
-	var allowedTypes []*cloudprovider.InstanceType
-	for _, it := range linode.instanceTypes {
-		if it.Requirements.Intersects(allowed) == nil {
-			allowedTypes = append(allowedTypes, it)
-		}
-	}
-	oneKind, err := cheapestUniformFleet(allowedTypes, mix)
+	nodePool := linode.nodePool.DeepCopy()
+	nodePool.Spec.Template.Spec.Requirements = pool.requirements
+	nodePool.Spec.Template.Spec.Taints = pool.taints
+	linode.nodePool = nodePool
+
+	pods, daemons, err := linode.createMix(ctx, mix)
 	if err != nil {
-		return launchedFleet{}, err
+		return mixFleet{}, err
+	}
+	fleet := mixFleet{mix: mix, pool: pool, plans: map[string]int{}}
+	if fleet.bound, fleet.onePlan, err = mixYardsticks(linode.instanceTypes, nodePool, mix, pods, daemons); err != nil {
+		return mixFleet{}, err
 	}
 
-	pods := mix.podList()
-	solution, err := linode.solve(ctx, pods)
-	if err != nil {
-		return launchedFleet{}, err
-	}
-	// As the provisioner does before it creates the NodeClaims.
-	results := solution.results.TruncateInstanceTypes(ctx, scheduling.MaxInstanceTypes)
-	if len(results.PodErrors) > 0 {
-		return launchedFleet{}, fmt.Errorf("after truncating the instance types: %w", firstPodErrors(results.PodErrors, 3))
-	}
-	for i, planned := range results.NewNodeClaims {
-		nodeClaim := planned.ToNodeClaim()
-		nodeClaim.Name = fmt.Sprintf("%s-%04d", strings.ToLower(mix.name), i)
-		if _, err := linode.cloudProvider.Create(ctx, nodeClaim); err != nil {
-			return launchedFleet{}, fmt.Errorf("launching NodeClaim %d of %d: %w", i+1, len(results.NewNodeClaims), err)
+	cluster := state.NewCluster(clock.RealClock{}, linode.kubeClient, linode.cloudProvider)
+	linode.sizing.Track(cluster)
+	pending := pods
+	for len(pending) > 0 {
+		fleet.rounds++
+		results, err := linode.solveRound(ctx, cluster, pending, daemons)
+		if err != nil {
+			return mixFleet{}, err
 		}
+		if len(results.NewNodeClaims) == 0 {
+			return mixFleet{}, fmt.Errorf("round %d placed none of %d pending pods: %w", fleet.rounds, len(pending), firstPodErrors(results.PodErrors, 3))
+		}
+		for i, planned := range results.NewNodeClaims {
+			nodeClaim := planned.ToNodeClaim()
+			nodeClaim.Name = fmt.Sprintf("%s-%d-%04d", mix.name, fleet.rounds, i)
+			if _, err := linode.cloudProvider.Create(ctx, nodeClaim); err != nil {
+				return mixFleet{}, fmt.Errorf("launching NodeClaim %d of %d: %w", i+1, len(results.NewNodeClaims), err)
+			}
+			// As the provisioner records a NodeClaim it created and the pods it placed there.
+			if err := linode.kubeClient.Create(ctx, nodeClaim); err != nil {
+				return mixFleet{}, err
+			}
+			cluster.UpdateNodeClaim(nodeClaim)
+			cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: planned.Pods})
+		}
+		cluster.MarkPodSchedulingDecisions(ctx, results.PodErrors, results.NodePoolToPodMapping(), nil)
+		pending = slices.Collect(maps.Keys(results.PodErrors))
 	}
 
 	// The fleet is what the emulator's account holds, priced as the catalogue prices the region.
@@ -284,182 +356,116 @@ func provisionMix(ctx context.Context, mix workloadMix, pool costNodePool) (laun
 			prices[it.Name] = offering.Price
 		}
 	}
-	fleet := launchedFleet{mix: mix, pool: pool, plans: map[string]int{}, oneKind: oneKind}
-	for _, nodePool := range linode.emulator.Pools(linode.clusterID) {
-		price, ok := prices[nodePool.Type]
+	for _, lkePool := range linode.emulator.Pools(linode.clusterID) {
+		price, ok := prices[lkePool.Type]
 		if !ok {
-			return launchedFleet{}, fmt.Errorf("pool %d has plan %s, which has no available offering", nodePool.ID, nodePool.Type)
+			return mixFleet{}, fmt.Errorf("pool %d has plan %s, which has no available offering", lkePool.ID, lkePool.Type)
 		}
-		fleet.price += price * float64(nodePool.Count)
-		fleet.plans[nodePool.Type] += nodePool.Count
+		fleet.price += price * float64(lkePool.Count)
+		fleet.plans[lkePool.Type] += lkePool.Count
 	}
-	if len(fleet.plans) == 0 {
-		return launchedFleet{}, errors.New("nothing was launched")
-	}
-
-	floor, err := priceFloor(linode.instanceTypes)
-	if err != nil {
-		return launchedFleet{}, err
-	}
-	fleet.bound, fleet.binding = floor.bound(mix.total())
 	return fleet, nil
 }
 
-func (m workloadMix) podList() []*corev1.Pod {
-	pods := make([]*corev1.Pod, 0, m.pods)
-	for i := range m.pods {
-		name := fmt.Sprintf("%s-%04d", strings.ToLower(m.name), i)
-		pods = append(pods, coretest.UnschedulablePod(coretest.PodOptions{
-			ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name), Labels: map[string]string{"app": m.name}},
-			// Extended resources such as GPUs must be limited as much as they are requested.
-			ResourceRequirements: corev1.ResourceRequirements{Requests: m.requests, Limits: extendedResources(m.requests)},
-		}))
+// createMix creates the mix's pods, pending, and its DaemonSets in the in-memory cluster, and
+// returns the pods and the pods the DaemonSets would run on each node.
+func (c *linodeCloud) createMix(ctx context.Context, mix costMix) ([]*corev1.Pod, []*corev1.Pod, error) {
+	var pods []*corev1.Pod
+	for _, d := range mix.deployments {
+		spec := mix.podSpec(d, c.nodePool.Name)
+		for i := range d.replicas {
+			name := fmt.Sprintf("%s-%s-%04d", mix.name, d.name, i)
+			pod := coretest.UnschedulablePod(coretest.PodOptions{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name), Labels: mix.podLabels(d, c.nodePool.Name)}})
+			pod.Spec = spec
+			if err := c.kubeClient.Create(ctx, pod); err != nil {
+				return nil, nil, err
+			}
+			pods = append(pods, pod)
+		}
 	}
-	return pods
-}
-
-// total is what every pod of the mix asks for together, in vCPU, GiB and GPUs.
-func (m workloadMix) total() demand {
-	n := float64(m.pods)
-	return demand{
-		vcpus: n * m.requests.Cpu().AsApproximateFloat64(),
-		gib:   n * m.requests.Memory().AsApproximateFloat64() / (1 << 30),
-		gpus:  n * m.requests.Name(instancetype.ResourceNVIDIAGPU, resource.DecimalSI).AsApproximateFloat64(),
+	var daemons []*corev1.Pod
+	for _, d := range mix.daemonSets {
+		ds := &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: mix.name + "-" + d.name, Namespace: namespace, UID: types.UID(mix.name + "-" + d.name)},
+			Spec:       appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: mix.daemonSetSpec(d, c.nodePool.Name)}},
+		}
+		if err := c.kubeClient.Create(ctx, ds); err != nil {
+			return nil, nil, err
+		}
+		daemons = append(daemons, daemonset.PodForDaemonSet(ds))
 	}
+	return pods, daemons, nil
 }
 
-type demand struct{ vcpus, gib, gpus float64 }
-
-// floor is the cheapest price of each resource among the region's available plans, each from
-// the plan that sells it cheapest, counting what a plan sells (its vCPUs, GiB and GPUs) rather
-// than what a node of it can allocate after the kubelet's and the hypervisor's share.
-type floor struct {
-	perVCPU, perGiB, perGPU    float64
-	vcpuPlan, gibPlan, gpuPlan string
+// solveRound is one provisioning round over the pending pods: no existing nodes (the pods placed
+// before are on NodeClaims of their own), the DaemonSets' pods, the provisioner's options.
+func (c *linodeCloud) solveRound(ctx context.Context, cluster *state.Cluster, pods, daemons []*corev1.Pod) (scheduling.Results, error) {
+	instanceTypes, err := c.cloudProvider.GetInstanceTypes(ctx, c.nodePool)
+	if err != nil {
+		return scheduling.Results{}, err
+	}
+	nodePools := []*karpv1.NodePool{c.nodePool}
+	byNodePool := map[string][]*cloudprovider.InstanceType{c.nodePool.Name: instanceTypes}
+	opts := schedulerOptions(ctx)
+	topology, err := scheduling.NewTopology(ctx, c.kubeClient, cluster, nil, nodePools, byNodePool, pods, opts...)
+	if err != nil {
+		return scheduling.Results{}, fmt.Errorf("tracking topology: %w", err)
+	}
+	scheduler := scheduling.NewScheduler(ctx, c.kubeClient, nodePools, cluster, nil, topology, byNodePool, daemons, discardEvents(), clock.RealClock{}, nil, nil, opts...)
+	solveCtx, cancel := context.WithTimeout(ctx, solveTimeout)
+	defer cancel()
+	results, err := scheduler.Solve(solveCtx, pods)
+	if err != nil {
+		return scheduling.Results{}, fmt.Errorf("solving %d pods: %w", len(pods), err)
+	}
+	// As the provisioner does before it creates the NodeClaims.
+	return results.TruncateInstanceTypes(ctx, scheduling.MaxInstanceTypes), nil
 }
 
-func priceFloor(instanceTypes []*cloudprovider.InstanceType) (floor, error) {
-	f := floor{perVCPU: math.Inf(1), perGiB: math.Inf(1), perGPU: math.Inf(1)}
-	for _, it := range instanceTypes {
-		offering := it.Offerings.Available().Cheapest()
-		if offering == nil {
-			continue
-		}
-		vcpus, err := planFigure(it, v1.LabelInstanceCPU)
-		if err != nil {
-			return floor{}, err
-		}
-		mib, err := planFigure(it, v1.LabelInstanceMemory)
-		if err != nil {
-			return floor{}, err
-		}
-		gpus, err := planFigure(it, v1.LabelInstanceGPUCount)
-		if err != nil {
-			return floor{}, err
-		}
-		if p := offering.Price / vcpus; p < f.perVCPU {
-			f.perVCPU, f.vcpuPlan = p, it.Name
-		}
-		if p := offering.Price / (mib / 1024); p < f.perGiB {
-			f.perGiB, f.gibPlan = p, it.Name
-		}
-		if gpus > 0 {
-			if p := offering.Price / gpus; p < f.perGPU {
-				f.perGPU, f.gpuPlan = p, it.Name
+// mixYardsticks are the mix's lower bound over every plan of the region, and the cheapest fleet
+// of one plan the NodePool allows, both on the room a node has after the mix's DaemonSets.
+func mixYardsticks(instanceTypes []*cloudprovider.InstanceType, nodePool *karpv1.NodePool, mix costMix, pods, daemons []*corev1.Pod) (float64, planFleet, error) {
+	var overhead corev1.ResourceList
+	if len(daemons) > 0 {
+		overhead = resources.RequestsForPods(daemons...)
+	}
+	all := boundPlans(instanceTypes, overhead)
+	allowed := corescheduling.NewNodeSelectorRequirementsWithMinValues(nodePool.Spec.Template.Spec.Requirements...)
+	var allowedPlans []boundPlan
+	for i, it := range instanceTypes {
+		_ = i
+		if it.Requirements.Intersects(allowed) == nil {
+			if j := slices.IndexFunc(all, func(p boundPlan) bool { return p.name == it.Name }); j >= 0 {
+				allowedPlans = append(allowedPlans, all[j])
 			}
 		}
 	}
-	if f.vcpuPlan == "" {
-		return floor{}, errors.New("no plan has an available offering")
-	}
-	return f, nil
-}
-
-// bound is the lowest $/h any fleet can cost for the demand, and which resource sets it. Every
-// plan's price is at least its vCPUs at the cheapest $/vCPU, and at least its GiB at the
-// cheapest $/GiB (and its GPUs at the cheapest $/GPU), so a fleet costs at least the largest of
-// those three products over the whole demand. Their sum would not be a bound: one plan's price
-// pays for its CPU and its memory at once. The cheapest $/vCPU and $/GiB come from different
-// plans (in us-ord, Linode 2GB and High Memory 24GB), so no fleet reaches the bound.
-func (f floor) bound(d demand) (float64, string) {
-	bound := d.vcpus * f.perVCPU
-	binding := fmt.Sprintf("%.4g vCPU × $%.5f/vCPU-h of %s", d.vcpus, f.perVCPU, f.vcpuPlan)
-	if b := d.gib * f.perGiB; b > bound {
-		bound, binding = b, fmt.Sprintf("%.4g GiB × $%.5f/GiB-h of %s", d.gib, f.perGiB, f.gibPlan)
-	}
-	if d.gpus > 0 {
-		if b := d.gpus * f.perGPU; b > bound {
-			bound, binding = b, fmt.Sprintf("%.4g GPUs × $%.3f/GPU-h of %s", d.gpus, f.perGPU, f.gpuPlan)
-		}
-	}
-	return bound, binding
-}
-
-// errNoPlanHoldsPod is returned when no available plan can hold one pod of a mix.
-var errNoPlanHoldsPod = errors.New("no available plan holds one pod")
-
-// uniformFleet is a fleet of nodes of one plan.
-type uniformFleet struct {
-	plan  string
-	nodes int
-	price float64
-}
-
-// cheapestUniformFleet is the cheapest fleet of identical nodes that holds the mix, each node
-// taking as many pods as its allocatable resources and pod limit allow. It is a yardstick for
-// the scheduler's choice, between the unreachable bound and the fleet launched: core packs a
-// batch onto as few NodeClaims as the largest plans allow, and Linode's largest plans cost more
-// per vCPU than the mid-sized ones.
-func cheapestUniformFleet(instanceTypes []*cloudprovider.InstanceType, mix workloadMix) (uniformFleet, error) {
-	best := uniformFleet{price: math.Inf(1)}
-	for _, it := range instanceTypes {
-		offering := it.Offerings.Available().Cheapest()
-		if offering == nil {
-			continue
-		}
-		allocatable := it.Allocatable()
-		perNode := allocatable.Pods().Value()
-		for name, request := range mix.requests {
-			available := allocatable[name]
-			perNode = min(perNode, available.MilliValue()/request.MilliValue())
-		}
-		if perNode == 0 {
-			continue
-		}
-		nodes := (int64(mix.pods) + perNode - 1) / perNode
-		if price := float64(nodes) * offering.Price; price < best.price {
-			best = uniformFleet{plan: it.Name, nodes: int(nodes), price: price}
-		}
-	}
-	if best.plan == "" {
-		return uniformFleet{}, errNoPlanHoldsPod
-	}
-	return best, nil
-}
-
-// planFigure reads one of the plan's numeric labels (vCPUs, memory in MiB, GPUs).
-func planFigure(it *cloudprovider.InstanceType, key string) (float64, error) {
-	value, err := strconv.ParseFloat(it.Requirements.Get(key).Any(), 64)
+	kinds := podKinds(mix, pods)
+	bound, err := lowerBound(all, kinds)
 	if err != nil {
-		return 0, fmt.Errorf("plan %s has no number for %s: %w", it.Name, key, err)
+		return 0, planFleet{}, err
 	}
-	return value, nil
+	onePlan, err := cheapestPlanFleet(allowedPlans, kinds)
+	if err != nil {
+		return 0, planFleet{}, err
+	}
+	return bound, onePlan, nil
 }
 
-func extendedResources(requests corev1.ResourceList) corev1.ResourceList {
-	limits := corev1.ResourceList{}
-	for name, quantity := range requests {
-		if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
-			limits[name] = quantity
-		}
+// podKinds groups the mix's pods by Deployment: identical requests and node requirements.
+func podKinds(mix costMix, pods []*corev1.Pod) []podCount {
+	var kinds []podCount
+	for _, d := range mix.deployments {
+		i := slices.IndexFunc(pods, func(p *corev1.Pod) bool { return p.Labels[appLabel] == mix.name+"-"+d.name })
+		kinds = append(kinds, podCount{n: d.replicas, requests: resources.RequestsForPods(pods[i]), requirements: corescheduling.NewStrictPodRequirements(pods[i])})
 	}
-	return limits
+	return kinds
 }
 
 // formatRequests is e.g. "250m CPU, 512Mi" or "1 GPU, 4 CPU, 16Gi".
 func formatRequests(requests corev1.ResourceList) string {
 	var parts []string
-	if gpus, ok := requests[instancetype.ResourceNVIDIAGPU]; ok {
+	if gpus, ok := requests["nvidia.com/gpu"]; ok {
 		parts = append(parts, gpus.String()+" GPU")
 	}
 	parts = append(parts, requests.Cpu().String()+" CPU", requests.Memory().String())
@@ -479,4 +485,14 @@ func formatPlans(plans map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%d× %s", plans[name], name))
 	}
 	return strings.Join(parts, ", ")
+}
+
+func extendedResources(requests corev1.ResourceList) corev1.ResourceList {
+	limits := corev1.ResourceList{}
+	for name, quantity := range requests {
+		if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
+			limits[name] = quantity
+		}
+	}
+	return limits
 }

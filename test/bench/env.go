@@ -56,6 +56,8 @@ type Config struct {
 	Quick bool
 	// Scenarios names the cluster scenarios to run (ClusterScenarios); empty runs them all.
 	Scenarios []string
+	// Mixes names the cost fleets' mixes (of CostMixNames), instead of the plan's.
+	Mixes []string
 	// ControllerBinary is cmd/controller and KwokProviderBinary core's kwok provider, built once
 	// and shared by every cluster.
 	ControllerBinary   string
@@ -91,12 +93,16 @@ type env struct {
 	pools []string
 }
 
-// startEnv starts a local cluster for the provider, with nodes that take bootDelay to register.
-func startEnv(ctx context.Context, cfg Config, provider Provider, bootDelay time.Duration) (_ *env, err error) {
+// startEnv starts a local cluster for the provider, with nodes that take bootDelay to register;
+// tune changes the cluster's options further.
+func startEnv(ctx context.Context, cfg Config, provider Provider, bootDelay time.Duration, tune ...func(*localcluster.Options)) (_ *env, err error) {
 	opts := localcluster.Options{
 		DelayScale:       bootDelay.Seconds() / linodeBootTime.Seconds(),
 		ControllerBinary: cfg.ControllerBinary,
 		WorkDir:          cfg.WorkDir,
+	}
+	for _, t := range tune {
+		t(&opts)
 	}
 	switch provider {
 	case Kwok:

@@ -12,6 +12,10 @@ cpu: AMD EPYC
 BenchmarkGetInstanceTypes-2   	   50017	      2340 ns/op	    1224 B/op	       8 allocs/op
 PASS
 ok  	github.com/linode/karpenter-provider-linode/pkg/cloudprovider	9.114s
+pkg: github.com/linode/karpenter-provider-linode/pkg/providers/sizing
+BenchmarkInstanceTypes-2   	    1344	    796023 ns/op	  696072 B/op	      60 allocs/op
+BenchmarkDecide-2          	     546	   2063620 ns/op	  388068 B/op	    8552 allocs/op
+PASS
 pkg: github.com/linode/karpenter-provider-linode/pkg/providers/instancetype
 BenchmarkList/default_kubelet-2         	 5000000	       212.5 ns/op	       0 B/op	       0 allocs/op
 BenchmarkList/custom_kubelet-2          	 3000000	       401 ns/op	      16 B/op	       1 allocs/op
@@ -34,17 +38,17 @@ func TestParseBenchmarks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(results) != 8 {
-		t.Fatalf("%d results, want 8: %+v", len(results), results)
+	if len(results) != 10 {
+		t.Fatalf("%d results, want 10: %+v", len(results), results)
 	}
-	list := results[1]
+	list := results[3]
 	if list.pkg != "github.com/linode/karpenter-provider-linode/pkg/providers/instancetype" || list.name != "BenchmarkList/default kubelet" ||
 		list.nsPerOp != 212.5 || list.bytesPerOp != 0 || list.allocsOp != 0 {
-		t.Fatalf("second result = %+v", list)
+		t.Fatalf("fourth result = %+v", list)
 	}
-	shared := results[5]
+	shared := results[7]
 	if shared.name != "BenchmarkList/1000 pools, shared listing" || shared.nsPerOp != 10234 || shared.bytesPerOp != 81920 || shared.allocsOp != 1 {
-		t.Fatalf("sixth result = %+v", shared)
+		t.Fatalf("eighth result = %+v", shared)
 	}
 
 	var rows []Row
@@ -55,16 +59,16 @@ func TestParseBenchmarks(t *testing.T) {
 		}
 		rows = append(rows, hotPathRows...)
 	}
-	if len(rows) != 8 {
-		t.Fatalf("%d rows, want 8", len(rows))
+	if len(rows) != 10 {
+		t.Fatalf("%d rows, want 10", len(rows))
 	}
-	create := rows[6]
+	create := rows[8]
 	if create.Metric != "providers/lke BenchmarkCreate" || create.Value != 1234567 || create.Unit != "ns/op" ||
 		!strings.HasPrefix(create.Note, "567 allocs/op, 45678 B/op; ") || create.Command != "go test ..." {
 		t.Fatalf("Create row = %+v", create)
 	}
 	// BenchmarkList of the instance-type provider is not BenchmarkListCold, nor lke's List.
-	if rows[1].Metric != "providers/instancetype BenchmarkList/default kubelet" || rows[3].Metric != "providers/instancetype BenchmarkListCold" {
+	if rows[3].Metric != "providers/instancetype BenchmarkList/default kubelet" || rows[5].Metric != "providers/instancetype BenchmarkListCold" {
 		t.Fatalf("rows = %+v", rows)
 	}
 }

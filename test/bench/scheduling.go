@@ -37,6 +37,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/sizing"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
@@ -150,6 +151,8 @@ type linodeCloud struct {
 	clusterID int
 	// instanceTypes are the plans GetInstanceTypes returns, to price what was launched.
 	instanceTypes []*cloudprovider.InstanceType
+	// sizing offers every plan until it is given a cluster state to track.
+	sizing *sizing.Policy
 }
 
 // startLinodeCloud starts an emulator holding an LKE cluster in benchRegion and builds the
@@ -173,7 +176,10 @@ func newLinodeCloud(ctx context.Context, e *test.Emulator, setup func(*emulator.
 	}
 	// Ready as the NodeClass controller, not running here, would find it against the emulator.
 	nodeClass := test.ReadyLinodeNodeClass(v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: nodeClassName}})
-	kubeClient := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(nodeClass).Build()
+	// The sizing policy lists pending pods by node name, through the index the controller's
+	// manager keeps.
+	kubeClient := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(nodeClass).
+		WithIndex(&corev1.Pod{}, "spec.nodeName", func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }).Build()
 	lkeCloud, err := test.NewLKE(ctx, e, kubeClient, test.WithCluster(benchClusterName, lke.TierStandard, benchRegion), test.WithNodeProviderOptions(lke.WithLaunchTimeout(lke.DefaultLaunchTimeout)))
 	if err != nil {
 		return nil, err
@@ -183,6 +189,7 @@ func newLinodeCloud(ctx context.Context, e *test.Emulator, setup func(*emulator.
 		schedulingCloud: &schedulingCloud{kubeClient: kubeClient, cloudProvider: lkeCloud.CloudProvider, nodePool: nodePool},
 		emulator:        e,
 		clusterID:       lkeCloud.Cluster.ID,
+		sizing:          lkeCloud.Sizing,
 	}
 	if cloud.instanceTypes, err = cloud.cloudProvider.GetInstanceTypes(ctx, nodePool); err != nil {
 		return nil, err
@@ -263,24 +270,14 @@ func (c *schedulingCloud) solve(ctx context.Context, pods []*corev1.Pod) (solved
 	}
 	nodePools := []*karpv1.NodePool{c.nodePool}
 	byNodePool := map[string][]*cloudprovider.InstanceType{c.nodePool.Name: instanceTypes}
-	settings := coreoptions.FromContext(ctx)
-	opts := []scheduling.Options{
-		scheduling.DisableReservedCapacityFallback,
-		scheduling.NumConcurrentReconciles(schedulingWorkers(ctx)),
-		scheduling.MinValuesPolicy(settings.MinValuesPolicy),
-	}
-	if settings.PreferencePolicy == coreoptions.PreferencePolicyIgnore {
-		opts = append(opts, scheduling.IgnorePreferences)
-	}
+	opts := schedulerOptions(ctx)
 	clk := clock.RealClock{}
 	cluster := state.NewCluster(clk, c.kubeClient, c.cloudProvider)
 	topology, err := scheduling.NewTopology(ctx, c.kubeClient, cluster, nil, nodePools, byNodePool, pods, opts...)
 	if err != nil {
 		return solved{}, fmt.Errorf("tracking topology: %w", err)
 	}
-	// Nothing watches the scheduler's events here; the recorder drops them.
-	recorder := events.NewRecorder(&record.FakeRecorder{})
-	scheduler := scheduling.NewScheduler(ctx, c.kubeClient, nodePools, cluster, nil, topology, byNodePool, nil, recorder, clk, nil, nil, opts...)
+	scheduler := scheduling.NewScheduler(ctx, c.kubeClient, nodePools, cluster, nil, topology, byNodePool, nil, discardEvents(), clk, nil, nil, opts...)
 
 	solveCtx, cancel := context.WithTimeout(ctx, solveTimeout)
 	defer cancel()
@@ -304,6 +301,23 @@ func (c *schedulingCloud) solve(ctx context.Context, pods []*corev1.Pod) (solved
 	}
 	return solved{results: results, pods: len(pods), nodeClaims: len(results.NewNodeClaims), elapsed: elapsed}, nil
 }
+
+// schedulerOptions are the options the provisioner gives core's scheduler.
+func schedulerOptions(ctx context.Context) []scheduling.Options {
+	settings := coreoptions.FromContext(ctx)
+	opts := []scheduling.Options{
+		scheduling.DisableReservedCapacityFallback,
+		scheduling.NumConcurrentReconciles(schedulingWorkers(ctx)),
+		scheduling.MinValuesPolicy(settings.MinValuesPolicy),
+	}
+	if settings.PreferencePolicy == coreoptions.PreferencePolicyIgnore {
+		opts = append(opts, scheduling.IgnorePreferences)
+	}
+	return opts
+}
+
+// discardEvents is a recorder for the scheduler's events, which nothing watches here.
+func discardEvents() events.Recorder { return events.NewRecorder(&record.FakeRecorder{}) }
 
 // firstPodErrors joins the errors of the first n pods by name, enough to say why without
 // repeating one reason for thousands of pods.

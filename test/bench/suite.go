@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 )
 
 // Names of the cluster scenarios, for Config.Scenarios.
@@ -16,10 +18,11 @@ const (
 	ScenarioDuplicates = "duplicates"
 	ScenarioAPICost    = "api-cost"
 	ScenarioScale      = "scale"
+	ScenarioCostFleets = "cost-fleets"
 )
 
 // ClusterScenarios are the scenarios Run knows.
-var ClusterScenarios = []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost, ScenarioScale}
+var ClusterScenarios = []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost, ScenarioScale, ScenarioCostFleets}
 
 // plan is what a run measures: pod counts, boot delays, durations, and which scenarios share a
 // cluster.
@@ -31,6 +34,8 @@ type plan struct {
 	apiCostBoot   time.Duration
 	apiCostRest   time.Duration
 	scalePods     int
+	cost          costRun
+	costBoot      time.Duration
 	// instanceScenarios are those that run in instance mode too, beside LKE mode.
 	instanceScenarios []string
 	// groups are the timed scenarios, each group run one scenario after another on a new cluster
@@ -59,6 +64,13 @@ var fullPlan = plan{
 	apiCostRest:       3 * time.Minute,
 	scalePods:         1000,
 	instanceScenarios: []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost},
+	// Every mix for the README's NodePools and for one open to every plan; the README's then
+	// scaled to a third and 10 minutes at rest. Consolidation as the README's default NodePool
+	// has it but sooner and with every node in the budget (the README's 1m and core's default of
+	// 10% reach the same fleet more slowly).
+	cost: costRun{mixes: costMixes, open: true, shrink: true, consolidateAfter: "15s", budget: "100%",
+		settle: 90 * time.Second, steady: 10 * time.Minute},
+	costBoot: 5 * time.Second,
 	groups: []clusterGroup{
 		{5 * time.Second, []string{ScenarioCapacity}},
 		{3 * time.Second, []string{ScenarioScale}},
@@ -74,6 +86,10 @@ var quickPlan = plan{
 	apiCostBoot:   5 * time.Second,
 	apiCostRest:   15 * time.Second,
 	scalePods:     200,
+	// Three mixes for the README's NodePools, provisioned, consolidated and measured; scaling
+	// down and the fleet at rest take many minutes, too long for CI.
+	cost:     costRun{mixes: quickCostMixes(), consolidateAfter: "15s", budget: "100%", settle: 45 * time.Second},
+	costBoot: 5 * time.Second,
 	// Instance mode's duplicates are the e2e suite's to check in CI.
 	instanceScenarios: []string{ScenarioCapacity, ScenarioAPICost},
 	groups: []clusterGroup{
@@ -90,6 +106,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	if cfg.Quick {
 		p = quickPlan
 	}
+	if len(cfg.Mixes) > 0 {
+		p.cost.mixes = selectMixes(costMixes, cfg.Mixes)
+	}
 	var boots []string
 	for _, g := range p.groups {
 		boots = append(boots, fmt.Sprintf("%s %v", strings.Join(g.scenarios, ", "), g.boot))
@@ -101,15 +120,23 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 			"(plain Linodes from %s that read their user data from the Metadata service and join by TLS bootstrap)",
 			strings.TrimPrefix(instanceModeSuffix, ", "), strings.Join(p.instanceScenarios, ", "), instanceImage),
 		"NodePools": fmt.Sprintf("Linode: standard and dedicated plans; kwok: core's built-in catalogue, amd64 linux on-demand; "+
-			"%d-vCPU nodes only for duplicates, %d-vCPU for the API cost; never consolidated, so only the scenario changes the fleet",
-			duplicatesNodeCPUs, apiCostNodeCPUs),
+			"%d-vCPU nodes only for duplicates, %d-vCPU for the API cost; never consolidated, so only the scenario changes the fleet. "+
+			"Cost fleets: a NodePool per mix (%s) with the requirements and taints of the README's NodePools (%s; %s for GPU pods)%s, "+
+			"consolidating when empty or underutilized after %s, budget %s; SIZING_* settings at their defaults; %s",
+			duplicatesNodeCPUs, apiCostNodeCPUs, costMixNames(p.cost.mixes), defaultNodePoolFile, gpuNodePoolFile,
+			map[bool]string{true: " and another open to every plan", false: ""}[p.cost.open], p.cost.consolidateAfter, p.cost.budget,
+			map[bool]string{
+				true: fmt.Sprintf("measured when every pod first ran and once consolidation settled (no NodeClaim created or deleted for %v); "+
+					"the README's mixes then scaled to a third, measured once settled again, and watched at rest for %v", p.cost.settle, p.cost.steady),
+				false: fmt.Sprintf("measured when every pod first ran and once consolidation settled (no NodeClaim created or deleted for %v); no scaling down, no watch at rest", p.cost.settle),
+			}[p.cost.shrink]),
 		"Boot delay": fmt.Sprintf("from the provider's create to a registered node: for Linode, the emulator's delays (160 s) scaled; "+
-			"for instance mode, 150 s (no LKE pool) scaled; for kwok, its KWOKNodeClass's nodeRegistrationDelay. %s; duplicates %v; api-cost %v", strings.Join(boots, "; "), p.duplicateBoot, p.apiCostBoot),
+			"for instance mode, 150 s (no LKE pool) scaled; for kwok, its KWOKNodeClass's nodeRegistrationDelay. %s; duplicates %v; api-cost %v; cost fleets %v", strings.Join(boots, "; "), p.duplicateBoot, p.apiCostBoot, p.costBoot),
 		"Targets": "duplicates: none; scale: core's thresholds for its kwok provider (all running within 2 min, heap under 120 MB, " +
 			"CPU under 0.5 core), for both providers",
 		"Clusters": "local: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, the Linode API emulator " +
 			"with Linode's published rate limits. A new one per provider for each of: " + strings.Join(groupNames(p), "; ") +
-			". The duplicates clusters (Linode in each mode, kwok) and the API cost's (each mode) run at the same time, before the others: their figures are counts; " +
+			". The duplicates clusters (Linode in each mode, kwok), the API cost's (each mode) and the cost fleets' run at the same time, before the others: their figures are counts and prices; " +
 			"the timed scenarios run with nothing else on the machine",
 	}
 	scenarios := map[string]func(context.Context, *env) ([]Row, error){
@@ -118,18 +145,20 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		ScenarioAPICost: func(ctx context.Context, e *env) ([]Row, error) {
 			return apiCost(ctx, e, p.apiCostNodes, p.apiCostRest)
 		},
-		ScenarioScale: func(ctx context.Context, e *env) ([]Row, error) { return scale(ctx, e, p.scalePods) },
+		ScenarioScale:      func(ctx context.Context, e *env) ([]Row, error) { return scale(ctx, e, p.scalePods) },
+		ScenarioCostFleets: func(ctx context.Context, e *env) ([]Row, error) { return costOnCluster(ctx, e, p.cost) },
 	}
 	var ours, kwok []Row
 	var errs []error
 	counted := []countedRun{
-		{Linode, p.duplicateBoot, ScenarioDuplicates},
-		{Kwok, p.duplicateBoot, ScenarioDuplicates},
-		{Linode, p.apiCostBoot, ScenarioAPICost},
+		{Linode, p.duplicateBoot, ScenarioDuplicates, nil},
+		{Kwok, p.duplicateBoot, ScenarioDuplicates, nil},
+		{Linode, p.apiCostBoot, ScenarioAPICost, nil},
+		{Linode, p.costBoot, ScenarioCostFleets, costClusterPlan},
 	}
 	for _, r := range slices.Clone(counted) {
 		if r.provider == Linode && slices.Contains(p.instanceScenarios, r.scenario) {
-			counted = append(counted, countedRun{LinodeInstance, r.boot, r.scenario})
+			counted = append(counted, countedRun{LinodeInstance, r.boot, r.scenario, r.tune})
 		}
 	}
 	counted = slices.DeleteFunc(counted, func(r countedRun) bool { return !cfg.runs(r.scenario) })
@@ -138,12 +167,14 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		alongside.Go(func() { cfg.WhileCounting(ctx) })
 	}
 	if len(counted) > 0 {
-		cfg.progress("%s and %s, side by side", ScenarioDuplicates, ScenarioAPICost)
+		cfg.progress("%s, side by side", strings.Join(countedNames(counted), ", "))
 		rows := make([][]Row, len(counted))
 		runErrs := make([]error, len(counted))
 		var wg sync.WaitGroup
 		for i, r := range counted {
-			wg.Go(func() { rows[i], runErrs[i] = runGroup(ctx, cfg, r.provider, r.boot, []string{r.scenario}, scenarios) })
+			wg.Go(func() {
+				rows[i], runErrs[i] = runGroup(ctx, cfg, r.provider, r.boot, []string{r.scenario}, scenarios, r.tunes()...)
+			})
 		}
 		wg.Wait()
 		for i, r := range counted {
@@ -176,7 +207,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	}
 	// The order, whatever order the clusters ran in, instance mode's rows after LKE mode's.
 	var order []string
-	for _, scenario := range []string{capacityScenario, duplicatesScenario, apiCostScenario, scaleScenario} {
+	for _, scenario := range []string{capacityScenario, duplicatesScenario, apiCostScenario, scaleScenario, costScenario} {
 		order = append(order, scenario, scenario+instanceModeSuffix)
 	}
 	rows := withBaseline(ours, kwok)
@@ -189,8 +220,8 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 // runGroup runs the named scenarios one after another on a new cluster of the provider, and
 // stops at the first that fails.
 func runGroup(ctx context.Context, cfg Config, provider Provider, boot time.Duration, names []string,
-	scenarios map[string]func(context.Context, *env) ([]Row, error)) ([]Row, error) {
-	e, err := startEnv(ctx, cfg, provider, boot)
+	scenarios map[string]func(context.Context, *env) ([]Row, error), tune ...func(*localcluster.Options)) ([]Row, error) {
+	e, err := startEnv(ctx, cfg, provider, boot, tune...)
 	if err != nil {
 		return nil, err
 	}
@@ -209,15 +240,42 @@ func runGroup(ctx context.Context, cfg Config, provider Provider, boot time.Dura
 	return rows, e.stop()
 }
 
-// countedRun is a counted scenario on a cluster of its own.
+// countedRun is a counted scenario on a cluster of its own; tune, when set, changes the
+// cluster's options.
 type countedRun struct {
 	provider Provider
 	boot     time.Duration
 	scenario string
+	tune     func(*localcluster.Options)
+}
+
+func costMixNames(mixes []costMix) string {
+	var names []string
+	for _, m := range mixes {
+		names = append(names, m.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (r countedRun) tunes() []func(*localcluster.Options) {
+	if r.tune == nil {
+		return nil
+	}
+	return []func(*localcluster.Options){r.tune}
+}
+
+func countedNames(runs []countedRun) []string {
+	var names []string
+	for _, r := range runs {
+		if !slices.Contains(names, r.scenario) {
+			names = append(names, r.scenario)
+		}
+	}
+	return names
 }
 
 func groupNames(p plan) []string {
-	names := []string{ScenarioDuplicates, ScenarioAPICost}
+	names := []string{ScenarioDuplicates, ScenarioAPICost, ScenarioCostFleets}
 	for _, g := range p.groups {
 		names = append(names, strings.Join(g.scenarios, " then "))
 	}

@@ -28,6 +28,9 @@ type recorder struct {
 	pods   map[string]*podTimes
 	nodes  map[string]time.Time
 	claims map[string]*claimTimes
+	// claimChanged is when a NodeClaim was last created or deleted, changes how many times.
+	claimChanged time.Time
+	changes      int
 }
 
 type podTimes struct {
@@ -64,6 +67,13 @@ func startRecorder(ctx context.Context, kubeconfig string) (*recorder, error) {
 		}); err != nil {
 			return nil, err
 		}
+	}
+	claims, err := informers.GetInformer(ctx, &karpv1.NodeClaim{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := claims.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { r.claimChange() }}); err != nil {
+		return nil, err
 	}
 	go func() { _ = informers.Start(ctx) }()
 	if !informers.WaitForCacheSync(ctx) {
@@ -127,6 +137,8 @@ func (r *recorder) observeClaim(obj any) {
 	if c == nil {
 		c = &claimTimes{pool: claim.Labels[karpv1.NodePoolLabelKey], created: now}
 		r.claims[claim.Name] = c
+		r.claimChanged = now
+		r.changes++
 	}
 	if c.launched.IsZero() && claim.StatusConditions().IsTrue(karpv1.ConditionTypeLaunched) {
 		c.launched = now
@@ -134,6 +146,27 @@ func (r *recorder) observeClaim(obj any) {
 	if claim.Status.NodeName != "" {
 		c.node = claim.Status.NodeName
 	}
+}
+
+func (r *recorder) claimChange() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.claimChanged = time.Now()
+	r.changes++
+}
+
+// claimsQuietFor tells whether no NodeClaim was created or deleted in the last d.
+func (r *recorder) claimsQuietFor(d time.Duration) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Since(r.claimChanged) >= d
+}
+
+// claimChanges counts the NodeClaims created and deleted so far.
+func (r *recorder) claimChanges() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changes
 }
 
 // podsOf returns a copy of what was seen of the pool's pods.

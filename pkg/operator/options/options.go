@@ -67,6 +67,13 @@ type Options struct {
 	HypervisorMemoryPercent float64
 	// CatalogueRefreshInterval is how often plans, prices and regions are re-read.
 	CatalogueRefreshInterval time.Duration
+	// SizingLargeFleetNodes is the NodePool node count above which the sizing policy trades
+	// price for fewer nodes in the fleet it plans for the NodePool's pending pods.
+	SizingLargeFleetNodes int
+	// SizingTolerancePercent is how much dearer, in percent of the cheapest fleet, a fleet with
+	// fewer nodes may be when the cheapest one would give the NodePool more than
+	// SizingLargeFleetNodes nodes.
+	SizingTolerancePercent float64
 	// GarbageCollectionGracePeriod is how long a Linode the provider launched may have no
 	// NodeClaim before it is deleted.
 	GarbageCollectionGracePeriod time.Duration
@@ -99,6 +106,12 @@ type Options struct {
 	malformedEnvironment []error
 }
 
+// Defaults of the sizing policy's trade-off between price and node count.
+const (
+	DefaultSizingLargeFleetNodes  = 20
+	DefaultSizingTolerancePercent = 25
+)
+
 // Defaults of the maintenance settings: replacements start two hours ahead; events read every
 // minute and the maintenance list every 5 minutes (lead time / 24) are 0.6% of Linode's budget for
 // paginated GETs.
@@ -126,6 +139,8 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.IntVar(&o.ClientTimeoutSeconds, "linode-client-timeout", o.intFromEnv("LINODE_CLIENT_TIMEOUT", 30), "[LINODE_CLIENT_TIMEOUT] Seconds a Linode API request may take.")
 	fs.StringVar(&o.ClusterEndpoint, "cluster-endpoint", env.WithDefaultString("CLUSTER_ENDPOINT", ""), "[CLUSTER_ENDPOINT] https URL of the Kubernetes API server that nodes join (instance mode).")
 	fs.Float64Var(&o.HypervisorMemoryPercent, "hypervisor-memory-percent", o.hypervisorMemoryPercentFromEnv(2.5), "[HYPERVISOR_MEMORY_PERCENT] Share of a plan's memory not visible to the node, in percent (the alpha provider's VM_MEMORY_OVERHEAD_PERCENT, as a fraction, is read too).")
+	fs.IntVar(&o.SizingLargeFleetNodes, "sizing-large-fleet-nodes", o.intFromEnv("SIZING_LARGE_FLEET_NODES", DefaultSizingLargeFleetNodes), "[SIZING_LARGE_FLEET_NODES] When the cheapest fleet for a NodePool's pending pods would give the NodePool more nodes than this, the fleet with the fewest nodes within SIZING_TOLERANCE_PERCENT of its price is launched instead.")
+	fs.Float64Var(&o.SizingTolerancePercent, "sizing-tolerance-percent", o.floatFromEnv("SIZING_TOLERANCE_PERCENT", DefaultSizingTolerancePercent), "[SIZING_TOLERANCE_PERCENT] How much dearer, in percent of the cheapest fleet, a fleet with fewer nodes may be when the cheapest would give the NodePool more than SIZING_LARGE_FLEET_NODES nodes.")
 	fs.DurationVar(&o.CatalogueRefreshInterval, "catalogue-refresh-interval", o.durationFromEnv("CATALOGUE_REFRESH_INTERVAL", 12*time.Hour), "[CATALOGUE_REFRESH_INTERVAL] How often plans, prices and regions are re-read.")
 	fs.DurationVar(&o.GarbageCollectionGracePeriod, "garbage-collection-grace-period", o.durationFromEnv("GARBAGE_COLLECTION_GRACE_PERIOD", DefaultGarbageCollectionGracePeriod), "[GARBAGE_COLLECTION_GRACE_PERIOD] How long a node the provider launched may have no NodeClaim before it is deleted.")
 	fs.BoolVar(&o.DisableWebhook, "disable-webhook", o.boolFromEnv("DISABLE_WEBHOOK", false), "[DISABLE_WEBHOOK] Do not serve the Node mutating webhook (the LinodeNodeClass conversion webhook is always served).")
@@ -188,6 +203,12 @@ func (o *Options) Validate() error {
 	}
 	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("WEBHOOK_PORT %d is not a port: use 1-65535 (helm: webhook.port)", o.WebhookPort))
+	}
+	if o.SizingLargeFleetNodes < 0 {
+		errs = append(errs, fmt.Errorf("SIZING_LARGE_FLEET_NODES %d is not valid: use a node count, 0 or more (helm: settings.sizing.largeFleetNodes)", o.SizingLargeFleetNodes))
+	}
+	if !(o.SizingTolerancePercent >= 0 && o.SizingTolerancePercent <= 100) {
+		errs = append(errs, fmt.Errorf("SIZING_TOLERANCE_PERCENT %v is not valid: use a percentage from 0 (always the cheapest fleet) to 100 (helm: settings.sizing.tolerancePercent)", o.SizingTolerancePercent))
 	}
 	if o.ClientTimeoutSeconds < 1 {
 		errs = append(errs, fmt.Errorf("LINODE_CLIENT_TIMEOUT %d is not valid: use a number of seconds, at least 1", o.ClientTimeoutSeconds))

@@ -1,0 +1,67 @@
+package sizing
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/cache"
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+)
+
+// BenchmarkDecide is what a change in a NodePool's pending pods costs: the demand described
+// over us-ord's plans and the ceiling chosen, for 1,000 pods of a web tier's three sizes and a
+// pod that needs a 48-vCPU plan (so that a later round is simulated too).
+func BenchmarkDecide(b *testing.B) {
+	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
+	if err := e.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = e.Close() })
+	provider := instancetype.NewDefaultProvider(e.NewClient(), "us-ord", mode.LKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
+	ctx := context.Background()
+	if err := provider.UpdateCatalogue(ctx); err != nil {
+		b.Fatal(err)
+	}
+	instanceTypes, err := provider.List(ctx, &v1.LinodeNodeClass{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	template := corescheduling.NewNodeClaimTemplate(&karpv1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
+			NodeClassRef: &karpv1.NodeClassReference{Group: "karpenter.k8s.linode", Kind: "LinodeNodeClass", Name: "default"},
+			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
+				{Key: v1.LabelInstanceClass, Operator: corev1.NodeSelectorOpIn, Values: []string{"standard", "dedicated", "highmem"}},
+			},
+		}}},
+	})
+	var groups []*podGroup
+	for _, g := range []struct {
+		pods        int
+		cpu, memory string
+	}{{600, "250m", "512Mi"}, {300, "500m", "1Gi"}, {99, "1", "2Gi"}, {1, "40", "64Gi"}} {
+		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(g.cpu), corev1.ResourceMemory: resource.MustParse(g.memory),
+		}}}}}}
+		groups = append(groups, &podGroup{shape: shapeOf(pod), pods: g.pods})
+	}
+	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	b.ReportAllocs()
+	for b.Loop() {
+		d := nodePoolDemand(template, instanceTypes, groups, nil)
+		decision := choose(d.plans, d.shapes, tradeoff, 0, d.floor)
+		if decision.fleet.nodes == 0 {
+			b.Fatalf("no fleet: %+v", decision)
+		}
+	}
+}

@@ -1,0 +1,337 @@
+package sizing
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+	"sigs.k8s.io/karpenter/pkg/utils/pod"
+	"sigs.k8s.io/karpenter/pkg/utils/resources"
+)
+
+// podShape is what the simulation needs of a pending pod; identical pods share a key.
+type podShape struct {
+	key          string
+	requests     corev1.ResourceList
+	requirements scheduling.Requirements
+	tolerations  []corev1.Toleration
+	perNode      int
+	group        string
+}
+
+// shapeOf describes a pod. Only required constraints count: core relaxes preferences when they
+// do not fit, and a zone spread means nothing on Linode, whose region is its only zone.
+func shapeOf(p *corev1.Pod) *podShape {
+	s := &podShape{
+		requests:     resources.RequestsForPods(p),
+		requirements: scheduling.NewStrictPodRequirements(p),
+		tolerations:  p.Spec.Tolerations,
+	}
+	s.perNode, s.group = spreadOverHostnames(p)
+	var key strings.Builder
+	for _, name := range slices.Sorted(func(yield func(corev1.ResourceName) bool) {
+		for name := range s.requests {
+			if !yield(name) {
+				return
+			}
+		}
+	}) {
+		quantity := s.requests[name]
+		fmt.Fprintf(&key, "%s=%s,", name, quantity.String())
+	}
+	fmt.Fprintf(&key, "|%s|", s.requirements.String())
+	for _, t := range s.tolerations {
+		fmt.Fprintf(&key, "%s:%s:%s:%s,", t.Key, t.Operator, t.Value, t.Effect)
+	}
+	if s.perNode > 0 {
+		fmt.Fprintf(&key, "|%d/%s", s.perNode, s.group)
+	}
+	s.key = key.String()
+	return s
+}
+
+// spreadOverHostnames is the most pods of a group that core puts on one new node: a hostname
+// topology spread that must be satisfied and selects the pod itself allows maxSkew (core counts
+// a new node's domain from zero), and required anti-affinity to itself over hostnames allows
+// one. group names the pods counted together, 0 means no limit.
+func spreadOverHostnames(p *corev1.Pod) (perNode int, group string) {
+	own := labels.Set(p.Labels)
+	for _, tsc := range p.Spec.TopologySpreadConstraints {
+		if tsc.TopologyKey != corev1.LabelHostname || tsc.WhenUnsatisfiable != corev1.DoNotSchedule || !selects(tsc.LabelSelector, own) {
+			continue
+		}
+		if perNode == 0 || int(tsc.MaxSkew) < perNode {
+			perNode, group = int(tsc.MaxSkew), p.Namespace+"/spread/"+metav1.FormatLabelSelector(tsc.LabelSelector)
+		}
+	}
+	if p.Spec.Affinity != nil && p.Spec.Affinity.PodAntiAffinity != nil {
+		for _, term := range p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			if term.TopologyKey == corev1.LabelHostname && selects(term.LabelSelector, own) &&
+				(len(term.Namespaces) == 0 || slices.Contains(term.Namespaces, p.Namespace)) {
+				return 1, p.Namespace + "/anti/" + metav1.FormatLabelSelector(term.LabelSelector)
+			}
+		}
+	}
+	return perNode, group
+}
+
+func selects(selector *metav1.LabelSelector, set labels.Set) bool {
+	s, err := metav1.LabelSelectorAsSelector(selector)
+	return err == nil && !s.Empty() && s.Matches(set)
+}
+
+// pendingPod is a provisionable pod and what the simulation needs of it.
+type pendingPod struct {
+	key   types.NamespacedName
+	shape *podShape
+}
+
+// pendingPods lists the pods core would try to provision for: provisionable (kube-scheduler
+// found no node for them), not bound, and not already placed on a NodeClaim that still exists.
+// Shapes are cached by pod UID and resource version, since core asks often and pods rarely change.
+func (p *Policy) pendingPods(ctx context.Context, placements Placements) ([]pendingPod, error) {
+	var list corev1.PodList
+	// The manager's cache indexes pods by node name, as core's own listing of pending pods uses;
+	// the objects are only read.
+	if err := p.kubeClient.List(ctx, &list, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing pending pods: %w", err)
+	}
+	seen := make(map[types.UID]bool, len(list.Items))
+	var out []pendingPod
+	for i := range list.Items {
+		item := &list.Items[i]
+		if !pod.IsProvisionable(item) {
+			continue
+		}
+		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
+		if claim := placements.PodNodeClaimMapping(key); claim != "" && placements.NodeClaimExists(claim) {
+			continue
+		}
+		seen[item.UID] = true
+		cached, ok := p.shapes[item.UID]
+		if !ok || cached.resourceVersion != item.ResourceVersion {
+			cached = cachedShape{resourceVersion: item.ResourceVersion, shape: shapeOf(item)}
+			p.shapes[item.UID] = cached
+		}
+		out = append(out, pendingPod{key: key, shape: cached.shape})
+	}
+	for uid := range p.shapes {
+		if !seen[uid] {
+			delete(p.shapes, uid)
+		}
+	}
+	return out, nil
+}
+
+type cachedShape struct {
+	resourceVersion string
+	shape           *podShape
+}
+
+// podGroup is the NodePool's pending pods of one shape.
+type podGroup struct {
+	shape *podShape
+	pods  int
+	// deferred says that core tried to place some of the pods and could not.
+	deferred bool
+}
+
+// groupPending groups the pending pods the NodePool can take (its requirements allow them and
+// they tolerate its taints) by shape, in the order first seen.
+func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingPod, placements Placements) []*podGroup {
+	taints := hardTaints(template)
+	byKey := map[string]*podGroup{}
+	refused := map[string]bool{}
+	var groups []*podGroup
+	for _, p := range pending {
+		s := p.shape
+		if refused[s.key] {
+			continue
+		}
+		g, ok := byKey[s.key]
+		if !ok {
+			if taints.Tolerates(s.tolerations) != nil || !template.Requirements.IsCompatible(s.requirements, scheduling.AllowUndefinedWellKnownLabels) {
+				refused[s.key] = true
+				continue
+			}
+			g = &podGroup{shape: s}
+			byKey[s.key] = g
+			groups = append(groups, g)
+		}
+		g.pods++
+		// Core clears a pod's success time when it fails to place it, and keeps its first decision time.
+		if !placements.PodSchedulingDecisionTime(p.key).IsZero() && placements.PodSchedulingSuccessTime(p.key).IsZero() {
+			g.deferred = true
+		}
+	}
+	return groups
+}
+
+// hardTaints are the NodePool's taints a pod must tolerate; core tolerates PreferNoSchedule
+// taints for a pod that fits nowhere else.
+func hardTaints(template *corescheduling.NodeClaimTemplate) scheduling.Taints {
+	return slices.DeleteFunc(slices.Clone(template.Spec.Taints), func(t corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectPreferNoSchedule
+	})
+}
+
+// demand is a NodePool's pending pods and plans as the simulation sees them.
+type demand struct {
+	plans []plan
+	// instanceTypes are the plans' instance types, in the same order.
+	instanceTypes cloudprovider.InstanceTypes
+	shapes        []*shape
+	// floor is the cheapest plan holding a pod core could not place before, or -1.
+	floor int
+	pods  int
+}
+
+// nodePoolDemand describes the NodePool's available plans, cheapest first, with the room a node
+// of each has after the DaemonSets that would run on it, and the groups of pods as shapes. A
+// group no plan holds is left out: it stays pending whatever the NodePool offers.
+func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []*cloudprovider.InstanceType, groups []*podGroup, daemons []*corev1.Pod) demand {
+	type candidate struct {
+		it    *cloudprovider.InstanceType
+		price float64
+	}
+	var candidates []candidate
+	for _, it := range instanceTypes {
+		if it.Requirements.Intersects(template.Requirements) != nil {
+			continue
+		}
+		offerings := it.Offerings.Available().Compatible(template.Requirements)
+		if len(offerings) == 0 {
+			continue
+		}
+		candidates = append(candidates, candidate{it: it, price: offerings.Cheapest().Price})
+	}
+	slices.SortStableFunc(candidates, func(a, b candidate) int {
+		switch {
+		case a.price < b.price:
+			return -1
+		case a.price > b.price:
+			return 1
+		default:
+			return strings.Compare(a.it.Name, b.it.Name)
+		}
+	})
+
+	// Dimensions: the pod count, and whatever the pods and the DaemonSets ask for.
+	dims := map[corev1.ResourceName]int{corev1.ResourcePods: 0}
+	addDims := func(list corev1.ResourceList) {
+		for name := range list {
+			if _, ok := dims[name]; !ok {
+				dims[name] = len(dims)
+			}
+		}
+	}
+	for _, g := range groups {
+		addDims(g.shape.requests)
+	}
+	taints := hardTaints(template)
+	overheads := make([]corev1.ResourceList, len(candidates))
+	for i, c := range candidates {
+		overheads[i] = daemonOverhead(template, taints, c.it, daemons)
+		addDims(overheads[i])
+	}
+	toVector := func(list corev1.ResourceList) vector {
+		v := make(vector, len(dims))
+		for name, quantity := range list {
+			if d, ok := dims[name]; ok {
+				v[d] = quantity.MilliValue()
+			}
+		}
+		return v
+	}
+
+	d := demand{floor: -1}
+	for i, c := range candidates {
+		room, overhead := toVector(c.it.Allocatable()), toVector(overheads[i])
+		for dim := range room {
+			room[dim] -= overhead[dim]
+		}
+		d.plans = append(d.plans, plan{name: c.it.Name, price: c.price, room: room})
+		d.instanceTypes = append(d.instanceTypes, c.it)
+	}
+	empty := make(vector, len(dims))
+	for _, g := range groups {
+		s := &shape{
+			key:      g.shape.key,
+			requests: toVector(g.shape.requests),
+			cpu:      g.shape.requests.Cpu().MilliValue(),
+			memory:   g.shape.requests.Memory().MilliValue(),
+			pods:     g.pods,
+			plans:    newBitset(len(d.plans)),
+			perNode:  g.shape.perNode,
+			group:    g.shape.group,
+			cheapest: -1,
+			deferred: g.deferred,
+		}
+		requirements := scheduling.NewRequirements(template.Requirements.Values()...)
+		requirements.Add(g.shape.requirements.Values()...)
+		for i, c := range candidates {
+			if c.it.Requirements.Intersects(requirements) != nil || !c.it.Offerings.Available().HasCompatible(requirements) {
+				continue
+			}
+			s.plans.set(i)
+			if s.cheapest < 0 && fits(d.plans[i].room, empty, s.requests) {
+				s.cheapest = i
+			}
+		}
+		if s.cheapest < 0 {
+			continue
+		}
+		d.shapes = append(d.shapes, s)
+		d.pods += s.pods
+		if s.deferred && (d.floor < 0 || s.cheapest < d.floor) {
+			d.floor = s.cheapest
+		}
+	}
+	queueOrder(d.shapes)
+	return d
+}
+
+// satisfyMinValues raises the ceiling (an index into plans) until the plans up to it meet the
+// NodePool's minValues, if it sets any: core launches nothing for a NodePool whose offered plans
+// cannot meet them.
+func (d demand) satisfyMinValues(ceiling int, requirements scheduling.Requirements) int {
+	for ceiling < len(d.plans)-1 {
+		if _, _, err := d.instanceTypes[:ceiling+1].SatisfiesMinValues(requirements); err == nil {
+			break
+		}
+		ceiling++
+		// A ceiling allows every plan at its price.
+		for ceiling < len(d.plans)-1 && d.plans[ceiling+1].price == d.plans[ceiling].price {
+			ceiling++
+		}
+	}
+	return ceiling
+}
+
+// daemonOverhead is what the DaemonSets that would run on a node of the plan in the NodePool
+// ask for, as core's scheduler counts it.
+func daemonOverhead(template *corescheduling.NodeClaimTemplate, taints scheduling.Taints, it *cloudprovider.InstanceType, daemons []*corev1.Pod) corev1.ResourceList {
+	var compatible []*corev1.Pod
+	for _, d := range daemons {
+		if taints.Tolerates(d.Spec.Tolerations) != nil {
+			continue
+		}
+		requirements := scheduling.NewStrictPodRequirements(d)
+		if template.Requirements.IsCompatible(requirements, scheduling.AllowUndefinedWellKnownLabels) && it.Requirements.Intersects(requirements) == nil {
+			compatible = append(compatible, d)
+		}
+	}
+	if len(compatible) == 0 {
+		return nil
+	}
+	return resources.RequestsForPods(compatible...)
+}

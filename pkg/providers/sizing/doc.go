@@ -1,0 +1,34 @@
+// Package sizing chooses which Linode plans Karpenter core may launch for a NodePool's pending
+// pods, so that the fleet it launches costs close to the least Linode's price list allows.
+//
+// Core packs pending pods into as few NodeClaims as the largest available plan allows (a
+// NodeClaim keeps taking pods while any of its remaining plans holds them all, and a new pod goes
+// to the in-flight NodeClaim with the fewest pods), and Create launches the cheapest plan that
+// holds each NodeClaim. On Linode a big plan costs more per vCPU or GiB than a mid-sized one, so
+// big bundles are expensive. The policy works where core asks for plans, GetInstanceTypes: it
+// simulates core's packing for the NodePool's pending pods with each price ceiling (only plans up
+// to that price available), and marks the offerings of plans above the chosen ceiling
+// unavailable. It lists every plan all the same, which keeps core's other contracts:
+//
+//   - consolidation prices a node with InstanceType.OfferingPrice, and drift's instance type
+//     check asks for a compatible offering, not an available one: a node on a plan above the
+//     ceiling stays priceable and does not drift;
+//   - Create does not consult the policy: a NodeClaim made in one round launches even if the
+//     ceiling moved since;
+//   - with nothing pending every plan is offered, so consolidation, which only ever replaces
+//     nodes with strictly cheaper ones, sees the whole catalogue and cannot flip-flop with it.
+//
+// Pods that no plan under the ceiling holds are left for a later provisioning round (core retries
+// pending pods), when the pods core placed on NodeClaims that still exist no longer count: the
+// demand is the NodePool's provisionable pods that core has not placed (state.Cluster's pod to
+// NodeClaim mapping). A pod core tried to place and could not sets a floor under the next
+// ceiling, so every round places at least one deferred pod.
+//
+// Which ceiling: the one whose simulated fleet, this round's and the later rounds' for deferred
+// pods, is cheapest; when that fleet would give the NodePool more than Tradeoff.LargeFleetNodes
+// nodes, the one with the fewest nodes among those at most Tradeoff.Tolerance dearer.
+//
+// Core asks often (every provisioning round, every disruption pass, per consolidation
+// candidate), so pending pods are grouped by shape with cached shapes, and the answer is memoised
+// until the pending pods, the DaemonSets, the NodePool or the instance types change.
+package sizing

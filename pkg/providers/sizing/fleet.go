@@ -1,0 +1,369 @@
+package sizing
+
+import (
+	"container/heap"
+	"math"
+	"slices"
+	"strings"
+)
+
+// The fleet simulation works on plain numbers: a plan is its price and the room its node has for
+// pods, and a shape is a group of identical pods, in the dimensions the demand uses (the pods'
+// requests, the DaemonSets' requests and the pod count), each in milli-units.
+
+// plan is a Linode plan of the NodePool: its price and the room a node of it has for pods, after
+// the kubelet's reservations and the DaemonSets that would run on it.
+type plan struct {
+	name  string
+	price float64
+	room  vector
+}
+
+// vector is an amount of each dimension of the demand.
+type vector []int64
+
+// shape is a group of identical pending pods: same requests, same node requirements and
+// tolerations, same spread over hostnames.
+type shape struct {
+	key      string
+	requests vector
+	// cpu and memory order shapes as Karpenter core's scheduling queue orders pods.
+	cpu, memory int64
+	pods        int
+	// plans are the plans (indices into the price-ordered plans) a pod of the shape may run on:
+	// those its node requirements allow.
+	plans bitset
+	// perNode is the most pods of the spread group one node takes (a hostname topology spread's
+	// maxSkew, or 1 for required anti-affinity to itself), 0 when unlimited; group names it.
+	perNode int
+	group   string
+	// cheapest is the index of the cheapest plan that holds one pod, -1 when none does.
+	cheapest int
+	// deferred says that core already tried to place pods of the shape and could not.
+	deferred bool
+}
+
+// fleet is what a simulated fleet costs per hour and how many nodes it has.
+type fleet struct {
+	price float64
+	nodes int
+}
+
+func (f fleet) plus(g fleet) fleet { return fleet{price: f.price + g.price, nodes: f.nodes + g.nodes} }
+
+// bin is a NodeClaim the simulation is filling, as core's scheduler fills an in-flight one.
+type bin struct {
+	used  vector
+	pods  int
+	plans bitset
+	// plan is the cheapest plan that holds what the bin holds: the plan Create would launch.
+	plan   int
+	groups map[string]int
+	// order breaks ties between bins with as many pods, the older first.
+	order int
+}
+
+// holdingPlan is the cheapest plan, up to the ceiling (an index into plans), that holds the bin
+// with one more pod of s, or -1.
+func (b *bin) holdingPlan(plans []plan, s *shape, ceiling int) int {
+	if s.perNode > 0 && b.groups[s.group] >= s.perNode {
+		return -1
+	}
+	// Bins only grow, so no plan cheaper than the one holding the bin now can hold it later.
+	for i := b.plan; i <= ceiling; i++ {
+		if !b.plans.has(i) || !s.plans.has(i) {
+			continue
+		}
+		if fits(plans[i].room, b.used, s.requests) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (b *bin) add(s *shape, holding int) {
+	for d := range b.used {
+		b.used[d] += s.requests[d]
+	}
+	b.pods++
+	b.plans.and(s.plans)
+	b.plan = holding
+	if s.perNode > 0 {
+		if b.groups == nil {
+			b.groups = map[string]int{}
+		}
+		b.groups[s.group]++
+	}
+}
+
+func fits(room, used, more vector) bool {
+	for d := range room {
+		if used[d]+more[d] > room[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// pack fills bins with the shapes' pods as Karpenter core's scheduler fills new NodeClaims when
+// only the plans up to ceiling are available: pods in the queue's order (most CPU, then most
+// memory first), each into the in-flight NodeClaim with the fewest pods that some available plan
+// still holds with it, or into a new one. Each bin costs the cheapest plan that holds it, which
+// is the plan Create launches for it.
+func pack(plans []plan, shapes []*shape, ceiling int) fleet {
+	dims := len(plans[0].room)
+	var bins []*bin
+	for _, s := range shapes {
+		open := binHeap(slices.Clone(bins))
+		heap.Init(&open)
+		for left := s.pods; left > 0; {
+			if open.Len() > 0 {
+				if b, holding := open[0], open[0].holdingPlan(plans, s, ceiling); holding >= 0 {
+					b.add(s, holding)
+					left--
+					heap.Fix(&open, 0)
+				} else {
+					// A bin that cannot take one pod of the shape takes none of its later pods.
+					heap.Pop(&open)
+				}
+				continue
+			}
+			b := &bin{used: make(vector, dims), plans: slices.Clone(s.plans), order: len(bins)}
+			holding := b.holdingPlan(plans, s, ceiling)
+			if holding < 0 {
+				break
+			}
+			b.add(s, holding)
+			left--
+			bins = append(bins, b)
+			heap.Push(&open, b)
+		}
+	}
+	var f fleet
+	for _, b := range bins {
+		f.price += plans[b.plan].price
+	}
+	f.nodes = len(bins)
+	return f
+}
+
+// binHeap orders bins by pods held, then age: the order core tries in-flight NodeClaims in.
+type binHeap []*bin
+
+func (h binHeap) Len() int { return len(h) }
+func (h binHeap) Less(i, j int) bool {
+	if h[i].pods != h[j].pods {
+		return h[i].pods < h[j].pods
+	}
+	return h[i].order < h[j].order
+}
+func (h binHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *binHeap) Push(x any)   { *h = append(*h, x.(*bin)) }
+func (h *binHeap) Pop() any {
+	old := *h
+	b := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return b
+}
+
+// queueOrder sorts shapes as core's scheduling queue sorts pods: most CPU first, then most memory.
+func queueOrder(shapes []*shape) {
+	slices.SortStableFunc(shapes, func(a, b *shape) int {
+		if a.cpu != b.cpu {
+			return compareDesc(a.cpu, b.cpu)
+		}
+		if a.memory != b.memory {
+			return compareDesc(a.memory, b.memory)
+		}
+		return strings.Compare(a.key, b.key)
+	})
+}
+
+func compareDesc(a, b int64) int {
+	if a > b {
+		return -1
+	}
+	return 1
+}
+
+// decision is the price ceiling for this round and the fleet the simulation expects from it
+// and from later rounds for the pods it defers.
+type decision struct {
+	// ceiling is the index of the dearest plan Karpenter may launch this round.
+	ceiling int
+	// fleet is the whole expected fleet; cheapest the cheapest fleet found, for comparison.
+	fleet, cheapest fleet
+	// deferred counts the pods left for a later round: no plan up to the ceiling holds them.
+	deferred int
+}
+
+// option is one way to place a set of shapes over rounds: its fleet and its first round's ceiling.
+type option struct {
+	fleet   fleet
+	ceiling int
+}
+
+// Tradeoff says when a fleet with fewer nodes is worth paying more for. Every node costs
+// something the price list does not show: launching many at once makes a burst of pods wait
+// longer for its capacity (Linode creates 20 Linodes per 15 seconds), and core's scheduler, the
+// control plane and the controller all work in proportion to the node count. A few nodes more
+// cost nothing noticeable; hundreds do.
+type Tradeoff struct {
+	// LargeFleetNodes is the node count above which a NodePool counts as large: while the
+	// cheapest fleet for the pending pods keeps the NodePool (its nodes and those the fleet adds)
+	// at or under this many nodes, it is taken.
+	LargeFleetNodes int
+	// Tolerance is, when the NodePool would be large, how much dearer (a fraction of the
+	// cheapest fleet's price) the fleet with the fewest nodes may be.
+	Tolerance float64
+}
+
+// choose finds the price ceiling for this round. For each ceiling it simulates the fleet core
+// would launch with plans up to that price available, for the pods some such plan holds; pods
+// that need a dearer plan are left to later rounds, when the pods placed now no longer count, and
+// are simulated the same way. Of all the ways to place the pods over rounds it takes the cheapest
+// or, when that fleet would make the NodePool, which has existing nodes, large, the one with the
+// fewest nodes among those the trade-off's tolerance allows. Counting the NodePool's nodes matters
+// because pods arrive in rounds: a burst of a thousand pods comes as rounds of a few dozen, each
+// small on its own. floor, an index into plans or -1, is the
+// lowest ceiling allowed: the cheapest plan that holds a pod core could not place before, so that
+// deferred pods make progress.
+//
+// plans must be ordered by price and shapes by queueOrder; every shape must fit some plan.
+func choose(plans []plan, shapes []*shape, tradeoff Tradeoff, existing, floor int) decision {
+	s := solver{plans: plans, shapes: shapes, memo: map[int][]option{}}
+	options := s.options(-1, floor)
+	cheapest := options[0].fleet
+	chosen := options[0]
+	if existing+cheapest.nodes > tradeoff.LargeFleetNodes {
+		for _, o := range options[1:] {
+			// Options are ordered by price, each with fewer nodes than the one before.
+			if o.fleet.price <= cheapest.price*(1+tradeoff.Tolerance)+1e-9 {
+				chosen = o
+			}
+		}
+	}
+	return decision{ceiling: chosen.ceiling, fleet: chosen.fleet, cheapest: cheapest, deferred: deferredAt(plans, shapes, chosen.ceiling)}
+}
+
+// deferredAt counts the pods no plan up to the ceiling holds.
+func deferredAt(plans []plan, shapes []*shape, ceiling int) int {
+	n := 0
+	for _, sh := range shapes {
+		if plans[sh.cheapest].price > plans[ceiling].price {
+			n += sh.pods
+		}
+	}
+	return n
+}
+
+type solver struct {
+	plans  []plan
+	shapes []*shape
+	// memo holds the options for the shapes left after a round with a given ceiling, by the
+	// index of the first shape price level above that ceiling.
+	memo map[int][]option
+}
+
+// options are the Pareto-best ways (cheapest, fewest nodes) to place the shapes whose cheapest
+// plan costs more than the plan at index after (-1: all shapes), with a first ceiling at or
+// above floor.
+func (s *solver) options(after, floor int) []option {
+	above := -1.0
+	if after >= 0 {
+		above = s.plans[after].price
+	}
+	var remaining []*shape
+	lowest := math.Inf(1)
+	for _, sh := range s.shapes {
+		if p := s.plans[sh.cheapest].price; p > above {
+			remaining = append(remaining, sh)
+			lowest = min(lowest, p)
+		}
+	}
+	if len(remaining) == 0 {
+		return []option{{ceiling: -1}}
+	}
+	key := s.levelKey(above)
+	if floor < 0 {
+		if memo, ok := s.memo[key]; ok {
+			return memo
+		}
+	}
+	var all []option
+	for c := range s.plans {
+		// A ceiling is the last of the plans at its price, so that it allows all of them.
+		if c+1 < len(s.plans) && s.plans[c+1].price == s.plans[c].price {
+			continue
+		}
+		price := s.plans[c].price
+		if price < lowest || (floor >= 0 && price < s.plans[floor].price) {
+			continue
+		}
+		var now []*shape
+		for _, sh := range remaining {
+			if s.plans[sh.cheapest].price <= price {
+				now = append(now, sh)
+			}
+		}
+		placed := pack(s.plans, now, c)
+		for _, later := range s.options(c, -1) {
+			all = append(all, option{fleet: placed.plus(later.fleet), ceiling: c})
+		}
+	}
+	front := paretoFront(all)
+	if floor < 0 {
+		s.memo[key] = front
+	}
+	return front
+}
+
+// levelKey identifies the set of shapes whose cheapest plan costs more than above.
+func (s *solver) levelKey(above float64) int {
+	count := 0
+	for _, sh := range s.shapes {
+		if s.plans[sh.cheapest].price > above {
+			count++
+		}
+	}
+	return count
+}
+
+// paretoFront keeps the options no other beats on both price and nodes, cheapest first; at equal
+// price and nodes the lower ceiling.
+func paretoFront(options []option) []option {
+	slices.SortStableFunc(options, func(a, b option) int {
+		switch {
+		case a.fleet.price < b.fleet.price-1e-9:
+			return -1
+		case a.fleet.price > b.fleet.price+1e-9:
+			return 1
+		case a.fleet.nodes != b.fleet.nodes:
+			return a.fleet.nodes - b.fleet.nodes
+		default:
+			return a.ceiling - b.ceiling
+		}
+	})
+	var front []option
+	for _, o := range options {
+		if len(front) == 0 || o.fleet.nodes < front[len(front)-1].fleet.nodes {
+			front = append(front, o)
+		}
+	}
+	return front
+}
+
+// bitset is a set of plan indices.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+// and keeps in b only the plans also in o.
+func (b bitset) and(o bitset) {
+	for i := range b {
+		b[i] &= o[i]
+	}
+}

@@ -1,0 +1,175 @@
+package sizing
+
+import (
+	"math"
+	"testing"
+)
+
+// Dimensions of the hand-made cases: pods, then CPU in millicores.
+func room(pods, milliCPU int64) vector { return vector{pods * 1000, milliCPU} }
+func request(milliCPU int64) vector    { return vector{1000, milliCPU} }
+func allPlans(n int) bitset {
+	b := newBitset(n)
+	for i := range n {
+		b.set(i)
+	}
+	return b
+}
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+func oneShape(pods int, milliCPU int64) *shape {
+	return &shape{key: "s", requests: request(milliCPU), cpu: milliCPU, pods: pods}
+}
+
+// plans of the cases: a small plan cheap per pod, a big one dearer per pod.
+var smallBig = []plan{
+	{name: "small", price: 1, room: room(110, 3000)},
+	{name: "big", price: 5, room: room(110, 12000)},
+}
+
+func withPlans(plans []plan, shapes ...*shape) []*shape {
+	for _, s := range shapes {
+		if s.plans == nil {
+			s.plans = allPlans(len(plans))
+		}
+		s.cheapest = -1
+		for i := range plans {
+			if s.plans.has(i) && fits(plans[i].room, make(vector, len(s.requests)), s.requests) {
+				s.cheapest = i
+				break
+			}
+		}
+	}
+	queueOrder(shapes)
+	return shapes
+}
+
+func TestPack(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		plans   []plan
+		shapes  []*shape
+		ceiling int
+		want    fleet
+	}{
+		{
+			name:  "ten one-CPU pods on small plans: three a node, the last node cheapest for its one pod",
+			plans: smallBig, shapes: []*shape{oneShape(10, 1000)}, ceiling: 0,
+			want: fleet{price: 4, nodes: 4},
+		},
+		{
+			name:  "with the big plan allowed, core keeps filling one NodeClaim: one big node",
+			plans: smallBig, shapes: []*shape{oneShape(10, 1000)}, ceiling: 1,
+			want: fleet{price: 5, nodes: 1},
+		},
+		{
+			name:  "thirteen pods: a full big node and a small one for the last pod",
+			plans: smallBig, shapes: []*shape{oneShape(13, 1000)}, ceiling: 1,
+			want: fleet{price: 6, nodes: 2},
+		},
+		{
+			// Two-CPU pods first, each new NodeClaim taking the next while it has the fewest pods:
+			// the first takes both (4 of 6 CPU on a 6-CPU plan), then the one-CPU pods go to it
+			// until it is full, the rest to a new one.
+			name:  "bigger pods first, smaller ones fill the NodeClaim with the fewest pods",
+			plans: []plan{{name: "six", price: 2, room: room(110, 6000)}},
+			shapes: []*shape{
+				{key: "two", requests: request(2000), cpu: 2000, pods: 2},
+				{key: "one", requests: request(1000), cpu: 1000, pods: 4},
+			},
+			want: fleet{price: 4, nodes: 2},
+		},
+		{
+			name:  "a hostname spread puts one pod of the group on each node, other pods fill them",
+			plans: []plan{{name: "four", price: 1, room: room(110, 4000)}},
+			shapes: []*shape{
+				{key: "spread", requests: request(2000), cpu: 2000, pods: 3, perNode: 1, group: "g"},
+				{key: "filler", requests: request(1000), cpu: 1000, pods: 6},
+			},
+			want: fleet{price: 3, nodes: 3},
+		},
+		{
+			name:   "the pod limit binds before CPU",
+			plans:  []plan{{name: "ten-pods", price: 1, room: room(10, 4000)}},
+			shapes: []*shape{oneShape(25, 10)},
+			want:   fleet{price: 3, nodes: 3},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shapes := withPlans(tc.plans, tc.shapes...)
+			if got := pack(tc.plans, shapes, tc.ceiling); !near(got.price, tc.want.price) || got.nodes != tc.want.nodes {
+				t.Fatalf("pack = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestChoose(t *testing.T) {
+	// Two small pods' plans and one for the big pod: 6 one-CPU pods and a 10-CPU one.
+	plans := []plan{
+		{name: "small", price: 1, room: room(110, 3000)},
+		{name: "medium", price: 3, room: room(110, 6000)},
+		{name: "big", price: 10, room: room(110, 12000)},
+	}
+	big := func() *shape { return &shape{key: "big", requests: request(10000), cpu: 10000, pods: 1} }
+	for _, tc := range []struct {
+		name      string
+		plans     []plan
+		shapes    []*shape
+		tolerance float64
+		existing  int
+		floor     int
+		ceiling   string
+		fleet     fleet
+		deferred  int
+	}{
+		{
+			name: "cheapest: small plans", plans: smallBig, shapes: []*shape{oneShape(10, 1000)},
+			ceiling: "small", fleet: fleet{price: 4, nodes: 4},
+		},
+		{
+			// One big node costs 5, 25% more than four small ones.
+			name: "a tolerance of 30% takes the fleet with fewer nodes", plans: smallBig, shapes: []*shape{oneShape(10, 1000)},
+			tolerance: 0.3, ceiling: "big", fleet: fleet{price: 5, nodes: 1},
+		},
+		{
+			name: "a tolerance of 20% does not", plans: smallBig, shapes: []*shape{oneShape(10, 1000)},
+			tolerance: 0.2, ceiling: "small", fleet: fleet{price: 4, nodes: 4},
+		},
+		{
+			// The cases above need four small nodes, above the threshold of three.
+			name: "a NodePool up to the large-fleet threshold gets the cheapest fleet whatever the tolerance", plans: smallBig, shapes: []*shape{oneShape(9, 1000)},
+			tolerance: 0.9, ceiling: "small", fleet: fleet{price: 3, nodes: 3},
+		},
+		{
+			// The same pods when the NodePool already has a node: four nodes make it large.
+			name: "the NodePool's nodes count towards a large fleet", plans: smallBig, shapes: []*shape{oneShape(9, 1000)},
+			tolerance: 0.9, existing: 1, ceiling: "big", fleet: fleet{price: 5, nodes: 1},
+		},
+		{
+			// All at once, the small pods fill the big pod's node (2 CPU left) and a second big
+			// NodeClaim for 4 CPU, launched as a medium plan: 13. Deferred, the small pods take two
+			// small nodes now and the big pod a big one next round: 12.
+			name: "the big pod waits a round when that is cheaper", plans: plans, shapes: []*shape{big(), oneShape(6, 1000)},
+			ceiling: "small", fleet: fleet{price: 12, nodes: 3}, deferred: 1,
+		},
+		{
+			// Core could not place the big pod before: this round's ceiling must let it in.
+			name: "a pod core could not place sets the floor", plans: plans,
+			shapes: []*shape{func() *shape { s := big(); s.deferred = true; return s }(), oneShape(6, 1000)},
+			floor:  2, ceiling: "big", fleet: fleet{price: 13, nodes: 2},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shapes := withPlans(tc.plans, tc.shapes...)
+			floor := tc.floor
+			if floor == 0 {
+				floor = -1
+			}
+			d := choose(tc.plans, shapes, Tradeoff{LargeFleetNodes: 3, Tolerance: tc.tolerance}, tc.existing, floor)
+			if tc.plans[d.ceiling].name != tc.ceiling || !near(d.fleet.price, tc.fleet.price) || d.fleet.nodes != tc.fleet.nodes || d.deferred != tc.deferred {
+				t.Fatalf("choose = ceiling %s, fleet %+v, %d deferred; want ceiling %s, fleet %+v, %d deferred",
+					tc.plans[d.ceiling].name, d.fleet, d.deferred, tc.ceiling, tc.fleet, tc.deferred)
+			}
+		})
+	}
+}

@@ -1,0 +1,27 @@
+package sizing
+
+import (
+	opmetrics "github.com/awslabs/operatorpkg/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/karpenter/pkg/metrics"
+)
+
+const subsystem = "linode_sizing"
+
+var (
+	nodePoolLabel = opmetrics.Label{Name: "nodepool", Help: "The NodePool the plans are offered for."}
+
+	priceCeiling = opmetrics.NewPrometheusGauge(crmetrics.Registry, prometheus.GaugeOpts{
+		Namespace: metrics.Namespace,
+		Subsystem: subsystem,
+		Name:      "price_ceiling",
+		Help:      "Hourly price in USD of the dearest plan offered to the NodePool while its pending pods are sized; absent while every plan is offered.",
+	}, []opmetrics.Label{nodePoolLabel}, opmetrics.Beta)
+	deferredPods = opmetrics.NewPrometheusGauge(crmetrics.Registry, prometheus.GaugeOpts{
+		Namespace: metrics.Namespace,
+		Subsystem: subsystem,
+		Name:      "deferred_pods",
+		Help:      "Pending pods of the NodePool left for a later provisioning round because no plan under the price ceiling holds them.",
+	}, []opmetrics.Label{nodePoolLabel}, opmetrics.Beta)
+)

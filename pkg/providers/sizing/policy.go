@@ -1,0 +1,261 @@
+package sizing
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
+)
+
+// Placements is what Karpenter core's cluster state knows of its own scheduling decisions
+// (*state.Cluster implements it): which pods it placed on which NodeClaim, which NodeClaims
+// exist, and when it last tried and managed to place a pod.
+type Placements interface {
+	PodNodeClaimMapping(podKey types.NamespacedName) string
+	NodeClaimExists(nodeClaimName string) bool
+	PodSchedulingDecisionTime(podKey types.NamespacedName) time.Time
+	PodSchedulingSuccessTime(podKey types.NamespacedName) time.Time
+}
+
+// Policy narrows the plans Karpenter may launch for a NodePool to those that suit its pending
+// pods. The package documentation says why and how.
+type Policy struct {
+	kubeClient client.Client
+	tradeoff   Tradeoff
+	placements atomic.Pointer[placementsHolder]
+
+	mu sync.Mutex
+	// shapes caches each pending pod's shape by UID.
+	shapes map[types.UID]cachedShape
+	// decisions are each NodePool's last answer, by NodePool name.
+	decisions map[string]*memo
+}
+
+type placementsHolder struct{ Placements }
+
+type memo struct {
+	// inputs identifies what the answer was computed from.
+	inputs uint64
+	// instanceTypes is the answer; ceiling its price ceiling, 0 when every plan is offered.
+	instanceTypes []*cloudprovider.InstanceType
+	ceiling       float64
+	// template is the NodePool's NodeClaim template, for its generation.
+	template   *corescheduling.NodeClaimTemplate
+	generation int64
+	uid        types.UID
+}
+
+// NewPolicy returns a policy that reads pods, DaemonSets and NodeClaims through kubeClient (the
+// manager's cached client) and trades price for fewer nodes as tradeoff says. It offers every
+// plan until Track gives it core's cluster state.
+func NewPolicy(kubeClient client.Client, tradeoff Tradeoff) *Policy {
+	return &Policy{
+		kubeClient: kubeClient,
+		tradeoff:   tradeoff,
+		shapes:     map[types.UID]cachedShape{},
+		decisions:  map[string]*memo{},
+	}
+}
+
+// Track gives the policy core's cluster state. Core builds it from the cloud provider, which
+// holds the policy, so it comes after construction.
+func (p *Policy) Track(placements Placements) {
+	p.placements.Store(&placementsHolder{placements})
+}
+
+// InstanceTypes returns the NodePool's instance types with every offering dearer than this
+// round's price ceiling marked unavailable; with no pending pod for the NodePool, or before
+// Track, it returns them unchanged. It never removes a plan, so core can still price and match
+// every node it runs. The slice and the instance types must not be modified.
+func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType) ([]*cloudprovider.InstanceType, error) {
+	holder := p.placements.Load()
+	// Core launches a static NodePool's nodes from its template, for no pending pod.
+	if holder == nil || len(instanceTypes) == 0 || nodePool.Spec.Template.Spec.NodeClassRef == nil || nodePool.Spec.Replicas != nil {
+		return instanceTypes, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pending, err := p.pendingPods(ctx, holder.Placements)
+	if err != nil {
+		return nil, err
+	}
+	previous := p.decisions[nodePool.Name]
+	if len(pending) == 0 {
+		p.offerAll(ctx, nodePool.Name, previous)
+		return instanceTypes, nil
+	}
+	template := p.template(nodePool, previous)
+	groups := groupPending(template, pending, holder.Placements)
+	if len(groups) == 0 {
+		p.offerAll(ctx, nodePool.Name, previous)
+		return instanceTypes, nil
+	}
+	daemons, daemonsKey, err := p.daemonPods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	existing, err := p.nodeClaims(ctx, nodePool.Name)
+	if err != nil {
+		return nil, err
+	}
+	inputs := inputsHash(nodePool, instanceTypes, daemonsKey, existing, groups)
+	if previous != nil && previous.inputs == inputs {
+		return previous.instanceTypes, nil
+	}
+
+	d := nodePoolDemand(template, instanceTypes, groups, daemons)
+	next := &memo{inputs: inputs, instanceTypes: instanceTypes, template: template, generation: nodePool.Generation, uid: nodePool.UID}
+	if len(d.shapes) > 0 {
+		decision := choose(d.plans, d.shapes, p.tradeoff, existing, d.floor)
+		if raised := d.satisfyMinValues(decision.ceiling, template.Requirements); raised != decision.ceiling {
+			decision.ceiling, decision.deferred = raised, deferredAt(d.plans, d.shapes, raised)
+		}
+		ceiling := d.plans[decision.ceiling].price
+		if decision.ceiling < len(d.plans)-1 {
+			next.instanceTypes, next.ceiling = restrict(instanceTypes, ceiling), ceiling
+		}
+		p.report(ctx, nodePool.Name, previous, next, d, decision)
+	} else {
+		p.offerAll(ctx, nodePool.Name, previous)
+	}
+	p.decisions[nodePool.Name] = next
+	return next.instanceTypes, nil
+}
+
+// template is the NodePool's NodeClaim template as core's scheduler builds it, reused while the
+// NodePool's spec is unchanged: building it hashes the NodePool.
+func (p *Policy) template(nodePool *karpv1.NodePool, previous *memo) *corescheduling.NodeClaimTemplate {
+	if previous != nil && previous.uid == nodePool.UID && previous.generation == nodePool.Generation && nodePool.Generation != 0 {
+		return previous.template
+	}
+	return corescheduling.NewNodeClaimTemplate(nodePool)
+}
+
+// offerAll forgets the NodePool's ceiling, saying so if it had one.
+func (p *Policy) offerAll(ctx context.Context, nodePool string, previous *memo) {
+	if previous == nil {
+		return
+	}
+	if previous.ceiling > 0 {
+		log.FromContext(ctx).WithValues("NodePool", nodePool).Info("offering every plan again: no pending pod left to size for")
+	}
+	priceCeiling.Delete(map[string]string{nodePoolLabel.Name: nodePool})
+	deferredPods.Delete(map[string]string{nodePoolLabel.Name: nodePool})
+	delete(p.decisions, nodePool)
+}
+
+func (p *Policy) report(ctx context.Context, nodePool string, previous, next *memo, d demand, decision decision) {
+	labels := map[string]string{nodePoolLabel.Name: nodePool}
+	if next.ceiling > 0 {
+		priceCeiling.Set(next.ceiling, labels)
+	} else {
+		priceCeiling.Delete(labels)
+	}
+	deferredPods.Set(float64(decision.deferred), labels)
+	if previous != nil && previous.ceiling == next.ceiling {
+		return
+	}
+	ceiling := "none"
+	if next.ceiling > 0 {
+		ceiling = fmt.Sprintf("%s ($%.3f/h)", d.plans[decision.ceiling].name, next.ceiling)
+	}
+	log.FromContext(ctx).WithValues("NodePool", nodePool).Info("sized the plans offered for pending pods",
+		"pods", d.pods, "shapes", len(d.shapes), "ceiling", ceiling, "deferredPods", decision.deferred,
+		"expectedFleet", fmt.Sprintf("$%.3f/h on %d nodes", decision.fleet.price, decision.fleet.nodes),
+		"cheapestFleet", fmt.Sprintf("$%.3f/h on %d nodes", decision.cheapest.price, decision.cheapest.nodes))
+}
+
+// daemonPods are the pods the cluster's DaemonSets would run on a new node, and a key that
+// changes when they change.
+func (p *Policy) daemonPods(ctx context.Context) ([]*corev1.Pod, string, error) {
+	var list appsv1.DaemonSetList
+	if err := p.kubeClient.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, "", fmt.Errorf("listing DaemonSets: %w", err)
+	}
+	pods := make([]*corev1.Pod, 0, len(list.Items))
+	keys := make([]string, 0, len(list.Items))
+	for i := range list.Items {
+		ds := &list.Items[i]
+		pods = append(pods, daemonset.PodForDaemonSet(ds))
+		keys = append(keys, fmt.Sprintf("%s/%d", ds.UID, ds.Generation))
+	}
+	slices.Sort(keys)
+	return pods, strings.Join(keys, ","), nil
+}
+
+// nodeClaims counts the NodePool's NodeClaims that are not being deleted: its nodes, launched or
+// not.
+func (p *Policy) nodeClaims(ctx context.Context, nodePool string) (int, error) {
+	var list karpv1.NodeClaimList
+	if err := p.kubeClient.List(ctx, &list, client.MatchingLabels{karpv1.NodePoolLabelKey: nodePool}, client.UnsafeDisableDeepCopy); err != nil {
+		return 0, fmt.Errorf("listing the NodePool's NodeClaims: %w", err)
+	}
+	n := 0
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp.IsZero() {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// inputsHash identifies everything a NodePool's answer depends on: its spec, the instance types
+// (the provider returns the same slice until the catalogue or an offering changes), the
+// DaemonSets, the NodePool's node count and the pending pods by shape.
+func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, existing int, groups []*podGroup) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d/%p/%d/%s/%d|", nodePool.UID, nodePool.Generation, instanceTypes[0], len(instanceTypes), daemonsKey, existing)
+	keys := make([]string, 0, len(groups))
+	for _, g := range groups {
+		keys = append(keys, fmt.Sprintf("%s#%d#%t", g.shape.key, g.pods, g.deferred))
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		_, _ = h.Write([]byte(k))
+	}
+	return h.Sum64()
+}
+
+// restrict returns the instance types with every available offering dearer than ceiling marked
+// unavailable. Instance types it changes are copies: the provider's are shared.
+func restrict(instanceTypes []*cloudprovider.InstanceType, ceiling float64) []*cloudprovider.InstanceType {
+	out := make([]*cloudprovider.InstanceType, len(instanceTypes))
+	for i, it := range instanceTypes {
+		if !slices.ContainsFunc(it.Offerings, func(o *cloudprovider.Offering) bool { return o.Available && o.Price > ceiling }) {
+			out[i] = it
+			continue
+		}
+		offerings := make(cloudprovider.Offerings, len(it.Offerings))
+		for j, o := range it.Offerings {
+			offerings[j] = o
+			if o.Available && o.Price > ceiling {
+				offerings[j] = o.DeepCopy()
+				offerings[j].Available = false
+			}
+		}
+		out[i] = &cloudprovider.InstanceType{
+			Name:                   it.Name,
+			Requirements:           it.Requirements,
+			Offerings:              offerings,
+			Capacity:               it.Capacity,
+			Overhead:               it.Overhead,
+			VolumeAttachmentLimits: it.VolumeAttachmentLimits,
+			DynamicResources:       it.DynamicResources,
+		}
+	}
+	return out
+}

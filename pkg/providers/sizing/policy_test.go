@@ -1,0 +1,245 @@
+package sizing_test
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	corecloudprovider "sigs.k8s.io/karpenter/pkg/cloudprovider"
+	nodeclaimdisruption "sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/disruption"
+	coretest "sigs.k8s.io/karpenter/pkg/test"
+	. "sigs.k8s.io/karpenter/pkg/test/expectations"
+	disruptionutils "sigs.k8s.io/karpenter/pkg/utils/disruption"
+)
+
+// pendingPods are n pods kube-scheduler found no node for, each asking for cpu and memory.
+func pendingPods(prefix string, n int, cpu, memory string, opts ...coretest.PodOptions) []*corev1.Pod {
+	pods := make([]*corev1.Pod, 0, n)
+	for i := range n {
+		o := coretest.PodOptions{}
+		if len(opts) > 0 {
+			o = opts[0]
+		}
+		o.ObjectMeta = metav1.ObjectMeta{Name: fmt.Sprintf("%s-%03d", prefix, i), Namespace: "default", Labels: map[string]string{"app": prefix}}
+		o.ResourceRequirements = corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory),
+		}}
+		pods = append(pods, coretest.UnschedulablePod(o))
+	}
+	return pods
+}
+
+func apply(pods []*corev1.Pod) {
+	GinkgoHelper()
+	for _, pod := range pods {
+		ExpectApplied(ctx, env.Client, pod)
+	}
+}
+
+// offered are the instance types core sees for the NodePool, by name.
+func offered() map[string]*corecloudprovider.InstanceType {
+	GinkgoHelper()
+	instanceTypes, err := cloudProvider.GetInstanceTypes(ctx, nodePool)
+	Expect(err).ToNot(HaveOccurred())
+	byName := map[string]*corecloudprovider.InstanceType{}
+	for _, it := range instanceTypes {
+		byName[it.Name] = it
+	}
+	return byName
+}
+
+func available(it *corecloudprovider.InstanceType) bool { return len(it.Offerings.Available()) > 0 }
+
+// launchedPlans are the plans of the NodeClaims core created, by pod.
+func launchedPlans(bindings map[*corev1.Pod]*Binding) map[string]string {
+	plans := map[string]string{}
+	for pod, binding := range bindings {
+		plans[pod.Name] = binding.Node.Labels[corev1.LabelInstanceTypeStable]
+	}
+	return plans
+}
+
+var _ = Describe("Sizing", func() {
+	It("offers every plan while no pod is pending", func() {
+		for name, it := range offered() {
+			// The emulator's catalogue has no capacity for GPU plans in us-ord.
+			if it.Requirements.Get(corev1.LabelInstanceTypeStable).Has(name) && !isGPU(it) {
+				Expect(available(it)).To(BeTrue(), name)
+			}
+		}
+	})
+
+	It("lists every plan and offers none dearer than the ceiling for the pending pods", func() {
+		all := offered()
+		// Thirty one-CPU pods: three to a g6-standard-4 node, $0.024 a pod, the cheapest.
+		apply(pendingPods("web", 30, "1", "1Gi"))
+		instanceTypes := offered()
+		Expect(instanceTypes).To(HaveLen(len(all)))
+		ceiling := instanceTypes["g6-standard-4"].Offerings[0].Price
+		for name, it := range instanceTypes {
+			Expect(available(it)).To(Equal(it.Offerings[0].Price <= ceiling && !isGPU(it)), name)
+		}
+	})
+
+	It("stops counting pods once core placed them on a NodeClaim that exists", func() {
+		pods := pendingPods("web", 30, "1", "1Gi")
+		result := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, pods...)
+		Expect(result.Bindings).To(HaveLen(30))
+		// Still pending (nothing binds them here), but on their way: every plan is offered again.
+		Expect(offered()["g6-dedicated-64"].Offerings.Available()).ToNot(BeEmpty())
+	})
+
+	It("leaves a pod too big for this round's plans to the next round, which launches it", func() {
+		small := pendingPods("small", 60, "500m", "1Gi")
+		big := pendingPods("big", 1, "40", "64Gi")
+		first := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, append(small, big...)...)
+		plans := launchedPlans(first.Bindings)
+		Expect(plans).To(HaveLen(len(small)), "the small pods only")
+		Expect(plans).ToNot(HaveKey(big[0].Name))
+		for pod, plan := range plans {
+			Expect(plan).To(HavePrefix("g6-standard-"), pod)
+		}
+		// More small pods keep arriving; the big one, which core could not place, still goes next.
+		more := pendingPods("more", 30, "500m", "1Gi")
+		second := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, more...)
+		Expect(launchedPlans(second.Bindings)).To(HaveKeyWithValue(big[0].Name, "g6-dedicated-48"))
+	})
+
+	It("counts only the pods the NodePool can take", func() {
+		nodePool.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}}
+		ExpectApplied(ctx, env.Client, nodePool)
+		apply(pendingPods("untolerated", 30, "1", "1Gi"))
+		apply(pendingPods("elsewhere", 30, "1", "1Gi", coretest.PodOptions{
+			NodeSelector: map[string]string{karpv1.NodePoolLabelKey: "other"},
+			Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
+		}))
+		Expect(offered()["g6-dedicated-64"].Offerings.Available()).ToNot(BeEmpty())
+	})
+
+	It("counts the DaemonSets' requests on every node", func() {
+		// Twelve one-CPU pods: four g6-standard-4 ($0.288) without DaemonSets. A DaemonSet asking
+		// for 2 CPU on every node leaves a g6-standard-4 room for one pod only; then one
+		// g6-dedicated-16 holds all twelve for $0.432, cheaper than anything smaller.
+		apply(pendingPods("web", 12, "1", "1Gi"))
+		Expect(available(offered()["g6-dedicated-16"])).To(BeFalse())
+		ExpectApplied(ctx, env.Client, &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "default"},
+			Spec: appsv1.DaemonSetSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"}},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Image: "agent", Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+					}}}},
+				},
+			},
+		})
+		instanceTypes := offered()
+		Expect(available(instanceTypes["g6-dedicated-16"])).To(BeTrue())
+		Expect(available(instanceTypes["g6-standard-16"])).To(BeFalse())
+	})
+
+	It("offers enough plans for the NodePool's minValues", func() {
+		nodePool.Spec.Template.Spec.Requirements = append(nodePool.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
+			Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpExists, MinValues: ptr.To(10),
+		})
+		ExpectApplied(ctx, env.Client, nodePool)
+		// Alone, thirty one-CPU pods would get the four plans up to g6-standard-4.
+		apply(pendingPods("web", 30, "1", "1Gi"))
+		offeredPlans := 0
+		for _, it := range offered() {
+			if available(it) && isStandardOrDedicated(it) {
+				offeredPlans++
+			}
+		}
+		Expect(offeredPlans).To(BeNumerically(">=", 10))
+		Expect(available(offered()["g6-dedicated-64"])).To(BeFalse())
+	})
+
+	It("leaves a static NodePool's plans alone", func() {
+		apply(pendingPods("web", 30, "1", "1Gi"))
+		static := nodePool.DeepCopy()
+		static.Spec.Replicas = ptr.To[int64](2)
+		instanceTypes, err := cloudProvider.GetInstanceTypes(ctx, static)
+		Expect(err).ToNot(HaveOccurred())
+		for _, it := range instanceTypes {
+			if it.Name == "g6-dedicated-64" {
+				Expect(available(it)).To(BeTrue())
+			}
+		}
+	})
+
+	It("answers repeated questions about unchanged demand with the same instance types", func() {
+		apply(pendingPods("web", 30, "1", "1Gi"))
+		first, err := cloudProvider.GetInstanceTypes(ctx, nodePool)
+		Expect(err).ToNot(HaveOccurred())
+		second, err := cloudProvider.GetInstanceTypes(ctx, nodePool)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(&second[0]).To(BeIdenticalTo(&first[0]))
+	})
+
+	Context("core's contracts", func() {
+		It("launches the plan a NodeClaim asks for even when that plan is not offered now", func() {
+			apply(pendingPods("web", 30, "1", "1Gi"))
+			Expect(available(offered()["g6-dedicated-48"])).To(BeFalse())
+			nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{karpv1.NodePoolLabelKey: nodePool.Name}},
+				Spec: karpv1.NodeClaimSpec{
+					NodeClassRef: nodePool.Spec.Template.Spec.NodeClassRef,
+					Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
+						{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"g6-dedicated-48"}},
+					},
+				},
+			})
+			launched, err := cloudProvider.Create(ctx, nodeClaim)
+			Expect(err).ToNot(HaveOccurred())
+			Expect(launched.Labels).To(HaveKeyWithValue(corev1.LabelInstanceTypeStable, "g6-dedicated-48"))
+		})
+
+		It("keeps a node on a plan not offered now priceable for consolidation and free of drift", func() {
+			pods := pendingPods("web", 3, "1", "1Gi")
+			result := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, pods...)
+			Expect(result.Bindings).To(HaveLen(len(pods)))
+			var nodeClaim *karpv1.NodeClaim
+			for _, binding := range result.Bindings {
+				nodeClaim = binding.NodeClaim
+			}
+			plan := nodeClaim.Labels[corev1.LabelInstanceTypeStable]
+			// Many more pods now wait for cheaper plans than the node's.
+			apply(pendingPods("batch", 60, "100m", "100Mi"))
+			instanceType := offered()[plan]
+			Expect(available(instanceType)).To(BeFalse(), plan)
+
+			// Consolidation prices a candidate with this core function.
+			Expect(disruptionutils.ResolveOfferingPrice(nodeClaim.Labels, instanceType)).To(BeNumerically(">", 0))
+			// Core's drift check looks at the plans after a launched NodeClaim's first hour.
+			Expect(nodeClaim.StatusConditions().Get(karpv1.ConditionTypeLaunched).IsTrue()).To(BeTrue())
+			env.Clock.Step(2 * time.Hour)
+			ExpectObjectReconciled(ctx, env.Client, nodeclaimdisruption.NewController(env.Clock, env.Client, cloudProvider), nodeClaim)
+			nodeClaim = ExpectExists(ctx, env.Client, nodeClaim)
+			Expect(nodeClaim.StatusConditions().Get(karpv1.ConditionTypeDrifted)).To(BeNil())
+
+			// The same check does find a plan missing from the list, had sizing dropped it.
+			nodeClaim.Labels[corev1.LabelInstanceTypeStable] = "g6-standard-missing"
+			ExpectApplied(ctx, env.Client, nodeClaim)
+			ExpectObjectReconciled(ctx, env.Client, nodeclaimdisruption.NewController(env.Clock, env.Client, cloudProvider), nodeClaim)
+			Expect(ExpectExists(ctx, env.Client, nodeClaim).StatusConditions().Get(karpv1.ConditionTypeDrifted).IsTrue()).To(BeTrue())
+		})
+	})
+})
+
+func isStandardOrDedicated(it *corecloudprovider.InstanceType) bool {
+	class := it.Requirements.Get("karpenter.k8s.linode/instance-class")
+	return class.Has("standard") || class.Has("dedicated")
+}
+
+func isGPU(it *corecloudprovider.InstanceType) bool {
+	return it.Requirements.Get("karpenter.k8s.linode/instance-gpu-count").Any() != "0"
+}

@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"math"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+)
+
+// testPlan is a plan with CPU, memory and the kubelet's 110 pods as room.
+func testPlan(name string, price float64, cpu, memory string) boundPlan {
+	return boundPlan{name: name, price: price, requirements: scheduling.NewRequirements(), room: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory), corev1.ResourcePods: resource.MustParse("110"),
+	}}
+}
+
+// testPods are n pods of the requests, each counting one pod.
+func testPods(n int, cpu, memory string) podCount {
+	return podCount{n: n, requirements: scheduling.NewRequirements(), requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory), corev1.ResourcePods: resource.MustParse("1"),
+	}}
+}
+
+func TestLowerBound(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plans []boundPlan
+		kinds []podCount
+		want  float64
+	}{
+		{
+			// n · min_p price_p / ⌊k_p⌋: 3 pods on the small plan ($0.024 a pod), 47 on the big
+			// one ($0.02757 a pod).
+			name:  "one kind: the cheapest plan per whole pod",
+			plans: []boundPlan{testPlan("small", 0.072, "3920m", "6Gi"), testPlan("big", 1.296, "47810m", "86Gi")},
+			kinds: []podCount{testPods(10, "1", "1Gi")},
+			want:  10 * 0.072 / 3,
+		},
+		{
+			// A CPU-heavy and a memory-heavy kind on a CPU-rich and a memory-rich plan: each kind
+			// fits two to a node of one plan and none on the other, so the bound is four nodes,
+			// $4. Summing allocatable over the fleet would let the plans lend each other CPU and
+			// memory and give $3.13.
+			name:  "no plan lends another what it has spare",
+			plans: []boundPlan{testPlan("cpu-rich", 1, "8", "4Gi"), testPlan("memory-rich", 1, "2", "32Gi")},
+			kinds: []podCount{testPods(4, "4", "1Gi"), testPods(4, "1", "8Gi")},
+			want:  4,
+		},
+		{
+			// The big pod needs one 8-CPU node; its 2 spare CPUs take two small pods, and the two
+			// others cost a quarter of a node each (8 to a node, $0.125 a pod) rather than a 1-CPU
+			// node each ($0.2): 1.25 nodes.
+			name:  "small pods use the room a big pod leaves",
+			plans: []boundPlan{testPlan("eight", 1, "8", "64Gi"), testPlan("one", 0.2, "1", "8Gi")},
+			kinds: []podCount{testPods(1, "6", "1Gi"), testPods(4, "1", "1Gi")},
+			want:  1.25,
+		},
+		{
+			// 330 pods, 110 to a node whatever their size.
+			name:  "the pod limit binds",
+			plans: []boundPlan{testPlan("one", 0.018, "940m", "1400Mi")},
+			kinds: []podCount{testPods(330, "5m", "8Mi")},
+			want:  3 * 0.018,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := lowerBound(tc.plans, tc.kinds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got-tc.want) > 1e-6 {
+				t.Fatalf("bound = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLowerBoundNeedsAPlanForEveryKind(t *testing.T) {
+	if _, err := lowerBound([]boundPlan{testPlan("small", 1, "2", "4Gi")}, []podCount{testPods(1, "4", "1Gi")}); err == nil {
+		t.Fatal("a pod no plan holds got a bound")
+	}
+}
+
+func TestCheapestPlanFleet(t *testing.T) {
+	// First-fit decreasing: the 3-CPU pods open two 4-CPU nodes and the 1-CPU pods fill them;
+	// on the 8-CPU plan all four fit one node, which costs more than two small ones.
+	plans := []boundPlan{testPlan("four", 1, "4", "16Gi"), testPlan("eight", 2.5, "8", "32Gi")}
+	fleet, err := cheapestPlanFleet(plans, []podCount{testPods(2, "1", "1Gi"), testPods(2, "3", "1Gi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fleet.plan != "four" || fleet.nodes != 2 || math.Abs(fleet.price-2) > 1e-9 {
+		t.Fatalf("fleet = %+v, want 2× four at $2", fleet)
+	}
+	// A plan that cannot hold every kind does not count.
+	if _, err := cheapestPlanFleet(plans[:1], []podCount{testPods(1, "6", "1Gi")}); err == nil {
+		t.Fatal("a fleet of a plan too small for a pod")
+	}
+}

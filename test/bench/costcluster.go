@@ -1,0 +1,491 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	corescheduling "sigs.k8s.io/karpenter/pkg/scheduling"
+	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
+
+	"github.com/linode/karpenter-provider-linode/pkg/apis"
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/cache"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+)
+
+// costRun is what the cost scenario on a cluster does: which mixes, for which NodePools, how
+// its NodePools consolidate, and how long it watches the fleet at rest.
+type costRun struct {
+	mixes []costMix
+	// open adds, beside the README's NodePools, a NodePool open to every plan for each mix. Its
+	// fleets are measured, then removed before the README's are scaled down.
+	open bool
+	// shrink scales the README's mixes to a third, waits for consolidation to settle, measures
+	// again and watches the fleet at rest.
+	shrink bool
+	// consolidateAfter and budget are the NodePools' disruption settings; the README's default
+	// NodePool consolidates after 1m with core's default budget of 10% of the nodes.
+	consolidateAfter string
+	budget           string
+	// settle is how long the fleet must go without a NodeClaim created or deleted before the
+	// shrunk mixes count as consolidated: longer than a node takes to become a candidate again
+	// after its pods changed (consolidateAfter) plus core's disruption poll (10 s) and its
+	// validation of a consolidation (15 s). A settle too short shows as nodes replaced at rest.
+	// steady is the watch at rest after that.
+	settle, steady time.Duration
+}
+
+// costClusterPlan sets the GPU plans' capacity in the region before the controller reads the
+// catalogue, as Linode's availability list would for a region with GPUs to sell.
+func costClusterPlan(o *localcluster.Options) {
+	o.PlanCapacity = map[string]int{}
+	for _, plan := range gpuPlans {
+		o.PlanCapacity[plan] = 16
+	}
+}
+
+// costPool is one mix on one NodePool of the cluster.
+type costPool struct {
+	mix     costMix
+	pool    costNodePool
+	name    string
+	variant string
+}
+
+// costOnCluster runs the mixes side by side through the controller, each on a NodePool of its
+// own (pods pinned to it with a node selector), for the README's NodePools and a NodePool open to
+// every plan: it measures each fleet against the mix's lower bound and the cheapest fleet of one
+// plan. Then it removes the open NodePools, scales every README mix to a third and measures again
+// once consolidation has settled, and counts the nodes created or deleted while the fleet is at
+// rest.
+func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
+	readme, err := loadReadmeNodePools()
+	if err != nil {
+		return nil, err
+	}
+	instanceTypes, err := e.regionInstanceTypes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var pools []costPool
+	for _, variant := range []string{"readme", "open"} {
+		if variant == "open" && !run.open {
+			continue
+		}
+		for _, mix := range run.mixes {
+			pool := openNodePool
+			if variant == "readme" {
+				pool = readme.forMix(mix)
+			}
+			pools = append(pools, costPool{mix: mix, pool: pool, name: variant + "-" + mix.name, variant: variant})
+		}
+	}
+	if err := e.createCostNodeClass(ctx); err != nil {
+		return nil, err
+	}
+	for _, p := range pools {
+		if err := e.createCostPool(ctx, p, run); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	for _, p := range pools {
+		if err := e.applyMix(ctx, p, p.mix); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.waitFor(ctx, "every mix running", 10*time.Minute, func(ctx context.Context) (bool, error) {
+		return e.mixesRunning(ctx, pools, 1)
+	}); err != nil {
+		return nil, err
+	}
+	provisioned := time.Since(start)
+	first, err := e.measureFleets(ctx, pools, instanceTypes, 1)
+	if err != nil {
+		return nil, err
+	}
+	note := fmt.Sprintf("%d NodePools side by side, provisioned in %.0f s", len(pools), provisioned.Seconds())
+	// kube-scheduler binds pods as it scores nodes (least allocated first), not as core planned
+	// them, so the fleet that first runs every pod holds nodes launched for pods that went
+	// elsewhere; consolidation then removes them. The targets are the consolidated fleet's.
+	var rows []Row
+	fleets, where := first, "on the cluster"
+	if run.settle > 0 {
+		e.cfg.progress("  %s: every mix running in %.0f s; waiting for consolidation to settle", e.provider, provisioned.Seconds())
+		rows = append(rows, fleetRows(pools, first, "on the cluster, when every pod first ran", false)...)
+		settled, err := e.settle(ctx, pools, 1, run)
+		if err != nil {
+			return nil, err
+		}
+		if fleets, err = e.measureFleets(ctx, pools, instanceTypes, 1); err != nil {
+			return nil, err
+		}
+		note += fmt.Sprintf(", consolidated in %.0f s more (no NodeClaim created or deleted for %v)", settled.Seconds(), run.settle)
+		where = "on the cluster, consolidated"
+	}
+	rows = append(rows, fleetRows(pools, fleets, where, true)...)
+	contracts, err := e.costContracts(ctx, pools)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, contracts...)
+	if !run.shrink {
+		rows[len(rows)-1].Note += "; " + note
+		return rows, nil
+	}
+
+	shrinking := slices.DeleteFunc(slices.Clone(pools), func(p costPool) bool { return p.variant != "readme" })
+	for _, p := range pools {
+		if p.variant != "readme" {
+			if err := e.removeMix(ctx, p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	shrunk, settled, err := e.shrinkMixes(ctx, shrinking, instanceTypes, run)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range shrunk {
+		row := f.row("on the cluster, scaled to a third")
+		row.Target = costTargetShrink
+		rows = append(rows, row)
+	}
+
+	e.cfg.progress("  %s: watching the fleet at rest for %v", e.provider, run.steady)
+	before := e.watch.claimChanges()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(run.steady):
+	}
+	if err := e.checkHealthy(); err != nil {
+		return nil, err
+	}
+	replaced := e.watch.claimChanges() - before
+	note += fmt.Sprintf("; the README's mixes scaled to a third, consolidation settled in %.0f s (no NodeClaim created or deleted for %v); NodeClaims created or deleted at rest after that",
+		settled.Seconds(), run.settle)
+	return append(rows, Row{Scenario: costScenario, Metric: fmt.Sprintf("nodes replaced in %v at rest after consolidation", run.steady),
+		Value: float64(replaced), Target: "0", Note: note}), nil
+}
+
+// shrinkMixes scales every mix to a third, waits until consolidation has settled and measures
+// the fleets again.
+func (e *env) shrinkMixes(ctx context.Context, pools []costPool, instanceTypes []*cloudprovider.InstanceType, run costRun) ([]mixFleet, time.Duration, error) {
+	e.cfg.progress("  %s: scaling every mix to a third", e.provider)
+	for _, p := range pools {
+		if err := e.applyMix(ctx, p, p.mix.scaled(3)); err != nil {
+			return nil, 0, err
+		}
+	}
+	settled, err := e.settle(ctx, pools, 3, run)
+	if err != nil {
+		return nil, 0, err
+	}
+	fleets, err := e.measureFleets(ctx, pools, instanceTypes, 3)
+	return fleets, settled, err
+}
+
+// settle waits until consolidation has settled for the mixes, scaled down by divisor: every
+// pod running, and no NodeClaim created or deleted for run.settle since the nodes could become
+// candidates again. It returns how long that took.
+func (e *env) settle(ctx context.Context, pools []costPool, divisor int, run costRun) (time.Duration, error) {
+	// Nodes become candidates consolidateAfter after their pods last changed; only then can a
+	// quiet fleet mean a settled one.
+	consolidateAfter, err := time.ParseDuration(run.consolidateAfter)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	err = e.waitFor(ctx, "consolidation settled", 20*time.Minute, func(ctx context.Context) (bool, error) {
+		if time.Since(start) < consolidateAfter+run.settle || !e.watch.claimsQuietFor(run.settle) {
+			return false, nil
+		}
+		return e.mixesRunning(ctx, pools, divisor)
+	})
+	return time.Since(start), err
+}
+
+// fleetRows are a row per fleet and, per variant of NodePool, the summary rows; targets only
+// where the fleets are measured against them.
+func fleetRows(pools []costPool, fleets []mixFleet, where string, targets bool) []Row {
+	var rows []Row
+	for _, variant := range []string{"readme", "open"} {
+		var measured []mixFleet
+		var variantRows []Row
+		for i, p := range pools {
+			if p.variant == variant {
+				measured = append(measured, fleets[i])
+				variantRows = append(variantRows, fleets[i].row(where))
+			}
+		}
+		if len(measured) == 0 {
+			continue
+		}
+		variantRows = append(variantRows, summaryRows(measured, where, variantName(variant))...)
+		if !targets {
+			for i := range variantRows {
+				variantRows[i].Target = ""
+			}
+		}
+		rows = append(rows, variantRows...)
+	}
+	return rows
+}
+
+// regionInstanceTypes are the region's plans as the controller's instance types describe them,
+// read from the cluster's Linode API emulator with the controller's default settings.
+func (e *env) regionInstanceTypes(ctx context.Context) ([]*cloudprovider.InstanceType, error) {
+	provider := instancetype.NewDefaultProvider(e.cluster.Emulator.NewClient(), e.cluster.Region(), mode.LKE,
+		cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL), instancetype.WithHypervisorMemoryPercent(localcluster.HypervisorMemoryPercent))
+	if err := provider.UpdateCatalogue(ctx); err != nil {
+		return nil, err
+	}
+	return provider.List(ctx, &v1.LinodeNodeClass{})
+}
+
+const costNodeClass = "cost"
+
+func (e *env) createCostNodeClass(ctx context.Context) error {
+	nodeClass := &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: costNodeClass}}
+	if err := e.cluster.Kube.Create(ctx, nodeClass); err != nil {
+		return fmt.Errorf("creating the node class %s: %w", costNodeClass, err)
+	}
+	return nil
+}
+
+// createCostPool creates the mix's NodePool with the variant's requirements and taints and the
+// run's disruption settings, and waits until it is Ready.
+func (e *env) createCostPool(ctx context.Context, p costPool, run costRun) error {
+	nodePool := &karpv1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: p.name},
+		Spec: karpv1.NodePoolSpec{
+			Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
+				NodeClassRef: &karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: costNodeClass},
+				Requirements: p.pool.requirements,
+				Taints:       p.pool.taints,
+			}},
+			Disruption: karpv1.Disruption{
+				ConsolidationPolicy: karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized,
+				ConsolidateAfter:    karpv1.MustParseNillableDuration(run.consolidateAfter),
+			},
+		},
+	}
+	if run.budget != "" {
+		nodePool.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: run.budget}}
+	}
+	if err := e.cluster.Kube.Create(ctx, nodePool); err != nil {
+		return fmt.Errorf("creating NodePool %s: %w", p.name, err)
+	}
+	return e.waitFor(ctx, "NodePool "+p.name+" is Ready", time.Minute, func(ctx context.Context) (bool, error) {
+		if err := e.cluster.Kube.Get(ctx, client.ObjectKeyFromObject(nodePool), nodePool); err != nil {
+			return false, err
+		}
+		return nodePool.StatusConditions().Root().IsTrue(), nil
+	})
+}
+
+// applyMix creates or scales the mix's Deployments and DaemonSets on the pool's NodePool.
+// removeMix deletes the mix's Deployments and DaemonSets, then its NodePool and nodes: pods
+// left pending for a NodePool that is gone would keep the shrunk fleet from counting as running.
+func (e *env) removeMix(ctx context.Context, p costPool) error {
+	kube := e.cluster.Kube
+	for _, d := range p.mix.deployments {
+		if err := kube.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: namespace}}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	for _, d := range p.mix.daemonSets {
+		if err := kube.Delete(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: namespace}}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return e.remove(ctx, p.name)
+}
+
+func (e *env) applyMix(ctx context.Context, p costPool, mix costMix) error {
+	kube := e.cluster.Kube
+	for _, d := range mix.deployments {
+		labels := mix.podLabels(d, p.name)
+		deployment := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: namespace},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To(int32(d.replicas)),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: mix.podSpec(d, p.name)},
+			},
+		}
+		existing := &appsv1.Deployment{}
+		switch err := kube.Get(ctx, client.ObjectKeyFromObject(deployment), existing); {
+		case err == nil:
+			existing.Spec.Replicas = deployment.Spec.Replicas
+			if err := kube.Update(ctx, existing); err != nil {
+				return fmt.Errorf("scaling deployment %s: %w", deployment.Name, err)
+			}
+		case client.IgnoreNotFound(err) == nil:
+			if err := kube.Create(ctx, deployment); err != nil {
+				return fmt.Errorf("creating deployment %s: %w", deployment.Name, err)
+			}
+		default:
+			return err
+		}
+	}
+	for _, d := range mix.daemonSets {
+		labels := map[string]string{appLabel: p.name + "-" + d.name}
+		ds := &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: namespace},
+			Spec: appsv1.DaemonSetSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: mix.daemonSetSpec(d, p.name)},
+			},
+		}
+		if err := kube.Create(ctx, ds); client.IgnoreAlreadyExists(err) != nil {
+			return fmt.Errorf("creating DaemonSet %s: %w", ds.Name, err)
+		}
+	}
+	return nil
+}
+
+// mixesRunning tells whether every mix, scaled down by divisor, has exactly its pods, all
+// running and ready.
+func (e *env) mixesRunning(ctx context.Context, pools []costPool, divisor int) (bool, error) {
+	var pods corev1.PodList
+	if err := e.cluster.Kube.List(ctx, &pods, client.InNamespace(namespace), client.HasLabels{poolLabel}); err != nil {
+		return false, err
+	}
+	running := map[string]int{}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if pod.Status.Phase != corev1.PodRunning || !podReady(pod) {
+			return false, nil
+		}
+		running[pod.Labels[poolLabel]]++
+	}
+	for _, p := range pools {
+		if running[p.name] != p.mix.scaled(divisor).pods() {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// measureFleets prices each pool's NodeClaims and measures them against the mix, scaled down
+// by divisor, as in process: the lower bound over the region's plans, the cheapest fleet of one
+// plan the NodePool allows.
+func (e *env) measureFleets(ctx context.Context, pools []costPool, instanceTypes []*cloudprovider.InstanceType, divisor int) ([]mixFleet, error) {
+	prices := map[string]float64{}
+	for _, it := range instanceTypes {
+		if offering := it.Offerings.Cheapest(); offering != nil {
+			prices[it.Name] = offering.Price
+		}
+	}
+	var claims karpv1.NodeClaimList
+	if err := e.cluster.Kube.List(ctx, &claims); err != nil {
+		return nil, err
+	}
+	var fleets []mixFleet
+	for _, p := range pools {
+		mix := p.mix.scaled(divisor)
+		fleet := mixFleet{mix: mix, pool: p.pool, plans: map[string]int{}}
+		for _, claim := range claims.Items {
+			if claim.Labels[karpv1.NodePoolLabelKey] != p.name || !claim.DeletionTimestamp.IsZero() {
+				continue
+			}
+			plan := claim.Labels[corev1.LabelInstanceTypeStable]
+			price, ok := prices[plan]
+			if !ok {
+				return nil, fmt.Errorf("NodeClaim %s of %s has plan %q, which the catalogue does not price", claim.Name, p.name, plan)
+			}
+			fleet.price += price
+			fleet.plans[plan]++
+		}
+		nodePool := &karpv1.NodePool{Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{Requirements: p.pool.requirements}}}}
+		var err error
+		if fleet.bound, fleet.onePlan, err = mixYardsticks(instanceTypes, nodePool, mix, mixPods(mix, p.name), mixDaemons(mix, p.name)); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name, err)
+		}
+		fleets = append(fleets, fleet)
+	}
+	return fleets, nil
+}
+
+// mixPods are one pod of each of the mix's Deployments, as its template makes them.
+func mixPods(mix costMix, nodePool string) []*corev1.Pod {
+	var pods []*corev1.Pod
+	for _, d := range mix.deployments {
+		pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: d.name, Labels: mix.podLabels(d, nodePool)}, Spec: mix.podSpec(d, nodePool)})
+	}
+	return pods
+}
+
+// mixDaemons are the pods the mix's DaemonSets run on each node.
+func mixDaemons(mix costMix, nodePool string) []*corev1.Pod {
+	var pods []*corev1.Pod
+	for _, d := range mix.daemonSets {
+		pods = append(pods, daemonset.PodForDaemonSet(&appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: d.name, UID: types.UID(d.name)},
+			Spec:       appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: mix.daemonSetSpec(d, nodePool)}},
+		}))
+	}
+	return pods
+}
+
+// costContracts checks what core expects of the provider, over every NodeClaim the run made:
+// each launched one of the plans it offered; none drifted; no node was left unpriceable (core's
+// consolidation says so with an Unconsolidatable event naming an instance type it cannot find).
+func (e *env) costContracts(ctx context.Context, pools []costPool) ([]Row, error) {
+	var claims karpv1.NodeClaimList
+	if err := e.cluster.Kube.List(ctx, &claims); err != nil {
+		return nil, err
+	}
+	var offPlan, drifted []string
+	for _, claim := range claims.Items {
+		plan := claim.Labels[corev1.LabelInstanceTypeStable]
+		offered := corescheduling.NewNodeSelectorRequirementsWithMinValues(claim.Spec.Requirements...).Get(corev1.LabelInstanceTypeStable)
+		if plan != "" && !offered.Has(plan) {
+			offPlan = append(offPlan, fmt.Sprintf("%s on %s", claim.Name, plan))
+		}
+		if claim.StatusConditions().IsTrue(karpv1.ConditionTypeDrifted) {
+			drifted = append(drifted, claim.Name)
+		}
+	}
+	var events corev1.EventList
+	if err := e.cluster.Kube.List(ctx, &events); err != nil {
+		return nil, err
+	}
+	unpriced := 0
+	for _, event := range events.Items {
+		if event.Reason == "Unconsolidatable" && strings.Contains(event.Message, "Instance Type") && strings.Contains(event.Message, "not found") {
+			unpriced++
+		}
+	}
+	note := fmt.Sprintf("%d NodeClaims of %d NodePools", len(claims.Items), len(pools))
+	return []Row{
+		{Scenario: costScenario, Metric: "NodeClaims launched on a plan they did not offer", Value: float64(len(offPlan)), Target: "0", Note: withList(note, offPlan)},
+		{Scenario: costScenario, Metric: "NodeClaims drifted", Value: float64(len(drifted)), Target: "0", Note: withList(note, drifted)},
+		{Scenario: costScenario, Metric: "nodes consolidation could not price (Unconsolidatable: instance type not found)", Value: float64(unpriced), Target: "0", Note: note},
+	}, nil
+}
+
+func withList(note string, items []string) string {
+	if len(items) == 0 {
+		return note
+	}
+	return note + ": " + strings.Join(items[:min(len(items), 5)], ", ")
+}

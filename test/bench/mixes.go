@@ -1,0 +1,181 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+)
+
+// costMix is a workload mix the cost scenarios provision: Deployments of identical pods, and
+// DaemonSets that run on every node of the mix's NodePool.
+type costMix struct {
+	name        string
+	deployments []costDeployment
+	daemonSets  []costDaemonSet
+	// gpu mixes ask for GPUs: the README's default NodePool leaves GPU plans to the NodePool of
+	// examples/gpu.yaml, whose taint the pods tolerate.
+	gpu bool
+}
+
+type costDeployment struct {
+	name     string
+	replicas int
+	requests corev1.ResourceList
+	// spread keeps the pods one to a node: a topology spread over hostnames, maxSkew 1.
+	spread bool
+}
+
+type costDaemonSet struct {
+	name     string
+	requests corev1.ResourceList
+}
+
+func requests(cpu, memory string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
+}
+
+// costMixes are the eight mixes, sized so that a local cluster runs them side by side.
+var costMixes = []costMix{
+	{name: "cpu-heavy", deployments: []costDeployment{{name: "batch", replicas: 60, requests: requests("2", "4Gi")}}},
+	{name: "memory-heavy", deployments: []costDeployment{{name: "cache", replicas: 16, requests: requests("1", "16Gi")}}},
+	{name: "web", deployments: []costDeployment{
+		{name: "frontend", replicas: 90, requests: requests("250m", "512Mi")},
+		{name: "api", replicas: 40, requests: requests("500m", "1Gi")},
+		{name: "worker", replicas: 15, requests: requests("1", "2Gi")},
+	}},
+	// 110 pods fill a node's pod limit long before its CPU or memory.
+	{name: "tiny", deployments: []costDeployment{{name: "sidecar", replicas: 330, requests: requests("5m", "8Mi")}}},
+	{name: "spread", deployments: []costDeployment{
+		{name: "replicated", replicas: 12, requests: requests("1500m", "2Gi"), spread: true},
+		{name: "helper", replicas: 36, requests: requests("250m", "256Mi")},
+	}},
+	// The big pod needs a 48-vCPU plan; the small ones are cheapest on small plans.
+	{name: "big-and-small", deployments: []costDeployment{
+		{name: "big", replicas: 1, requests: requests("40", "64Gi")},
+		{name: "small", replicas: 60, requests: requests("500m", "1Gi")},
+	}},
+	{name: "gpu", gpu: true, deployments: []costDeployment{{name: "training", replicas: 8, requests: corev1.ResourceList{
+		instancetype.ResourceNVIDIAGPU: resource.MustParse("1"), corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"),
+	}}}},
+	{name: "daemonsets", deployments: []costDeployment{{name: "app", replicas: 100, requests: requests("500m", "1Gi")}},
+		daemonSets: []costDaemonSet{{name: "logs", requests: requests("100m", "128Mi")}, {name: "metrics", requests: requests("150m", "256Mi")}}},
+}
+
+// CostMixNames are the names of the cost mixes, for Config.Mixes and CostEfficiency.
+func CostMixNames() []string {
+	names := make([]string, len(costMixes))
+	for i, m := range costMixes {
+		names[i] = m.name
+	}
+	return names
+}
+
+// selectMixes keeps the mixes named, in their order; every mix when none is named.
+func selectMixes(mixes []costMix, names []string) []costMix {
+	if len(names) == 0 {
+		return mixes
+	}
+	return slices.DeleteFunc(slices.Clone(mixes), func(m costMix) bool { return !slices.Contains(names, m.name) })
+}
+
+// quickCostMixes are the mixes of the short cost run in CI: three that exercise the mechanism's
+// parts (sizes that pack onto mid-sized plans, a pod left to a later round, DaemonSets).
+func quickCostMixes() []costMix {
+	var mixes []costMix
+	for _, m := range costMixes {
+		if m.name == "web" || m.name == "big-and-small" || m.name == "daemonsets" {
+			mixes = append(mixes, m)
+		}
+	}
+	return mixes
+}
+
+// pods is how many pods the mix runs at full size.
+func (m costMix) pods() int {
+	n := 0
+	for _, d := range m.deployments {
+		n += d.replicas
+	}
+	return n
+}
+
+// scaled is the mix with each Deployment's replicas divided by divisor, rounded up.
+func (m costMix) scaled(divisor int) costMix {
+	out := m
+	out.deployments = make([]costDeployment, len(m.deployments))
+	for i, d := range m.deployments {
+		d.replicas = (d.replicas + divisor - 1) / divisor
+		out.deployments[i] = d
+	}
+	return out
+}
+
+// describe is e.g. "90× 250m/512Mi, 40× 500m/1Gi; DaemonSets 100m/128Mi, 150m/256Mi".
+func (m costMix) describe() string {
+	var parts []string
+	for _, d := range m.deployments {
+		part := fmt.Sprintf("%d× %s", d.replicas, formatRequests(d.requests))
+		if d.spread {
+			part += " spread over hostnames"
+		}
+		parts = append(parts, part)
+	}
+	out := strings.Join(parts, ", ")
+	if len(m.daemonSets) > 0 {
+		var ds []string
+		for _, d := range m.daemonSets {
+			ds = append(ds, formatRequests(d.requests))
+		}
+		out += "; DaemonSets " + strings.Join(ds, " + ")
+	}
+	return out
+}
+
+// appLabel names a Deployment's pods.
+const appLabel = "app"
+
+// podSpec is the pod template of a Deployment of the mix, pinned to the NodePool.
+func (m costMix) podSpec(d costDeployment, nodePool string) corev1.PodSpec {
+	spec := corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To[int64](0),
+		NodeSelector:                  map[string]string{karpv1.NodePoolLabelKey: nodePool},
+		Containers: []corev1.Container{{
+			Name: "pause", Image: "registry.k8s.io/pause:3.10",
+			// Extended resources such as GPUs must be limited as much as they are requested.
+			Resources: corev1.ResourceRequirements{Requests: d.requests, Limits: extendedResources(d.requests)},
+		}},
+	}
+	if m.gpu {
+		spec.Tolerations = []corev1.Toleration{{Key: instancetype.ResourceNVIDIAGPU.String(), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	}
+	if d.spread {
+		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: m.podLabels(d, nodePool)},
+		}}
+	}
+	return spec
+}
+
+// podLabels are the labels of a Deployment's pods: the Deployment's, and the NodePool's for the
+// recorder.
+func (m costMix) podLabels(d costDeployment, nodePool string) map[string]string {
+	return map[string]string{appLabel: m.name + "-" + d.name, poolLabel: nodePool}
+}
+
+// daemonSetSpec is the pod template of one of the mix's DaemonSets, on the NodePool's nodes only.
+func (m costMix) daemonSetSpec(d costDaemonSet, nodePool string) corev1.PodSpec {
+	return corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To[int64](0),
+		NodeSelector:                  map[string]string{karpv1.NodePoolLabelKey: nodePool},
+		Containers:                    []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{Requests: d.requests}}},
+	}
+}
