@@ -27,12 +27,12 @@ var _ = Describe("A deleted Node's Linode", func() {
 	}
 
 	It("is deleted at once when no NodeClaim owns it, as when NodeClaims were lost and their Nodes drained", func() {
-		orphan := launchedPool("lost-in-a-restore")
+		orphan := pool(nodeprovider.LKEClusterTag(lkeCluster.ID), nodeprovider.NodeClaimTag("lost-in-a-restore"), nodeprovider.NodePoolTag("restored"))
 		kept := launchedPool("still-here")
 		ExpectApplied(ctx, env.Client, nodeClaim("still-here", instanceOf(kept)))
 		nodeDeleted(instanceOf(orphan))
 		Expect(poolIDs()).To(ConsistOf(kept), "no grace period: the Node is gone, so no launch is in progress")
-		ExpectMetricCounterValue(garbagecollection.NodesDeleted, 1, map[string]string{"nodepool": "default"})
+		ExpectMetricCounterValue(garbagecollection.NodesDeleted, 1, map[string]string{"nodepool": "restored"})
 		Expect(recorder.Events()).To(ContainElement(HaveField("Message", ContainSubstring(fmt.Sprintf("Deleted LKE node pool %d", orphan)))))
 	})
 
