@@ -30,6 +30,7 @@ func main() {
 		quick  = flag.Bool("quick", false, "CI's short version: two faults, 20 pods, 30-second faults (about 3 minutes)")
 		out    = flag.String("out", "", "results directory (default results/chaos-<UTC time>)")
 		faults = flag.String("faults", "", "comma-separated faults to run, of "+strings.Join(bench.ChaosFaults, ", ")+" (default all, or the short version's)")
+		keep   = flag.Bool("keep", false, "keep every fault's cluster logs in the results directory (logs/<fault>/), not only those of faults that miss a target")
 	)
 	flag.Parse()
 	var names []string
@@ -51,13 +52,13 @@ func main() {
 	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, start, *quick, names, dir); err != nil {
+	if err := run(ctx, start, *quick, *keep, names, dir); err != nil {
 		fmt.Fprintf(os.Stderr, "\nchaos: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, start time.Time, quick bool, faults []string, dir string) error {
+func run(ctx context.Context, start time.Time, quick, keep bool, faults []string, dir string) error {
 	command := strings.Join(append([]string{"go run ./cmd/chaos"}, os.Args[1:]...), " ")
 	progress := localcluster.ConsoleProgress(os.Stdout, start)
 	binDir, err := os.MkdirTemp("", "karpenter-linode-chaos-")
@@ -65,7 +66,8 @@ func run(ctx context.Context, start time.Time, quick bool, faults []string, dir 
 		return err
 	}
 	defer os.RemoveAll(binDir)
-	cfg := bench.ChaosConfig{Quick: quick, Faults: faults, ControllerBinary: filepath.Join(binDir, "controller"), Progress: progress}
+	cfg := bench.ChaosConfig{Quick: quick, Faults: faults, ControllerBinary: filepath.Join(binDir, "controller"), Progress: progress,
+		LogDir: filepath.Join(dir, "logs"), KeepLogs: keep}
 	progress("building the controller (cmd/controller)")
 	if err := localcluster.BuildController(ctx, cfg.ControllerBinary); err != nil {
 		return err

@@ -3,6 +3,7 @@ package emulator
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -298,6 +299,9 @@ type PoolInfo struct {
 	Count     int        `json:"count"`
 	Tags      []string   `json:"tags"`
 	Nodes     []NodeInfo `json:"nodes"`
+	// Labels and Taints are what LKE gives each node of the pool.
+	Labels map[string]string           `json:"labels,omitempty"`
+	Taints []linodego.LKENodePoolTaint `json:"taints,omitempty"`
 }
 
 // ClusterInfo is a snapshot of an LKE cluster.
@@ -338,7 +342,10 @@ func (e *Emulator) Pools(clusterID int) []PoolInfo {
 		if clusterID != 0 && p.ClusterID != clusterID {
 			continue
 		}
-		info := PoolInfo{ID: p.ID, ClusterID: p.ClusterID, Type: p.Type, Count: p.Count, Tags: nonNil(slices.Clone(p.Tags))}
+		info := PoolInfo{ID: p.ID, ClusterID: p.ClusterID, Type: p.Type, Count: p.Count, Tags: nonNil(slices.Clone(p.Tags)), Labels: maps.Clone(p.Labels)}
+		for _, t := range p.Taints {
+			info.Taints = append(info.Taints, linodego.LKENodePoolTaint{Key: t.Key, Value: t.Value, Effect: linodego.LKENodePoolTaintEffect(t.Effect)})
+		}
 		for _, n := range p.Nodes {
 			info.Nodes = append(info.Nodes, NodeInfo{ID: n.ID, InstanceID: n.InstanceID, Status: n.Status, K8sVersion: n.K8sVersion})
 		}

@@ -109,6 +109,7 @@ func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.R
 			nodeclass.NewController(kubeClient, recorder, api, tokenStatus(credentials), target.Mode(), parts.Resolvers, parts.Validators),
 			nodeclass.NewHashController(kubeClient, target.Mode()),
 			garbagecollection.NewController(kubeClient, recorder, parts.Nodes, parts.OwnershipTag, garbageCollectionOptions(opts)...),
+			garbagecollection.NewDeletedNodeController(kubeClient, apiReader, recorder, parts.Nodes, parts.OwnershipTag),
 			maintenance.NewController(kubeClient, api, recorder, maintenance.WithClock(clk),
 				maintenance.WithInterval(opts.MaintenancePollInterval), maintenance.WithLeadTime(opts.MaintenanceLeadTime)),
 		}, parts.Controllers...),

@@ -34,6 +34,11 @@ type ChaosConfig struct {
 	ControllerBinary string
 	// Progress hears about each step; nil for silence.
 	Progress func(string)
+	// LogDir receives, in a directory per fault, the logs of the cluster of each fault that
+	// misses a target (the controller's, kube-apiserver's and the other components'); with
+	// KeepLogs, of every fault. Empty leaves them in a temporary directory the row names.
+	LogDir   string
+	KeepLogs bool
 }
 
 // chaosScale is the workload and the timings of a run.
@@ -263,11 +268,13 @@ func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFau
 		if stopErr := e.stop(); stopErr != nil && err == nil {
 			err = stopErr
 		}
-		if err == nil && row.MeetsTargets() {
+		if err == nil && row.MeetsTargets() && !cfg.KeepLogs {
 			err = os.RemoveAll(logDir)
-		} else {
-			row.Note = strings.TrimPrefix(row.Note+"; logs in "+logDir, "; ")
+			return
 		}
+		kept, keepErr := keepLogs(logDir, cfg.LogDir, f.name)
+		err = errors.Join(err, keepErr)
+		row.Note = strings.TrimPrefix(row.Note+"; logs in "+kept, "; ")
 	}()
 	r := &chaosRun{env: e, scale: scale}
 	if err := r.createPool(ctx); err != nil {
@@ -308,6 +315,13 @@ func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFau
 	if row.PodsNeverRunning, err = r.podsNotRunning(ctx); err != nil {
 		return row, err
 	}
+	if row.PodsNeverRunning > 0 {
+		states, err := r.podStates(ctx)
+		if err != nil {
+			return row, err
+		}
+		r.note("the deployment's pods: %s", states)
+	}
 	if row.LinodesLeaked, row.DuplicateNodes, err = fleetMismatches(ctx, e.cluster); err != nil {
 		return row, err
 	}
@@ -327,6 +341,59 @@ func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFau
 	}
 	row.Note = strings.Join(r.notes, "; ")
 	return row, nil
+}
+
+// keepLogs moves the cluster's logs (its *.log files, not its certificates, kubeconfig or token)
+// from workDir into dir/fault and removes workDir; without dir, it leaves workDir as it is. It
+// returns where the logs are.
+func keepLogs(workDir, dir, fault string) (string, error) {
+	if dir == "" {
+		return workDir, nil
+	}
+	kept := filepath.Join(dir, fault)
+	if err := os.MkdirAll(kept, 0o755); err != nil {
+		return workDir, err
+	}
+	logs, err := filepath.Glob(filepath.Join(workDir, "*.log"))
+	if err != nil {
+		return workDir, err
+	}
+	for _, log := range logs {
+		if err := os.Rename(log, filepath.Join(kept, filepath.Base(log))); err != nil {
+			return workDir, err
+		}
+	}
+	return kept, os.RemoveAll(workDir)
+}
+
+// podStates counts the deployment's pods by what keeps them from counting as running: not bound
+// to a node, bound but not running, running but not Ready, or being deleted.
+func (r *chaosRun) podStates(ctx context.Context) (string, error) {
+	var pods corev1.PodList
+	if err := r.env.cluster.Kube.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{poolLabel: chaosPool}); err != nil {
+		return "", err
+	}
+	counts := map[string]int{}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		switch {
+		case !pod.DeletionTimestamp.IsZero():
+			counts["being deleted"]++
+		case pod.Spec.NodeName == "":
+			counts["unscheduled"]++
+		case pod.Status.Phase != corev1.PodRunning:
+			counts[fmt.Sprintf("bound, %s", pod.Status.Phase)]++
+		case !podReady(pod):
+			counts["running, not Ready"]++
+		default:
+			counts["running and Ready"]++
+		}
+	}
+	var parts []string
+	for _, state := range sortedKeys(counts) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[state], state))
+	}
+	return strings.Join(parts, ", "), nil
 }
 
 func firstOf(items []string, n int) []string {

@@ -4,7 +4,10 @@
 // NodeClaim that launched the pool records the old ones, so Karpenter core lets that NodeClaim go
 // with the old Linode. NodeClaims can also be lost behind the nodes' back (a backup restored, the
 // CRDs reinstalled). Either way a live node, often running pods, would be left without a
-// NodeClaim: invisible to consolidation and drift, and, after its grace period, garbage.
+// NodeClaim: invisible to consolidation and drift, and, after its grace period, garbage. (A Node
+// core registered is owned by its NodeClaim, so Kubernetes' garbage collector deletes it with a
+// lost NodeClaim and core drains it: such a Node is not adopted, and package garbagecollection
+// deletes its Linode once it is gone. What is left to adopt is a Node without that owner.)
 //
 // The controller hands such a node's pool to a new NodeClaim of the pool's NodePool, describing
 // the node as it is (plan, region, taints): core launches that NodeClaim, the provider's Create

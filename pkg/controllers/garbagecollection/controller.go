@@ -14,6 +14,11 @@
 // a NodeClaim, and core drains them when it removes them), deletes nothing when it cannot list the
 // NodeClaims, the Nodes or their pods, deletes at most a few nodes per run, and announces each
 // deletion with an event.
+//
+// One case needs no grace period: a Node deleted while no NodeClaim owns its Linode. Core drained
+// it, no kubelet registers it again, and a launch in progress never had a Node; the
+// DeletedNodeController deletes that Linode as soon as the Node is gone. It is how the nodes of
+// lost NodeClaims end: Kubernetes' garbage collector deletes their Nodes, which the NodeClaims own.
 package garbagecollection
 
 import (
@@ -64,7 +69,7 @@ var NodesDeleted = opmetrics.NewPrometheusCounter(crmetrics.Registry, prometheus
 	Namespace: metrics.Namespace,
 	Subsystem: "linode_garbage_collection",
 	Name:      "nodes_deleted_total",
-	Help:      "Nodes deleted because no NodeClaim owned them for longer than the grace period, by the NodePool they were launched for.",
+	Help:      "Nodes deleted because no NodeClaim owned them, for longer than the grace period or when their Node was deleted, by the NodePool they were launched for.",
 }, []opmetrics.Label{{Name: metrics.NodePoolLabel, Help: "The NodePool the node was launched for."}}, opmetrics.Beta)
 
 // NodeProvider is the part of the node provider the controller uses.
@@ -246,20 +251,30 @@ func (c *Controller) delete(ctx context.Context, node *nodeprovider.Node, unowne
 
 // deletedEvent tells, on the NodePool the node was launched for, that an unowned node went.
 func deletedEvent(node *nodeprovider.Node, unownedFor time.Duration) events.Event {
-	what := "Linode " + strconv.Itoa(node.InstanceID)
-	if node.LKE != nil {
-		what = fmt.Sprintf("LKE node pool %d", node.LKE.PoolID)
-		if node.InstanceID != 0 {
-			what += fmt.Sprintf(" (Linode %d)", node.InstanceID)
-		}
-	}
+	return garbageCollectedEvent(node, fmt.Sprintf("Deleted %s, launched for NodeClaim %s, which no NodeClaim has owned for %s",
+		describe(node), node.NodeClaimName, unownedFor.Round(time.Second)))
+}
+
+func garbageCollectedEvent(node *nodeprovider.Node, message string) events.Event {
 	return events.Event{
 		InvolvedObject: &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: node.NodePoolName}},
 		Type:           corev1.EventTypeWarning,
 		Reason:         "GarbageCollected",
-		Message:        fmt.Sprintf("Deleted %s, launched for NodeClaim %s, which no NodeClaim has owned for %s", what, node.NodeClaimName, unownedFor.Round(time.Second)),
+		Message:        message,
 		DedupeValues:   []string{keyOf(node)},
 	}
+}
+
+// describe names the node as Linode's API knows it: its pool in LKE mode, else its Linode.
+func describe(node *nodeprovider.Node) string {
+	if node.LKE == nil {
+		return "Linode " + strconv.Itoa(node.InstanceID)
+	}
+	what := fmt.Sprintf("LKE node pool %d", node.LKE.PoolID)
+	if node.InstanceID != 0 {
+		what += fmt.Sprintf(" (Linode %d)", node.InstanceID)
+	}
+	return what
 }
 
 // keyOf identifies a node across listings: by its Linode, or by its pool while LKE has not

@@ -114,8 +114,9 @@ type Simulator struct {
 	observers []func(Event)
 }
 
-// New returns a simulator for the emulator's Linodes. It reads pools and plans through the Linode
-// API, as the rest of the system does, and writes Nodes with kube.
+// New returns a simulator for the emulator's Linodes. It reads plans through the Linode API, as
+// the rest of the system does, LKE pools from the emulator's state (LKE's kubelets do not depend
+// on the public API), and writes Nodes with kube.
 func New(kube client.Client, emu *emulator.Emulator, model ResourceModel) *Simulator {
 	s := &Simulator{
 		kube:        kube,
@@ -160,6 +161,9 @@ func (s *Simulator) SetJoinTimeout(timeout time.Duration) { s.joinTimeout = time
 func (s *Simulator) Run(ctx context.Context) {
 	s.linode = s.emu.NewClient()
 	defer s.joinsDone.Wait()
+	readinessDone := make(chan struct{})
+	go func() { s.syncPodReadiness(ctx); close(readinessDone) }()
+	defer func() { <-readinessDone }()
 	for {
 		select {
 		case <-ctx.Done():
@@ -319,12 +323,11 @@ func (s *Simulator) nodeFor(ctx context.Context, ev emulator.InstanceEvent) (*co
 			},
 		},
 	}
-	pool, err := s.linode.GetLKENodePool(ctx, ev.LKEClusterID, ev.LKEPoolID)
-	if linodego.IsNotFound(err) {
+	// LKE configures its kubelets itself: the pool's labels and taints come from the emulator's
+	// state, not through the public API, which a fault may have made unreachable.
+	pool, found := lo.Find(s.emu.Pools(ev.LKEClusterID), func(p emulator.PoolInfo) bool { return p.ID == ev.LKEPoolID })
+	if !found {
 		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading LKE pool %d: %w", ev.LKEPoolID, err)
 	}
 	for key, value := range pool.Labels {
 		node.Labels[key] = value

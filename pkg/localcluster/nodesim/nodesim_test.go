@@ -100,6 +100,8 @@ func TestLKENodeRegistersLikeLKEKubelet(t *testing.T) {
 		t.Fatal(err)
 	}
 	created := time.Now()
+	// LKE's kubelets register whether or not the public API answers the customer.
+	emu.InjectFault(emulator.Fault{Route: "/lke/clusters/{clusterId}/pools/{poolId}", Unreachable: true})
 
 	var instance emulator.InstanceInfo
 	waitFor(t, "the pool's Linode", 5*time.Second, func() bool {
