@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
@@ -45,8 +46,15 @@ func readyNode(t *testing.T, name string, annotations map[string]string) *corev1
 	if err := env.Client.Create(context.Background(), node); err != nil {
 		t.Fatal(err)
 	}
-	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
-	if err := env.Client.Status().Update(context.Background(), node); err != nil {
+	// The simulator may write the new Node first: read it again on a conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(node), node); err != nil {
+			return err
+		}
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		return env.Client.Status().Update(context.Background(), node)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return node
@@ -62,7 +70,7 @@ func markedNotReady(t *testing.T, namespace string, node *corev1.Node) *corev1.P
 	if err := env.Client.Create(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
-	pod.Status = corev1.PodStatus{
+	status := corev1.PodStatus{
 		Phase: corev1.PodRunning,
 		Conditions: []corev1.PodCondition{
 			{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()},
@@ -70,7 +78,14 @@ func markedNotReady(t *testing.T, namespace string, node *corev1.Node) *corev1.P
 		},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "pause", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}},
 	}
-	if err := env.Client.Status().Update(context.Background(), pod); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		pod.Status = status
+		return env.Client.Status().Update(context.Background(), pod)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return pod
