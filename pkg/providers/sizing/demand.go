@@ -96,19 +96,28 @@ type pendingPod struct {
 }
 
 // pendingPods lists the pods core would try to provision for: provisionable (kube-scheduler
-// found no node for them), not bound, and not already placed on a NodeClaim that still exists.
-// Shapes are cached by pod UID and resource version, since core asks often and pods rarely change.
-func (p *Policy) pendingPods(ctx context.Context, placements Placements) ([]pendingPod, error) {
+// found no node for them), not bound, and not already placed on a NodeClaim that still exists;
+// and the pods their workloads are about to create (coming.go says why). Shapes are cached by pod
+// UID and resource version, since core asks often and pods rarely change.
+func (p *Policy) pendingPods(ctx context.Context, placements Placements) ([]pendingPod, []comingPods, error) {
 	var list corev1.PodList
 	// The manager's cache indexes pods by node name, as core's own listing of pending pods uses;
 	// the objects are only read.
 	if err := p.kubeClient.List(ctx, &list, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing pending pods: %w", err)
+		return nil, nil, fmt.Errorf("listing pending pods: %w", err)
 	}
 	seen := make(map[types.UID]bool, len(list.Items))
+	workloads := map[workload]*workloadPods{}
 	var out []pendingPod
 	for i := range list.Items {
 		item := &list.Items[i]
+		w, inWorkload := workloadOf(item)
+		if inWorkload {
+			if workloads[w] == nil {
+				workloads[w] = &workloadPods{}
+			}
+			workloads[w].unbound++
+		}
 		if !pod.IsProvisionable(item) {
 			continue
 		}
@@ -123,13 +132,23 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) ([]pend
 			p.shapes[item.UID] = cached
 		}
 		out = append(out, pendingPod{key: key, shape: cached.shape})
+		if inWorkload && workloads[w].shape == nil {
+			workloads[w].shape = cached.shape
+		}
 	}
 	for uid := range p.shapes {
 		if !seen[uid] {
 			delete(p.shapes, uid)
 		}
 	}
-	return out, nil
+	if len(out) == 0 {
+		return nil, nil, nil
+	}
+	coming, err := p.comingPods(ctx, workloads)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, coming, nil
 }
 
 type cachedShape struct {
@@ -146,8 +165,8 @@ type podGroup struct {
 }
 
 // groupPending groups the pending pods the NodePool can take (its requirements allow them and
-// they tolerate its taints) by shape, in the order first seen.
-func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingPod, placements Placements) []*podGroup {
+// they tolerate its taints) by shape, in the order first seen, with the pods coming like them.
+func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingPod, coming []comingPods, placements Placements) []*podGroup {
 	taints := hardTaints(template)
 	byKey := map[string]*podGroup{}
 	refused := map[string]bool{}
@@ -171,6 +190,11 @@ func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingP
 		// Core clears a pod's success time when it fails to place it, and keeps its first decision time.
 		if !placements.PodSchedulingDecisionTime(p.key).IsZero() && placements.PodSchedulingSuccessTime(p.key).IsZero() {
 			g.deferred = true
+		}
+	}
+	for _, c := range coming {
+		if g, ok := byKey[c.shape.key]; ok {
+			g.pods += c.pods
 		}
 	}
 	return groups

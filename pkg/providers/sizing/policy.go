@@ -89,7 +89,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pending, err := p.pendingPods(ctx, holder.Placements)
+	pending, coming, err := p.pendingPods(ctx, holder.Placements)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		return instanceTypes, nil
 	}
 	template := p.template(nodePool, previous)
-	groups := groupPending(template, pending, holder.Placements)
+	groups := groupPending(template, pending, coming, holder.Placements)
 	if len(groups) == 0 {
 		p.offerAll(ctx, nodePool.Name, previous)
 		return instanceTypes, nil

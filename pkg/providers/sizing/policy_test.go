@@ -146,6 +146,59 @@ var _ = Describe("Sizing", func() {
 		Expect(available(instanceTypes["g6-standard-16"])).To(BeFalse())
 	})
 
+	Context("a burst its workload is still creating", func() {
+		// Ninety one-CPU pods take thirty g6-standard-4 nodes at the cheapest: a large fleet, so
+		// the policy allows plans that need fewer nodes for a little more. Ten such pods alone
+		// take four nodes, and the cheapest plan.
+		replicaSet := func(replicas int32) *appsv1.ReplicaSet {
+			labels := map[string]string{"app": "web"}
+			return &appsv1.ReplicaSet{
+				ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+				Spec: appsv1.ReplicaSetSpec{
+					Replicas: ptr.To(replicas),
+					Selector: &metav1.LabelSelector{MatchLabels: labels},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: labels},
+						Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "web"}}},
+					},
+				},
+			}
+		}
+		ownedBy := func(owner *appsv1.ReplicaSet, pods []*corev1.Pod) []*corev1.Pod {
+			for _, pod := range pods {
+				pod.Labels = owner.Spec.Selector.MatchLabels
+				pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}
+			}
+			return pods
+		}
+
+		It("sizes the first pods for every replica to come", func() {
+			rs := replicaSet(90)
+			ExpectApplied(ctx, env.Client, rs)
+			apply(ownedBy(rs, pendingPods("web", 10, "1", "1Gi")))
+			Expect(available(offered()["g6-dedicated-16"])).To(BeTrue())
+		})
+
+		It("counts only the replicas not yet created", func() {
+			rs := replicaSet(90)
+			ExpectApplied(ctx, env.Client, rs)
+			// Eighty pods already run elsewhere: ten pending ones are all that is left.
+			running := ownedBy(rs, pendingPods("running", 80, "1", "1Gi"))
+			for _, pod := range running {
+				pod.Spec.NodeName = "elsewhere"
+				pod.Status.Conditions = nil
+			}
+			apply(running)
+			apply(ownedBy(rs, pendingPods("web", 10, "1", "1Gi")))
+			Expect(available(offered()["g6-dedicated-16"])).To(BeFalse())
+		})
+
+		It("sizes pods without a workload for themselves", func() {
+			apply(pendingPods("web", 10, "1", "1Gi"))
+			Expect(available(offered()["g6-dedicated-16"])).To(BeFalse())
+		})
+	})
+
 	It("offers enough plans for the NodePool's minValues", func() {
 		nodePool.Spec.Template.Spec.Requirements = append(nodePool.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
 			Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpExists, MinValues: ptr.To(10),
