@@ -159,7 +159,8 @@ type cachedShape struct {
 // podGroup is the NodePool's pending pods of one shape.
 type podGroup struct {
 	shape *podShape
-	pods  int
+	// pods counts the pending pods and those coming; coming only the latter.
+	pods, coming int
 	// deferred says that core tried to place some of the pods and could not.
 	deferred bool
 }
@@ -195,6 +196,7 @@ func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingP
 	for _, c := range coming {
 		if g, ok := byKey[c.shape.key]; ok {
 			g.pods += c.pods
+			g.coming += c.pods
 		}
 	}
 	return groups
@@ -216,7 +218,8 @@ type demand struct {
 	shapes        []*shape
 	// floor is the cheapest plan holding a pod core could not place before, or -1.
 	floor int
-	pods  int
+	// pods counts the pods of the shapes; coming those their workloads have yet to create.
+	pods, coming int
 }
 
 // nodePoolDemand describes the NodePool's available plans, cheapest first, with the room a node
@@ -316,6 +319,7 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 		}
 		d.shapes = append(d.shapes, s)
 		d.pods += s.pods
+		d.coming += g.coming
 		if s.deferred && (d.floor < 0 || s.cheapest < d.floor) {
 			d.floor = s.cheapest
 		}
@@ -358,4 +362,35 @@ func daemonOverhead(template *corescheduling.NodeClaimTemplate, taints schedulin
 		return nil
 	}
 	return resources.RequestsForPods(compatible...)
+}
+
+// burstFloor is the price below which no plan is offered while a burst is still arriving: the
+// ceiling's, so that every NodeClaim of this round launches a plan at the ceiling. Core launches
+// the cheapest plan that holds a NodeClaim, and the last NodeClaim of a round is rarely full; at
+// the ceiling's size it keeps room for the pods of the next round, which core places on in-flight
+// NodeClaims first, where a smaller plan would leave those pods to start new nodes. Without pods
+// to come, with minValues to meet (they need several plans), or when a pod this round places
+// cannot run on a plan at the ceiling's price, there is no floor (0).
+func (d demand) burstFloor(ceiling int, requirements scheduling.Requirements) float64 {
+	if d.coming == 0 || requirements.HasMinValues() {
+		return 0
+	}
+	price := d.plans[ceiling].price
+	empty := make(vector, len(d.plans[ceiling].room))
+	for _, s := range d.shapes {
+		if d.plans[s.cheapest].price > price {
+			continue
+		}
+		runs := false
+		for i := ceiling; i >= 0 && d.plans[i].price == price; i-- {
+			if s.plans.has(i) && fits(d.plans[i].room, empty, s.requests) {
+				runs = true
+				break
+			}
+		}
+		if !runs {
+			return 0
+		}
+	}
+	return price
 }

@@ -172,11 +172,36 @@ var _ = Describe("Sizing", func() {
 			return pods
 		}
 
-		It("sizes the first pods for every replica to come", func() {
+		It("sizes the first pods for every replica to come, on plans that leave room for them", func() {
 			rs := replicaSet(90)
 			ExpectApplied(ctx, env.Client, rs)
 			apply(ownedBy(rs, pendingPods("web", 10, "1", "1Gi")))
-			Expect(available(offered()["g6-dedicated-16"])).To(BeTrue())
+			// While the burst arrives only the ceiling's plans are offered: the NodeClaim that takes
+			// these ten pods launches one with room for the next round's.
+			prices := map[float64][]string{}
+			for name, it := range offered() {
+				if available(it) {
+					prices[it.Offerings.Available().Cheapest().Price] = append(prices[it.Offerings.Available().Cheapest().Price], name)
+				}
+			}
+			Expect(prices).To(HaveLen(1), "offered plans by price: %v", prices)
+			for price, names := range prices {
+				Expect(price).To(BeNumerically(">", offered()["g6-standard-4"].Offerings[0].Price), "%v", names)
+			}
+		})
+
+		It("launches the ceiling's plan for a round's last NodeClaim, which the next round's pods fill", func() {
+			rs := replicaSet(90)
+			ExpectApplied(ctx, env.Client, rs)
+			first := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, ownedBy(rs, pendingPods("first", 10, "1", "1Gi"))...)
+			Expect(first.Bindings).To(HaveLen(10))
+			// Ninety one-CPU pods: two g6-dedicated-48 at the ceiling, 47 pods each.
+			Expect(launchedPlans(first.Bindings)).To(HaveEach("g6-dedicated-48"))
+			ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, ownedBy(rs, pendingPods("second", 80, "1", "1Gi"))...)
+			// The first node takes 37 of the second round's pods. Sized for its ten pods alone it
+			// would have been a g6-dedicated-16 with room for five, and the ninety pods would take six
+			// such nodes.
+			Expect(ExpectNodeClaims(ctx, env.Client)).To(HaveLen(4))
 		})
 
 		It("counts only the replicas not yet created", func() {
@@ -190,7 +215,9 @@ var _ = Describe("Sizing", func() {
 			}
 			apply(running)
 			apply(ownedBy(rs, pendingPods("web", 10, "1", "1Gi")))
-			Expect(available(offered()["g6-dedicated-16"])).To(BeFalse())
+			instanceTypes := offered()
+			Expect(available(instanceTypes["g6-dedicated-16"])).To(BeFalse())
+			Expect(available(instanceTypes["g6-standard-4"])).To(BeTrue())
 		})
 
 		It("sizes pods without a workload for themselves", func() {
