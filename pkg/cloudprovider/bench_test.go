@@ -5,10 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes/scheme"
-	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 )
@@ -26,12 +22,7 @@ func BenchmarkGetInstanceTypes(b *testing.B) {
 	// would otherwise wait for them.
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	informers, err := crcache.New(env.Config, crcache.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = informers.Start(ctx) }()
-	kubeClient, err := client.New(env.Config, client.Options{Scheme: scheme.Scheme, Cache: &client.CacheOptions{Reader: informers}})
+	kubeClient, err := env.CachedClient(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}

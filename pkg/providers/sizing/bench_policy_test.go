@@ -9,10 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
-	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
@@ -36,17 +33,7 @@ func BenchmarkInstanceTypes(b *testing.B) {
 	b.Cleanup(func() { _ = env.Stop() })
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	informers, err := crcache.New(env.Config, crcache.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := informers.IndexField(ctx, &corev1.Pod{}, "spec.nodeName", func(o client.Object) []string {
-		return []string{o.(*corev1.Pod).Spec.NodeName}
-	}); err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = informers.Start(ctx) }()
-	kubeClient, err := client.New(env.Config, client.Options{Scheme: scheme.Scheme, Cache: &client.CacheOptions{Reader: informers}})
+	kubeClient, err := env.CachedClient(ctx, environment.PodNodeNameIndex)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -96,19 +96,28 @@ type pendingPod struct {
 }
 
 // pendingPods lists the pods core would try to provision for: provisionable (kube-scheduler
-// found no node for them), not bound, and not already placed on a NodeClaim that still exists.
-// Shapes are cached by pod UID and resource version, since core asks often and pods rarely change.
-func (p *Policy) pendingPods(ctx context.Context, placements Placements) ([]pendingPod, error) {
+// found no node for them), not bound, and not already placed on a NodeClaim that still exists;
+// and the pods their workloads are about to create (coming.go says why). Shapes are cached by pod
+// UID and resource version, since core asks often and pods rarely change.
+func (p *Policy) pendingPods(ctx context.Context, placements Placements) ([]pendingPod, []comingPods, error) {
 	var list corev1.PodList
 	// The manager's cache indexes pods by node name, as core's own listing of pending pods uses;
 	// the objects are only read.
 	if err := p.kubeClient.List(ctx, &list, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing pending pods: %w", err)
+		return nil, nil, fmt.Errorf("listing pending pods: %w", err)
 	}
 	seen := make(map[types.UID]bool, len(list.Items))
+	workloads := map[workload]*workloadPods{}
 	var out []pendingPod
 	for i := range list.Items {
 		item := &list.Items[i]
+		w, inWorkload := workloadOf(item)
+		if inWorkload {
+			if workloads[w] == nil {
+				workloads[w] = &workloadPods{}
+			}
+			workloads[w].unbound++
+		}
 		if !pod.IsProvisionable(item) {
 			continue
 		}
@@ -123,13 +132,23 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) ([]pend
 			p.shapes[item.UID] = cached
 		}
 		out = append(out, pendingPod{key: key, shape: cached.shape})
+		if inWorkload && workloads[w].shape == nil {
+			workloads[w].shape = cached.shape
+		}
 	}
 	for uid := range p.shapes {
 		if !seen[uid] {
 			delete(p.shapes, uid)
 		}
 	}
-	return out, nil
+	if len(out) == 0 {
+		return nil, nil, nil
+	}
+	coming, err := p.comingPods(ctx, workloads)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, coming, nil
 }
 
 type cachedShape struct {
@@ -140,14 +159,15 @@ type cachedShape struct {
 // podGroup is the NodePool's pending pods of one shape.
 type podGroup struct {
 	shape *podShape
-	pods  int
+	// pods counts the pending pods and those coming; coming only the latter.
+	pods, coming int
 	// deferred says that core tried to place some of the pods and could not.
 	deferred bool
 }
 
 // groupPending groups the pending pods the NodePool can take (its requirements allow them and
-// they tolerate its taints) by shape, in the order first seen.
-func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingPod, placements Placements) []*podGroup {
+// they tolerate its taints) by shape, in the order first seen, with the pods coming like them.
+func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingPod, coming []comingPods, placements Placements) []*podGroup {
 	taints := hardTaints(template)
 	byKey := map[string]*podGroup{}
 	refused := map[string]bool{}
@@ -173,6 +193,12 @@ func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingP
 			g.deferred = true
 		}
 	}
+	for _, c := range coming {
+		if g, ok := byKey[c.shape.key]; ok {
+			g.pods += c.pods
+			g.coming += c.pods
+		}
+	}
 	return groups
 }
 
@@ -192,7 +218,8 @@ type demand struct {
 	shapes        []*shape
 	// floor is the cheapest plan holding a pod core could not place before, or -1.
 	floor int
-	pods  int
+	// pods counts the pods of the shapes; coming those their workloads have yet to create.
+	pods, coming int
 }
 
 // nodePoolDemand describes the NodePool's available plans, cheapest first, with the room a node
@@ -292,6 +319,7 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 		}
 		d.shapes = append(d.shapes, s)
 		d.pods += s.pods
+		d.coming += g.coming
 		if s.deferred && (d.floor < 0 || s.cheapest < d.floor) {
 			d.floor = s.cheapest
 		}
@@ -334,4 +362,35 @@ func daemonOverhead(template *corescheduling.NodeClaimTemplate, taints schedulin
 		return nil
 	}
 	return resources.RequestsForPods(compatible...)
+}
+
+// burstFloor is the price below which no plan is offered while a burst is still arriving: the
+// ceiling's, so that every NodeClaim of this round launches a plan at the ceiling. Core launches
+// the cheapest plan that holds a NodeClaim, and the last NodeClaim of a round is rarely full; at
+// the ceiling's size it keeps room for the pods of the next round, which core places on in-flight
+// NodeClaims first, where a smaller plan would leave those pods to start new nodes. Without pods
+// to come, with minValues to meet (they need several plans), or when a pod this round places
+// cannot run on a plan at the ceiling's price, there is no floor (0).
+func (d demand) burstFloor(ceiling int, requirements scheduling.Requirements) float64 {
+	if d.coming == 0 || requirements.HasMinValues() {
+		return 0
+	}
+	price := d.plans[ceiling].price
+	empty := make(vector, len(d.plans[ceiling].room))
+	for _, s := range d.shapes {
+		if d.plans[s.cheapest].price > price {
+			continue
+		}
+		runs := false
+		for i := ceiling; i >= 0 && d.plans[i].price == price; i-- {
+			if s.plans.has(i) && fits(d.plans[i].room, empty, s.requests) {
+				runs = true
+				break
+			}
+		}
+		if !runs {
+			return 0
+		}
+	}
+	return price
 }

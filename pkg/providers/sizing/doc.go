@@ -24,6 +24,11 @@
 // NodeClaim mapping). A pod core tried to place and could not sets a floor under the next
 // ceiling, so every round places at least one deferred pod.
 //
+// A burst counts as a whole: the pods that the pending pods' ReplicaSets and StatefulSets have
+// yet to create count as pending too (coming.go), so that the first rounds of a burst, which
+// reach core before most of its pods exist, are sized for all of it. Until they exist, plans
+// cheaper than the ceiling are not offered either (demand.burstFloor says why).
+//
 // Which ceiling: the one whose simulated fleet, this round's and the later rounds' for deferred
 // pods, is cheapest; when that fleet would give the NodePool more than Tradeoff.LargeFleetNodes
 // nodes, the one with the fewest nodes among those at most Tradeoff.Tolerance dearer.

@@ -50,9 +50,10 @@ type placementsHolder struct{ Placements }
 type memo struct {
 	// inputs identifies what the answer was computed from.
 	inputs uint64
-	// instanceTypes is the answer; ceiling its price ceiling, 0 when every plan is offered.
-	instanceTypes []*cloudprovider.InstanceType
-	ceiling       float64
+	// instanceTypes is the answer; ceiling its price ceiling, 0 when every plan is offered, and
+	// floor the price below which no plan is offered while a burst arrives, 0 for none.
+	instanceTypes  []*cloudprovider.InstanceType
+	ceiling, floor float64
 	// template is the NodePool's NodeClaim template, for its generation.
 	template   *corescheduling.NodeClaimTemplate
 	generation int64
@@ -89,7 +90,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pending, err := p.pendingPods(ctx, holder.Placements)
+	pending, coming, err := p.pendingPods(ctx, holder.Placements)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		return instanceTypes, nil
 	}
 	template := p.template(nodePool, previous)
-	groups := groupPending(template, pending, holder.Placements)
+	groups := groupPending(template, pending, coming, holder.Placements)
 	if len(groups) == 0 {
 		p.offerAll(ctx, nodePool.Name, previous)
 		return instanceTypes, nil
@@ -125,8 +126,9 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 			decision.ceiling, decision.deferred = raised, deferredAt(d.plans, d.shapes, raised)
 		}
 		ceiling := d.plans[decision.ceiling].price
-		if decision.ceiling < len(d.plans)-1 {
-			next.instanceTypes, next.ceiling = restrict(instanceTypes, ceiling), ceiling
+		next.floor = d.burstFloor(decision.ceiling, template.Requirements)
+		if decision.ceiling < len(d.plans)-1 || next.floor > 0 {
+			next.instanceTypes, next.ceiling = restrict(instanceTypes, next.floor, ceiling), ceiling
 		}
 		p.report(ctx, nodePool.Name, previous, next, d, decision)
 	} else {
@@ -166,7 +168,7 @@ func (p *Policy) report(ctx context.Context, nodePool string, previous, next *me
 		priceCeiling.Delete(labels)
 	}
 	deferredPods.Set(float64(decision.deferred), labels)
-	if previous != nil && previous.ceiling == next.ceiling {
+	if previous != nil && previous.ceiling == next.ceiling && previous.floor == next.floor {
 		return
 	}
 	ceiling := "none"
@@ -174,7 +176,7 @@ func (p *Policy) report(ctx context.Context, nodePool string, previous, next *me
 		ceiling = fmt.Sprintf("%s ($%.3f/h)", d.plans[decision.ceiling].name, next.ceiling)
 	}
 	log.FromContext(ctx).WithValues("NodePool", nodePool).Info("sized the plans offered for pending pods",
-		"pods", d.pods, "shapes", len(d.shapes), "ceiling", ceiling, "deferredPods", decision.deferred,
+		"pods", d.pods, "comingPods", d.coming, "shapes", len(d.shapes), "ceiling", ceiling, "floor", fmt.Sprintf("$%.3f/h", next.floor), "deferredPods", decision.deferred,
 		"expectedFleet", fmt.Sprintf("$%.3f/h on %d nodes", decision.fleet.price, decision.fleet.nodes),
 		"cheapestFleet", fmt.Sprintf("$%.3f/h on %d nodes", decision.cheapest.price, decision.cheapest.nodes))
 }
@@ -230,19 +232,21 @@ func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.Instan
 	return h.Sum64()
 }
 
-// restrict returns the instance types with every available offering dearer than ceiling marked
-// unavailable. Instance types it changes are copies: the provider's are shared.
-func restrict(instanceTypes []*cloudprovider.InstanceType, ceiling float64) []*cloudprovider.InstanceType {
+// restrict returns the instance types with every available offering dearer than ceiling or
+// cheaper than floor marked unavailable. Instance types it changes are copies: the provider's
+// are shared.
+func restrict(instanceTypes []*cloudprovider.InstanceType, floor, ceiling float64) []*cloudprovider.InstanceType {
+	outside := func(o *cloudprovider.Offering) bool { return o.Available && (o.Price > ceiling || o.Price < floor) }
 	out := make([]*cloudprovider.InstanceType, len(instanceTypes))
 	for i, it := range instanceTypes {
-		if !slices.ContainsFunc(it.Offerings, func(o *cloudprovider.Offering) bool { return o.Available && o.Price > ceiling }) {
+		if !slices.ContainsFunc(it.Offerings, outside) {
 			out[i] = it
 			continue
 		}
 		offerings := make(cloudprovider.Offerings, len(it.Offerings))
 		for j, o := range it.Offerings {
 			offerings[j] = o
-			if o.Available && o.Price > ceiling {
+			if outside(o) {
 				offerings[j] = o.DeepCopy()
 				offerings[j].Available = false
 			}

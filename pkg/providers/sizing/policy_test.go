@@ -146,6 +146,86 @@ var _ = Describe("Sizing", func() {
 		Expect(available(instanceTypes["g6-standard-16"])).To(BeFalse())
 	})
 
+	Context("a burst its workload is still creating", func() {
+		// Ninety one-CPU pods take thirty g6-standard-4 nodes at the cheapest: a large fleet, so
+		// the policy allows plans that need fewer nodes for a little more. Ten such pods alone
+		// take four nodes, and the cheapest plan.
+		replicaSet := func(replicas int32) *appsv1.ReplicaSet {
+			labels := map[string]string{"app": "web"}
+			return &appsv1.ReplicaSet{
+				ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+				Spec: appsv1.ReplicaSetSpec{
+					Replicas: ptr.To(replicas),
+					Selector: &metav1.LabelSelector{MatchLabels: labels},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: labels},
+						Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "web"}}},
+					},
+				},
+			}
+		}
+		ownedBy := func(owner *appsv1.ReplicaSet, pods []*corev1.Pod) []*corev1.Pod {
+			for _, pod := range pods {
+				pod.Labels = owner.Spec.Selector.MatchLabels
+				pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}
+			}
+			return pods
+		}
+
+		It("sizes the first pods for every replica to come, on plans that leave room for them", func() {
+			rs := replicaSet(90)
+			ExpectApplied(ctx, env.Client, rs)
+			apply(ownedBy(rs, pendingPods("web", 10, "1", "1Gi")))
+			// While the burst arrives only the ceiling's plans are offered: the NodeClaim that takes
+			// these ten pods launches one with room for the next round's.
+			prices := map[float64][]string{}
+			for name, it := range offered() {
+				if available(it) {
+					prices[it.Offerings.Available().Cheapest().Price] = append(prices[it.Offerings.Available().Cheapest().Price], name)
+				}
+			}
+			Expect(prices).To(HaveLen(1), "offered plans by price: %v", prices)
+			for price, names := range prices {
+				Expect(price).To(BeNumerically(">", offered()["g6-standard-4"].Offerings[0].Price), "%v", names)
+			}
+		})
+
+		It("launches the ceiling's plan for a round's last NodeClaim, which the next round's pods fill", func() {
+			rs := replicaSet(90)
+			ExpectApplied(ctx, env.Client, rs)
+			first := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, ownedBy(rs, pendingPods("first", 10, "1", "1Gi"))...)
+			Expect(first.Bindings).To(HaveLen(10))
+			// Ninety one-CPU pods: two g6-dedicated-48 at the ceiling, 47 pods each.
+			Expect(launchedPlans(first.Bindings)).To(HaveEach("g6-dedicated-48"))
+			ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, ownedBy(rs, pendingPods("second", 80, "1", "1Gi"))...)
+			// The first node takes 37 of the second round's pods. Sized for its ten pods alone it
+			// would have been a g6-dedicated-16 with room for five, and the ninety pods would take six
+			// such nodes.
+			Expect(ExpectNodeClaims(ctx, env.Client)).To(HaveLen(4))
+		})
+
+		It("counts only the replicas not yet created", func() {
+			rs := replicaSet(90)
+			ExpectApplied(ctx, env.Client, rs)
+			// Eighty pods already run elsewhere: ten pending ones are all that is left.
+			running := ownedBy(rs, pendingPods("running", 80, "1", "1Gi"))
+			for _, pod := range running {
+				pod.Spec.NodeName = "elsewhere"
+				pod.Status.Conditions = nil
+			}
+			apply(running)
+			apply(ownedBy(rs, pendingPods("web", 10, "1", "1Gi")))
+			instanceTypes := offered()
+			Expect(available(instanceTypes["g6-dedicated-16"])).To(BeFalse())
+			Expect(available(instanceTypes["g6-standard-4"])).To(BeTrue())
+		})
+
+		It("sizes pods without a workload for themselves", func() {
+			apply(pendingPods("web", 10, "1", "1Gi"))
+			Expect(available(offered()["g6-dedicated-16"])).To(BeFalse())
+		})
+	})
+
 	It("offers enough plans for the NodePool's minValues", func() {
 		nodePool.Spec.Template.Spec.Requirements = append(nodePool.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
 			Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpExists, MinValues: ptr.To(10),
