@@ -201,6 +201,10 @@ func TestStoppedLinodesNodeStopsReporting(t *testing.T) {
 	if ev := nextEvent(t, events, time.Minute); !ev.Registered {
 		t.Fatalf("event %+v, want the node registered", ev)
 	}
+	waitFor(t, "kwok to make the node Ready", 10*time.Second, func() bool {
+		node := &corev1.Node{}
+		return env.Client.Get(ctx, types.NamespacedName{Name: "default-stops"}, node) == nil && nodeReadyStatus(node) == corev1.ConditionTrue
+	})
 	// down is whether the Node shows a silent kubelet: Ready Unknown, its status left alone by kwok.
 	down := func() bool {
 		node := &corev1.Node{}

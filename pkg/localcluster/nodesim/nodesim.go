@@ -161,9 +161,9 @@ func (s *Simulator) SetJoinTimeout(timeout time.Duration) { s.joinTimeout = time
 func (s *Simulator) Run(ctx context.Context) {
 	s.linode = s.emu.NewClient()
 	defer s.joinsDone.Wait()
-	readinessDone := make(chan struct{})
-	go func() { s.syncPodReadiness(ctx); close(readinessDone) }()
-	defer func() { <-readinessDone }()
+	statusesDone := make(chan struct{})
+	go func() { s.syncStatuses(ctx); close(statusesDone) }()
+	defer func() { <-statusesDone }()
 	for {
 		select {
 		case <-ctx.Done():

@@ -11,6 +11,7 @@ import (
 	"github.com/linode/linodego"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -68,6 +69,13 @@ func startSimulatorWithEvents(t *testing.T, joinTimeout time.Duration) (*emulato
 	t.Cleanup(func() {
 		cancel()
 		<-done
+		// A test that failed halfway leaves its Linodes' Nodes: remove them, or the next test
+		// would find them in the shared control plane.
+		for _, instance := range emu.Instances() {
+			if err := env.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: instance.Label}}); client.IgnoreNotFound(err) != nil {
+				t.Error(err)
+			}
+		}
 		_ = emu.Close()
 	})
 	return emu, emu.NewClient(), events
@@ -200,7 +208,6 @@ func TestGPUPlanAdvertisesGPUs(t *testing.T) {
 	if gpus := node.Status.Allocatable[nodesim.ResourceGPU]; gpus.Value() != 2 {
 		t.Errorf("allocatable %s = %s, want 2", nodesim.ResourceGPU, gpus.String())
 	}
-	cleanUpNodes(t)
 }
 
 func TestNodeIsNotReadyWhileItsLinodeIsDown(t *testing.T) {
@@ -216,13 +223,13 @@ func TestNodeIsNotReadyWhileItsLinodeIsDown(t *testing.T) {
 	}
 	var instance emulator.InstanceInfo
 	node := &corev1.Node{}
-	waitFor(t, "the pool's node", 10*time.Second, func() bool {
+	waitFor(t, "the pool's node, Ready", 10*time.Second, func() bool {
 		instances := emu.Instances()
 		if len(instances) != 1 {
 			return false
 		}
 		instance = instances[0]
-		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node) == nil
+		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node) == nil && nodeReadyStatus(node) == corev1.ConditionTrue
 	})
 
 	if _, err := emu.FailHost(instance.ID, emulator.HostFailure{RestartAfter: time.Second}); err != nil {

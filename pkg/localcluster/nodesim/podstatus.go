@@ -16,28 +16,50 @@ import (
 // kubelet's status manager compares the pod statuses it reports with the apiserver's (every 10 s).
 const PodStatusSyncPeriod = 10 * time.Second
 
-// syncPodReadiness plays the part of the kubelet that kwok leaves out. While a Node is not Ready
-// (its leases could not be renewed, e.g. while kube-apiserver restarted), the node lifecycle
-// controller marks its pods not Ready; once the Node is Ready again, its kubelet reports them
-// Ready again. kwok readies a pod only on its way from Pending, so without this the pods would
-// stay not Ready for good. The Nodes of a Linode that is down (AnnotationKwokStatus) keep their
-// pods not Ready, as a silent kubelet would.
-func (s *Simulator) syncPodReadiness(ctx context.Context) {
+// syncStatuses plays the parts of kubelet and of the node lifecycle controller that kwok leaves
+// out, every PodStatusSyncPeriod.
+func (s *Simulator) syncStatuses(ctx context.Context) {
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		if err := s.readyRunningPods(ctx); err != nil && ctx.Err() == nil {
+		nodes := &corev1.NodeList{}
+		if err := s.kube.List(ctx, nodes); err != nil {
+			if ctx.Err() == nil {
+				log.FromContext(ctx).Error(err, "node simulator: listing nodes")
+			}
+			return
+		}
+		s.keepSilentNodesUnknown(ctx, nodes.Items)
+		if err := s.readyRunningPods(ctx, nodes.Items); err != nil && ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "node simulator: putting back the readiness of running pods")
 		}
 	}, PodStatusSyncPeriod)
 }
 
-func (s *Simulator) readyRunningPods(ctx context.Context) error {
-	nodes := &corev1.NodeList{}
-	if err := s.kube.List(ctx, nodes); err != nil {
-		return err
+// keepSilentNodesUnknown marks Ready Unknown again on the Nodes of Linodes that are down. kwok
+// may have written Ready True after the simulator marked one: it initialises a Node it has just
+// seen, and it stops only once its cache shows the annotation, so a Linode that stops moments
+// after its node registered could otherwise look Ready for good.
+func (s *Simulator) keepSilentNodesUnknown(ctx context.Context, nodes []corev1.Node) {
+	for i := range nodes {
+		node := &nodes[i]
+		if node.Annotations[AnnotationKwokStatus] != "custom" || !conditionTrue(node.Status.Conditions, corev1.NodeReady) {
+			continue
+		}
+		if err := s.kubeletDown(ctx, node.Name, time.Now()); err != nil && ctx.Err() == nil {
+			log.FromContext(ctx).Error(err, "node simulator: marking a silent node not ready", "node", node.Name)
+		}
 	}
+}
+
+// readyRunningPods plays the part of the kubelet that kwok leaves out. While a Node is not Ready
+// (its leases could not be renewed, e.g. while kube-apiserver restarted), the node lifecycle
+// controller marks its pods not Ready; once the Node is Ready again, its kubelet reports them
+// Ready again. kwok readies a pod only on its way from Pending, so without this the pods would
+// stay not Ready for good. The Nodes of a Linode that is down (AnnotationKwokStatus) keep their
+// pods not Ready, as a silent kubelet would.
+func (s *Simulator) readyRunningPods(ctx context.Context, nodes []corev1.Node) error {
 	reporting := map[string]bool{}
-	for i := range nodes.Items {
-		node := &nodes.Items[i]
+	for i := range nodes {
+		node := &nodes[i]
 		if node.Annotations[AnnotationKwokNode] == "fake" && node.Annotations[AnnotationKwokStatus] != "custom" && conditionTrue(node.Status.Conditions, corev1.NodeReady) {
 			reporting[node.Name] = true
 		}

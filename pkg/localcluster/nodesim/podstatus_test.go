@@ -36,6 +36,19 @@ func TestRunningPodsAreReadyAgainOnceTheirNodeIs(t *testing.T) {
 	}
 }
 
+// TestASilentNodeStaysNotReady writes Ready True on the Node of a Linode that is down, as kwok does
+// when it initialises a Node it has just seen before its cache shows the annotation: the
+// simulator marks it Ready Unknown again, as the node lifecycle controller would.
+func TestASilentNodeStaysNotReady(t *testing.T) {
+	ctx := context.Background()
+	startSimulator(t)
+	t.Cleanup(func() { cleanUpNodes(t) })
+	node := readyNode(t, "silent", map[string]string{nodesim.AnnotationKwokStatus: "custom"})
+	waitFor(t, "the silent node to be marked Ready Unknown", nodesim.PodStatusSyncPeriod+5*time.Second, func() bool {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(node), node) == nil && nodeReadyStatus(node) == corev1.ConditionUnknown
+	})
+}
+
 // readyNode is a Ready Node kwok acts as the kubelet of, with the annotations.
 func readyNode(t *testing.T, name string, annotations map[string]string) *corev1.Node {
 	t.Helper()
@@ -98,4 +111,14 @@ func podReady(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// nodeReadyStatus is the status of the Node's Ready condition, empty without one.
+func nodeReadyStatus(node *corev1.Node) corev1.ConditionStatus {
+	for _, condition := range node.Status.Conditions {
+		if condition.Type == corev1.NodeReady {
+			return condition.Status
+		}
+	}
+	return ""
 }
