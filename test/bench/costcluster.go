@@ -43,7 +43,10 @@ type costRun struct {
 	// settle is how long the fleet must go without a NodeClaim created or deleted before the
 	// shrunk mixes count as consolidated: longer than a node takes to become a candidate again
 	// after its pods changed (consolidateAfter) plus core's disruption poll (10 s) and its
-	// validation of a consolidation (15 s). A settle too short shows as nodes replaced at rest.
+	// validation of a consolidation (15 s), and, for a large fleet, longer than the 5 minutes
+	// after which core evaluates a cluster it found consolidated once more (state.Cluster's
+	// ConsolidationState): single-node consolidation gives up after 3 minutes, so one pass may
+	// not have seen every candidate. A settle too short shows as nodes replaced at rest.
 	// steady is the watch at rest after that.
 	settle, steady time.Duration
 }

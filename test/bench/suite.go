@@ -67,9 +67,11 @@ var fullPlan = plan{
 	// Every mix for the README's NodePools and for one open to every plan; the README's then
 	// scaled to a third and 10 minutes at rest. Consolidation as the README's default NodePool
 	// has it but sooner and with every node in the budget (the README's 1m and core's default of
-	// 10% reach the same fleet more slowly).
+	// 10% reach the same fleet more slowly). The fleet counts as settled once it has been quiet
+	// through one of core's revalidations of a consolidated cluster (every 5 minutes): a shorter
+	// quiet showed a late replacement at rest.
 	cost: costRun{mixes: costMixes, open: true, shrink: true, consolidateAfter: "15s", budget: "100%",
-		settle: 90 * time.Second, steady: 10 * time.Minute},
+		settle: 5*time.Minute + 30*time.Second, steady: 10 * time.Minute},
 	costBoot: 5 * time.Second,
 	groups: []clusterGroup{
 		{5 * time.Second, []string{ScenarioCapacity}},
