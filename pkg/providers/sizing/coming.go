@@ -3,6 +3,7 @@ package sizing
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +21,9 @@ import (
 // ones, once the NodePool is large, the plans that keep the node count down: many more nodes
 // than one plan for the whole burst, and so slower capacity and more work for everyone. The
 // policy therefore counts the pods the pending pods' controllers are about to create as pending
-// too, each like the pending pod of its controller.
+// too, each like the pending pod of its controller; and so the pods they have created that
+// kube-scheduler has not tried yet (its queue lags behind a burst): pods of the workload of a
+// pod it found no node for will find none either, and reach core in a later round.
 
 // workload is a controller that creates identical pods up to its replica count.
 type workload struct {
@@ -44,17 +47,27 @@ type comingPods struct {
 	pods  int
 }
 
-// workloadPods is what the pod listing saw of a workload: its pods not yet bound, and the
-// shape of one it would provision for.
+// workloadPods is what the pod listing saw of a workload: its pods not yet bound, those of them
+// kube-scheduler has yet to try, and the shape of one it would provision for.
 type workloadPods struct {
-	unbound int
-	shape   *podShape
+	unbound, awaiting int
+	shape             *podShape
 }
 
-// comingPods asks each workload with a pending pod how many pods it will still create: its
-// replica count less the pods it has. Most of the time the status it last reported, or its
-// unbound pods, already account for every replica, and nothing more is read; during a burst its
-// pods are counted.
+// awaitsScheduler tells whether kube-scheduler has yet to try an unbound pod: it has not marked
+// it unschedulable, and the pod is not on its way out.
+func awaitsScheduler(p *corev1.Pod) bool {
+	if !p.DeletionTimestamp.IsZero() || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	return !slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodScheduled })
+}
+
+// comingPods asks each workload with a pending pod how many pods will still reach core: those
+// kube-scheduler has yet to try, and those the workload will still create (its replica count
+// less the pods it has). Most of the time the status it last reported, or its unbound pods,
+// already account for every replica, and nothing more is read; during a burst its pods are
+// counted.
 func (p *Policy) comingPods(ctx context.Context, workloads map[workload]*workloadPods) ([]comingPods, error) {
 	var out []comingPods
 	for w, seen := range workloads {
@@ -65,14 +78,18 @@ func (p *Policy) comingPods(ctx context.Context, workloads map[workload]*workloa
 		if err != nil {
 			return nil, err
 		}
-		if replicas <= max(reported, seen.unbound) {
+		if replicas == 0 {
 			continue
 		}
-		existing, err := p.countPods(ctx, w.Namespace, selector, uid)
-		if err != nil {
-			return nil, err
+		coming := seen.awaiting
+		if replicas > max(reported, seen.unbound) {
+			existing, err := p.countPods(ctx, w.Namespace, selector, uid)
+			if err != nil {
+				return nil, err
+			}
+			coming += max(replicas-existing, 0)
 		}
-		if coming := replicas - existing; coming > 0 {
+		if coming > 0 {
 			out = append(out, comingPods{shape: seen.shape, pods: coming})
 		}
 	}

@@ -119,6 +119,9 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) ([]pend
 			workloads[w].unbound++
 		}
 		if !pod.IsProvisionable(item) {
+			if inWorkload && awaitsScheduler(item) {
+				workloads[w].awaiting++
+			}
 			continue
 		}
 		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}

@@ -204,6 +204,21 @@ var _ = Describe("Sizing", func() {
 			Expect(ExpectNodeClaims(ctx, env.Client)).To(HaveLen(4))
 		})
 
+		It("counts the pods kube-scheduler has yet to try like the pending ones", func() {
+			rs := replicaSet(90)
+			ExpectApplied(ctx, env.Client, rs)
+			// The ReplicaSet has created all ninety pods, and kube-scheduler has tried ten.
+			awaiting := ownedBy(rs, pendingPods("awaiting", 80, "1", "1Gi"))
+			for _, pod := range awaiting {
+				pod.Status.Conditions = nil
+			}
+			apply(awaiting)
+			apply(ownedBy(rs, pendingPods("web", 10, "1", "1Gi")))
+			instanceTypes := offered()
+			Expect(available(instanceTypes["g6-standard-4"])).To(BeFalse())
+			Expect(available(instanceTypes["g6-dedicated-48"])).To(BeTrue())
+		})
+
 		It("counts only the replicas not yet created", func() {
 			rs := replicaSet(90)
 			ExpectApplied(ctx, env.Client, rs)
