@@ -25,8 +25,9 @@
 // ceiling, so every round places at least one deferred pod.
 //
 // A burst counts as a whole: the pods that the pending pods' ReplicaSets and StatefulSets have
-// yet to create count as pending too (coming.go), so that the first rounds of a burst, which
-// reach core before most of its pods exist, are sized for all of it. Until they exist, plans
+// yet to create, or have created and kube-scheduler has yet to try, count as pending too
+// (coming.go), so that the first rounds of a burst, which reach core before most of its pods
+// do, are sized for all of it. Until they exist, plans
 // cheaper than the ceiling are not offered either (demand.burstFloor says why).
 //
 // Which ceiling: the one whose simulated fleet, this round's and the later rounds' for deferred
