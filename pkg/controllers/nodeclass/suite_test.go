@@ -6,12 +6,9 @@ import (
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/karpenter/pkg/events"
-	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
-	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
@@ -36,9 +33,7 @@ var _ = BeforeEach(func() {
 })
 
 var _ = AfterEach(func() {
-	ExpectCleanedUp(ctx, env.Client)
-	ExpectFinalizersRemovedFromList(ctx, env.Client, &v1.LinodeNodeClassList{})
-	Expect(env.Client.DeleteAllOf(ctx, &v1.LinodeNodeClass{})).To(Succeed())
+	ExpectAllCleanedUp(ctx, env.Client)
 })
 
 // lkeController is the NodeClass controller as LKE mode builds it, for an LKE cluster of the

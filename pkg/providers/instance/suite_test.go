@@ -44,9 +44,7 @@ var _ = BeforeEach(func() {
 
 var _ = AfterEach(func() {
 	Expect(env.Client.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(bootstraptoken.Namespace), client.MatchingLabels{bootstraptoken.LabelNodeClaimToken: "true"})).To(Succeed())
-	ExpectCleanedUp(ctx, env.Client)
-	ExpectFinalizersRemovedFromList(ctx, env.Client, &v1.LinodeNodeClassList{})
-	Expect(env.Client.DeleteAllOf(ctx, &v1.LinodeNodeClass{})).To(Succeed())
+	ExpectAllCleanedUp(ctx, env.Client)
 })
 
 // resolved applies the class and resolves it with the NodeClass controller instance mode runs.

@@ -94,7 +94,6 @@ var _ = BeforeEach(func() {
 })
 
 var _ = AfterEach(func() {
-	ExpectCleanedUp(ctx, env.Client)
-	Expect(env.Client.DeleteAllOf(ctx, &v1.LinodeNodeClass{})).To(Succeed())
+	linodeexpectations.ExpectAllCleanedUp(ctx, env.Client)
 	cluster.Reset()
 })

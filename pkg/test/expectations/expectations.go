@@ -12,10 +12,13 @@ import (
 	"github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
+	coreexpectations "sigs.k8s.io/karpenter/pkg/test/expectations"
 	coretesting "sigs.k8s.io/karpenter/pkg/utils/testing"
 
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
@@ -64,4 +67,22 @@ func ExpectInstance(ctx context.Context, emu *test.Emulator, kubeClient client.C
 	instance, err := test.NewInstance(ctx, emu, kubeClient, restConfig, opts...)
 	gomega.Expect(err).ToNot(gomega.HaveOccurred())
 	return instance
+}
+
+// ExpectAllCleanedUp is core's ExpectCleanedUp with the LinodeNodeClasses too, for an AfterEach.
+// It returns once the client no longer shows a NodePool or a LinodeNodeClass: a client that
+// reads from an informer cache would otherwise show the next spec the objects just deleted, and
+// applying its own of the same name would update one that is gone.
+func ExpectAllCleanedUp(ctx context.Context, c client.Client) {
+	ginkgo.GinkgoHelper()
+	coreexpectations.ExpectCleanedUp(ctx, c)
+	coreexpectations.ExpectFinalizersRemovedFromList(ctx, c, &v1.LinodeNodeClassList{})
+	gomega.Expect(c.DeleteAllOf(ctx, &v1.LinodeNodeClass{})).To(gomega.Succeed())
+	gomega.Eventually(func(g gomega.Gomega) {
+		nodePools, nodeClasses := &karpv1.NodePoolList{}, &v1.LinodeNodeClassList{}
+		g.Expect(c.List(ctx, nodePools)).To(gomega.Succeed())
+		g.Expect(c.List(ctx, nodeClasses)).To(gomega.Succeed())
+		g.Expect(nodePools.Items).To(gomega.BeEmpty())
+		g.Expect(nodeClasses.Items).To(gomega.BeEmpty())
+	}).WithContext(ctx).Should(gomega.Succeed())
 }

@@ -107,8 +107,7 @@ var _ = BeforeEach(func() {
 
 var _ = AfterEach(func() {
 	stopWebhook()
-	ExpectCleanedUp(ctx, env.Client)
-	Expect(env.Client.DeleteAllOf(ctx, &v1.LinodeNodeClass{})).To(Succeed())
+	ExpectAllCleanedUp(ctx, env.Client)
 })
 
 // startWebhook serves LKE mode's webhooks on the port the MutatingWebhookConfiguration names,
