@@ -32,7 +32,7 @@ func main() {
 		out   = flag.String("out", "", "results directory (default results/bench-<UTC time>)")
 		only  = flag.String("scenarios", "", "comma-separated scenarios to run, of "+strings.Join(allScenarios(), ", ")+" (default all)")
 		mixes = flag.String("mixes", "", "comma-separated workload mixes of the cost scenarios, of "+strings.Join(bench.CostMixNames(), ", ")+" (default the run's)")
-		logs  = flag.String("logs", "", "directory that keeps the local clusters' logs (default a temporary one, removed)")
+		logs  = flag.String("logs", "", "directory that keeps the local clusters' logs, a directory per cluster named after its provider (default temporary ones, removed)")
 	)
 	flag.Parse()
 	var scenarios []string

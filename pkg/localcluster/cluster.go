@@ -163,11 +163,17 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: append(component.CRDs(), modeCRDs(opts.Mode)...)},
 	}
 	// Certificates in a directory of our own survive a restart of kube-apiserver
-	// (RestartAPIServer), so the kubeconfigs stay valid; envtest's own would be removed.
-	c.controlPlane.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(c.LogDir, "kube-apiserver")}
-	if err := os.MkdirAll(c.controlPlane.ControlPlane.APIServer.CertDir, 0o700); err != nil {
+	// (RestartAPIServer), so the kubeconfigs stay valid; envtest's own would be removed. A work
+	// directory used before holds those of a cluster that is gone: envtest would serve them
+	// without knowing their CA, and panic.
+	certDir := filepath.Join(c.LogDir, "kube-apiserver")
+	if err := os.RemoveAll(certDir); err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return nil, err
+	}
+	c.controlPlane.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
 	var clusterCA *component.ClusterCA
 	if opts.Mode == ModeInstance {
 		if clusterCA, err = component.ConfigureNodeBootstrap(c.controlPlane); err != nil {

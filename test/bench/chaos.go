@@ -272,7 +272,7 @@ func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFau
 			err = os.RemoveAll(logDir)
 			return
 		}
-		kept, keepErr := keepLogs(logDir, cfg.LogDir, f.name)
+		kept, keepErr := keepLogs(e.cluster.LogDir, cfg.LogDir, f.name)
 		err = errors.Join(err, keepErr)
 		row.Note = strings.TrimPrefix(row.Note+"; logs in "+kept, "; ")
 	}()

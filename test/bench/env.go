@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -64,8 +65,9 @@ type Config struct {
 	KwokProviderBinary string
 	// Progress hears about each step; nil for silence.
 	Progress func(string)
-	// WorkDir, when set, holds the cluster's logs, which are then kept; a new temporary directory,
-	// removed once the cluster stopped cleanly, when empty.
+	// WorkDir, when set, holds the clusters' logs, which are then kept, each cluster's in a
+	// directory of its own named after its provider; when empty, each cluster has a new
+	// temporary directory, removed once the cluster stopped cleanly.
 	WorkDir string
 	// WhileCounting is work that may share the machine with the counted scenarios, whose figures
 	// are counts, but not with the timed ones: compiling the Go benchmarks. Run runs it beside
@@ -99,7 +101,14 @@ func startEnv(ctx context.Context, cfg Config, provider Provider, bootDelay time
 	opts := localcluster.Options{
 		DelayScale:       bootDelay.Seconds() / linodeBootTime.Seconds(),
 		ControllerBinary: cfg.ControllerBinary,
-		WorkDir:          cfg.WorkDir,
+	}
+	if cfg.WorkDir != "" {
+		if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+			return nil, err
+		}
+		if opts.WorkDir, err = os.MkdirTemp(cfg.WorkDir, string(provider)+"-"); err != nil {
+			return nil, err
+		}
 	}
 	for _, t := range tune {
 		t(&opts)
