@@ -27,8 +27,8 @@
 // A burst counts as a whole: the pods that the pending pods' ReplicaSets and StatefulSets have
 // yet to create, or have created and kube-scheduler has yet to try, count as pending too
 // (coming.go), so that the first rounds of a burst, which reach core before most of its pods
-// do, are sized for all of it. Until they exist, plans
-// cheaper than the ceiling are not offered either (demand.burstFloor says why).
+// do, are sized for all of it. Until they reach core, plans cheaper than the ceiling are not
+// offered either (demand.burstFloor says why).
 //
 // Which ceiling: the one whose simulated fleet, this round's and the later rounds' for deferred
 // pods, is cheapest; when that fleet would give the NodePool more than Tradeoff.LargeFleetNodes
