@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
@@ -30,56 +28,12 @@ var _ = Describe("Registration and launches that take time", func() {
 		DeferCleanup(restoreDelays)
 
 		f := newFixture("slow-boot")
-		// Plans of at most 8 vCPUs, so the 50 pods need several nodes, each a chance for a duplicate.
-		f.NodePool.Spec.Template.Spec.Requirements = append(f.NodePool.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
-			Key: v1.LabelInstanceCPU, Operator: corev1.NodeSelectorOpLt, Values: []string{"9"},
+		framework.ExpectNoDuplicateNodeClaims(ctx, f, framework.SlowBoot{
+			CreateCounter:  poolCreateRoute,
+			Created:        "LKE pool",
+			QuietWindow:    bootDelay - 30*time.Second,
+			RunningTimeout: 3 * time.Minute,
 		})
-		f.Create(ctx)
-		poolsBefore := cluster.Emulator.Counters()[poolCreateRoute]
-		seen := map[string]bool{}
-		recordClaims := func() int {
-			for _, claim := range f.NodeClaims(ctx) {
-				seen[claim.Name] = true
-			}
-			return len(seen)
-		}
-		Expect(kube.Create(ctx, f.Deployment("inflate", 50, "1"))).To(Succeed())
-
-		By("launching once for the 50 pods")
-		Eventually(func(g Gomega) {
-			claims := f.NodeClaims(ctx)
-			g.Expect(claims).NotTo(BeEmpty())
-			for _, claim := range claims {
-				g.Expect(claim.StatusConditions().IsTrue(karpv1.ConditionTypeLaunched)).To(BeTrue(), "NodeClaim %s launched", claim.Name)
-			}
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-		launched := recordClaims()
-		AddReportEntry("NodeClaims launched for 50 pods", launched)
-		Expect(launched).To(BeNumerically(">", 1), "plans of at most 8 vCPUs cannot hold 50 one-CPU pods on one node")
-		Expect(f.Nodes(ctx)).To(BeEmpty(), "no node has booted yet")
-
-		By("launching nothing more while the nodes boot")
-		Consistently(func(g Gomega) {
-			g.Expect(recordClaims()).To(Equal(launched), "NodeClaims created while the first ones were still booting")
-		}).WithContext(ctx).WithTimeout(bootDelay - 30*time.Second).WithPolling(time.Second).Should(Succeed())
-
-		By("running every pod on the nodes launched first, each node in use")
-		Eventually(func(g Gomega) {
-			recordClaims()
-			pods := f.Pods(ctx, "inflate")
-			g.Expect(pods).To(HaveLen(50))
-			for _, pod := range pods {
-				g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), "pod %s", pod.Name)
-			}
-		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
-		Expect(seen).To(HaveLen(launched), "NodeClaims ever created")
-		nodesInUse := map[string]bool{}
-		for _, pod := range f.Pods(ctx, "inflate") {
-			nodesInUse[pod.Spec.NodeName] = true
-		}
-		Expect(f.Nodes(ctx)).To(HaveLen(launched))
-		Expect(nodesInUse).To(HaveLen(launched), "every launched node runs some of the pods")
-		Expect(cluster.Emulator.Counters()[poolCreateRoute]-poolsBefore).To(Equal(launched), "one LKE pool created per NodeClaim")
 		for _, node := range f.Nodes(ctx) {
 			Expect(hasTaint(node, karpv1.UnregisteredNoExecuteTaint.Key, corev1.TaintEffectNoExecute)).To(BeFalse(),
 				"core removed the unregistered taint from %s once it registered", node.Name)
