@@ -21,6 +21,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
@@ -383,7 +384,7 @@ func (r *chaosRun) podStates(ctx context.Context) (string, error) {
 			counts["unscheduled"]++
 		case pod.Status.Phase != corev1.PodRunning:
 			counts[fmt.Sprintf("bound, %s", pod.Status.Phase)]++
-		case !podReady(pod):
+		case !nodesim.PodReady(pod):
 			counts["running, not Ready"]++
 		default:
 			counts["running and Ready"]++
@@ -525,7 +526,7 @@ func (r *chaosRun) podsNotRunning(ctx context.Context) (int, error) {
 	running := 0
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if pod.DeletionTimestamp.IsZero() && pod.Status.Phase == corev1.PodRunning && podReady(pod) {
+		if pod.DeletionTimestamp.IsZero() && pod.Status.Phase == corev1.PodRunning && nodesim.PodReady(pod) {
 			running++
 		}
 	}
