@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -152,19 +151,7 @@ func (r *ChaosReport) Markdown() string {
 }
 
 // Write writes report.md and report.json into dir, creating it.
-func (r *ChaosReport) Write(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(r.Markdown()), 0o644)
-}
+func (r *ChaosReport) Write(dir string) error { return writeReport(dir, r, r.Markdown()) }
 
 func oneLine(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", "/")
