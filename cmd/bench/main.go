@@ -11,63 +11,32 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"github.com/go-logr/logr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 	"github.com/linode/karpenter-provider-linode/test/bench"
 )
 
 func main() {
+	command := bench.NewCommand("bench")
 	var (
 		quick = flag.Bool("quick", false, "smaller, shorter scenarios (under 5 minutes), for CI")
-		out   = flag.String("out", "", "results directory (default results/bench-<UTC time>)")
 		only  = flag.String("scenarios", "", "comma-separated scenarios to run, of "+strings.Join(allScenarios(), ", ")+" (default all)")
 		mixes = flag.String("mixes", "", "comma-separated workload mixes of the cost scenarios, of "+strings.Join(bench.CostMixNames(), ", ")+" (default the run's)")
 		logs  = flag.String("logs", "", "directory that keeps the local clusters' logs, a directory per cluster named after its provider (default temporary ones, removed)")
 	)
 	flag.Parse()
-	var scenarios []string
-	if *only != "" {
-		scenarios = strings.Split(*only, ",")
-		for _, s := range scenarios {
-			if !slices.Contains(allScenarios(), s) {
-				fmt.Fprintf(os.Stderr, "bench: unknown scenario %q; known: %s\n", s, strings.Join(allScenarios(), ", "))
-				os.Exit(2)
-			}
-		}
+	sel := selection{
+		quick:     *quick,
+		scenarios: command.Names("scenario", *only, allScenarios()),
+		mixes:     command.Names("mix", *mixes, bench.CostMixNames()),
+		logs:      *logs,
 	}
-	var mixNames []string
-	if *mixes != "" {
-		mixNames = strings.Split(*mixes, ",")
-		for _, m := range mixNames {
-			if !slices.Contains(bench.CostMixNames(), m) {
-				fmt.Fprintf(os.Stderr, "bench: unknown mix %q; known: %s\n", m, strings.Join(bench.CostMixNames(), ", "))
-				os.Exit(2)
-			}
-		}
-	}
-	start := time.Now()
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("results", "bench-"+start.UTC().Format("20060102T150405Z"))
-	}
-	// Informers and core's code log through controller-runtime; the figures are the output here.
-	ctrllog.SetLogger(logr.Discard())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, start, selection{quick: *quick, scenarios: scenarios, mixes: mixNames, logs: *logs}, dir); err != nil {
-		fmt.Fprintf(os.Stderr, "\nbench: %v\n", err)
-		os.Exit(1)
-	}
+	command.Run(func(ctx context.Context) error { return run(ctx, command, sel) })
 }
 
 // selection is what the command line asked to run.
@@ -78,12 +47,10 @@ type selection struct {
 	logs      string
 }
 
-func run(ctx context.Context, start time.Time, sel selection, dir string) error {
-	quick, scenarios := sel.quick, sel.scenarios
-	// make bench and make bench-quick run this command; the report names it with its flags.
-	command := strings.Join(append([]string{"go run ./cmd/bench"}, os.Args[1:]...), " ")
+func run(ctx context.Context, command *bench.Command, sel selection) error {
+	quick, scenarios, start := sel.quick, sel.scenarios, command.Started()
 	progress := localcluster.ConsoleProgress(os.Stdout, start)
-	report := &bench.Report{Started: start, Command: command, Machine: bench.ThisMachine()}
+	report := &bench.Report{Started: start, Command: command.Line(), Machine: bench.ThisMachine()}
 
 	// The controllers the clusters run and the Go benchmarks' test binaries.
 	binDir, err := os.MkdirTemp("", "karpenter-linode-bench-")
@@ -125,10 +92,7 @@ func run(ctx context.Context, start time.Time, sel selection, dir string) error 
 	}
 
 	report.Duration = time.Since(start).Round(time.Second).String()
-	if err := report.Write(dir); err != nil {
-		return errors.Join(append(errs, err)...)
-	}
-	fmt.Printf("\n%s\nReport written to %s (report.md, report.json)\n", report.Markdown(), strings.TrimSuffix(dir, "/"))
+	errs = append(errs, command.WriteReport(report))
 	return errors.Join(errs...)
 }
 

@@ -21,6 +21,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 )
 
 // Demo tuning of the default NodePool, so the walk-through does not sit idle: consolidate a
@@ -214,7 +215,7 @@ func (d *demo) pods(ctx context.Context) []corev1.Pod {
 
 func (d *demo) runningPods(ctx context.Context) int {
 	return len(filter(d.pods(ctx), func(p corev1.Pod) bool {
-		return p.DeletionTimestamp.IsZero() && p.Status.Phase == corev1.PodRunning && podReady(&p)
+		return p.DeletionTimestamp.IsZero() && p.Status.Phase == corev1.PodRunning && nodesim.PodReady(&p)
 	}))
 }
 

@@ -10,6 +10,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 )
 
 // pollInterval is how often the watcher looks at the cluster; the timeline's precision.
@@ -83,7 +84,7 @@ func (w *watcher) observe(ctx context.Context) {
 		if r.pending.IsZero() && pod.Status.Phase == corev1.PodPending {
 			r.pending = now
 		}
-		if r.running.IsZero() && pod.Status.Phase == corev1.PodRunning && podReady(&pod) {
+		if r.running.IsZero() && pod.Status.Phase == corev1.PodRunning && nodesim.PodReady(&pod) {
 			r.running, r.nodeName = now, pod.Spec.NodeName
 		}
 	}
@@ -123,13 +124,4 @@ func firstSeen(at *time.Time, now time.Time, happened bool) {
 	if at.IsZero() && happened {
 		*at = now
 	}
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -21,6 +20,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
@@ -151,19 +151,7 @@ func (r *ChaosReport) Markdown() string {
 }
 
 // Write writes report.md and report.json into dir, creating it.
-func (r *ChaosReport) Write(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(r.Markdown()), 0o644)
-}
+func (r *ChaosReport) Write(dir string) error { return writeReport(dir, r, r.Markdown()) }
 
 func oneLine(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", "/")
@@ -383,7 +371,7 @@ func (r *chaosRun) podStates(ctx context.Context) (string, error) {
 			counts["unscheduled"]++
 		case pod.Status.Phase != corev1.PodRunning:
 			counts[fmt.Sprintf("bound, %s", pod.Status.Phase)]++
-		case !podReady(pod):
+		case !nodesim.PodReady(pod):
 			counts["running, not Ready"]++
 		default:
 			counts["running and Ready"]++
@@ -525,7 +513,7 @@ func (r *chaosRun) podsNotRunning(ctx context.Context) (int, error) {
 	running := 0
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if pod.DeletionTimestamp.IsZero() && pod.Status.Phase == corev1.PodRunning && podReady(pod) {
+		if pod.DeletionTimestamp.IsZero() && pod.Status.Phase == corev1.PodRunning && nodesim.PodReady(pod) {
 			running++
 		}
 	}

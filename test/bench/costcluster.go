@@ -22,6 +22,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 )
@@ -375,7 +376,7 @@ func (e *env) mixesRunning(ctx context.Context, pools []costPool, divisor int) (
 		if !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if pod.Status.Phase != corev1.PodRunning || !podReady(pod) {
+		if pod.Status.Phase != corev1.PodRunning || !nodesim.PodReady(pod) {
 			return false, nil
 		}
 		running[pod.Labels[poolLabel]]++

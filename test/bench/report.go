@@ -119,18 +119,21 @@ func (r *Report) Markdown() string {
 }
 
 // Write writes report.md and report.json into dir, creating it.
-func (r *Report) Write(dir string) error {
+func (r *Report) Write(dir string) error { return writeReport(dir, r, r.Markdown()) }
+
+// writeReport writes report.json (report) and report.md (markdown) into dir, creating it.
+func writeReport(dir string, report any, markdown string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(r, "", "  ")
+	data, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(r.Markdown()), 0o644)
+	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(markdown), 0o644)
 }
 
 func formatValue(v float64, unit string) string {

@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 )
 
 // poolLabel labels every benchmark pod with the NodePool it is pinned to, so each run's pods,
@@ -107,7 +109,7 @@ func (r *recorder) observePod(obj any) {
 		p = &podTimes{pool: pod.Labels[poolLabel], created: now}
 		r.pods[pod.Name] = p
 	}
-	if p.running.IsZero() && pod.Status.Phase == corev1.PodRunning && podReady(pod) {
+	if p.running.IsZero() && pod.Status.Phase == corev1.PodRunning && nodesim.PodReady(pod) {
 		p.running, p.node = now, pod.Spec.NodeName
 	}
 }
@@ -211,13 +213,4 @@ func (r *recorder) running(pool string) int {
 		}
 	}
 	return n
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -73,7 +73,7 @@ func (s *Simulator) readyRunningPods(ctx context.Context, nodes []corev1.Node) e
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if !reporting[pod.Spec.NodeName] || !pod.DeletionTimestamp.IsZero() || podConditionTrue(pod, corev1.PodReady) {
+		if !reporting[pod.Spec.NodeName] || !pod.DeletionTimestamp.IsZero() || PodReady(pod) {
 			continue
 		}
 		stored := pod.DeepCopy()
@@ -97,6 +97,13 @@ func conditionTrue(conditions []corev1.NodeCondition, kind corev1.NodeConditionT
 	return slices.ContainsFunc(conditions, func(c corev1.NodeCondition) bool { return c.Type == kind && c.Status == corev1.ConditionTrue })
 }
 
-func podConditionTrue(pod *corev1.Pod, kind corev1.PodConditionType) bool {
-	return slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == kind && c.Status == corev1.ConditionTrue })
+// PodReady tells whether the pod's Ready condition is True: whether its kubelet reports it ready to
+// serve.
+func PodReady(pod *corev1.Pod) bool {
+	for _, condition := range pod.Status.Conditions {
+		if condition.Type == corev1.PodReady {
+			return condition.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

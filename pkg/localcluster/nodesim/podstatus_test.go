@@ -26,12 +26,12 @@ func TestRunningPodsAreReadyAgainOnceTheirNodeIs(t *testing.T) {
 	onBack, onDown := markedNotReady(t, namespace, back), markedNotReady(t, namespace, down)
 
 	waitFor(t, "the pod of the Ready node to be Ready again", nodesim.PodStatusSyncPeriod+5*time.Second, func() bool {
-		return env.Client.Get(ctx, client.ObjectKeyFromObject(onBack), onBack) == nil && podReady(onBack)
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(onBack), onBack) == nil && nodesim.PodReady(onBack)
 	})
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(onDown), onDown); err != nil {
 		t.Fatal(err)
 	}
-	if podReady(onDown) {
+	if nodesim.PodReady(onDown) {
 		t.Error("the pod of a node whose Linode is down was reported Ready")
 	}
 }
@@ -102,15 +102,6 @@ func markedNotReady(t *testing.T, namespace string, node *corev1.Node) *corev1.P
 		t.Fatal(err)
 	}
 	return pod
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, condition := range pod.Status.Conditions {
-		if condition.Type == corev1.PodReady {
-			return condition.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // nodeReadyStatus is the status of the Node's Ready condition, empty without one.
