@@ -58,8 +58,8 @@ func BenchmarkDecide(b *testing.B) {
 	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
 	b.ReportAllocs()
 	for b.Loop() {
-		d := nodePoolDemand(template, instanceTypes, groups, nil)
-		decision := choose(d.plans, d.shapes, tradeoff, 0, d.floor)
+		d := nodePoolDemand(template, instanceTypes, groups, nil, nil)
+		decision := d.choose(tradeoff, 0)
 		if decision.fleet.nodes == 0 {
 			b.Fatalf("no fleet: %+v", decision)
 		}

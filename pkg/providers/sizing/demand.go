@@ -3,6 +3,7 @@ package sizing
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -38,13 +39,7 @@ func shapeOf(p *corev1.Pod) *podShape {
 	}
 	s.perNode, s.group = spreadOverHostnames(p)
 	var key strings.Builder
-	for _, name := range slices.Sorted(func(yield func(corev1.ResourceName) bool) {
-		for name := range s.requests {
-			if !yield(name) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(s.requests)) {
 		quantity := s.requests[name]
 		fmt.Fprintf(&key, "%s=%s,", name, quantity.String())
 	}
@@ -95,20 +90,31 @@ type pendingPod struct {
 	shape *podShape
 }
 
+// pendingDemand is what the cluster's unbound pods ask of the NodePools.
+type pendingDemand struct {
+	// pods are the pods core would try to provision for and has not placed; coming those their
+	// workloads are about to create (coming.go says why).
+	pods   []pendingPod
+	coming []comingPods
+	// placed sums the requests of the pods core placed on each NodeClaim that exists, by
+	// NodeClaim name: they take room on nodes still starting (starting.go).
+	placed map[string]corev1.ResourceList
+}
+
 // pendingPods lists the pods core would try to provision for: provisionable (kube-scheduler
 // found no node for them), not bound, and not already placed on a NodeClaim that still exists;
-// and the pods their workloads are about to create (coming.go says why). Shapes are cached by pod
-// UID and resource version, since core asks often and pods rarely change.
-func (p *Policy) pendingPods(ctx context.Context, placements Placements) ([]pendingPod, []comingPods, error) {
+// and the pods their workloads are about to create. Shapes are cached by pod UID and resource
+// version, since core asks often and pods rarely change.
+func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendingDemand, error) {
 	var list corev1.PodList
 	// The manager's cache indexes pods by node name, as core's own listing of pending pods uses;
 	// the objects are only read.
 	if err := p.kubeClient.List(ctx, &list, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, nil, fmt.Errorf("listing pending pods: %w", err)
+		return pendingDemand{}, fmt.Errorf("listing pending pods: %w", err)
 	}
 	seen := make(map[types.UID]bool, len(list.Items))
 	workloads := map[workload]*workloadPods{}
-	var out []pendingPod
+	out := pendingDemand{placed: map[string]corev1.ResourceList{}}
 	for i := range list.Items {
 		item := &list.Items[i]
 		w, inWorkload := workloadOf(item)
@@ -124,17 +130,18 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) ([]pend
 			}
 			continue
 		}
-		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
-		if claim := placements.PodNodeClaimMapping(key); claim != "" && placements.NodeClaimExists(claim) {
-			continue
-		}
 		seen[item.UID] = true
 		cached, ok := p.shapes[item.UID]
 		if !ok || cached.resourceVersion != item.ResourceVersion {
 			cached = cachedShape{resourceVersion: item.ResourceVersion, shape: shapeOf(item)}
 			p.shapes[item.UID] = cached
 		}
-		out = append(out, pendingPod{key: key, shape: cached.shape})
+		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
+		if claim := placements.PodNodeClaimMapping(key); claim != "" && placements.NodeClaimExists(claim) {
+			out.placed[claim] = resources.MergeInto(out.placed[claim], cached.shape.requests)
+			continue
+		}
+		out.pods = append(out.pods, pendingPod{key: key, shape: cached.shape})
 		if inWorkload && workloads[w].shape == nil {
 			workloads[w].shape = cached.shape
 		}
@@ -144,14 +151,15 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) ([]pend
 			delete(p.shapes, uid)
 		}
 	}
-	if len(out) == 0 {
-		return nil, nil, nil
+	if len(out.pods) == 0 {
+		return out, nil
 	}
 	coming, err := p.comingPods(ctx, workloads)
 	if err != nil {
-		return nil, nil, err
+		return pendingDemand{}, err
 	}
-	return out, coming, nil
+	out.coming = coming
+	return out, nil
 }
 
 type cachedShape struct {
@@ -219,6 +227,8 @@ type demand struct {
 	// instanceTypes are the plans' instance types, in the same order.
 	instanceTypes cloudprovider.InstanceTypes
 	shapes        []*shape
+	// starting is the room on the NodePool's starting nodes, in the order core tries them.
+	starting []startingRoom
 	// floor is the cheapest plan holding a pod core could not place before, or -1.
 	floor int
 	// pods counts the pods of the shapes; coming those their workloads have yet to create.
@@ -226,9 +236,10 @@ type demand struct {
 }
 
 // nodePoolDemand describes the NodePool's available plans, cheapest first, with the room a node
-// of each has after the DaemonSets that would run on it, and the groups of pods as shapes. A
-// group no plan holds is left out: it stays pending whatever the NodePool offers.
-func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []*cloudprovider.InstanceType, groups []*podGroup, daemons []*corev1.Pod) demand {
+// of each has after the DaemonSets that would run on it, the room on its starting nodes, and the
+// groups of pods as shapes. A group no plan holds is left out: it stays pending whatever the
+// NodePool offers.
+func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []*cloudprovider.InstanceType, groups []*podGroup, daemons []*corev1.Pod, starting []startingNode) demand {
 	type candidate struct {
 		it    *cloudprovider.InstanceType
 		price float64
@@ -291,6 +302,24 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 		}
 		d.plans = append(d.plans, plan{name: c.it.Name, price: c.price, room: room})
 		d.instanceTypes = append(d.instanceTypes, c.it)
+	}
+	planIndex := make(map[string]int, len(d.plans))
+	for i, p := range d.plans {
+		planIndex[p.name] = i
+	}
+	for _, n := range starting {
+		// A node on a plan the NodePool no longer offers may still take pods; leaving its room out
+		// only sizes for more than core launches.
+		i, ok := planIndex[n.plan]
+		if !ok {
+			continue
+		}
+		free := toVector(n.free)
+		// Core counts the DaemonSets' pods that have yet to start on the node as taking room.
+		for dim, amount := range toVector(resources.Subtract(overheads[i], n.daemons)) {
+			free[dim] -= max(amount, 0)
+		}
+		d.starting = append(d.starting, startingRoom{plan: i, free: free})
 	}
 	empty := make(vector, len(dims))
 	for _, g := range groups {

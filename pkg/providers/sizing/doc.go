@@ -30,6 +30,11 @@
 // do, are sized for all of it. Until they reach core, plans cheaper than the ceiling are not
 // offered either (demand.burstFloor says why).
 //
+// Core places a round's pods on the nodes it launched before and that are still starting before
+// it opens new NodeClaims, so the simulation does too, and prices only the new nodes
+// (starting.go): a burst's last round, sized as if all its pods needed new nodes, gets plans for
+// a demand bigger than what core launches for.
+//
 // Which ceiling: the one whose simulated fleet, this round's and the later rounds' for deferred
 // pods, is cheapest; when that fleet would give the NodePool more than Tradeoff.LargeFleetNodes
 // nodes, the one with the fewest nodes among those at most Tradeoff.Tolerance dearer.

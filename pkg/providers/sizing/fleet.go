@@ -43,6 +43,12 @@ type shape struct {
 	deferred bool
 }
 
+// startingRoom is what a starting node of the NodePool has left for pods, and its plan.
+type startingRoom struct {
+	plan int
+	free vector
+}
+
 // fleet is what a simulated fleet costs per hour and how many nodes it has.
 type fleet struct {
 	price float64
@@ -107,16 +113,35 @@ func fits(room, used, more vector) bool {
 
 // pack fills bins with the shapes' pods as Karpenter core's scheduler fills new NodeClaims when
 // only the plans up to ceiling are available: pods in the queue's order (most CPU, then most
-// memory first), each into the in-flight NodeClaim with the fewest pods that some available plan
-// still holds with it, or into a new one. Each bin costs the cheapest plan that holds it, which
-// is the plan Create launches for it.
-func pack(plans []plan, shapes []*shape, ceiling int) fleet {
+// memory first), each onto the first starting node with room for it, else into the in-flight
+// NodeClaim with the fewest pods that some available plan still holds with it, or into a new
+// one. Each bin costs the cheapest plan that holds it, which is the plan Create launches for it;
+// the starting nodes cost nothing more.
+func pack(plans []plan, shapes []*shape, ceiling int, starting []startingRoom) fleet {
 	dims := len(plans[0].room)
+	used := make([]vector, len(starting))
+	for i := range used {
+		used[i] = make(vector, dims)
+	}
 	var bins []*bin
 	for _, s := range shapes {
+		left := s.pods
+		// Pods spread over hostnames skip the starting nodes: how many of their group core placed
+		// there is not counted, and so neither is whether one more may go.
+		for i := 0; i < len(starting) && left > 0 && s.perNode == 0; i++ {
+			if !s.plans.has(starting[i].plan) {
+				continue
+			}
+			for left > 0 && fits(starting[i].free, used[i], s.requests) {
+				for d := range used[i] {
+					used[i][d] += s.requests[d]
+				}
+				left--
+			}
+		}
 		open := binHeap(slices.Clone(bins))
 		heap.Init(&open)
-		for left := s.pods; left > 0; {
+		for left > 0 {
 			if open.Len() > 0 {
 				if b, holding := open[0], open[0].holdingPlan(plans, s, ceiling); holding >= 0 {
 					b.add(s, holding)
@@ -225,14 +250,17 @@ type Tradeoff struct {
 // or, when that fleet would make the NodePool, which has existing nodes, large, the one with the
 // fewest nodes among those the trade-off's tolerance allows. Counting the NodePool's nodes matters
 // because pods arrive in rounds: a burst of a thousand pods comes as rounds of a few dozen, each
-// small on its own. floor, an index into plans or -1, is the
-// lowest ceiling allowed: the cheapest plan that holds a pod core could not place before, so that
-// deferred pods make progress.
+// small on its own. The demand's floor, an index into plans or -1, is the lowest ceiling allowed:
+// the cheapest plan that holds a pod core could not place before, so that deferred pods make
+// progress. This round's pods fill the room on the starting nodes first; later rounds' pods are
+// sized for new nodes alone.
 //
-// plans must be ordered by price and shapes by queueOrder; every shape must fit some plan.
-func choose(plans []plan, shapes []*shape, tradeoff Tradeoff, existing, floor int) decision {
-	s := solver{plans: plans, shapes: shapes, memo: map[int][]option{}}
-	options := s.options(-1, floor)
+// The demand's plans must be ordered by price and its shapes by queueOrder; every shape must fit
+// some plan.
+func (d demand) choose(tradeoff Tradeoff, existing int) decision {
+	plans, shapes := d.plans, d.shapes
+	s := solver{plans: plans, shapes: shapes, starting: d.starting, memo: map[int][]option{}}
+	options := s.options(-1, d.floor)
 	cheapest := options[0].fleet
 	chosen := options[0]
 	if existing+cheapest.nodes > tradeoff.LargeFleetNodes {
@@ -258,8 +286,9 @@ func deferredAt(plans []plan, shapes []*shape, ceiling int) int {
 }
 
 type solver struct {
-	plans  []plan
-	shapes []*shape
+	plans    []plan
+	shapes   []*shape
+	starting []startingRoom
 	// memo holds the options for the shapes left after a round with a given ceiling, by the
 	// index of the first shape price level above that ceiling.
 	memo map[int][]option
@@ -306,7 +335,11 @@ func (s *solver) options(after, floor int) []option {
 				now = append(now, sh)
 			}
 		}
-		placed := pack(s.plans, now, c)
+		var starting []startingRoom
+		if after < 0 {
+			starting = s.starting
+		}
+		placed := pack(s.plans, now, c, starting)
 		for _, later := range s.options(c, -1) {
 			all = append(all, option{fleet: placed.plus(later.fleet), ceiling: c})
 		}

@@ -47,9 +47,10 @@ func TestPack(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		plans   []plan
-		shapes  []*shape
-		ceiling int
-		want    fleet
+		shapes   []*shape
+		ceiling  int
+		starting []startingRoom
+		want     fleet
 	}{
 		{
 			name:  "ten one-CPU pods on small plans: three a node, the last node cheapest for its one pod",
@@ -88,6 +89,31 @@ func TestPack(t *testing.T) {
 			want: fleet{price: 3, nodes: 3},
 		},
 		{
+			name:  "pods fill the room on a starting node first, which costs nothing more",
+			plans: smallBig, shapes: []*shape{oneShape(10, 1000)}, ceiling: 0,
+			starting: []startingRoom{{plan: 1, free: room(110, 4000)}},
+			want:     fleet{price: 2, nodes: 2},
+		},
+		{
+			name:  "the starting nodes take pods in order, each as many as fit",
+			plans: smallBig, shapes: []*shape{oneShape(10, 1000)}, ceiling: 0,
+			starting: []startingRoom{{plan: 1, free: room(110, 2500)}, {plan: 0, free: room(110, 3000)}},
+			want:     fleet{price: 2, nodes: 2},
+		},
+		{
+			name:  "a starting node on a plan the pods may not run on takes none",
+			plans: smallBig, shapes: []*shape{{key: "small-only", requests: request(1000), cpu: 1000, pods: 10, plans: bitset{1}}}, ceiling: 0,
+			starting: []startingRoom{{plan: 1, free: room(110, 4000)}},
+			want:     fleet{price: 4, nodes: 4},
+		},
+		{
+			name:  "pods spread over hostnames go to new nodes only",
+			plans: []plan{{name: "four", price: 1, room: room(110, 4000)}},
+			shapes: []*shape{{key: "spread", requests: request(1000), cpu: 1000, pods: 2, perNode: 1, group: "g"}},
+			starting: []startingRoom{{plan: 0, free: room(110, 4000)}},
+			want:     fleet{price: 2, nodes: 2},
+		},
+		{
 			name:   "the pod limit binds before CPU",
 			plans:  []plan{{name: "ten-pods", price: 1, room: room(10, 4000)}},
 			shapes: []*shape{oneShape(25, 10)},
@@ -96,11 +122,18 @@ func TestPack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			shapes := withPlans(tc.plans, tc.shapes...)
-			if got := pack(tc.plans, shapes, tc.ceiling); !near(got.price, tc.want.price) || got.nodes != tc.want.nodes {
+			if got := pack(tc.plans, shapes, tc.ceiling, tc.starting); !near(got.price, tc.want.price) || got.nodes != tc.want.nodes {
 				t.Fatalf("pack = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
+}
+
+// fineGrained are plans whose sizes leave the cheapest fleet depending on the last node.
+var fineGrained = []plan{
+	{name: "tiny", price: 0.5, room: room(110, 1250)},
+	{name: "small", price: 1, room: room(110, 2750)},
+	{name: "medium", price: 2, room: room(110, 5750)},
 }
 
 func TestChoose(t *testing.T) {
@@ -118,6 +151,7 @@ func TestChoose(t *testing.T) {
 		tolerance float64
 		existing  int
 		floor     int
+		starting  []startingRoom
 		ceiling   string
 		fleet     fleet
 		deferred  int
@@ -158,6 +192,18 @@ func TestChoose(t *testing.T) {
 			shapes: []*shape{func() *shape { s := big(); s.deferred = true; return s }(), oneShape(6, 1000)},
 			floor:  2, ceiling: "big", fleet: fleet{price: 13, nodes: 2},
 		},
+		{
+			// A burst's last 81 quarter-CPU pods: on mid-sized plans the fourth node would be
+			// mostly empty, so seven small plans and a tiny one are cheaper.
+			name: "sized for new nodes alone, a round takes the plans that leave least room", plans: fineGrained, shapes: []*shape{oneShape(81, 250)},
+			ceiling: "small", fleet: fleet{price: 7.5, nodes: 8},
+		},
+		{
+			// 3 CPU of them fit on a node still starting: the rest fill three mid-sized plans exactly.
+			name: "room on a starting node counts", plans: fineGrained, shapes: []*shape{oneShape(81, 250)},
+			starting: []startingRoom{{plan: 2, free: room(110, 3000)}},
+			ceiling:  "medium", fleet: fleet{price: 6, nodes: 3},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			shapes := withPlans(tc.plans, tc.shapes...)
@@ -165,7 +211,7 @@ func TestChoose(t *testing.T) {
 			if floor == 0 {
 				floor = -1
 			}
-			d := choose(tc.plans, shapes, Tradeoff{LargeFleetNodes: 3, Tolerance: tc.tolerance}, tc.existing, floor)
+			d := demand{plans: tc.plans, shapes: shapes, floor: floor, starting: tc.starting}.choose(Tradeoff{LargeFleetNodes: 3, Tolerance: tc.tolerance}, tc.existing)
 			if tc.plans[d.ceiling].name != tc.ceiling || !near(d.fleet.price, tc.fleet.price) || d.fleet.nodes != tc.fleet.nodes || d.deferred != tc.deferred {
 				t.Fatalf("choose = ceiling %s, fleet %+v, %d deferred; want ceiling %s, fleet %+v, %d deferred",
 					tc.plans[d.ceiling].name, d.fleet, d.deferred, tc.ceiling, tc.fleet, tc.deferred)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -18,17 +19,19 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
 )
 
 // Placements is what Karpenter core's cluster state knows of its own scheduling decisions
 // (*state.Cluster implements it): which pods it placed on which NodeClaim, which NodeClaims
-// exist, and when it last tried and managed to place a pod.
+// exist, when it last tried and managed to place a pod, and the nodes it schedules onto.
 type Placements interface {
 	PodNodeClaimMapping(podKey types.NamespacedName) string
 	NodeClaimExists(nodeClaimName string) bool
 	PodSchedulingDecisionTime(podKey types.NamespacedName) time.Time
 	PodSchedulingSuccessTime(podKey types.NamespacedName) time.Time
+	Nodes() iter.Seq[*state.StateNode]
 }
 
 // Policy narrows the plans Karpenter may launch for a NodePool to those that suit its pending
@@ -90,17 +93,17 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pending, coming, err := p.pendingPods(ctx, holder.Placements)
+	pending, err := p.pendingPods(ctx, holder.Placements)
 	if err != nil {
 		return nil, err
 	}
 	previous := p.decisions[nodePool.Name]
-	if len(pending) == 0 {
+	if len(pending.pods) == 0 {
 		p.offerAll(ctx, nodePool.Name, previous)
 		return instanceTypes, nil
 	}
 	template := p.template(nodePool, previous)
-	groups := groupPending(template, pending, coming, holder.Placements)
+	groups := groupPending(template, pending.pods, pending.coming, holder.Placements)
 	if len(groups) == 0 {
 		p.offerAll(ctx, nodePool.Name, previous)
 		return instanceTypes, nil
@@ -113,15 +116,16 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	if err != nil {
 		return nil, err
 	}
-	inputs := inputsHash(nodePool, instanceTypes, daemonsKey, existing, groups)
+	starting := startingNodes(holder.Placements, nodePool.Name, pending.placed)
+	inputs := inputsHash(nodePool, instanceTypes, daemonsKey, existing, starting, groups)
 	if previous != nil && previous.inputs == inputs {
 		return previous.instanceTypes, nil
 	}
 
-	d := nodePoolDemand(template, instanceTypes, groups, daemons)
+	d := nodePoolDemand(template, instanceTypes, groups, daemons, starting)
 	next := &memo{inputs: inputs, instanceTypes: instanceTypes, template: template, generation: nodePool.Generation, uid: nodePool.UID}
 	if len(d.shapes) > 0 {
-		decision := choose(d.plans, d.shapes, p.tradeoff, existing, d.floor)
+		decision := d.choose(p.tradeoff, existing)
 		if raised := d.satisfyMinValues(decision.ceiling, template.Requirements); raised != decision.ceiling {
 			decision.ceiling, decision.deferred = raised, deferredAt(d.plans, d.shapes, raised)
 		}
@@ -217,10 +221,12 @@ func (p *Policy) nodeClaims(ctx context.Context, nodePool string) (int, error) {
 
 // inputsHash identifies everything a NodePool's answer depends on: its spec, the instance types
 // (the provider returns the same slice until the catalogue or an offering changes), the
-// DaemonSets, the NodePool's node count and the pending pods by shape.
-func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, existing int, groups []*podGroup) uint64 {
+// DaemonSets, the NodePool's node count, the room on its starting nodes and the pending pods by
+// shape.
+func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, existing int, starting []startingNode, groups []*podGroup) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%d/%p/%d/%s/%d|", nodePool.UID, nodePool.Generation, instanceTypes[0], len(instanceTypes), daemonsKey, existing)
+	hashStartingNodes(h, starting)
 	keys := make([]string, 0, len(groups))
 	for _, g := range groups {
 		keys = append(keys, fmt.Sprintf("%s#%d#%t", g.shape.key, g.pods, g.deferred))

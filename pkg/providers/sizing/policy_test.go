@@ -197,11 +197,27 @@ var _ = Describe("Sizing", func() {
 			Expect(first.Bindings).To(HaveLen(10))
 			// Ninety one-CPU pods: two g6-dedicated-48 at the ceiling, 47 pods each.
 			Expect(launchedPlans(first.Bindings)).To(HaveEach("g6-dedicated-48"))
-			ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, ownedBy(rs, pendingPods("second", 80, "1", "1Gi"))...)
-			// The first node takes 37 of the second round's pods. Sized for its ten pods alone it
-			// would have been a g6-dedicated-16 with room for five, and the ninety pods would take six
-			// such nodes.
-			Expect(ExpectNodeClaims(ctx, env.Client)).To(HaveLen(4))
+			var firstNodeClaim string
+			for _, binding := range first.Bindings {
+				firstNodeClaim = binding.NodeClaim.Name
+			}
+			second := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, ownedBy(rs, pendingPods("second", 80, "1", "1Gi"))...)
+			// The first node, still starting, takes its ten pods again and 37 of the second round's.
+			// Sized for its ten pods alone it would have been a g6-dedicated-16 with room for five.
+			onFirst, newPlans := 0, map[string]int{}
+			for _, binding := range second.Bindings {
+				if binding.NodeClaim.Name == firstNodeClaim {
+					onFirst++
+				} else {
+					newPlans[binding.Node.Labels[corev1.LabelInstanceTypeStable]]++
+				}
+			}
+			Expect(onFirst).To(Equal(47))
+			// The other 43, the burst's last, are sized for themselves and the room on the starting
+			// node: fifteen nodes keep the NodePool small, so the cheapest plans, three pods to a
+			// g6-standard-4. Sized as if all 80 needed new nodes, the NodePool would have been large,
+			// and the plans those that need fewest nodes.
+			Expect(newPlans).To(Equal(map[string]int{"g6-standard-4": 42, "g6-standard-2": 1}))
 		})
 
 		It("counts the pods kube-scheduler has yet to try like the pending ones", func() {
@@ -299,7 +315,7 @@ var _ = Describe("Sizing", func() {
 		})
 
 		It("keeps a node on a plan not offered now priceable for consolidation and free of drift", func() {
-			pods := pendingPods("web", 3, "1", "1Gi")
+			pods := pendingPods("web", 1, "6", "6Gi")
 			result := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, pods...)
 			Expect(result.Bindings).To(HaveLen(len(pods)))
 			var nodeClaim *karpv1.NodeClaim
