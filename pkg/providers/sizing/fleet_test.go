@@ -45,8 +45,8 @@ func withPlans(plans []plan, shapes ...*shape) []*shape {
 
 func TestPack(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		plans   []plan
+		name     string
+		plans    []plan
 		shapes   []*shape
 		ceiling  int
 		starting []startingRoom
@@ -107,9 +107,9 @@ func TestPack(t *testing.T) {
 			want:     fleet{price: 4, nodes: 4},
 		},
 		{
-			name:  "pods spread over hostnames go to new nodes only",
-			plans: []plan{{name: "four", price: 1, room: room(110, 4000)}},
-			shapes: []*shape{{key: "spread", requests: request(1000), cpu: 1000, pods: 2, perNode: 1, group: "g"}},
+			name:     "pods spread over hostnames go to new nodes only",
+			plans:    []plan{{name: "four", price: 1, room: room(110, 4000)}},
+			shapes:   []*shape{{key: "spread", requests: request(1000), cpu: 1000, pods: 2, perNode: 1, group: "g"}},
 			starting: []startingRoom{{plan: 0, free: room(110, 4000)}},
 			want:     fleet{price: 2, nodes: 2},
 		},
