@@ -220,6 +220,23 @@ var _ = Describe("Sizing", func() {
 			Expect(newPlans).To(Equal(map[string]int{"g6-standard-4": 42, "g6-standard-2": 1}))
 		})
 
+		It("counts no room on a node that has initialized: kube-scheduler found none there", func() {
+			rs := replicaSet(90)
+			ExpectApplied(ctx, env.Client, rs)
+			first := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, ownedBy(rs, pendingPods("first", 10, "1", "1Gi"))...)
+			var node *corev1.Node
+			for _, binding := range first.Bindings {
+				node = binding.Node
+			}
+			apply(ownedBy(rs, pendingPods("second", 80, "1", "1Gi")))
+			// Starting, the first node takes 37 of them: the other 43 get the cheapest plans.
+			Expect(available(offered()["g6-dedicated-16"])).To(BeFalse())
+			ExpectMakeNodesInitialized(ctx, env.Client, env.Clock, node)
+			Expect(cluster.UpdateNode(ctx, ExpectExists(ctx, env.Client, node))).To(Succeed())
+			// All 80 need new nodes, too many for the cheapest plans in a NodePool that stays small.
+			Expect(available(offered()["g6-dedicated-16"])).To(BeTrue())
+		})
+
 		It("counts the pods kube-scheduler has yet to try like the pending ones", func() {
 			rs := replicaSet(90)
 			ExpectApplied(ctx, env.Client, rs)
