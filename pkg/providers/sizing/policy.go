@@ -61,6 +61,11 @@ type memo struct {
 	template   *corescheduling.NodeClaimTemplate
 	generation int64
 	uid        types.UID
+	// summary describes a new ceiling for the log, and logged says a log has it: core's
+	// consolidation asks for instance types with a logger that discards everything, and a
+	// ceiling it saw first is logged by the next caller whose logger keeps it.
+	summary []any
+	logged  bool
 }
 
 // NewPolicy returns a policy that reads pods, DaemonSets and NodeClaims through kubeClient (the
@@ -119,6 +124,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	starting := startingNodes(holder.Placements, nodePool.Name, pending.placed)
 	inputs := inputsHash(nodePool, instanceTypes, daemonsKey, existing, starting, groups)
 	if previous != nil && previous.inputs == inputs {
+		logDecision(ctx, nodePool.Name, previous)
 		return previous.instanceTypes, nil
 	}
 
@@ -172,17 +178,31 @@ func (p *Policy) report(ctx context.Context, nodePool string, previous, next *me
 		priceCeiling.Delete(labels)
 	}
 	deferredPods.Set(float64(decision.deferred), labels)
-	if previous != nil && previous.ceiling == next.ceiling && previous.floor == next.floor {
+	if previous != nil && previous.logged && previous.ceiling == next.ceiling && previous.floor == next.floor {
+		next.logged = true
 		return
 	}
 	ceiling := "none"
 	if next.ceiling > 0 {
 		ceiling = fmt.Sprintf("%s ($%.3f/h)", d.plans[decision.ceiling].name, next.ceiling)
 	}
-	log.FromContext(ctx).WithValues("NodePool", nodePool).Info("sized the plans offered for pending pods",
-		"pods", d.pods, "comingPods", d.coming, "shapes", len(d.shapes), "ceiling", ceiling, "floor", fmt.Sprintf("$%.3f/h", next.floor), "deferredPods", decision.deferred,
+	next.summary = []any{"pods", d.pods, "comingPods", d.coming, "shapes", len(d.shapes), "ceiling", ceiling, "floor", fmt.Sprintf("$%.3f/h", next.floor), "deferredPods", decision.deferred,
 		"expectedFleet", fmt.Sprintf("$%.3f/h on %d nodes", decision.fleet.price, decision.fleet.nodes),
-		"cheapestFleet", fmt.Sprintf("$%.3f/h on %d nodes", decision.cheapest.price, decision.cheapest.nodes))
+		"cheapestFleet", fmt.Sprintf("$%.3f/h on %d nodes", decision.cheapest.price, decision.cheapest.nodes)}
+	logDecision(ctx, nodePool, next)
+}
+
+// logDecision logs the decision's new ceiling once, through the caller's logger if it keeps logs.
+func logDecision(ctx context.Context, nodePool string, decision *memo) {
+	if decision.logged || decision.summary == nil {
+		return
+	}
+	logger := log.FromContext(ctx).WithValues("NodePool", nodePool)
+	if !logger.Enabled() {
+		return
+	}
+	logger.Info("sized the plans offered for pending pods", decision.summary...)
+	decision.logged = true
 }
 
 // daemonPods are the pods the cluster's DaemonSets would run on a new node, and a key that

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	corecloudprovider "sigs.k8s.io/karpenter/pkg/cloudprovider"
 	nodeclaimdisruption "sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/disruption"
@@ -302,6 +305,20 @@ var _ = Describe("Sizing", func() {
 				Expect(available(it)).To(BeTrue())
 			}
 		}
+	})
+
+	It("logs a ceiling first found while core's consolidation asked with logging off", func() {
+		apply(pendingPods("web", 30, "1", "1Gi"))
+		// Core's consolidation simulates scheduling with a logger that discards everything.
+		_, err := cloudProvider.GetInstanceTypes(log.IntoContext(ctx, logr.Discard()), nodePool)
+		Expect(err).ToNot(HaveOccurred())
+		var lines []string
+		recording := log.IntoContext(ctx, funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{}))
+		for range 2 {
+			_, err = cloudProvider.GetInstanceTypes(recording, nodePool)
+			Expect(err).ToNot(HaveOccurred())
+		}
+		Expect(lines).To(ConsistOf(ContainSubstring("sized the plans offered for pending pods")), "once, by the first caller that keeps logs")
 	})
 
 	It("answers repeated questions about unchanged demand with the same instance types", func() {
