@@ -206,6 +206,7 @@ func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 	}
 	for i := range inequalities {
 		a.Set(len(kinds)+i, nx+ny+i, 1)
+		b[len(kinds)+i] = slackPerturbation(i)
 	}
 
 	// A first feasible vertex, which spares the simplex its first phase: every pod of a kind on
@@ -235,7 +236,7 @@ func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 			if coefficient <= 0 {
 				continue
 			}
-			load := 0.0
+			load := -b[row]
 			for j := range ny {
 				load += a.At(row, nx+j) * x[nx+j]
 			}
@@ -267,6 +268,14 @@ func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 	}
 	return price, nil
 }
+
+// slackPerturbation is how far inequality i of the bound's program may be exceeded. Every
+// inequality holds with equality at zero (no nodes, no pods), so the program is degenerate: at
+// most vertices several bases describe one point, and gonum's simplex, which has no safeguard
+// against a tiny pivot, wanders through ill-conditioned bases until a solve fails. Distinct tiny
+// right-hand sides separate those vertices. They relax the constraints, so the optimum can only
+// fall, by about the perturbation times the dual prices: far below a cent, and still a lower bound.
+func slackPerturbation(i int) float64 { return 1e-9 * (1 + float64(i%97)/97) }
 
 // planFleet is a fleet of nodes of one plan.
 type planFleet struct {

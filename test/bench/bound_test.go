@@ -1,7 +1,11 @@
 package bench
 
 import (
+	"context"
+	"fmt"
 	"math"
+	"math/rand"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -98,4 +102,70 @@ func TestCheapestPlanFleet(t *testing.T) {
 	if _, err := cheapestPlanFleet(plans[:1], []podCount{testPods(1, "6", "1Gi")}); err == nil {
 		t.Fatal("a fleet of a plan too small for a pod")
 	}
+}
+
+// TestLowerBoundOverTheCatalogue solves the bound for random mixes over the region's real plans,
+// as the cost scenarios do for mixes of their own: the program must solve (its every inequality
+// is tight at zero, which a simplex without care for degenerate vertices does not survive), and
+// its value must lie between what the total requests alone force and a fleet that holds the pods.
+func TestLowerBoundOverTheCatalogue(t *testing.T) {
+	linode, err := startLinodeCloud(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer linode.close()
+	plans := boundPlans(linode.instanceTypes, nil)
+	//nolint:gosec // Reproducible mixes, not security.
+	r := rand.New(rand.NewSource(1))
+	milliCPUs := []int{100, 250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000}
+	mibPerCPU := []int{512, 1024, 2048, 4096, 8192, 16384}
+	for mix := range 50 {
+		var kinds []podCount
+		for range 1 + r.Intn(4) {
+			milliCPU := milliCPUs[r.Intn(len(milliCPUs))]
+			mib := max(64, milliCPU*mibPerCPU[r.Intn(len(mibPerCPU))]/1000)
+			kinds = append(kinds, testPods(1+r.Intn(80), fmt.Sprintf("%dm", milliCPU), fmt.Sprintf("%dMi", mib)))
+		}
+		bound, err := lowerBound(plans, kinds)
+		if err != nil {
+			t.Fatalf("mix %d (%s): %v", mix, describeKinds(kinds), err)
+		}
+		fleet, err := cheapestPlanFleet(plans, kinds)
+		if err != nil {
+			t.Fatalf("mix %d (%s): %v", mix, describeKinds(kinds), err)
+		}
+		if floor := totalRequestsBound(plans, kinds); bound < floor*(1-1e-6) || bound > fleet.price*(1+1e-6) {
+			t.Fatalf("mix %d (%s): bound $%.4f, want between $%.4f (total requests) and $%.4f (%d× %s)",
+				mix, describeKinds(kinds), bound, floor, fleet.price, fleet.nodes, fleet.plan)
+		}
+	}
+}
+
+// totalRequestsBound is a weaker bound than the program's: for each resource, the pods' total
+// request bought at the lowest price per unit any plan offers.
+func totalRequestsBound(plans []boundPlan, kinds []podCount) float64 {
+	best := 0.0
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods} {
+		total := 0.0
+		for _, kind := range kinds {
+			request := kind.requests[name]
+			total += float64(kind.n) * float64(request.MilliValue())
+		}
+		perUnit := math.Inf(1)
+		for _, p := range plans {
+			if room := p.room[name]; room.MilliValue() > 0 {
+				perUnit = min(perUnit, p.price/float64(room.MilliValue()))
+			}
+		}
+		best = max(best, total*perUnit)
+	}
+	return best
+}
+
+func describeKinds(kinds []podCount) string {
+	var parts []string
+	for _, kind := range kinds {
+		parts = append(parts, fmt.Sprintf("%d× %s", kind.n, formatRequests(kind.requests)))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -432,8 +432,7 @@ func mixYardsticks(instanceTypes []*cloudprovider.InstanceType, nodePool *karpv1
 	all := boundPlans(instanceTypes, overhead)
 	allowed := corescheduling.NewNodeSelectorRequirementsWithMinValues(nodePool.Spec.Template.Spec.Requirements...)
 	var allowedPlans []boundPlan
-	for i, it := range instanceTypes {
-		_ = i
+	for _, it := range instanceTypes {
 		if it.Requirements.Intersects(allowed) == nil {
 			if j := slices.IndexFunc(all, func(p boundPlan) bool { return p.name == it.Name }); j >= 0 {
 				allowedPlans = append(allowedPlans, all[j])
