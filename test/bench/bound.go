@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize/convex/lp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
@@ -88,6 +89,7 @@ func (p boundPlan) perNode(pods podCount) int64 {
 // constraint a plan rich in CPU could lend CPU to one rich in memory, and the bound would say
 // little; with it, for one kind of pod the bound is n · min_p price_p / ⌊k_p⌋.
 func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
+	kinds = mergeIdentical(kinds)
 	if len(kinds) == 0 {
 		return 0, nil
 	}
@@ -267,6 +269,24 @@ func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 		return 0, fmt.Errorf("solving the bound's linear program: %w", err)
 	}
 	return price, nil
+}
+
+// mergeIdentical counts identical pods as one kind, whichever Deployment they come from. The
+// per-node limits are per kind: two kinds of the same pods could each take ⌊k⌋ of a node's
+// pods, and the program would fill a node with more of them than fit whole.
+func mergeIdentical(kinds []podCount) []podCount {
+	var merged []podCount
+	for _, kind := range kinds {
+		i := slices.IndexFunc(merged, func(m podCount) bool {
+			return equality.Semantic.DeepEqual(m.requests, kind.requests) && m.requirements.String() == kind.requirements.String()
+		})
+		if i < 0 {
+			merged = append(merged, kind)
+			continue
+		}
+		merged[i].n += kind.n
+	}
+	return merged
 }
 
 // slackPerturbation is how far inequality i of the bound's program may be exceeded. Every

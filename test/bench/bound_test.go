@@ -62,6 +62,14 @@ func TestLowerBound(t *testing.T) {
 			want:  1.25,
 		},
 		{
+			// Two Deployments of the same pods: two to a node (3 of its 3.92 CPUs), whichever
+			// Deployment they come from; as two kinds, each could take two of a node.
+			name:  "identical pods count as one kind",
+			plans: []boundPlan{testPlan("three", 1, "3920m", "6Gi")},
+			kinds: []podCount{testPods(6, "1500m", "1Gi"), testPods(6, "1500m", "1Gi")},
+			want:  6,
+		},
+		{
 			// 330 pods, 110 to a node whatever their size.
 			name:  "the pod limit binds",
 			plans: []boundPlan{testPlan("one", 0.018, "940m", "1400Mi")},
