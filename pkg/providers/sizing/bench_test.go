@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
@@ -22,29 +23,8 @@ import (
 // over us-ord's plans and the ceiling chosen, for 1,000 pods of a web tier's three sizes and a
 // pod that needs a 48-vCPU plan (so that a later round is simulated too).
 func BenchmarkDecide(b *testing.B) {
-	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
-	if err := e.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = e.Close() })
-	provider := instancetype.NewDefaultProvider(e.NewClient(), "us-ord", mode.LKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
-	ctx := context.Background()
-	if err := provider.UpdateCatalogue(ctx); err != nil {
-		b.Fatal(err)
-	}
-	instanceTypes, err := provider.List(ctx, &v1.LinodeNodeClass{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	template := corescheduling.NewNodeClaimTemplate(&karpv1.NodePool{
-		ObjectMeta: metav1.ObjectMeta{Name: "default"},
-		Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
-			NodeClassRef: &karpv1.NodeClassReference{Group: "karpenter.k8s.linode", Kind: "LinodeNodeClass", Name: "default"},
-			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
-				{Key: v1.LabelInstanceClass, Operator: corev1.NodeSelectorOpIn, Values: []string{"standard", "dedicated", "highmem"}},
-			},
-		}}},
-	})
+	instanceTypes := usOrdPlans(b)
+	template := nodeClaimTemplate("standard", "dedicated", "highmem")
 	var groups []*podGroup
 	for _, g := range []struct {
 		pods        int
@@ -64,4 +44,37 @@ func BenchmarkDecide(b *testing.B) {
 			b.Fatalf("no fleet: %+v", decision)
 		}
 	}
+}
+
+// usOrdPlans are the instance types of us-ord's plans, as the emulator serves them.
+func usOrdPlans(tb testing.TB) []*cloudprovider.InstanceType {
+	tb.Helper()
+	e := emulator.New(emulator.WithoutRateLimits(), emulator.WithDelayScale(0))
+	if err := e.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = e.Close() })
+	provider := instancetype.NewDefaultProvider(e.NewClient(), "us-ord", mode.LKE, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
+	ctx := context.Background()
+	if err := provider.UpdateCatalogue(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	instanceTypes, err := provider.List(ctx, &v1.LinodeNodeClass{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return instanceTypes
+}
+
+// nodeClaimTemplate is a NodePool's template allowing the plan classes.
+func nodeClaimTemplate(classes ...string) *corescheduling.NodeClaimTemplate {
+	return corescheduling.NewNodeClaimTemplate(&karpv1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
+			NodeClassRef: &karpv1.NodeClassReference{Group: "karpenter.k8s.linode", Kind: "LinodeNodeClass", Name: "default"},
+			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
+				{Key: v1.LabelInstanceClass, Operator: corev1.NodeSelectorOpIn, Values: classes},
+			},
+		}}},
+	})
 }

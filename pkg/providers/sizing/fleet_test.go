@@ -1,8 +1,14 @@
 package sizing
 
 import (
+	"fmt"
 	"math"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 )
 
 // Dimensions of the hand-made cases: pods, then CPU in millicores.
@@ -215,6 +221,38 @@ func TestChoose(t *testing.T) {
 			if tc.plans[d.ceiling].name != tc.ceiling || !near(d.fleet.price, tc.fleet.price) || d.fleet.nodes != tc.fleet.nodes || d.deferred != tc.deferred {
 				t.Fatalf("choose = ceiling %s, fleet %+v, %d deferred; want ceiling %s, fleet %+v, %d deferred",
 					tc.plans[d.ceiling].name, d.fleet, d.deferred, tc.ceiling, tc.fleet, tc.deferred)
+			}
+		})
+	}
+}
+
+// TestDefaultTradeoff: with the default settings, a NodePool gets the cheapest fleet for its
+// pending pods unless that fleet would have more than a hundred nodes; then it gets the fleet
+// with the fewest nodes at most 25% dearer. One-CPU pods are cheapest three to a g6-standard-4.
+func TestDefaultTradeoff(t *testing.T) {
+	instanceTypes := usOrdPlans(t)
+	template := nodeClaimTemplate("standard", "dedicated")
+	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	oneCPU := shapeOf(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"),
+	}}}}}})
+	for _, tc := range []struct {
+		pods, existing int
+		ceiling        string
+		nodes          int
+	}{
+		// 84 nodes at $6.01/h; six g6-dedicated-48 would cost 15% more.
+		{pods: 250, ceiling: "g6-standard-4", nodes: 84},
+		// The NodePool's 20 nodes make it 104: the six big ones are worth their 15%.
+		{pods: 250, existing: 20, ceiling: "g6-dedicated-48", nodes: 6},
+		// 334 nodes at $24.01/h, or 22 for 15% more.
+		{pods: 1000, ceiling: "g6-dedicated-48", nodes: 22},
+	} {
+		t.Run(fmt.Sprintf("%d pods, %d nodes", tc.pods, tc.existing), func(t *testing.T) {
+			demand := nodePoolDemand(template, instanceTypes, []*podGroup{{shape: oneCPU, pods: tc.pods}}, nil, nil)
+			d := demand.choose(tradeoff, tc.existing)
+			if got := demand.plans[d.ceiling].name; got != tc.ceiling || d.fleet.nodes != tc.nodes {
+				t.Fatalf("ceiling %s, fleet %+v (cheapest %+v); want ceiling %s, %d nodes", got, d.fleet, d.cheapest, tc.ceiling, tc.nodes)
 			}
 		})
 	}
