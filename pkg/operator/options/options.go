@@ -108,7 +108,7 @@ type Options struct {
 
 // Defaults of the sizing policy's trade-off between price and node count.
 const (
-	DefaultSizingLargeFleetNodes  = 100
+	DefaultSizingLargeFleetNodes  = 20
 	DefaultSizingTolerancePercent = 25
 )
 

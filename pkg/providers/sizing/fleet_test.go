@@ -227,7 +227,7 @@ func TestChoose(t *testing.T) {
 }
 
 // TestDefaultTradeoff: with the default settings, a NodePool gets the cheapest fleet for its
-// pending pods unless that fleet would have more than a hundred nodes; then it gets the fleet
+// pending pods unless that fleet would give it more than twenty nodes; then it gets the fleet
 // with the fewest nodes at most 25% dearer. One-CPU pods are cheapest three to a g6-standard-4.
 func TestDefaultTradeoff(t *testing.T) {
 	instanceTypes := usOrdPlans(t)
@@ -241,10 +241,12 @@ func TestDefaultTradeoff(t *testing.T) {
 		ceiling        string
 		nodes          int
 	}{
-		// 84 nodes at $6.01/h; six g6-dedicated-48 would cost 15% more.
-		{pods: 250, ceiling: "g6-standard-4", nodes: 84},
-		// The NodePool's 20 nodes make it 104: the six big ones are worth their 15%.
-		{pods: 250, existing: 20, ceiling: "g6-dedicated-48", nodes: 6},
+		{pods: 60, ceiling: "g6-standard-4", nodes: 20},
+		// With the NodePool's node, 21 nodes make a large fleet: two nodes at $0.864/h (the price
+		// of g6-standard-20 and g6-dedicated-32) hold the pods for 20% more.
+		{pods: 60, existing: 1, ceiling: "g6-standard-20", nodes: 2},
+		// 84 nodes at $6.01/h, or six g6-dedicated-48 for 15% more.
+		{pods: 250, ceiling: "g6-dedicated-48", nodes: 6},
 		// 334 nodes at $24.01/h, or 22 for 15% more.
 		{pods: 1000, ceiling: "g6-dedicated-48", nodes: 22},
 	} {

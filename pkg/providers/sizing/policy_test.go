@@ -150,9 +150,9 @@ var _ = Describe("Sizing", func() {
 	})
 
 	Context("a burst its workload is still creating", func() {
-		// Ninety one-CPU pods take thirty g6-standard-4 nodes at the cheapest: a large fleet (the
-		// suite's NodePools are large above twenty nodes), so the policy allows plans that need
-		// fewer nodes for a little more. Ten such pods alone take four nodes, and the cheapest plan.
+		// Ninety one-CPU pods take thirty g6-standard-4 nodes at the cheapest: a large fleet, so
+		// the policy allows plans that need fewer nodes for a little more. Ten such pods alone
+		// take four nodes, and the cheapest plan.
 		replicaSet := func(replicas int32) *appsv1.ReplicaSet {
 			labels := map[string]string{"app": "web"}
 			return &appsv1.ReplicaSet{

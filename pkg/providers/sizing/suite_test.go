@@ -23,7 +23,6 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
@@ -71,10 +70,7 @@ var _ = AfterSuite(func() {
 var _ = BeforeEach(func() {
 	emu = linodeexpectations.ExpectEmulator()
 	emu.Client.SetRetryCount(5)
-	// A NodePool counts as large from twenty nodes, not a hundred, so that the specs' bursts of
-	// a hundred pods show the trade of price for fewer nodes.
-	cloud = linodeexpectations.ExpectLKE(ctx, emu, env.Client, test.WithCluster(clusterName, lke.TierStandard, test.Region),
-		test.WithSettings(func(o *options.Options) { o.SizingLargeFleetNodes = 20 }))
+	cloud = linodeexpectations.ExpectLKE(ctx, emu, env.Client, test.WithCluster(clusterName, lke.TierStandard, test.Region))
 	cloudProvider = cloud.CloudProvider
 	// As the controller wires it: core's cluster state is built from the cloud provider, then
 	// given to the sizing policy.
