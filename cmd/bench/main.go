@@ -28,6 +28,8 @@ func main() {
 		only  = flag.String("scenarios", "", "comma-separated scenarios to run, of "+strings.Join(allScenarios(), ", ")+" (default all)")
 		mixes = flag.String("mixes", "", "comma-separated workload mixes of the cost scenarios, of "+strings.Join(bench.CostMixNames(), ", ")+" (default the run's)")
 		logs  = flag.String("logs", "", "directory that keeps the local clusters' logs, a directory per cluster named after its provider (default temporary ones, removed)")
+		seed  = flag.Int64("seed", 1, "seed of the cost-random scenario's mixes")
+		count = flag.Int("random-mixes", 40, "how many mixes the cost-random scenario draws (-quick: 6)")
 	)
 	flag.Parse()
 	sel := selection{
@@ -35,6 +37,11 @@ func main() {
 		scenarios: command.Names("scenario", *only, allScenarios()),
 		mixes:     command.Names("mix", *mixes, bench.CostMixNames()),
 		logs:      *logs,
+		seed:      *seed,
+		random:    *count,
+	}
+	if sel.quick && !flagSet("random-mixes") {
+		sel.random = 6
 	}
 	command.Run(func(ctx context.Context) error { return run(ctx, command, sel) })
 }
@@ -45,6 +52,16 @@ type selection struct {
 	scenarios []string
 	mixes     []string
 	logs      string
+	// seed and random are the cost-random scenario's seed and mix count.
+	seed   int64
+	random int
+}
+
+// flagSet tells whether the command line set the flag.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func run(ctx context.Context, command *bench.Command, sel selection) error {
@@ -126,6 +143,9 @@ func inProcess(sel selection, goBenchmarks *bench.GoBenchmarks) []inProcessScena
 			return bench.SchedulingThroughput(ctx, schedulingPods(sel.quick))
 		}},
 		{"cost", "Cost efficiency", func(ctx context.Context) ([]bench.Row, error) { return bench.CostEfficiency(ctx, sel.mixes) }},
+		{"cost-random", "Cost efficiency of random mixes", func(ctx context.Context) ([]bench.Row, error) {
+			return bench.RandomCostEfficiency(ctx, sel.seed, sel.random)
+		}},
 		{goScenario, "Go benchmarks of the hot paths", func(ctx context.Context) ([]bench.Row, error) { return goBenchmarks.Run(ctx, sel.quick) }},
 	}
 }
