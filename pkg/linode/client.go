@@ -30,6 +30,11 @@ type ClientOptions struct {
 	RetryMaxWait time.Duration
 	// Timeout bounds one HTTP request.
 	Timeout time.Duration
+	// CreatesPerWindow and CreateWindow are Linode's budget for creating Linodes: the client
+	// sends no more creates than that in any window, and holds the rest back. Zero sends them
+	// as they come.
+	CreatesPerWindow int
+	CreateWindow     time.Duration
 }
 
 // DefaultClientOptions are the production defaults; the caller fills in Token and URL.
@@ -41,6 +46,9 @@ func DefaultClientOptions() ClientOptions {
 		RetryCount:   5,
 		RetryMaxWait: 30 * time.Second,
 		Timeout:      30 * time.Second,
+		// Linode's published budget, per token.
+		CreatesPerWindow: 20,
+		CreateWindow:     15 * time.Second,
 	}
 }
 
@@ -58,6 +66,9 @@ func NewClient(opts ClientOptions) (*linodego.Client, error) {
 	// The credentials' transport adds the token to each request, so that a rotated token is used
 	// from the next request on, and learns from each answer whether the API accepts it.
 	client := linodego.NewClient(&http.Client{Timeout: opts.Timeout, Transport: opts.Credentials.Transport(http.DefaultTransport)})
+	if opts.CreatesPerWindow > 0 && opts.CreateWindow > 0 {
+		client.OnBeforeRequest(newCreatePacer(opts.CreatesPerWindow, opts.CreateWindow).beforeRequest)
+	}
 	client.SetUserAgent(opts.UserAgent)
 	client.SetBaseURL(strings.TrimSuffix(opts.URL, "/"))
 	client.SetAPIVersion(opts.Version)
