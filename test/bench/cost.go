@@ -191,6 +191,30 @@ func decodeNodePool(data []byte) (*karpv1.NodePool, error) {
 // fleet of one plan. It is the fast check of the cluster scenario's figures; each mix runs for a
 // NodePool open to every plan and for the README's NodePools.
 func CostEfficiency(ctx context.Context, mixNames []string) ([]Row, error) {
+	variants, err := inProcessFleets(ctx, selectMixes(costMixes, mixNames))
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, v := range variants {
+		for _, fleet := range v.fleets {
+			rows = append(rows, fleet.row("in process"))
+		}
+		rows = append(rows, summaryRows(v.fleets, "in process", variantName(v.name))...)
+	}
+	return rows, nil
+}
+
+// variantFleets are the fleets the mixes launched for one NodePool variant: "open" to every plan,
+// or the "readme"'s.
+type variantFleets struct {
+	name   string
+	fleets []mixFleet
+}
+
+// inProcessFleets provisions each mix in process for the NodePool open to every plan, then for
+// the README's.
+func inProcessFleets(ctx context.Context, mixes []costMix) ([]variantFleets, error) {
 	ctx, err := controllerContext(ctx)
 	if err != nil {
 		return nil, err
@@ -199,24 +223,23 @@ func CostEfficiency(ctx context.Context, mixNames []string) ([]Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the README's NodePools: %w", err)
 	}
-	var rows []Row
+	var variants []variantFleets
 	for _, variant := range []string{"open", "readme"} {
-		var fleets []mixFleet
-		for _, mix := range selectMixes(costMixes, mixNames) {
+		v := variantFleets{name: variant}
+		for _, mix := range mixes {
 			pool := openNodePool
 			if variant == "readme" {
 				pool = readme.forMix(mix)
 			}
 			fleet, err := provisionInProcess(ctx, mix, pool)
 			if err != nil {
-				return nil, fmt.Errorf("%s mix, %s: %w", mix.name, pool.name, err)
+				return nil, fmt.Errorf("%s mix (%s), %s: %w", mix.name, mix.describe(), pool.name, err)
 			}
-			fleets = append(fleets, fleet)
-			rows = append(rows, fleet.row("in process"))
+			v.fleets = append(v.fleets, fleet)
 		}
-		rows = append(rows, summaryRows(fleets, "in process", variantName(variant))...)
+		variants = append(variants, v)
 	}
-	return rows, nil
+	return variants, nil
 }
 
 func variantName(variant string) string {

@@ -42,30 +42,13 @@ func randomMixes(seed int64, count int) []costMix {
 // scenario does the eight, for the NodePool open to every plan and the README's, and reports
 // for each the geometric mean, the worst mix, and how many mixes miss the per-mix targets.
 func RandomCostEfficiency(ctx context.Context, seed int64, count int) ([]Row, error) {
-	ctx, err := controllerContext(ctx)
+	variants, err := inProcessFleets(ctx, randomMixes(seed, count))
 	if err != nil {
 		return nil, err
 	}
-	readme, err := loadReadmeNodePools()
-	if err != nil {
-		return nil, fmt.Errorf("reading the README's NodePools: %w", err)
-	}
-	mixes := randomMixes(seed, count)
 	var rows []Row
-	for _, variant := range []string{"open", "readme"} {
-		var fleets []mixFleet
-		for _, mix := range mixes {
-			pool := openNodePool
-			if variant == "readme" {
-				pool = readme.forMix(mix)
-			}
-			fleet, err := provisionInProcess(ctx, mix, pool)
-			if err != nil {
-				return nil, fmt.Errorf("%s (%s), %s: %w", mix.name, mix.describe(), pool.name, err)
-			}
-			fleets = append(fleets, fleet)
-		}
-		rows = append(rows, randomSummaryRows(fleets, seed, variantName(variant))...)
+	for _, v := range variants {
+		rows = append(rows, randomSummaryRows(v.fleets, seed, variantName(v.name))...)
 	}
 	return rows, nil
 }
