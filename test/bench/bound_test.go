@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand"
 	"strings"
 	"testing"
 
@@ -113,7 +112,7 @@ func TestCheapestPlanFleet(t *testing.T) {
 }
 
 // TestLowerBoundOverTheCatalogue solves the bound for random mixes over the region's real plans,
-// as the cost scenarios do for mixes of their own: the program must solve (its every inequality
+// as the cost-random scenario does (spreads aside): the program must solve (its every inequality
 // is tight at zero, which a simplex without care for degenerate vertices does not survive), and
 // its value must lie between what the total requests alone force and a fleet that holds the pods.
 func TestLowerBoundOverTheCatalogue(t *testing.T) {
@@ -123,28 +122,22 @@ func TestLowerBoundOverTheCatalogue(t *testing.T) {
 	}
 	defer linode.close()
 	plans := boundPlans(linode.instanceTypes, nil)
-	//nolint:gosec // Reproducible mixes, not security.
-	r := rand.New(rand.NewSource(1))
-	milliCPUs := []int{100, 250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000}
-	mibPerCPU := []int{512, 1024, 2048, 4096, 8192, 16384}
-	for mix := range 50 {
+	for _, mix := range randomMixes(1, 50) {
 		var kinds []podCount
-		for range 1 + r.Intn(4) {
-			milliCPU := milliCPUs[r.Intn(len(milliCPUs))]
-			mib := max(64, milliCPU*mibPerCPU[r.Intn(len(mibPerCPU))]/1000)
-			kinds = append(kinds, testPods(1+r.Intn(80), fmt.Sprintf("%dm", milliCPU), fmt.Sprintf("%dMi", mib)))
+		for _, d := range mix.deployments {
+			kinds = append(kinds, testPods(d.replicas, d.requests.Cpu().String(), d.requests.Memory().String()))
 		}
 		bound, err := lowerBound(plans, kinds)
 		if err != nil {
-			t.Fatalf("mix %d (%s): %v", mix, describeKinds(kinds), err)
+			t.Fatalf("%s (%s): %v", mix.name, describeKinds(kinds), err)
 		}
 		fleet, err := cheapestPlanFleet(plans, kinds)
 		if err != nil {
-			t.Fatalf("mix %d (%s): %v", mix, describeKinds(kinds), err)
+			t.Fatalf("%s (%s): %v", mix.name, describeKinds(kinds), err)
 		}
 		if floor := totalRequestsBound(plans, kinds); bound < floor*(1-1e-6) || bound > fleet.price*(1+1e-6) {
-			t.Fatalf("mix %d (%s): bound $%.4f, want between $%.4f (total requests) and $%.4f (%d× %s)",
-				mix, describeKinds(kinds), bound, floor, fleet.price, fleet.nodes, fleet.plan)
+			t.Fatalf("%s (%s): bound $%.4f, want between $%.4f (total requests) and $%.4f (%d× %s)",
+				mix.name, describeKinds(kinds), bound, floor, fleet.price, fleet.nodes, fleet.plan)
 		}
 	}
 }
