@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -170,15 +171,22 @@ func (f *Fixture) NodeClaims(ctx context.Context) []karpv1.NodeClaim {
 }
 
 // NodeClaimOf is the NodeClaim of the node the pod runs on.
+//
+// kube-scheduler may bind a pod to a node, and kwok run it, before Karpenter has recorded the
+// node's name on its NodeClaim (registration), so the NodeClaim is waited for.
 func (f *Fixture) NodeClaimOf(ctx context.Context, pod corev1.Pod) *karpv1.NodeClaim {
 	ginkgo.GinkgoHelper()
-	for _, claim := range f.NodeClaims(ctx) {
-		if claim.Status.NodeName == pod.Spec.NodeName {
-			return &claim
+	var found *karpv1.NodeClaim
+	gomega.Eventually(func() bool {
+		for _, claim := range f.NodeClaims(ctx) {
+			if claim.Status.NodeName == pod.Spec.NodeName {
+				found = &claim
+				return true
+			}
 		}
-	}
-	ginkgo.Fail(fmt.Sprintf("pod %s runs on %q, which no NodeClaim of %s launched", pod.Name, pod.Spec.NodeName, f.Name))
-	return nil
+		return false
+	}).WithContext(ctx).WithTimeout(30*time.Second).Should(gomega.BeTrue(), "pod %s runs on %q, which no NodeClaim of %s launched", pod.Name, pod.Spec.NodeName, f.Name)
+	return found
 }
 
 // Nodes are the NodePool's Nodes.
