@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/clock"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
@@ -263,6 +264,9 @@ type mixFleet struct {
 	onePlan planFleet
 	// rounds is how many provisioning rounds launched the fleet (in process).
 	rounds int
+	// expected is the price of the fleet the sizing policy expected in the first round (in
+	// process), 0 if it offered every plan.
+	expected float64
 }
 
 func (f mixFleet) ratio() float64 { return f.price / f.bound }
@@ -352,6 +356,11 @@ func provisionInProcess(ctx context.Context, mix costMix, pool costNodePool) (mi
 		if err != nil {
 			return mixFleet{}, err
 		}
+		if fleet.rounds == 1 {
+			if fleet.expected, err = expectedFleetPrice(nodePool.Name); err != nil {
+				return mixFleet{}, err
+			}
+		}
 		if len(results.NewNodeClaims) == 0 {
 			return mixFleet{}, fmt.Errorf("round %d placed none of %d pending pods: %w", fleet.rounds, len(pending), firstPodErrors(results.PodErrors, 3))
 		}
@@ -388,6 +397,28 @@ func provisionInProcess(ctx context.Context, mix costMix, pool costNodePool) (mi
 		fleet.plans[lkePool.Type] += lkePool.Count
 	}
 	return fleet, nil
+}
+
+// expectedFleetPrice is what the sizing policy last expected the NodePool's new nodes to cost,
+// from its metric, 0 if it offered every plan.
+func expectedFleetPrice(nodePool string) (float64, error) {
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		return 0, fmt.Errorf("reading the controller's metrics: %w", err)
+	}
+	for _, family := range families {
+		if family.GetName() != "karpenter_linode_sizing_expected_fleet_price" {
+			continue
+		}
+		for _, metric := range family.GetMetric() {
+			for _, label := range metric.GetLabel() {
+				if label.GetName() == "nodepool" && label.GetValue() == nodePool {
+					return metric.GetGauge().GetValue(), nil
+				}
+			}
+		}
+	}
+	return 0, nil
 }
 
 // createMix creates the mix's pods, pending, and its DaemonSets in the in-memory cluster, and

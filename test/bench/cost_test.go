@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -73,5 +74,33 @@ spec:
 	}
 	if _, err := decodeNodePool([]byte("apiVersion: karpenter.k8s.linode/v1\nkind: LinodeNodeClass\n")); err == nil {
 		t.Fatal("a file without a NodePool decoded")
+	}
+}
+
+// The sizing policy chooses a ceiling by simulating the fleet core's scheduler launches under it;
+// where the simulation errs, the policy trades for a fleet that is not the one it gets. Over
+// random mixes that core places in one round, for the NodePool open to every plan, the fleet the
+// policy expected is the fleet launched, to the cent.
+func TestPolicyExpectsTheFleetCoreLaunches(t *testing.T) {
+	ctx, err := controllerContext(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared := 0
+	for _, mix := range randomMixes(1, 40) {
+		fleet, err := provisionInProcess(ctx, mix, openNodePool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fleet.rounds != 1 || fleet.expected == 0 {
+			continue
+		}
+		compared++
+		if math.Abs(fleet.expected-fleet.price) > 0.005 {
+			t.Errorf("%s (%s): expected $%.3f/h, launched $%.3f/h on %s", mix.name, mix.describe(), fleet.expected, fleet.price, formatPlans(fleet.plans))
+		}
+	}
+	if compared < 30 {
+		t.Fatalf("compared %d mixes, want at least 30 placed in one round", compared)
 	}
 }

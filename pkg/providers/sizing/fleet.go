@@ -1,7 +1,6 @@
 package sizing
 
 import (
-	"container/heap"
 	"math"
 	"slices"
 	"strings"
@@ -65,8 +64,8 @@ type bin struct {
 	// plan is the cheapest plan that holds what the bin holds: the plan Create would launch.
 	plan   int
 	groups map[string]int
-	// order breaks ties between bins with as many pods, the older first.
-	order int
+	// closedTo is the last shape the bin could not take a pod of.
+	closedTo *shape
 }
 
 // holdingPlan is the cheapest plan, up to the ceiling (an index into plans), that holds the bin
@@ -113,17 +112,20 @@ func fits(room, used, more vector) bool {
 
 // pack fills bins with the shapes' pods as Karpenter core's scheduler fills new NodeClaims when
 // only the plans up to ceiling are available: pods in the queue's order (most CPU, then most
-// memory first), each onto the first starting node with room for it, else into the in-flight
-// NodeClaim with the fewest pods that some available plan still holds with it, or into a new
-// one. Each bin costs the cheapest plan that holds it, which is the plan Create launches for it;
-// the starting nodes cost nothing more.
+// memory first), each onto the first starting node with room for it, else into the first
+// in-flight NodeClaim, in core's order, that some available plan still holds with it, or into a
+// new one. Each bin costs the cheapest plan that holds it, which is the plan Create launches for
+// it; the starting nodes cost nothing more.
 func pack(plans []plan, shapes []*shape, ceiling int, starting []startingRoom) fleet {
 	dims := len(plans[0].room)
 	used := make([]vector, len(starting))
 	for i := range used {
 		used[i] = make(vector, dims)
 	}
+	// bins are in the order of core's in-flight NodeClaims (coreorder.go); changed is the bin
+	// that took the last pod, -1 when the last pod opened a new one.
 	var bins []*bin
+	changed := -1
 	for _, s := range shapes {
 		left := s.pods
 		// Pods spread over hostnames skip the starting nodes: how many of their group core placed
@@ -139,29 +141,18 @@ func pack(plans []plan, shapes []*shape, ceiling int, starting []startingRoom) f
 				left--
 			}
 		}
-		open := binHeap(slices.Clone(bins))
-		heap.Init(&open)
-		for left > 0 {
-			if open.Len() > 0 {
-				if b, holding := open[0], open[0].holdingPlan(plans, s, ceiling); holding >= 0 {
-					b.add(s, holding)
-					left--
-					heap.Fix(&open, 0)
-				} else {
-					// A bin that cannot take one pod of the shape takes none of its later pods.
-					heap.Pop(&open)
-				}
+		for ; left > 0; left-- {
+			coreOrder(bins, changed)
+			if changed = addToOpenBin(bins, plans, s, ceiling); changed >= 0 {
 				continue
 			}
-			b := &bin{used: make(vector, dims), plans: slices.Clone(s.plans), order: len(bins)}
+			b := &bin{used: make(vector, dims), plans: slices.Clone(s.plans)}
 			holding := b.holdingPlan(plans, s, ceiling)
 			if holding < 0 {
 				break
 			}
 			b.add(s, holding)
-			left--
 			bins = append(bins, b)
-			heap.Push(&open, b)
 		}
 	}
 	var f fleet
@@ -172,23 +163,21 @@ func pack(plans []plan, shapes []*shape, ceiling int, starting []startingRoom) f
 	return f
 }
 
-// binHeap orders bins by pods held, then age: the order core tries in-flight NodeClaims in.
-type binHeap []*bin
-
-func (h binHeap) Len() int { return len(h) }
-func (h binHeap) Less(i, j int) bool {
-	if h[i].pods != h[j].pods {
-		return h[i].pods < h[j].pods
+// addToOpenBin adds a pod of s to the first bin that some plan up to the ceiling holds with it,
+// and returns its index, or -1 when no bin does. A bin that cannot take one pod of a shape takes
+// none of its later pods, so it is closed to the shape.
+func addToOpenBin(bins []*bin, plans []plan, s *shape, ceiling int) int {
+	for i, b := range bins {
+		if b.closedTo == s {
+			continue
+		}
+		if holding := b.holdingPlan(plans, s, ceiling); holding >= 0 {
+			b.add(s, holding)
+			return i
+		}
+		b.closedTo = s
 	}
-	return h[i].order < h[j].order
-}
-func (h binHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *binHeap) Push(x any)   { *h = append(*h, x.(*bin)) }
-func (h *binHeap) Pop() any {
-	old := *h
-	b := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return b
+	return -1
 }
 
 // queueOrder sorts shapes as core's scheduling queue sorts pods: most CPU first, then most memory.

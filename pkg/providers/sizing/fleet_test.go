@@ -3,6 +3,9 @@ package sizing
 import (
 	"fmt"
 	"math"
+	"math/rand"
+	"slices"
+	"sort"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -257,5 +260,35 @@ func TestDefaultTradeoff(t *testing.T) {
 				t.Fatalf("ceiling %s, fleet %+v (cheapest %+v); want ceiling %s, %d nodes", got, d.fleet, d.cheapest, tc.ceiling, tc.nodes)
 			}
 		})
+	}
+}
+
+// coreOrder must leave bins in the order core's sort.Slice leaves its NodeClaims in, both where
+// it sorts with slices.SortFunc and where it moves the bin that took a pod itself: over many
+// counts with many ties, a bin bumped at every position, or a bin appended.
+func TestBinsSortLikeCore(t *testing.T) {
+	//nolint:gosec // Reproducible cases, not security.
+	r := rand.New(rand.NewSource(1))
+	for range 5000 {
+		bins := make([]*bin, 1+r.Intn(300))
+		for i := range bins {
+			bins[i] = &bin{pods: 1 + r.Intn(1+r.Intn(8))}
+		}
+		slices.SortFunc(bins, fewerPods)
+		changed := -1
+		if r.Intn(4) == 0 {
+			bins = append(bins, &bin{pods: 1})
+		} else {
+			changed = r.Intn(len(bins))
+			bins[changed].pods++
+		}
+		cores := slices.Clone(bins)
+		sort.Slice(cores, func(a, b int) bool { return cores[a].pods < cores[b].pods })
+		coreOrder(bins, changed)
+		for i := range bins {
+			if bins[i] != cores[i] {
+				t.Fatalf("%d bins, bin %d changed: position %d differs from core's order", len(bins), changed, i)
+			}
+		}
 	}
 }

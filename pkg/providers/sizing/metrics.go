@@ -24,4 +24,10 @@ var (
 		Name:      "deferred_pods",
 		Help:      "Pending pods of the NodePool left for a later provisioning round because no plan under the price ceiling holds them.",
 	}, []opmetrics.Label{nodePoolLabel}, opmetrics.Beta)
+	expectedFleetPrice = opmetrics.NewPrometheusGauge(crmetrics.Registry, prometheus.GaugeOpts{
+		Namespace: metrics.Namespace,
+		Subsystem: subsystem,
+		Name:      "expected_fleet_price",
+		Help:      "Hourly price in USD of the new nodes the sizing policy expects Karpenter to launch for the NodePool's pending pods, in this provisioning round and the later ones for deferred pods.",
+	}, []opmetrics.Label{nodePoolLabel}, opmetrics.Beta)
 )

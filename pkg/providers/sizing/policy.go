@@ -165,8 +165,10 @@ func (p *Policy) offerAll(ctx context.Context, nodePool string, previous *memo) 
 	if previous.ceiling > 0 {
 		log.FromContext(ctx).WithValues("NodePool", nodePool).Info("offering every plan again: no pending pod left to size for")
 	}
-	priceCeiling.Delete(map[string]string{nodePoolLabel.Name: nodePool})
-	deferredPods.Delete(map[string]string{nodePoolLabel.Name: nodePool})
+	labels := map[string]string{nodePoolLabel.Name: nodePool}
+	priceCeiling.Delete(labels)
+	deferredPods.Delete(labels)
+	expectedFleetPrice.Delete(labels)
 	delete(p.decisions, nodePool)
 }
 
@@ -178,6 +180,7 @@ func (p *Policy) report(ctx context.Context, nodePool string, previous, next *me
 		priceCeiling.Delete(labels)
 	}
 	deferredPods.Set(float64(decision.deferred), labels)
+	expectedFleetPrice.Set(decision.fleet.price, labels)
 	if previous != nil && previous.logged && previous.ceiling == next.ceiling && previous.floor == next.floor {
 		next.logged = true
 		return
