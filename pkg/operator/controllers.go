@@ -95,7 +95,7 @@ func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.R
 	if err != nil {
 		return nil, err
 	}
-	sizer := sizing.NewPolicy(kubeClient, sizing.Tradeoff{LargeFleetNodes: opts.SizingLargeFleetNodes, Tolerance: opts.SizingTolerancePercent / 100})
+	sizer := sizing.NewPolicy(kubeClient, sizing.Tradeoff{LargeFleetNodes: opts.SizingLargeFleetNodes, Tolerance: opts.SizingTolerancePercent / 100}, clk)
 	return &Linode{
 		Mode:          target.Mode(),
 		InstanceTypes: instanceTypes,

@@ -33,6 +33,7 @@ type LKEOptions struct {
 	provider    []option.Function[lke.Options]
 	recorder    events.Recorder
 	credentials *linode.Credentials
+	settings    []func(*options.Options)
 }
 
 // WithCluster names the LKE cluster to create, and its tier and region.
@@ -58,6 +59,11 @@ func WithCredentials(credentials *linode.Credentials) option.Function[LKEOptions
 	return func(o *LKEOptions) { o.credentials = credentials }
 }
 
+// WithSettings changes the provider's settings from Options' defaults.
+func WithSettings(change func(*options.Options)) option.Function[LKEOptions] {
+	return func(o *LKEOptions) { o.settings = append(o.settings, change) }
+}
+
 // NewLKE creates an LKE cluster in the emulator, discovers it and builds the provider over it
 // as the controller does, reading NodeClasses through kubeClient (nil when the test needs no
 // Kubernetes). The catalogue is read before NewLKE returns, as the catalogue controller would
@@ -72,6 +78,9 @@ func NewLKE(ctx context.Context, emu *Emulator, kubeClient client.Client, opts .
 	}
 	settings := Options()
 	settings.ClusterName = o.clusterName
+	for _, change := range o.settings {
+		change(settings)
+	}
 	ctx = options.ToContext(ctx, settings)
 	mode := operator.LKE{ProviderOptions: append([]option.Function[lke.Options]{lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5 * time.Second)}, o.provider...)}
 	target, err := operator.CheckLinode(ctx, emu.Client, settings, mode)

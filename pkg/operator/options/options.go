@@ -108,7 +108,7 @@ type Options struct {
 
 // Defaults of the sizing policy's trade-off between price and node count.
 const (
-	DefaultSizingLargeFleetNodes  = 20
+	DefaultSizingLargeFleetNodes  = 100
 	DefaultSizingTolerancePercent = 25
 )
 

@@ -39,7 +39,7 @@ func BenchmarkDecide(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d := nodePoolDemand(template, instanceTypes, groups, nil, nil)
-		decision := d.choose(tradeoff, 0)
+		decision := d.choose(tradeoff, 0, false)
 		if decision.fleet.nodes == 0 {
 			b.Fatalf("no fleet: %+v", decision)
 		}

@@ -209,6 +209,8 @@ type decision struct {
 	fleet, cheapest fleet
 	// deferred counts the pods left for a later round: no plan up to the ceiling holds them.
 	deferred int
+	// largeOnItsOwn says that the cheapest fleet would make the NodePool large.
+	largeOnItsOwn bool
 }
 
 // option is one way to place a set of shapes over rounds: its fleet and its first round's ceiling.
@@ -239,20 +241,24 @@ type Tradeoff struct {
 // or, when that fleet would make the NodePool, which has existing nodes, large, the one with the
 // fewest nodes among those the trade-off's tolerance allows. Counting the NodePool's nodes matters
 // because pods arrive in rounds: a burst of a thousand pods comes as rounds of a few dozen, each
-// small on its own. The demand's floor, an index into plans or -1, is the lowest ceiling allowed:
+// small on its own. For the same reason a NodePool that was large earlier in the burst
+// (wasLarge) stays large: a burst's last rounds, after its first NodeClaims took the fewest
+// nodes, may add too few nodes to count as large, and would get the small plans the trade-off
+// avoided. The demand's floor, an index into plans or -1, is the lowest ceiling allowed:
 // the cheapest plan that holds a pod core could not place before, so that deferred pods make
 // progress. This round's pods fill the room on the starting nodes first; later rounds' pods are
 // sized for new nodes alone.
 //
 // The demand's plans must be ordered by price and its shapes by queueOrder; every shape must fit
 // some plan.
-func (d demand) choose(tradeoff Tradeoff, existing int) decision {
+func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision {
 	plans, shapes := d.plans, d.shapes
 	s := solver{plans: plans, shapes: shapes, starting: d.starting, memo: map[int][]option{}}
 	options := s.options(-1, d.floor)
 	cheapest := options[0].fleet
 	chosen := options[0]
-	if existing+cheapest.nodes > tradeoff.LargeFleetNodes {
+	largeOnItsOwn := existing+cheapest.nodes > tradeoff.LargeFleetNodes
+	if largeOnItsOwn || wasLarge {
 		for _, o := range options[1:] {
 			// Options are ordered by price, each with fewer nodes than the one before.
 			if o.fleet.price <= cheapest.price*(1+tradeoff.Tolerance)+1e-9 {
@@ -260,7 +266,7 @@ func (d demand) choose(tradeoff Tradeoff, existing int) decision {
 			}
 		}
 	}
-	return decision{ceiling: chosen.ceiling, fleet: chosen.fleet, cheapest: cheapest, deferred: deferredAt(plans, shapes, chosen.ceiling)}
+	return decision{ceiling: chosen.ceiling, fleet: chosen.fleet, cheapest: cheapest, deferred: deferredAt(plans, shapes, chosen.ceiling), largeOnItsOwn: largeOnItsOwn}
 }
 
 // deferredAt counts the pods no plan up to the ceiling holds.

@@ -159,6 +159,7 @@ func TestChoose(t *testing.T) {
 		shapes    []*shape
 		tolerance float64
 		existing  int
+		wasLarge  bool
 		floor     int
 		starting  []startingRoom
 		ceiling   string
@@ -187,6 +188,12 @@ func TestChoose(t *testing.T) {
 			// The same pods when the NodePool already has a node: four nodes make it large.
 			name: "the NodePool's nodes count towards a large fleet", plans: smallBig, shapes: []*shape{oneShape(9, 1000)},
 			tolerance: 0.9, existing: 1, ceiling: "big", fleet: fleet{price: 5, nodes: 1},
+		},
+		{
+			// A burst's last pods: three small nodes would not make the NodePool large, but it was
+			// large earlier in the burst.
+			name: "a NodePool large earlier in the burst stays large", plans: smallBig, shapes: []*shape{oneShape(9, 1000)},
+			tolerance: 0.9, wasLarge: true, ceiling: "big", fleet: fleet{price: 5, nodes: 1},
 		},
 		{
 			// All at once, the small pods fill the big pod's node (2 CPU left) and a second big
@@ -220,7 +227,7 @@ func TestChoose(t *testing.T) {
 			if floor == 0 {
 				floor = -1
 			}
-			d := demand{plans: tc.plans, shapes: shapes, floor: floor, starting: tc.starting}.choose(Tradeoff{LargeFleetNodes: 3, Tolerance: tc.tolerance}, tc.existing)
+			d := demand{plans: tc.plans, shapes: shapes, floor: floor, starting: tc.starting}.choose(Tradeoff{LargeFleetNodes: 3, Tolerance: tc.tolerance}, tc.existing, tc.wasLarge)
 			if tc.plans[d.ceiling].name != tc.ceiling || !near(d.fleet.price, tc.fleet.price) || d.fleet.nodes != tc.fleet.nodes || d.deferred != tc.deferred {
 				t.Fatalf("choose = ceiling %s, fleet %+v, %d deferred; want ceiling %s, fleet %+v, %d deferred",
 					tc.plans[d.ceiling].name, d.fleet, d.deferred, tc.ceiling, tc.fleet, tc.deferred)
@@ -230,7 +237,7 @@ func TestChoose(t *testing.T) {
 }
 
 // TestDefaultTradeoff: with the default settings, a NodePool gets the cheapest fleet for its
-// pending pods unless that fleet would give it more than twenty nodes; then it gets the fleet
+// pending pods unless that fleet would give it more than a hundred nodes; then it gets the fleet
 // with the fewest nodes at most 25% dearer. One-CPU pods are cheapest three to a g6-standard-4.
 func TestDefaultTradeoff(t *testing.T) {
 	instanceTypes := usOrdPlans(t)
@@ -245,17 +252,17 @@ func TestDefaultTradeoff(t *testing.T) {
 		nodes          int
 	}{
 		{pods: 60, ceiling: "g6-standard-4", nodes: 20},
-		// With the NodePool's node, 21 nodes make a large fleet: two nodes at $0.864/h (the price
-		// of g6-standard-20 and g6-dedicated-32) hold the pods for 20% more.
-		{pods: 60, existing: 1, ceiling: "g6-standard-20", nodes: 2},
-		// 84 nodes at $6.01/h, or six g6-dedicated-48 for 15% more.
-		{pods: 250, ceiling: "g6-dedicated-48", nodes: 6},
+		// With the NodePool's 81 nodes, 20 more make a large fleet: two nodes at $0.864/h (the
+		// price of g6-standard-20 and g6-dedicated-32) hold the pods for 20% more.
+		{pods: 60, existing: 81, ceiling: "g6-standard-20", nodes: 2},
+		// 84 nodes at $6.01/h rather than six g6-dedicated-48 for 15% more.
+		{pods: 250, ceiling: "g6-standard-4", nodes: 84},
 		// 334 nodes at $24.01/h, or 22 for 15% more.
 		{pods: 1000, ceiling: "g6-dedicated-48", nodes: 22},
 	} {
 		t.Run(fmt.Sprintf("%d pods, %d nodes", tc.pods, tc.existing), func(t *testing.T) {
 			demand := nodePoolDemand(template, instanceTypes, []*podGroup{{shape: oneCPU, pods: tc.pods}}, nil, nil)
-			d := demand.choose(tradeoff, tc.existing)
+			d := demand.choose(tradeoff, tc.existing, false)
 			if got := demand.plans[d.ceiling].name; got != tc.ceiling || d.fleet.nodes != tc.nodes {
 				t.Fatalf("ceiling %s, fleet %+v (cheapest %+v); want ceiling %s, %d nodes", got, d.fleet, d.cheapest, tc.ceiling, tc.nodes)
 			}

@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -34,11 +35,17 @@ type Placements interface {
 	Nodes() iter.Seq[*state.StateNode]
 }
 
+// largeFor is how long a NodePool that counted as large on its own keeps counting as large: longer
+// than a burst of thousands of pods takes to reach Karpenter, so that the burst's last rounds get
+// the plans its first rounds got, whatever they add.
+const largeFor = 10 * time.Minute
+
 // Policy narrows the plans Karpenter may launch for a NodePool to those that suit its pending
 // pods. The package documentation says why and how.
 type Policy struct {
 	kubeClient client.Client
 	tradeoff   Tradeoff
+	clock      clock.Clock
 	placements atomic.Pointer[placementsHolder]
 
 	mu sync.Mutex
@@ -46,6 +53,9 @@ type Policy struct {
 	shapes map[types.UID]cachedShape
 	// decisions are each NodePool's last answer, by NodePool name.
 	decisions map[string]*memo
+	// largeUntil is when each NodePool that counted as large stops counting as large, unless it
+	// does on its own again, by NodePool name.
+	largeUntil map[string]time.Time
 }
 
 type placementsHolder struct{ Placements }
@@ -71,12 +81,14 @@ type memo struct {
 // NewPolicy returns a policy that reads pods, DaemonSets and NodeClaims through kubeClient (the
 // manager's cached client) and trades price for fewer nodes as tradeoff says. It offers every
 // plan until Track gives it core's cluster state.
-func NewPolicy(kubeClient client.Client, tradeoff Tradeoff) *Policy {
+func NewPolicy(kubeClient client.Client, tradeoff Tradeoff, clk clock.Clock) *Policy {
 	return &Policy{
 		kubeClient: kubeClient,
 		tradeoff:   tradeoff,
+		clock:      clk,
 		shapes:     map[types.UID]cachedShape{},
 		decisions:  map[string]*memo{},
+		largeUntil: map[string]time.Time{},
 	}
 }
 
@@ -131,7 +143,10 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	d := nodePoolDemand(template, instanceTypes, groups, daemons, starting)
 	next := &memo{inputs: inputs, instanceTypes: instanceTypes, template: template, generation: nodePool.Generation, uid: nodePool.UID}
 	if len(d.shapes) > 0 {
-		decision := d.choose(p.tradeoff, existing)
+		decision := d.choose(p.tradeoff, existing, p.wasLarge(nodePool.Name))
+		if decision.largeOnItsOwn {
+			p.largeUntil[nodePool.Name] = p.clock.Now().Add(largeFor)
+		}
 		if raised := d.satisfyMinValues(decision.ceiling, template.Requirements); raised != decision.ceiling {
 			decision.ceiling, decision.deferred = raised, deferredAt(d.plans, d.shapes, raised)
 		}
@@ -146,6 +161,16 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	p.decisions[nodePool.Name] = next
 	return next.instanceTypes, nil
+}
+
+// wasLarge says whether the NodePool counted as large on its own in the last largeFor.
+func (p *Policy) wasLarge(nodePool string) bool {
+	until, ok := p.largeUntil[nodePool]
+	if ok && !p.clock.Now().Before(until) {
+		delete(p.largeUntil, nodePool)
+		return false
+	}
+	return ok
 }
 
 // template is the NodePool's NodeClaim template as core's scheduler builds it, reused while the

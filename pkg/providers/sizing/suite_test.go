@@ -23,6 +23,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
@@ -70,7 +71,9 @@ var _ = AfterSuite(func() {
 var _ = BeforeEach(func() {
 	emu = linodeexpectations.ExpectEmulator()
 	emu.Client.SetRetryCount(5)
-	cloud = linodeexpectations.ExpectLKE(ctx, emu, env.Client, test.WithCluster(clusterName, lke.TierStandard, test.Region))
+	// A NodePool counts as large from 20 nodes, so that a burst of 90 pods is large.
+	cloud = linodeexpectations.ExpectLKE(ctx, emu, env.Client, test.WithCluster(clusterName, lke.TierStandard, test.Region),
+		test.WithSettings(func(o *options.Options) { o.SizingLargeFleetNodes = 20 }))
 	cloudProvider = cloud.CloudProvider
 	// As the controller wires it: core's cluster state is built from the cloud provider, then
 	// given to the sizing policy.
