@@ -56,19 +56,32 @@ func RandomCostEfficiency(ctx context.Context, seed int64, count int) ([]Row, er
 // randomSummaryRows sum up the random mixes' fleets for one NodePool variant.
 func randomSummaryRows(fleets []mixFleet, seed int64, pools string) []Row {
 	what := fmt.Sprintf("%d random mixes of seed %d (%s)", len(fleets), seed, pools)
-	logSum := 0.0
-	var aboveBound, dearer, spread []string
+	logSum, unspreadLogSum, unspread := 0.0, 0.0, 0
+	var aboveBound, dearer, spread, dearerSpread []string
 	for _, f := range fleets {
 		logSum += math.Log(f.ratio())
+		spreads := slices.ContainsFunc(f.mix.deployments, func(d costDeployment) bool { return d.spread })
+		if !spreads {
+			unspreadLogSum += math.Log(f.ratio())
+			unspread++
+		}
 		if f.ratio() > 1.2 {
 			aboveBound = append(aboveBound, fmt.Sprintf("%s %.2f×", f.mix.name, f.ratio()))
-			if slices.ContainsFunc(f.mix.deployments, func(d costDeployment) bool { return d.spread }) {
+			if spreads {
 				spread = append(spread, f.mix.name)
 			}
 		}
 		if f.price > f.onePlan.price+1e-9 {
 			dearer = append(dearer, fmt.Sprintf("%s ($%.3f against $%.3f)", f.mix.name, f.price, f.onePlan.price))
+			if spreads {
+				dearerSpread = append(dearerSpread, f.mix.name)
+			}
 		}
+	}
+	// 0 when every mix has spread pods.
+	unspreadMean := 0.0
+	if unspread > 0 {
+		unspreadMean = math.Exp(unspreadLogSum / float64(unspread))
 	}
 	worst := slices.MaxFunc(fleets, func(a, b mixFleet) int { return cmp.Compare(a.ratio(), b.ratio()) })
 	return []Row{
@@ -77,7 +90,10 @@ func randomSummaryRows(fleets []mixFleet, seed int64, pools string) []Row {
 			Note: fmt.Sprintf("%s: %s; %s", worst.mix.name, worst.mix.describe(), worst.row("in process").Note)},
 		{Scenario: randomCostScenario, Metric: what + ": mixes above 1.2× their bound", Value: float64(len(aboveBound)),
 			Note: fmt.Sprintf("%s; of them with pods spread over hostnames (one a node, as core places them): %d", joinOrNone(aboveBound), len(spread))},
-		{Scenario: randomCostScenario, Metric: what + ": mixes dearer than the cheapest fleet of one plan", Value: float64(len(dearer)), Note: joinOrNone(dearer)},
+		{Scenario: randomCostScenario, Metric: what + ": geometric mean of fleet ÷ lower bound without pods spread over hostnames", Value: unspreadMean, Unit: "×",
+			Note: fmt.Sprintf("the %d mixes none of whose Deployments is spread over hostnames", unspread)},
+		{Scenario: randomCostScenario, Metric: what + ": mixes dearer than the cheapest fleet of one plan", Value: float64(len(dearer)),
+			Note: fmt.Sprintf("%s; of them with pods spread over hostnames: %d", joinOrNone(dearer), len(dearerSpread))},
 	}
 }
 

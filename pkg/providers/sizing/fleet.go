@@ -238,13 +238,13 @@ type Tradeoff struct {
 // would launch with plans up to that price available, for the pods some such plan holds; pods
 // that need a dearer plan are left to later rounds, when the pods placed now no longer count, and
 // are simulated the same way. Of all the ways to place the pods over rounds it takes the cheapest
-// or, when that fleet would make the NodePool, which has existing nodes, large, the one with the
-// fewest nodes among those the trade-off's tolerance allows. Counting the NodePool's nodes matters
-// because pods arrive in rounds: a burst of a thousand pods comes as rounds of a few dozen, each
-// small on its own. For the same reason a NodePool that was large earlier in the burst
-// (wasLarge) stays large: a burst's last rounds, after its first NodeClaims took the fewest
-// nodes, may add too few nodes to count as large, and would get the small plans the trade-off
-// avoided. The demand's floor, an index into plans or -1, is the lowest ceiling allowed:
+// or, when that fleet would make the NodePool, which has existing nodes, large, the cheapest that
+// keeps it at or under the threshold, else the one with the fewest nodes, among those the
+// trade-off's tolerance allows. Counting the NodePool's nodes matters because pods arrive in
+// rounds: a burst of a thousand pods comes as rounds of a few dozen, each small on its own. For
+// the same reason a NodePool that was large earlier in the burst (wasLarge) keeps the fewest
+// nodes: a burst's last rounds, after its first NodeClaims took the fewest nodes, may add too few
+// nodes to count as large, and would get the small plans the trade-off avoided. The demand's floor, an index into plans or -1, is the lowest ceiling allowed:
 // the cheapest plan that holds a pod core could not place before, so that deferred pods make
 // progress. This round's pods fill the room on the starting nodes first; later rounds' pods are
 // sized for new nodes alone.
@@ -259,10 +259,17 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 	chosen := options[0]
 	largeOnItsOwn := existing+cheapest.nodes > tradeoff.LargeFleetNodes
 	if largeOnItsOwn || wasLarge {
+		// Options are ordered by price, each with fewer nodes than the one before.
+		within := options[:1]
 		for _, o := range options[1:] {
-			// Options are ordered by price, each with fewer nodes than the one before.
 			if o.fleet.price <= cheapest.price*(1+tradeoff.Tolerance)+1e-9 {
-				chosen = o
+				within = append(within, o)
+			}
+		}
+		chosen = within[len(within)-1]
+		if largeOnItsOwn {
+			if i := slices.IndexFunc(within, func(o option) bool { return existing+o.fleet.nodes <= tradeoff.LargeFleetNodes }); i >= 0 {
+				chosen = within[i]
 			}
 		}
 	}

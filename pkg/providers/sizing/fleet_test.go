@@ -190,6 +190,17 @@ func TestChoose(t *testing.T) {
 			tolerance: 0.9, existing: 1, ceiling: "big", fleet: fleet{price: 5, nodes: 1},
 		},
 		{
+			// Ten one-CPU pods: four small nodes ($4) make the NodePool large; two medium ones
+			// ($4.4) keep it at the threshold for less than the big one ($5).
+			name: "a large NodePool gets the cheapest fleet that keeps it at the threshold", plans: []plan{smallBig[0], {name: "medium", price: 2.2, room: room(110, 6000)}, smallBig[1]},
+			shapes: []*shape{oneShape(10, 1000)}, tolerance: 0.3, ceiling: "medium", fleet: fleet{price: 4.4, nodes: 2},
+		},
+		{
+			// The same pods with two nodes in the NodePool: only the big plan keeps it at three.
+			name: "the threshold counts the NodePool's nodes", plans: []plan{smallBig[0], {name: "medium", price: 2.2, room: room(110, 6000)}, smallBig[1]},
+			shapes: []*shape{oneShape(10, 1000)}, tolerance: 0.3, existing: 2, ceiling: "big", fleet: fleet{price: 5, nodes: 1},
+		},
+		{
 			// A burst's last pods: three small nodes would not make the NodePool large, but it was
 			// large earlier in the burst.
 			name: "a NodePool large earlier in the burst stays large", plans: smallBig, shapes: []*shape{oneShape(9, 1000)},
