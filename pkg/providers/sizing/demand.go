@@ -101,8 +101,20 @@ type pendingDemand struct {
 	placed map[string]corev1.ResourceList
 }
 
+// initializedNodeClaims are the names of the NodeClaims whose nodes have initialized.
+func initializedNodeClaims(placements Placements) map[string]bool {
+	out := map[string]bool{}
+	for n := range placements.Nodes() {
+		if n.NodeClaim != nil && n.Initialized() {
+			out[n.NodeClaim.Name] = true
+		}
+	}
+	return out
+}
+
 // pendingPods lists the pods core would try to provision for: provisionable (kube-scheduler
-// found no node for them), not bound, and not already placed on a NodeClaim that still exists;
+// found no node for them), not bound, and not already placed on a NodeClaim that still exists
+// and has yet to initialize;
 // and the pods their workloads are about to create. Shapes are cached by pod UID and resource
 // version, since core asks often and pods rarely change.
 func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendingDemand, error) {
@@ -115,6 +127,7 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 	seen := make(map[types.UID]bool, len(list.Items))
 	workloads := map[workload]*workloadPods{}
 	out := pendingDemand{placed: map[string]corev1.ResourceList{}}
+	initialized := initializedNodeClaims(placements)
 	for i := range list.Items {
 		item := &list.Items[i]
 		w, inWorkload := workloadOf(item)
@@ -137,7 +150,10 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 			p.shapes[item.UID] = cached
 		}
 		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
-		if claim := placements.PodNodeClaimMapping(key); claim != "" && placements.NodeClaimExists(claim) {
+		// A pod core placed on a NodeClaim is no demand while the NodeClaim's node starts; once the
+		// node has initialized, a pod still unschedulable did not fit there, and core places it
+		// again.
+		if claim := placements.PodNodeClaimMapping(key); claim != "" && placements.NodeClaimExists(claim) && !initialized[claim] {
 			out.placed[claim] = resources.MergeInto(out.placed[claim], cached.shape.requests)
 			continue
 		}

@@ -21,7 +21,8 @@
 // Pods that no plan under the ceiling holds are left for a later provisioning round (core retries
 // pending pods), when the pods core placed on NodeClaims that still exist no longer count: the
 // demand is the NodePool's provisionable pods that core has not placed (state.Cluster's pod to
-// NodeClaim mapping). A pod core tried to place and could not sets a floor under the next
+// NodeClaim mapping), or placed on a NodeClaim whose node has initialized without kube-scheduler
+// binding them there: core places those again. A pod core tried to place and could not sets a floor under the next
 // ceiling, so every round places at least one deferred pod.
 //
 // A burst counts as a whole: the pods that the pending pods' ReplicaSets and StatefulSets have

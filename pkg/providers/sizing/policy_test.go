@@ -99,6 +99,18 @@ var _ = Describe("Sizing", func() {
 		Expect(offered()["g6-dedicated-64"].Offerings.Available()).ToNot(BeEmpty())
 	})
 
+	It("counts them again once their nodes have initialized: kube-scheduler found no room there", func() {
+		pods := pendingPods("web", 30, "1", "1Gi")
+		result := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, pods...)
+		Expect(result.Bindings).To(HaveLen(30))
+		for _, binding := range result.Bindings {
+			ExpectMakeNodesInitialized(ctx, env.Client, env.Clock, binding.Node)
+			Expect(cluster.UpdateNode(ctx, ExpectExists(ctx, env.Client, binding.Node))).To(Succeed())
+		}
+		// Core places them again, on new nodes: sized as before, not on every plan.
+		Expect(offered()["g6-dedicated-64"].Offerings.Available()).To(BeEmpty())
+	})
+
 	It("leaves a pod too big for this round's plans to the next round, which launches it", func() {
 		small := pendingPods("small", 60, "500m", "1Gi")
 		big := pendingPods("big", 1, "40", "64Gi")
