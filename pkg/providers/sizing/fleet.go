@@ -244,9 +244,9 @@ type Tradeoff struct {
 // rounds: a burst of a thousand pods comes as rounds of a few dozen, each small on its own. For
 // the same reason a NodePool that was large earlier in the burst (wasLarge) keeps the fewest
 // nodes: a burst's last rounds, after its first NodeClaims took the fewest nodes, may add too few
-// nodes to count as large, and would get the small plans the trade-off avoided. The demand's floor, an index into plans or -1, is the lowest ceiling allowed:
-// the cheapest plan that holds a pod core could not place before, so that deferred pods make
-// progress. This round's pods fill the room on the starting nodes first; later rounds' pods are
+// nodes to count as large, and would get the small plans the trade-off avoided. The demand's
+// floor, an index into plans or -1, is the lowest ceiling allowed: the cheapest plan that holds a
+// pod core could not place before, so that deferred pods make progress. This round's pods fill the room on the starting nodes first; later rounds' pods are
 // sized for new nodes alone.
 //
 // The demand's plans must be ordered by price and its shapes by queueOrder; every shape must fit
@@ -259,14 +259,14 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 	chosen := options[0]
 	largeOnItsOwn := existing+cheapest.nodes > tradeoff.LargeFleetNodes
 	if largeOnItsOwn || wasLarge {
-		// Options are ordered by price, each with fewer nodes than the one before.
-		within := options[:1]
-		for _, o := range options[1:] {
-			if o.fleet.price <= cheapest.price*(1+tradeoff.Tolerance)+1e-9 {
-				within = append(within, o)
-			}
+		// Options are ordered by price, each with fewer nodes than the one before: those the
+		// tolerance allows come first.
+		n := 1
+		for n < len(options) && options[n].fleet.price <= cheapest.price*(1+tradeoff.Tolerance)+1e-9 {
+			n++
 		}
-		chosen = within[len(within)-1]
+		within := options[:n]
+		chosen = within[n-1]
 		if largeOnItsOwn {
 			if i := slices.IndexFunc(within, func(o option) bool { return existing+o.fleet.nodes <= tradeoff.LargeFleetNodes }); i >= 0 {
 				chosen = within[i]

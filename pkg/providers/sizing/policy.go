@@ -79,8 +79,8 @@ type memo struct {
 }
 
 // NewPolicy returns a policy that reads pods, DaemonSets and NodeClaims through kubeClient (the
-// manager's cached client) and trades price for fewer nodes as tradeoff says. It offers every
-// plan until Track gives it core's cluster state.
+// manager's cached client) and trades price for fewer nodes as tradeoff says; clk times how long
+// a burst keeps a NodePool large. It offers every plan until Track gives it core's cluster state.
 func NewPolicy(kubeClient client.Client, tradeoff Tradeoff, clk clock.Clock) *Policy {
 	return &Policy{
 		kubeClient: kubeClient,
