@@ -412,13 +412,14 @@ func daemonOverhead(template *corescheduling.NodeClaimTemplate, taints schedulin
 	return resources.RequestsForPods(compatible...)
 }
 
-// burstFloor is the price below which no plan is offered while a burst is still arriving: the
-// ceiling's, so that every NodeClaim of this round launches a plan at the ceiling. Core launches
-// the cheapest plan that holds a NodeClaim, and the last NodeClaim of a round is rarely full; at
-// the ceiling's size it keeps room for the pods of the next round, which core places on in-flight
-// NodeClaims first, where a smaller plan would leave those pods to start new nodes. Without pods
-// to come, with minValues to meet (they need several plans), or when a pod this round places
-// cannot run on a plan at the ceiling's price, there is no floor (0).
+// burstFloor is the price below which no plan is offered while a burst is still arriving: that
+// of ceiling, the round's ceiling for its own pods (decision.burstCeiling), so that every
+// NodeClaim of this round launches a plan at least that large. Core launches the cheapest plan
+// that holds a NodeClaim, and the last NodeClaim of a round is rarely full; at the ceiling's size
+// it keeps room for the pods of the next round, which core places on in-flight NodeClaims first,
+// where a smaller plan would leave those pods to start new nodes. Without pods to come, with
+// minValues to meet (they need several plans), or when a pod this round places cannot run on a
+// plan at the ceiling's price, there is no floor (0).
 func (d demand) burstFloor(ceiling int, requirements scheduling.Requirements) float64 {
 	if d.coming == 0 || requirements.HasMinValues() {
 		return 0

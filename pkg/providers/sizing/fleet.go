@@ -211,6 +211,10 @@ type decision struct {
 	deferred int
 	// largeOnItsOwn says that the cheapest fleet would make the NodePool large.
 	largeOnItsOwn bool
+	// burstCeiling is the ceiling this round would get if the pods core could not place before
+	// were not owed one now, and the plan of a burst's floor (demand.burstFloor): a ceiling
+	// raised for one big pod is not the size the round's other pods are best launched at.
+	burstCeiling int
 }
 
 // option is one way to place a set of shapes over rounds: its fleet and its first round's ceiling.
@@ -252,15 +256,26 @@ type Tradeoff struct {
 // The demand's plans must be ordered by price and its shapes by queueOrder; every shape must fit
 // some plan.
 func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision {
-	plans, shapes := d.plans, d.shapes
-	s := solver{plans: plans, shapes: shapes, starting: d.starting, memo: map[int][]option{}}
-	options := s.options(-1, d.floor)
+	s := solver{plans: d.plans, shapes: d.shapes, starting: d.starting, memo: map[int][]option{}}
+	chosen := pick(s.options(-1, d.floor), tradeoff, existing, wasLarge)
+	chosen.deferred = deferredAt(d.plans, d.shapes, chosen.ceiling)
+	chosen.burstCeiling = chosen.ceiling
+	if d.floor >= 0 {
+		if unowed := pick(s.options(-1, -1), tradeoff, existing, wasLarge); unowed.ceiling < chosen.ceiling {
+			chosen.burstCeiling = unowed.ceiling
+		}
+	}
+	return chosen
+}
+
+// pick takes, of the options (ordered by price, each with fewer nodes than the one before), the
+// cheapest, or for a large NodePool the one choose describes.
+func pick(options []option, tradeoff Tradeoff, existing int, wasLarge bool) decision {
 	cheapest := options[0].fleet
 	chosen := options[0]
 	largeOnItsOwn := existing+cheapest.nodes > tradeoff.LargeFleetNodes
 	if largeOnItsOwn || wasLarge {
-		// Options are ordered by price, each with fewer nodes than the one before: those the
-		// tolerance allows come first.
+		// Those the tolerance allows come first.
 		n := 1
 		for n < len(options) && options[n].fleet.price <= cheapest.price*(1+tradeoff.Tolerance)+1e-9 {
 			n++
@@ -273,7 +288,7 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 			}
 		}
 	}
-	return decision{ceiling: chosen.ceiling, fleet: chosen.fleet, cheapest: cheapest, deferred: deferredAt(plans, shapes, chosen.ceiling), largeOnItsOwn: largeOnItsOwn}
+	return decision{ceiling: chosen.ceiling, fleet: chosen.fleet, cheapest: cheapest, largeOnItsOwn: largeOnItsOwn}
 }
 
 // deferredAt counts the pods no plan up to the ceiling holds.

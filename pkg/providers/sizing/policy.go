@@ -151,7 +151,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 			decision.ceiling, decision.deferred = raised, deferredAt(d.plans, d.shapes, raised)
 		}
 		ceiling := d.plans[decision.ceiling].price
-		next.floor = d.burstFloor(decision.ceiling, template.Requirements)
+		next.floor = d.burstFloor(decision.burstCeiling, template.Requirements)
 		if decision.ceiling < len(d.plans)-1 || next.floor > 0 {
 			next.instanceTypes, next.ceiling = restrict(instanceTypes, next.floor, ceiling), ceiling
 		}

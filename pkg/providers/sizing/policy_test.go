@@ -234,6 +234,33 @@ var _ = Describe("Sizing", func() {
 			Expect(newPlans).To(Equal(map[string]int{"g6-dedicated-48": 43}))
 		})
 
+		It("launches a big pod's plan for the big pod only, not for the round's small pods beside it", func() {
+			// Forty one-CPU pods take fourteen g6-standard-4 at the cheapest: the NodePool stays
+			// small. A 40-CPU pod beside them needs a g6-dedicated-48, in a later round.
+			rs := replicaSet(40)
+			ExpectApplied(ctx, env.Client, rs)
+			big := pendingPods("big", 1, "40", "64Gi")
+			first := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, append(ownedBy(rs, pendingPods("first", 10, "1", "1Gi")), big...)...)
+			Expect(launchedPlans(first.Bindings)).ToNot(HaveKey(big[0].Name))
+
+			// The next round's ceiling is the big pod's plan; with pods still to come, the round's
+			// small pods that the big pod's node has no room for are sized as the burst's small
+			// pods are, not at the big pod's plan.
+			second := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, ownedBy(rs, pendingPods("second", 20, "1", "1Gi"))...)
+			Expect(launchedPlans(second.Bindings)).To(HaveKeyWithValue(big[0].Name, "g6-dedicated-48"))
+			nodeClaims := map[string]string{}
+			for _, binding := range second.Bindings {
+				nodeClaims[binding.NodeClaim.Name] = binding.Node.Labels[corev1.LabelInstanceTypeStable]
+			}
+			large := 0
+			for _, plan := range nodeClaims {
+				if plan == "g6-dedicated-48" {
+					large++
+				}
+			}
+			Expect(large).To(Equal(1), "plans by NodeClaim: %v", nodeClaims)
+		})
+
 		It("counts no room on a node that has initialized: kube-scheduler found none there", func() {
 			rs := replicaSet(90)
 			ExpectApplied(ctx, env.Client, rs)
