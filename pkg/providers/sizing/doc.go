@@ -22,14 +22,15 @@
 // pending pods), when the pods core placed on NodeClaims that still exist no longer count: the
 // demand is the NodePool's provisionable pods that core has not placed (state.Cluster's pod to
 // NodeClaim mapping), or placed on a NodeClaim whose node has initialized without kube-scheduler
-// binding them there: core places those again. A pod core tried to place and could not sets a floor under the next
-// ceiling, so every round places at least one deferred pod.
+// binding them there: core places those again. A pod core tried to place and could not sets a floor
+// under the next ceiling, so every round places at least one deferred pod.
 //
 // A burst counts as a whole: the pods that the pending pods' ReplicaSets and StatefulSets have
 // yet to create, or have created and kube-scheduler has yet to try, count as pending too
 // (coming.go), so that the first rounds of a burst, which reach core before most of its pods
 // do, are sized for all of it. Until they reach core, plans cheaper than the ceiling are not
-// offered either (demand.burstFloor says why).
+// offered either (demand.burstFloor says why); when a deferred pod raised the ceiling, cheaper
+// than the ceiling the round's other pods would have got (decision.burstCeiling).
 //
 // Core places a round's pods on the nodes it launched before and that are still starting before
 // it opens new NodeClaims, so the simulation does too, and prices only the new nodes

@@ -238,20 +238,20 @@ type Tradeoff struct {
 	Tolerance float64
 }
 
-// choose finds the price ceiling for this round. For each ceiling it simulates the fleet core
-// would launch with plans up to that price available, for the pods some such plan holds; pods
-// that need a dearer plan are left to later rounds, when the pods placed now no longer count, and
-// are simulated the same way. Of all the ways to place the pods over rounds it takes the cheapest
-// or, when that fleet would make the NodePool, which has existing nodes, large, the cheapest that
-// keeps it at or under the threshold, else the one with the fewest nodes, among those the
-// trade-off's tolerance allows. Counting the NodePool's nodes matters because pods arrive in
-// rounds: a burst of a thousand pods comes as rounds of a few dozen, each small on its own. For
-// the same reason a NodePool that was large earlier in the burst (wasLarge) keeps the fewest
-// nodes: a burst's last rounds, after its first NodeClaims took the fewest nodes, may add too few
-// nodes to count as large, and would get the small plans the trade-off avoided. The demand's
-// floor, an index into plans or -1, is the lowest ceiling allowed: the cheapest plan that holds a
-// pod core could not place before, so that deferred pods make progress. This round's pods fill the room on the starting nodes first; later rounds' pods are
-// sized for new nodes alone.
+// choose finds the price ceiling for this round. For each ceiling it simulates the fleet core would
+// launch with plans up to that price available, for the pods some such plan holds; pods that need a
+// dearer plan are left to later rounds, when the pods placed now no longer count, and are simulated
+// the same way. Of all the ways to place the pods over rounds it takes the cheapest or, when that
+// fleet would make the NodePool, which has existing nodes, large, the cheapest that keeps it at or
+// under the threshold, else the one with the fewest nodes, among those the trade-off's tolerance
+// allows. Counting the NodePool's nodes matters because pods arrive in rounds: a burst of a
+// thousand pods comes as rounds of a few dozen, each small on its own. For the same reason a
+// NodePool that was large earlier in the burst (wasLarge) keeps the fewest nodes: a burst's last
+// rounds, after its first NodeClaims took the fewest nodes, may add too few nodes to count as
+// large, and would get the small plans the trade-off avoided. The demand's floor, an index into
+// plans or -1, is the lowest ceiling allowed: the cheapest plan that holds a pod core could not
+// place before, so that deferred pods make progress. This round's pods fill the room on the
+// starting nodes first; later rounds' pods are sized for new nodes alone.
 //
 // The demand's plans must be ordered by price and its shapes by queueOrder; every shape must fit
 // some plan.
