@@ -350,6 +350,7 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 			group:    g.shape.group,
 			cheapest: -1,
 			deferred: g.deferred,
+			arriving: g.coming > 0,
 		}
 		requirements := scheduling.NewRequirements(template.Requirements.Values()...)
 		requirements.Add(g.shape.requirements.Values()...)
@@ -413,7 +414,7 @@ func daemonOverhead(template *corescheduling.NodeClaimTemplate, taints schedulin
 }
 
 // burstFloor is the price below which no plan is offered while a burst is still arriving: that
-// of ceiling, the round's ceiling for its own pods (decision.burstCeiling), so that every
+// of ceiling, the ceiling of the burst's own pods (decision.burstCeiling), so that every
 // NodeClaim of this round launches a plan at least that large. Core launches the cheapest plan
 // that holds a NodeClaim, and the last NodeClaim of a round is rarely full; at the ceiling's size
 // it keeps room for the pods of the next round, which core places on in-flight NodeClaims first,

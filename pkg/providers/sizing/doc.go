@@ -29,8 +29,9 @@
 // yet to create, or have created and kube-scheduler has yet to try, count as pending too
 // (coming.go), so that the first rounds of a burst, which reach core before most of its pods
 // do, are sized for all of it. Until they reach core, plans cheaper than the ceiling are not
-// offered either (demand.burstFloor says why); when a deferred pod raised the ceiling, cheaper
-// than the ceiling the round's other pods would have got (decision.burstCeiling).
+// offered either (demand.burstFloor says why): none cheaper than the ceiling the arriving pods
+// would get on their own, which is lower than the round's when a big pod raised it
+// (decision.burstCeiling).
 //
 // Core places a round's pods on the nodes it launched before and that are still starting before
 // it opens new NodeClaims, so the simulation does too, and prices only the new nodes

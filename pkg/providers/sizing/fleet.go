@@ -40,6 +40,9 @@ type shape struct {
 	cheapest int
 	// deferred says that core already tried to place pods of the shape and could not.
 	deferred bool
+	// arriving says that some of the shape's pods are still to come: its workloads have yet to
+	// create them, or kube-scheduler to try them.
+	arriving bool
 }
 
 // startingRoom is what a starting node of the NodePool has left for pods, and its plan.
@@ -211,9 +214,10 @@ type decision struct {
 	deferred int
 	// largeOnItsOwn says that the cheapest fleet would make the NodePool large.
 	largeOnItsOwn bool
-	// burstCeiling is the ceiling this round would get if the pods core could not place before
-	// were not owed one now, and the plan of a burst's floor (demand.burstFloor): a ceiling
-	// raised for one big pod is not the size the round's other pods are best launched at.
+	// burstCeiling is the plan of a burst's floor (demand.burstFloor): the ceiling the pods still
+	// arriving would get on their own, without a ceiling owed to pods core could not place
+	// before, if that is lower. A ceiling raised for one big pod, or chosen for pods that have all
+	// arrived, is not the size the burst's next pods are best launched at.
 	burstCeiling int
 }
 
@@ -260,10 +264,10 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 	chosen := pick(s.options(-1, d.floor), tradeoff, existing, wasLarge)
 	chosen.deferred = deferredAt(d.plans, d.shapes, chosen.ceiling)
 	chosen.burstCeiling = chosen.ceiling
-	if d.floor >= 0 {
-		if unowed := pick(s.options(-1, -1), tradeoff, existing, wasLarge); unowed.ceiling < chosen.ceiling {
-			chosen.burstCeiling = unowed.ceiling
-		}
+	arriving := slices.DeleteFunc(slices.Clone(d.shapes), func(sh *shape) bool { return !sh.arriving })
+	if len(arriving) > 0 && (len(arriving) < len(d.shapes) || d.floor >= 0) {
+		burst := solver{plans: d.plans, shapes: arriving, starting: d.starting, memo: map[int][]option{}}
+		chosen.burstCeiling = min(chosen.ceiling, pick(burst.options(-1, -1), tradeoff, existing, wasLarge).ceiling)
 	}
 	return chosen
 }

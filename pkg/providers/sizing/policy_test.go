@@ -2,6 +2,8 @@ package sizing_test
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -259,6 +261,27 @@ var _ = Describe("Sizing", func() {
 				}
 			}
 			Expect(large).To(Equal(1), "plans by NodeClaim: %v", nodeClaims)
+		})
+
+		It("launches a big pod's plan for the big pod only when the round's fleet is cheapest with it", func() {
+			// Forty-four half-CPU pods and a 40-CPU pod cost the same whether the big pod waits for
+			// a round of its own (four g6-standard-6, then its g6-dedicated-48) or takes its plan
+			// now with fifteen small pods beside it and the rest on a g6-standard-16: the round takes
+			// the big pod's plan, and the small pods its node has no room for still get the burst's
+			// own size.
+			rs := replicaSet(44)
+			ExpectApplied(ctx, env.Client, rs)
+			big := pendingPods("big", 1, "40", "64Gi")
+			result := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, append(ownedBy(rs, pendingPods("small", 20, "500m", "1Gi")), big...)...)
+			Expect(launchedPlans(result.Bindings)).To(HaveKeyWithValue(big[0].Name, "g6-dedicated-48"))
+			nodeClaims := map[string]string{}
+			for _, binding := range result.Bindings {
+				nodeClaims[binding.NodeClaim.Name] = binding.Node.Labels[corev1.LabelInstanceTypeStable]
+			}
+			// Fifteen fit beside the big pod; the other five go to a plan the small pods' own
+			// ceiling allows.
+			Expect(nodeClaims).To(HaveLen(2))
+			Expect(slices.Collect(maps.Values(nodeClaims))).To(ConsistOf("g6-dedicated-48", "g6-standard-6"))
 		})
 
 		It("counts no room on a node that has initialized: kube-scheduler found none there", func() {
