@@ -88,6 +88,10 @@ func (p boundPlan) perNode(pods podCount) int64 {
 // is still a relaxation (nodes may be fractional), so it is a lower bound. Without the last
 // constraint a plan rich in CPU could lend CPU to one rich in memory, and the bound would say
 // little; with it, for one kind of pod the bound is n · min_p price_p / ⌊k_p⌋.
+//
+// Where that is less than a whole node, no fleet reaches it, so the bound is at least what whole
+// nodes cost for each kind alone: n_s pods need ⌈n_s / max_p ⌊k_sp⌋⌉ nodes, each at least the
+// cheapest plan that holds one (one 100m pod: the cheapest plan, not a tenth of it).
 func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 	kinds = mergeIdentical(kinds)
 	if len(kinds) == 0 {
@@ -267,6 +271,19 @@ func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 	price, _, err := lp.Simplex(c, a, b, 1e-10, basis)
 	if err != nil {
 		return 0, fmt.Errorf("solving the bound's linear program: %w", err)
+	}
+	// The program counts fractions of nodes, so for a few small pods it asks for a share of one
+	// node; no fleet runs on a share.
+	for s, kind := range kinds {
+		most, cheapest := int64(0), math.Inf(1)
+		for _, u := range used {
+			if u.perNode[s] > 0 {
+				most, cheapest = max(most, u.perNode[s]), min(cheapest, u.plan.price)
+			}
+		}
+		// The pods of the kind need at least this many whole nodes, each a plan that holds one.
+		nodes := (int64(kind.n) + most - 1) / most
+		price = max(price, float64(nodes)*cheapest)
 	}
 	return price, nil
 }

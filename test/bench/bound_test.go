@@ -69,6 +69,21 @@ func TestLowerBound(t *testing.T) {
 			want:  6,
 		},
 		{
+			// The program would take a tenth of the small plan; a fleet takes a whole one.
+			name:  "one small pod takes a whole node",
+			plans: []boundPlan{testPlan("small", 0.018, "940m", "1400Mi"), testPlan("big", 0.5, "16", "32Gi")},
+			kinds: []podCount{testPods(1, "100m", "128Mi")},
+			want:  0.018,
+		},
+		{
+			// Six 3-CPU pods, five to a node of the only plan that holds them: the program takes
+			// 1.2 nodes ($0.6), a fleet two.
+			name:  "the pods of a kind take whole nodes",
+			plans: []boundPlan{testPlan("small", 0.018, "940m", "1400Mi"), testPlan("big", 0.5, "16", "32Gi")},
+			kinds: []podCount{testPods(6, "3", "1Gi")},
+			want:  1,
+		},
+		{
 			// 330 pods, 110 to a node whatever their size.
 			name:  "the pod limit binds",
 			plans: []boundPlan{testPlan("one", 0.018, "940m", "1400Mi")},
