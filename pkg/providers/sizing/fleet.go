@@ -255,7 +255,8 @@ type Tradeoff struct {
 // large, and would get the small plans the trade-off avoided. The demand's floor, an index into
 // plans or -1, is the lowest ceiling allowed: the cheapest plan that holds a pod core could not
 // place before, so that deferred pods make progress. This round's pods fill the room on the
-// starting nodes first; later rounds' pods are sized for new nodes alone.
+// starting nodes first; later rounds' pods are sized for new nodes alone. The ceiling the pods
+// still arriving would get on their own, without that floor, is the burst's (burstCeiling).
 //
 // The demand's plans must be ordered by price and its shapes by queueOrder; every shape must fit
 // some plan.
@@ -266,7 +267,11 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 	chosen.burstCeiling = chosen.ceiling
 	arriving := slices.DeleteFunc(slices.Clone(d.shapes), func(sh *shape) bool { return !sh.arriving })
 	if len(arriving) > 0 && (len(arriving) < len(d.shapes) || d.floor >= 0) {
-		burst := solver{plans: d.plans, shapes: arriving, starting: d.starting, memo: map[int][]option{}}
+		// The solver's memo is by shapes left, so it serves only the same shapes.
+		burst := s
+		if len(arriving) < len(d.shapes) {
+			burst = solver{plans: d.plans, shapes: arriving, starting: d.starting, memo: map[int][]option{}}
+		}
 		chosen.burstCeiling = min(chosen.ceiling, pick(burst.options(-1, -1), tradeoff, existing, wasLarge).ceiling)
 	}
 	return chosen
