@@ -89,9 +89,9 @@ func (p boundPlan) perNode(pods podCount) int64 {
 // constraint a plan rich in CPU could lend CPU to one rich in memory, and the bound would say
 // little; with it, for one kind of pod the bound is n · min_p price_p / ⌊k_p⌋.
 //
-// Where that is less than a whole node, no fleet reaches it, so the bound is at least what whole
+// Where that is less than whole nodes, no fleet reaches it, so the bound is at least what whole
 // nodes cost for each kind alone: n_s pods need ⌈n_s / max_p ⌊k_sp⌋⌉ nodes, each at least the
-// cheapest plan that holds one (one 100m pod: the cheapest plan, not a tenth of it).
+// cheapest plan that holds one (one 100m pod: a whole g6-standard-1, not a fraction of one).
 func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 	kinds = mergeIdentical(kinds)
 	if len(kinds) == 0 {

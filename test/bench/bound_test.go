@@ -69,7 +69,8 @@ func TestLowerBound(t *testing.T) {
 			want:  6,
 		},
 		{
-			// The program would take a tenth of the small plan; a fleet takes a whole one.
+			// Nine such pods fit the small plan: the program would take a ninth of one, a fleet a
+			// whole one.
 			name:  "one small pod takes a whole node",
 			plans: []boundPlan{testPlan("small", 0.018, "940m", "1400Mi"), testPlan("big", 0.5, "16", "32Gi")},
 			kinds: []podCount{testPods(1, "100m", "128Mi")},
