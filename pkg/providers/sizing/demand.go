@@ -114,9 +114,8 @@ func initializedNodeClaims(placements Placements) map[string]bool {
 
 // pendingPods lists the pods core would try to provision for: provisionable (kube-scheduler
 // found no node for them), not bound, and not already placed on a NodeClaim that still exists
-// and has yet to initialize;
-// and the pods their workloads are about to create. Shapes are cached by pod UID and resource
-// version, since core asks often and pods rarely change.
+// and has yet to initialize; and the pods their workloads are about to create. Shapes are cached
+// by pod UID and resource version, since core asks often and pods rarely change.
 func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendingDemand, error) {
 	var list corev1.PodList
 	// The manager's cache indexes pods by node name, as core's own listing of pending pods uses;

@@ -71,6 +71,15 @@ func launchedPlans(bindings map[*corev1.Pod]*Binding) map[string]string {
 	return plans
 }
 
+// nodeClaimPlans are the plans of the NodeClaims core created, by NodeClaim.
+func nodeClaimPlans(bindings map[*corev1.Pod]*Binding) map[string]string {
+	plans := map[string]string{}
+	for _, binding := range bindings {
+		plans[binding.NodeClaim.Name] = binding.Node.Labels[corev1.LabelInstanceTypeStable]
+	}
+	return plans
+}
+
 var _ = Describe("Sizing", func() {
 	It("offers every plan while no pod is pending", func() {
 		for name, it := range offered() {
@@ -250,10 +259,7 @@ var _ = Describe("Sizing", func() {
 			// pods are, not at the big pod's plan.
 			second := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, ownedBy(rs, pendingPods("second", 20, "1", "1Gi"))...)
 			Expect(launchedPlans(second.Bindings)).To(HaveKeyWithValue(big[0].Name, "g6-dedicated-48"))
-			nodeClaims := map[string]string{}
-			for _, binding := range second.Bindings {
-				nodeClaims[binding.NodeClaim.Name] = binding.Node.Labels[corev1.LabelInstanceTypeStable]
-			}
+			nodeClaims := nodeClaimPlans(second.Bindings)
 			large := 0
 			for _, plan := range nodeClaims {
 				if plan == "g6-dedicated-48" {
@@ -274,10 +280,7 @@ var _ = Describe("Sizing", func() {
 			big := pendingPods("big", 1, "40", "64Gi")
 			result := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, append(ownedBy(rs, pendingPods("small", 20, "500m", "1Gi")), big...)...)
 			Expect(launchedPlans(result.Bindings)).To(HaveKeyWithValue(big[0].Name, "g6-dedicated-48"))
-			nodeClaims := map[string]string{}
-			for _, binding := range result.Bindings {
-				nodeClaims[binding.NodeClaim.Name] = binding.Node.Labels[corev1.LabelInstanceTypeStable]
-			}
+			nodeClaims := nodeClaimPlans(result.Bindings)
 			// Fifteen fit beside the big pod; the other five go to a plan the small pods' own
 			// ceiling allows.
 			Expect(nodeClaims).To(HaveLen(2))
