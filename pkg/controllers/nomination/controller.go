@@ -8,26 +8,26 @@
 // more node. The sizing policy sizes fleets tightly (package sizing), so that extra node is most
 // of what a fleet costs above the cheapest one.
 //
-// While a node has registered but cannot take pods yet (kube-apiserver registers a Node tainted
-// not-ready until the node lifecycle controller sees it Ready; a kubelet of an external cloud
-// provider adds the uninitialized taint), the controller sets status.nominatedNodeName on the
-// pending pods core placed on its NodeClaim, as many as fit beside the pods bound or nominated
-// there already. That field is how a component other than kube-scheduler says where a pod is
-// expected to go (KEP-5278): kube-scheduler tries the nominated node first, and holds a nominated
-// pod's room on it against pods of equal or lower priority, so the first node up no longer takes
-// the pods planned for the others. kube-scheduler clears a nomination whenever it finds no node
-// for the pod, as it does when it tries the pod before its node can take it: the controller
-// nominates the pod again. A node that can take pods as soon as it registers races the
-// controller: for a few seconds after it turns Ready the controller still nominates the pods it
-// has not nominated before. After that kube-scheduler has had its go: a pod still pending did not
-// fit, its nomination is cleared, and it is core's to provision again (core does not provision for
-// a nominated pod). The controller never replaces another node's nomination (preemption's or
-// another component's).
+// Once a node is Ready but cannot take pods yet (kube-apiserver registers a Node tainted not-ready
+// until the node lifecycle controller has seen it Ready; it carries karpenter.sh/unregistered until
+// core registers it), the controller sets status.nominatedNodeName on the pending pods core placed
+// on its NodeClaim, as many as fit beside the pods bound or nominated there already. That field is
+// how a component other than kube-scheduler says where a pod is expected to go (KEP-5278):
+// kube-scheduler holds a nominated pod's room on its node against other pods and tries that node
+// first, so the first node up no longer takes the pods planned for the others. kube-scheduler
+// clears a nomination whenever it tries the pod and finds no node, as it does before the node's
+// taints are lifted: the controller nominates the pod again. A node that can take pods as soon as
+// it is Ready races the controller: for a few seconds after it turns Ready the controller still
+// nominates the pods it has not nominated before. After that kube-scheduler has had its go: a pod
+// still pending did not fit, its nomination is cleared, and it is core's to provision again (core
+// does not provision for a nominated pod). The controller never replaces another node's nomination
+// (preemption's or another component's).
 //
-// Core does not count nominated pods on the node it placed them on: pods of a later round that
-// reach core while the node starts may be placed there too. Those beyond the node's room are not
-// nominated; they lose the room to the nominated pods when the node comes up, and core provisions
-// for them then, later than it would have without the nominations.
+// The nominations wait for Ready because core does not count a nominated pod on the node it placed
+// it on: while the node starts, core may place a later round's pods there, in room it believes
+// free, and provisions for them only once they have lost it to the nominated pods. Waiting keeps
+// that window to the seconds between Ready and the taints' lifting; pods beyond the node's room
+// then are not nominated.
 package nomination
 
 import (
@@ -121,6 +121,11 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 		// kube-scheduler has had its go at the node's pods.
 		c.forget(node.Name)
 		return reconcile.Result{}, nil
+	}
+	if !isReady(node) {
+		// Core does not count nominated pods on the node they are nominated to, and would place a
+		// later round's pods there too: the nominations wait until the node is about to take pods.
+		return reconcile.Result{RequeueAfter: recheckInterval}, nil
 	}
 	candidates, err := c.candidates(ctx, node, nodeClaim)
 	if err != nil || len(candidates) == 0 {

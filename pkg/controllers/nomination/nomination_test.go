@@ -39,6 +39,22 @@ var _ = Describe("Nomination", func() {
 			Expect(ExpectExists(ctx, env.Client, pod).Spec.NodeName).To(BeEmpty())
 		}
 	})
+	It("nominates no pod before the node is Ready: until then core may place a later round's pods there", func() {
+		node, nodeClaim := startingNode()
+		stored := node.DeepCopy()
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(clk.Now())}}
+		Expect(env.Client.Status().Patch(ctx, node, client.MergeFrom(stored))).To(Succeed())
+		planned := pendingPods(1, "1")
+		cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: planned})
+		ExpectObjectReconciled(ctx, env.Client, controller, node)
+		expectNominated(planned, "")
+
+		stored = node.DeepCopy()
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(clk.Now())}}
+		Expect(env.Client.Status().Patch(ctx, node, client.MergeFrom(stored))).To(Succeed())
+		ExpectObjectReconciled(ctx, env.Client, controller, node)
+		expectNominated(planned, node.Name)
+	})
 	It("nominates a pod again when kube-scheduler tried it before its node could take it", func() {
 		node, nodeClaim := startingNode()
 		planned := pendingPods(1, "1")
@@ -130,9 +146,9 @@ func expectNominated(pods []*corev1.Pod, nodeName string) {
 	}
 }
 
-// startingNode is a launched NodeClaim and its registered Node, with room for two 1-CPU pods. It
-// cannot take pods yet: kube-apiserver taints a Node registered without a Ready condition
-// not-ready, as the node lifecycle controller would, and nothing here lifts the taint.
+// startingNode is a launched NodeClaim and its registered Node, Ready and with room for two 1-CPU
+// pods. It cannot take pods yet: kube-apiserver taints a Node registered without a Ready condition
+// not-ready, and nothing here lifts the taint, as the node lifecycle controller would.
 func startingNode() (*corev1.Node, *karpv1.NodeClaim) {
 	GinkgoHelper()
 	providerID := fmt.Sprintf("linode://%d", rand.IntnRange(1, 1<<30))
