@@ -39,6 +39,31 @@ func testNamespace(t *testing.T, prefix string) string {
 	return namespace
 }
 
+// poolWithOneNode creates an LKE cluster with a pool of one Linode and waits until the Linode
+// runs and its Node has registered.
+func poolWithOneNode(ctx context.Context, t *testing.T, emu *emulator.Emulator, linode *linodego.Client, name string) (clusterID, poolID int, node emulator.InstanceInfo) {
+	t.Helper()
+	clusterID, err := emu.AddLKECluster(name, "us-ord", "standard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := linode.CreateLKENodePool(ctx, clusterID, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the pool's Linode running", 10*time.Second, func() bool {
+		instances := emu.Instances()
+		if len(instances) == 1 && instances[0].Status == "running" {
+			node = instances[0]
+		}
+		return node.ID != 0
+	})
+	waitFor(t, "node "+node.Label, 10*time.Second, func() bool {
+		return env.Client.Get(ctx, client.ObjectKey{Name: node.Label}, &corev1.Node{}) == nil
+	})
+	return clusterID, pool.ID, node
+}
+
 // TestRecycleDrainsTheNodeFirst recycles an LKE node running a deployment's pod, a pod a
 // PodDisruptionBudget protects, and a DaemonSet's pod: the Node is cordoned, the deployment's pod
 // evicted while the Linode still exists, the protected pod left in place, and the Linode replaced
@@ -47,25 +72,7 @@ func TestRecycleDrainsTheNodeFirst(t *testing.T) {
 	ctx := context.Background()
 	emu, linode := startSimulator(t)
 	t.Cleanup(func() { cleanUpNodes(t) })
-	clusterID, err := emu.AddLKECluster("recycle", "us-ord", "standard")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := linode.CreateLKENodePool(ctx, clusterID, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var old emulator.InstanceInfo
-	waitFor(t, "the pool's Linode running", 10*time.Second, func() bool {
-		instances := emu.Instances()
-		if len(instances) == 1 && instances[0].Status == "running" {
-			old = instances[0]
-		}
-		return old.ID != 0
-	})
-	waitFor(t, "node "+old.Label, 10*time.Second, func() bool {
-		return env.Client.Get(ctx, client.ObjectKey{Name: old.Label}, &corev1.Node{}) == nil
-	})
+	clusterID, poolID, old := poolWithOneNode(ctx, t, emu, linode, "recycle")
 
 	namespace := testNamespace(t, "recycle")
 	daemonSet := &appsv1.DaemonSet{
@@ -119,7 +126,7 @@ func TestRecycleDrainsTheNodeFirst(t *testing.T) {
 	}
 
 	recycled := time.Now()
-	if err := linode.RecycleLKENodePool(ctx, clusterID, pool.ID); err != nil {
+	if err := linode.RecycleLKENodePool(ctx, clusterID, poolID); err != nil {
 		t.Fatal(err)
 	}
 	gone := func(p *corev1.Pod) func() bool {
@@ -163,25 +170,7 @@ func TestRecycleReplacesADrainedNodeAtOnce(t *testing.T) {
 	ctx := context.Background()
 	emu, linode := startSimulator(t)
 	t.Cleanup(func() { cleanUpNodes(t) })
-	clusterID, err := emu.AddLKECluster("recycle-fast", "us-ord", "standard")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := linode.CreateLKENodePool(ctx, clusterID, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var old emulator.InstanceInfo
-	waitFor(t, "the pool's Linode running", 10*time.Second, func() bool {
-		instances := emu.Instances()
-		if len(instances) == 1 && instances[0].Status == "running" {
-			old = instances[0]
-		}
-		return old.ID != 0
-	})
-	waitFor(t, "node "+old.Label, 10*time.Second, func() bool {
-		return env.Client.Get(ctx, client.ObjectKey{Name: old.Label}, &corev1.Node{}) == nil
-	})
+	clusterID, poolID, old := poolWithOneNode(ctx, t, emu, linode, "recycle-fast")
 	namespace := testNamespace(t, "recycle-fast")
 	web := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
@@ -198,7 +187,7 @@ func TestRecycleReplacesADrainedNodeAtOnce(t *testing.T) {
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(web), current) == nil && current.Status.Phase == corev1.PodRunning
 	})
 	recycled := time.Now()
-	if err := linode.RecycleLKENodePool(ctx, clusterID, pool.ID); err != nil {
+	if err := linode.RecycleLKENodePool(ctx, clusterID, poolID); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the Linode replaced", 10*time.Second, func() bool {
