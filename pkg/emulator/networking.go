@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -155,11 +156,33 @@ func (e *Emulator) deleteFirewall(r *http.Request) (any, *apiError) {
 }
 
 type vpc struct {
-	ID               int
-	Label            string
-	Description      string
-	Region           string
+	ID          int
+	Label       string
+	Description string
+	Region      string
+	// Type is vpcTypeRegular or vpcTypeRDMA; its subnets report it too.
+	Type             string
 	Created, Updated time.Time
+}
+
+// VPC types: RDMA VPCs connect GPU Linodes' RDMA interfaces and take no IPv6 ranges.
+const (
+	vpcTypeRegular = "regular"
+	vpcTypeRDMA    = "rdma"
+)
+
+// vpcLabelPattern is what Linode accepts in VPC and subnet labels: the hyphens of linodego's own
+// test labels pass, despite the error message.
+var vpcLabelPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func validateVPCLabel(field, label string) *apiError {
+	if len(label) < 1 || len(label) > 64 {
+		return errInvalid(field, "Length must be 1-64 characters")
+	}
+	if !vpcLabelPattern.MatchString(label) {
+		return errInvalid(field, "Must only use ASCII letters, numbers, and underscores")
+	}
+	return nil
 }
 
 type subnet struct {
@@ -195,6 +218,7 @@ type subnetWire struct {
 	Linodes       []subnetLinodeWire `json:"linodes"`
 	Databases     []any              `json:"databases"`
 	Nodebalancers []any              `json:"nodebalancers"`
+	VPCType       string             `json:"vpc_type"`
 	Created       apiTime            `json:"created"`
 	Updated       apiTime            `json:"updated"`
 }
@@ -207,6 +231,7 @@ func (e *Emulator) subnetToWire(s *subnet) subnetWire {
 	return subnetWire{
 		ID: s.ID, Label: s.Label, IPv4: s.IPv4,
 		Linodes: e.subnetLinodes(s.ID), Databases: []any{}, Nodebalancers: []any{},
+		VPCType: e.st.vpcs[s.VPCID].Type,
 		Created: apiTime(s.Created), Updated: apiTime(s.Updated),
 	}
 }
@@ -214,7 +239,7 @@ func (e *Emulator) subnetToWire(s *subnet) subnetWire {
 func (e *Emulator) vpcToWire(v *vpc) vpcWire {
 	w := vpcWire{
 		ID: v.ID, Label: v.Label, Description: v.Description, Region: v.Region,
-		IPv4: vpcPrivateRanges, Subnets: []subnetWire{}, VPCType: "regular",
+		IPv4: vpcPrivateRanges, Subnets: []subnetWire{}, VPCType: v.Type,
 		Created: apiTime(v.Created), Updated: apiTime(v.Updated),
 	}
 	for _, s := range e.subnetsOf(v.ID) {
@@ -274,6 +299,8 @@ type vpcCreateRequest struct {
 	Label       string                `json:"label"`
 	Description string                `json:"description"`
 	Region      string                `json:"region"`
+	VPCType     string                `json:"vpc_type"`
+	IPv6        []ipv4Range           `json:"ipv6"`
 	Subnets     []subnetCreateRequest `json:"subnets"`
 }
 
@@ -282,8 +309,19 @@ func (e *Emulator) createVPC(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	if len(req.Label) < 1 || len(req.Label) > 64 {
-		return nil, errInvalid("label", "Length must be 1-64 characters")
+	if err := validateVPCLabel("label", req.Label); err != nil {
+		return nil, err
+	}
+	switch req.VPCType {
+	case "":
+		req.VPCType = vpcTypeRegular
+	case vpcTypeRegular:
+	case vpcTypeRDMA:
+		if len(req.IPv6) > 0 {
+			return nil, errInvalid("ipv6", "RDMA VPCs cannot have IPv6 ranges")
+		}
+	default:
+		return nil, errInvalid("vpc_type", "Must be one of regular, rdma")
 	}
 	for i, s := range req.Subnets {
 		if err := validateSubnet(fmt.Sprintf("subnets[%d].", i), s); err != nil {
@@ -296,7 +334,7 @@ func (e *Emulator) createVPC(r *http.Request) (any, *apiError) {
 		return nil, err
 	}
 	v := e.addVPCLocked(req.Label, req.Region)
-	v.Description = req.Description
+	v.Description, v.Type = req.Description, req.VPCType
 	for _, s := range req.Subnets {
 		e.addSubnetLocked(v.ID, s.Label, s.IPv4)
 	}
@@ -304,8 +342,8 @@ func (e *Emulator) createVPC(r *http.Request) (any, *apiError) {
 }
 
 func validateSubnet(prefix string, s subnetCreateRequest) *apiError {
-	if len(s.Label) < 1 || len(s.Label) > 64 {
-		return errInvalid(prefix+"label", "Length must be 1-64 characters")
+	if err := validateVPCLabel(prefix+"label", s.Label); err != nil {
+		return err
 	}
 	if _, err := netip.ParsePrefix(s.IPv4); err != nil {
 		return errInvalid(prefix+"ipv4", "Must be an IPv4 range in CIDR notation")
@@ -315,7 +353,7 @@ func validateSubnet(prefix string, s subnetCreateRequest) *apiError {
 
 func (e *Emulator) addVPCLocked(label, regionID string) *vpc {
 	now := e.clock.Now()
-	v := &vpc{ID: e.st.nextID("vpc"), Label: label, Region: regionID, Created: now, Updated: now}
+	v := &vpc{ID: e.st.nextID("vpc"), Label: label, Region: regionID, Type: vpcTypeRegular, Created: now, Updated: now}
 	e.st.vpcs[v.ID] = v
 	return v
 }

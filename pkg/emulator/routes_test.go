@@ -155,6 +155,11 @@ func TestNetworkingRoutes(t *testing.T) {
 	} else {
 		wantField(t, err, "region")
 	}
+	if _, err := c.CreateVPC(ctx, linodego.VPCCreateOptions{Label: "bad!label", Region: "us-iad"}); err == nil {
+		t.Fatal("VPC created with a label Linode refuses")
+	} else {
+		wantField(t, err, "label")
+	}
 	vpcs, err := c.ListVPCs(ctx, nil)
 	if err != nil || len(vpcs) != 2 {
 		t.Fatalf("ListVPCs: %v, %v", vpcs, err)
@@ -162,6 +167,11 @@ func TestNetworkingRoutes(t *testing.T) {
 	sub, err := c.CreateVPCSubnet(ctx, linodego.VPCSubnetCreateOptions{Label: "s2", IPv4: "10.0.1.0/24"}, vpcID)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := c.CreateVPCSubnet(ctx, linodego.VPCSubnetCreateOptions{Label: "bad label", IPv4: "10.0.2.0/24"}, vpcID); err == nil {
+		t.Fatal("subnet created with a label Linode refuses")
+	} else {
+		wantField(t, err, "label")
 	}
 	subs, err := c.ListVPCSubnets(ctx, vpcID, nil)
 	if err != nil || len(subs) != 2 {
