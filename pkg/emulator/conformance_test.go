@@ -190,7 +190,7 @@ func mapSegments(path string, ids map[string]string) string {
 }
 
 // rewriteBody maps recorded ids in a JSON body to the replay's objects.
-// Firewalls the recording referenced but did not create are seeded. LKE
+// Firewalls and VPCs the recording referenced but did not create are seeded. LKE
 // versions are replaced by the emulator's newest of the requested tier,
 // since recordings span years of version churn.
 func rewriteBody(t *testing.T, e *Emulator, body string, ids map[string]string) string {
@@ -206,6 +206,17 @@ func rewriteBody(t *testing.T, e *Emulator, body string, ids map[string]string) 
 			key := idString(fw)
 			if _, known := ids[key]; !known {
 				ids[key] = strconv.Itoa(e.AddFirewall("recorded-firewall"))
+			}
+		}
+		if vpcID, ok := m["vpc_id"].(float64); ok {
+			key := idString(vpcID)
+			if _, known := ids[key]; !known {
+				region, _ := m["region"].(string)
+				id, err := e.AddVPC("recorded-vpc", region)
+				if err != nil {
+					t.Fatalf("seeding the VPC the recording brought: %v", err)
+				}
+				ids[key] = strconv.Itoa(id)
 			}
 		}
 		if _, ok := m["k8s_version"]; ok {

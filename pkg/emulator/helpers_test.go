@@ -1,7 +1,9 @@
 package emulator
 
 import (
+	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,3 +90,24 @@ func sharedFile(t testing.TB, name string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// getObject reads path (under /v4beta) as raw JSON, to see what linodego's types cannot show,
+// such as a field that is null rather than absent.
+func getObject(t *testing.T, e *Emulator, path string) map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.URL()+"/v4beta"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.Token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var object map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&object); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: status %d, %v", path, resp.StatusCode, err)
+	}
+	return object
+}

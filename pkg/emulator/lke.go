@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -22,6 +23,10 @@ type lkeCluster struct {
 	Tier             string
 	Tags             []string
 	HighAvailability bool
+	AuditLogsEnabled bool
+	// VPCID and SubnetID are the VPC and subnet the user brought for the nodes, if any.
+	VPCID, SubnetID  *int
+	StackType        string
 	Created, Updated time.Time
 }
 
@@ -84,8 +89,12 @@ type clusterWire struct {
 	Tier         string  `json:"tier"`
 	ControlPlane struct {
 		HighAvailability bool `json:"high_availability"`
+		AuditLogsEnabled bool `json:"audit_logs_enabled"`
 	} `json:"control_plane"`
 	APLEnabled bool     `json:"apl_enabled"`
+	VPCID      *int     `json:"vpc_id"`
+	SubnetID   *int     `json:"subnet_id"`
+	StackType  string   `json:"stack_type"`
 	Tags       []string `json:"tags"`
 	Locks      []string `json:"locks"`
 }
@@ -94,9 +103,10 @@ func clusterToWire(c *lkeCluster) clusterWire {
 	w := clusterWire{
 		ID: c.ID, Status: "ready", Created: apiTime(c.Created), Updated: apiTime(c.Updated),
 		Label: c.Label, Region: c.Region, K8sVersion: c.K8sVersion, Tier: c.Tier,
-		Tags: nonNil(c.Tags), Locks: []string{},
+		VPCID: c.VPCID, SubnetID: c.SubnetID, StackType: c.StackType, Tags: nonNil(c.Tags), Locks: []string{},
 	}
 	w.ControlPlane.HighAvailability = c.HighAvailability
+	w.ControlPlane.AuditLogsEnabled = c.AuditLogsEnabled
 	return w
 }
 
@@ -128,17 +138,25 @@ type poolWire struct {
 	Tags           []string          `json:"tags"`
 	DiskEncryption string            `json:"disk_encryption"`
 	Locks          []string          `json:"locks"`
-	FirewallID     *int              `json:"firewall_id,omitempty"`
-	K8sVersion     *string           `json:"k8s_version,omitempty"`
-	UpdateStrategy *string           `json:"update_strategy,omitempty"`
+	// FirewallID is the pool's firewall: on the enterprise tier null without one, on the
+	// standard tier left out without one.
+	FirewallID     json.RawMessage `json:"firewall_id,omitempty"`
+	K8sVersion     *string         `json:"k8s_version,omitempty"`
+	UpdateStrategy *string         `json:"update_strategy,omitempty"`
 }
 
-func poolToWire(p *lkePool, now time.Time) poolWire {
+func poolToWire(c *lkeCluster, p *lkePool, now time.Time) poolWire {
 	w := poolWire{
 		ID: p.ID, Type: p.Type, Label: p.Label, Count: p.Count, Nodes: []nodeWire{},
 		Disks: nonNil(p.Disks), Autoscaler: p.Autoscaler, Labels: p.Labels,
 		Taints: nonNil(p.Taints), Tags: nonNil(p.Tags), DiskEncryption: p.DiskEncryption,
-		Locks: []string{}, FirewallID: p.FirewallID, K8sVersion: p.K8sVersion, UpdateStrategy: p.UpdateStrategy,
+		Locks: []string{}, K8sVersion: p.K8sVersion, UpdateStrategy: p.UpdateStrategy,
+	}
+	switch {
+	case p.FirewallID != nil:
+		w.FirewallID = json.RawMessage(strconv.Itoa(*p.FirewallID))
+	case c.Tier == tierEnterprise:
+		w.FirewallID = json.RawMessage("null")
 	}
 	if w.Labels == nil {
 		w.Labels = map[string]string{}

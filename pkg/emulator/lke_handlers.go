@@ -33,8 +33,18 @@ type clusterCreateRequest struct {
 	NodePools    []poolCreateRequest `json:"node_pools"`
 	ControlPlane *struct {
 		HighAvailability *bool `json:"high_availability"`
+		AuditLogsEnabled *bool `json:"audit_logs_enabled"`
 	} `json:"control_plane"`
+	VPCID     *int   `json:"vpc_id"`
+	SubnetID  *int   `json:"subnet_id"`
+	StackType string `json:"stack_type"`
 }
+
+// LKE stack types: the nodes' addresses on the cluster's network.
+const (
+	stackIPv4     = "ipv4"
+	stackDualIPv6 = "ipv4-ipv6"
+)
 
 type poolUpdateRequest struct {
 	Count          int                `json:"count"`
@@ -154,7 +164,13 @@ func (e *Emulator) createClusterLocked(req clusterCreateRequest) (*lkeCluster, *
 	if err := validateTags("tags", req.Tags); err != nil {
 		return nil, err
 	}
-	c := &lkeCluster{Region: reg.ID, Tier: req.Tier}
+	if err := e.validateClusterNetwork(req, reg.ID); err != nil {
+		return nil, err
+	}
+	c := &lkeCluster{Region: reg.ID, Tier: req.Tier, VPCID: req.VPCID, SubnetID: req.SubnetID, StackType: req.StackType}
+	if c.StackType == "" {
+		c.StackType = stackIPv4
+	}
 	need := map[string]int{}
 	for i, p := range req.NodePools {
 		prefix := fmt.Sprintf("node_pools[%d].", i)
@@ -173,6 +189,9 @@ func (e *Emulator) createClusterLocked(req clusterCreateRequest) (*lkeCluster, *
 	if req.ControlPlane != nil && req.ControlPlane.HighAvailability != nil {
 		c.HighAvailability = *req.ControlPlane.HighAvailability
 	}
+	if req.ControlPlane != nil && req.ControlPlane.AuditLogsEnabled != nil {
+		c.AuditLogsEnabled = *req.ControlPlane.AuditLogsEnabled
+	}
 	c.Created, c.Updated = now, now
 	e.st.clusters[c.ID] = c
 	for _, p := range req.NodePools {
@@ -181,6 +200,32 @@ func (e *Emulator) createClusterLocked(req clusterCreateRequest) (*lkeCluster, *
 		e.createPoolLocked(c, p, now)
 	}
 	return c, nil
+}
+
+// validateClusterNetwork checks the network a cluster request brings: a stack type Linode knows,
+// and a VPC (and subnet of it) in the cluster's region.
+func (e *Emulator) validateClusterNetwork(req clusterCreateRequest, regionID string) *apiError {
+	switch req.StackType {
+	case "", stackIPv4, stackDualIPv6:
+	default:
+		return errInvalid("stack_type", "Must be one of ipv4, ipv4-ipv6")
+	}
+	if req.SubnetID != nil && req.VPCID == nil {
+		return errInvalid("subnet_id", "A subnet requires its VPC's vpc_id")
+	}
+	if req.VPCID == nil {
+		return nil
+	}
+	v, ok := e.st.vpcs[*req.VPCID]
+	if !ok || v.Region != regionID {
+		return errInvalid("vpc_id", "VPC not found in the cluster's region")
+	}
+	if req.SubnetID != nil {
+		if s, ok := e.st.subnets[*req.SubnetID]; !ok || s.VPCID != v.ID {
+			return errInvalid("subnet_id", "Subnet not found in the VPC")
+		}
+	}
+	return nil
 }
 
 // validatePoolCreate checks a pool request for cluster c; field names are
@@ -334,7 +379,7 @@ func (e *Emulator) listPools(r *http.Request) (any, *apiError) {
 	now := e.clock.Now()
 	var items []poolWire
 	for _, p := range e.poolsOfCluster(c.ID) {
-		items = append(items, poolToWire(p, now))
+		items = append(items, poolToWire(c, p, now))
 	}
 	return mustList(newList(items, poolWire{}))
 }
@@ -342,11 +387,11 @@ func (e *Emulator) listPools(r *http.Request) (any, *apiError) {
 func (e *Emulator) getPool(r *http.Request) (any, *apiError) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	_, p, err := e.lookupPool(r)
+	c, p, err := e.lookupPool(r)
 	if err != nil {
 		return nil, err
 	}
-	return poolToWire(p, e.clock.Now()), nil
+	return poolToWire(c, p, e.clock.Now()), nil
 }
 
 func (e *Emulator) createPool(r *http.Request) (any, *apiError) {
@@ -367,7 +412,7 @@ func (e *Emulator) createPool(r *http.Request) (any, *apiError) {
 		return nil, err
 	}
 	now := e.clock.Now()
-	return poolToWire(e.createPoolLocked(c, req, now), now), nil
+	return poolToWire(c, e.createPoolLocked(c, req, now), now), nil
 }
 
 func (e *Emulator) updatePool(r *http.Request) (any, *apiError) {
@@ -422,7 +467,7 @@ func (e *Emulator) updatePool(r *http.Request) (any, *apiError) {
 			e.enqueueRecycle(c, p.Nodes, now)
 		}
 	}
-	return poolToWire(p, now), nil
+	return poolToWire(c, p, now), nil
 }
 
 func (e *Emulator) validatePoolUpdate(c *lkeCluster, req *poolUpdateRequest) *apiError {

@@ -166,6 +166,9 @@ func TestLKEEnterpriseTagsAndListingLag(t *testing.T) {
 	if pool.K8sVersion == nil || pool.UpdateStrategy == nil {
 		t.Fatalf("enterprise pool lacks k8s_version/update_strategy: %+v", pool)
 	}
+	if firewall, ok := getObject(t, e, fmt.Sprintf("/lke/clusters/%d/pools/%d", clusterID, pool.ID))["firewall_id"]; !ok || firewall != nil {
+		t.Fatalf("enterprise pool without a firewall: firewall_id %v (present %t), want null", firewall, ok)
+	}
 	clk.Step(DefaultDelays().NodeInstance)
 	instances, err := client.ListInstances(ctx, nil)
 	if err != nil || len(instances) != 1 {
@@ -210,6 +213,9 @@ func TestLKEClusterRoutes(t *testing.T) {
 	pools, err := c.ListLKENodePools(ctx, cluster.ID, nil)
 	if err != nil || len(pools) != 1 {
 		t.Fatalf("pools: %+v, %v", pools, err)
+	}
+	if firewall, ok := getObject(t, e, fmt.Sprintf("/lke/clusters/%d/pools/%d", cluster.ID, pools[0].ID))["firewall_id"]; ok {
+		t.Fatalf("standard pool without a firewall shows firewall_id %v", firewall)
 	}
 	clk.Step(DefaultDelays().NodeInstance)
 	pool, _ := c.GetLKENodePool(ctx, cluster.ID, pools[0].ID)
@@ -323,5 +329,55 @@ func TestLostNodeIsReplaced(t *testing.T) {
 	p, _ := c.GetLKENodePool(ctx, cluster, pool.ID)
 	if p.Linodes[0].InstanceID == 0 || p.Linodes[0].InstanceID == first {
 		t.Fatalf("node not healed: %+v", p.Linodes)
+	}
+}
+
+// TestLKEClusterNetwork: a cluster brings its own VPC and subnet in its region and a stack type
+// Linode knows, and its answer shows them; anything else is refused on the field at fault.
+func TestLKEClusterNetwork(t *testing.T) {
+	e, c, _ := startEmulator(t)
+	ctx := context.Background()
+	vpcOrd, _ := e.AddVPC("ord", "us-ord")
+	subnetOrd, _ := e.AddVPCSubnet(vpcOrd, "nodes", "10.0.0.0/24")
+	vpcIad, _ := e.AddVPC("iad", "us-iad")
+	subnetIad, _ := e.AddVPCSubnet(vpcIad, "nodes", "10.1.0.0/24")
+	dual := linodego.LKEClusterStackType("ipv4-ipv6")
+	unknownStack := linodego.LKEClusterStackType("ipv6")
+	cluster := func(vpcID, subnetID *int, stack *linodego.LKEClusterStackType) linodego.LKEClusterCreateOptions {
+		return linodego.LKEClusterCreateOptions{
+			Label: "byovpc", Region: "us-ord", K8sVersion: "1.35", VpcID: vpcID, SubnetID: subnetID, StackType: stack,
+			NodePools: []linodego.LKENodePoolCreateOptions{{Count: 1, Type: "g6-standard-2"}},
+		}
+	}
+
+	tests := []struct {
+		name  string
+		opts  linodego.LKEClusterCreateOptions
+		field string
+	}{
+		{"VPC in another region", cluster(&vpcIad, nil, nil), "vpc_id"},
+		{"unknown VPC", cluster(ptr(vpcIad+100), nil, nil), "vpc_id"},
+		{"subnet of another VPC", cluster(&vpcOrd, &subnetIad, nil), "subnet_id"},
+		{"subnet without its VPC", cluster(nil, &subnetOrd, nil), "subnet_id"},
+		{"unknown stack type", cluster(nil, nil, &unknownStack), "stack_type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := c.CreateLKECluster(ctx, tt.opts)
+			wantField(t, err, tt.field)
+		})
+	}
+
+	created, err := c.CreateLKECluster(ctx, cluster(&vpcOrd, &subnetOrd, &dual))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.GetLKECluster(ctx, created.ID)
+	if err != nil || got.VpcID != vpcOrd || got.SubnetID != subnetOrd || got.StackType != dual {
+		t.Fatalf("cluster with its own VPC: %+v, %v", got, err)
+	}
+	plain, err := c.CreateLKECluster(ctx, cluster(nil, nil, nil))
+	if err != nil || plain.VpcID != 0 || plain.StackType != "ipv4" {
+		t.Fatalf("cluster without a VPC: %+v, %v", plain, err)
 	}
 }
