@@ -71,6 +71,7 @@ type availabilityEntry struct {
 
 type catalogue struct {
 	regions      listResult
+	regionIDs    []string // in the API's order
 	regionRaw    map[string]json.RawMessage
 	regionByID   map[string]region
 	types        listResult
@@ -111,6 +112,7 @@ func loadCatalogue() (*catalogue, error) {
 		var r region
 		err := json.Unmarshal(raw, &r)
 		c.regionByID[r.ID], c.regionRaw[r.ID] = r, raw
+		c.regionIDs = append(c.regionIDs, r.ID)
 		return r.ID, err
 	}); err != nil {
 		return nil, err

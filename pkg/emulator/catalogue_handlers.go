@@ -96,3 +96,37 @@ func (e *Emulator) getRegionAvailability(r *http.Request) (any, *apiError) {
 	}
 	return rawJSON(raw), nil
 }
+
+// vpcAvailabilityWire is whether a region offers VPCs; no IPv6 prefix is offered, as for the
+// accounts linodego's recordings come from.
+type vpcAvailabilityWire struct {
+	Region                     string `json:"region"`
+	Available                  bool   `json:"available"`
+	AvailableIPv6PrefixLengths []int  `json:"available_ipv6_prefix_lengths"`
+}
+
+func (e *Emulator) vpcAvailability(regionID string) vpcAvailabilityWire {
+	return vpcAvailabilityWire{
+		Region: regionID, Available: e.cat.regionByID[regionID].has(capVPCs), AvailableIPv6PrefixLengths: []int{},
+	}
+}
+
+func (e *Emulator) listVPCAvailability(*http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var items []vpcAvailabilityWire
+	for _, id := range e.cat.regionIDs {
+		items = append(items, e.vpcAvailability(id))
+	}
+	return mustList(newList(items, vpcAvailabilityWire{}))
+}
+
+func (e *Emulator) getRegionVPCAvailability(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	regionID := r.PathValue("regionId")
+	if _, ok := e.cat.regionByID[regionID]; !ok {
+		return nil, errNotFound()
+	}
+	return e.vpcAvailability(regionID), nil
+}

@@ -226,6 +226,21 @@ type subnetWire struct {
 // vpcPrivateRanges are the ranges every VPC may draw subnets from.
 var vpcPrivateRanges = []ipv4Range{{"10.0.0.0/8"}, {"172.16.0.0/12"}, {"192.168.0.0/17"}}
 
+// vpcDefaultRangesWire answers GET /vpcs/default-ranges: the ranges a VPC gets unless it asks
+// for others, and those no VPC may use. Linode forbids its own public ranges; the emulator's
+// are the special-purpose ranges and the one it hands public addresses out of (nextIPv4).
+type vpcDefaultRangesWire struct {
+	DefaultIPv4Ranges   []string `json:"default_ipv4_ranges"`
+	ForbiddenIPv4Ranges []string `json:"forbidden_ipv4_ranges"`
+}
+
+func (e *Emulator) getVPCDefaultRanges(*http.Request) (any, *apiError) {
+	return vpcDefaultRangesWire{
+		DefaultIPv4Ranges:   []string{"10.0.0.0/8", "192.168.0.0/17", "172.16.0.0/12"},
+		ForbiddenIPv4Ranges: []string{"0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", publicIPv4Range, "224.0.0.0/4", "240.0.0.0/4"},
+	}, nil
+}
+
 // subnetToWire lists the Linodes with an interface on the subnet as its "linodes".
 func (e *Emulator) subnetToWire(s *subnet) subnetWire {
 	return subnetWire{

@@ -10,7 +10,10 @@ import (
 // newerThanDescription are routes the API gained after the OpenAPI description in
 // ../shared/linode-api (version 4.189.0, October 2024), with where they are documented.
 var newerThanDescription = map[string]string{
-	"GET /maintenance/policies": "linode-api-docs openapi.json update of 2025-08-26 (#1008): List maintenance policies",
+	"GET /maintenance/policies":                "linode-api-docs openapi.json update of 2025-08-26 (#1008): List maintenance policies",
+	"GET /regions/vpc-availability":            "linodego v1.66.0, ListRegionsVPCAvailability; recording TestRegionsVPCAvailability_List",
+	"GET /regions/{regionId}/vpc-availability": "linodego v1.66.0, GetRegionVPCAvailability; recording TestRegionVPCAvailability_Get",
+	"GET /vpcs/default-ranges":                 "linodego v2.3.0, GetVPCDefaultRanges; recording TestVPC_DefaultRanges",
 }
 
 // TestRoutesExistInOpenAPI checks every route the emulator serves against

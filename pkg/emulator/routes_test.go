@@ -22,6 +22,39 @@ func TestCatalogueRoutes(t *testing.T) {
 				t.Fatalf("regions: %d, %v", len(regions), err)
 			}
 		}},
+		{"ListRegionsVPCAvailability", func(t *testing.T) {
+			availability, err := c.ListRegionsVPCAvailability(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			available := map[string]bool{}
+			for _, a := range availability {
+				available[a.Region] = a.Available
+			}
+			if len(available) < 30 || !available["us-ord"] || available["us-east"] {
+				t.Fatalf("VPC availability (us-ord has VPCs, us-east none): %+v", availability)
+			}
+		}},
+		{"GetRegionVPCAvailability", func(t *testing.T) {
+			a, err := c.GetRegionVPCAvailability(ctx, "us-ord")
+			if err != nil || a.Region != "us-ord" || !a.Available || a.AvailableIPV6PrefixLengths == nil {
+				t.Fatalf("us-ord: %+v, %v", a, err)
+			}
+			if _, err := c.GetRegionVPCAvailability(ctx, "xx-nowhere"); !linodego.IsNotFound(err) {
+				t.Fatalf("unknown region: %v", err)
+			}
+		}},
+		{"GetVPCDefaultRanges", func(t *testing.T) {
+			// linodego v1 has no method for it (v2.3 has), so through its client's request.
+			var ranges struct {
+				Default   []string `json:"default_ipv4_ranges"`
+				Forbidden []string `json:"forbidden_ipv4_ranges"`
+			}
+			resp, err := c.R(ctx).SetResult(&ranges).Get("vpcs/default-ranges")
+			if err != nil || resp.IsError() || !contains(ranges.Default, "10.0.0.0/8") || !contains(ranges.Forbidden, publicIPv4Range) {
+				t.Fatalf("default ranges: %+v, %v %v", ranges, resp, err)
+			}
+		}},
 		{"GetRegion", func(t *testing.T) {
 			r, err := c.GetRegion(ctx, "es-mad")
 			if err != nil || !contains(r.Capabilities, "Kubernetes Enterprise") {

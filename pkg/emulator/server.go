@@ -42,6 +42,8 @@ func (e *Emulator) routes() []route {
 		get("/regions/{regionId}", e.getRegion),
 		list("/regions/availability", e.listAvailability),
 		get("/regions/{regionId}/availability", e.getRegionAvailability),
+		list("/regions/vpc-availability", e.listVPCAvailability),
+		get("/regions/{regionId}/vpc-availability", e.getRegionVPCAvailability),
 		list("/linode/types", e.listTypes),
 		get("/linode/types/{typeId}", e.getType),
 		list("/images", e.listImages),
@@ -89,6 +91,7 @@ func (e *Emulator) routes() []route {
 		del("/networking/firewalls/{firewallId}", e.deleteFirewall),
 
 		list("/vpcs", e.listVPCs),
+		get("/vpcs/default-ranges", e.getVPCDefaultRanges),
 		post("/vpcs", e.createVPC),
 		get("/vpcs/{vpcId}", e.getVPC),
 		del("/vpcs/{vpcId}", e.deleteVPC),

@@ -111,8 +111,11 @@ func (s *state) hex(n int) string {
 	return string(b)
 }
 
-// nextIPv4 hands out addresses from 198.18.0.0/15, a range reserved for
+// publicIPv4Range is where the emulator's public addresses come from: a range reserved for
 // benchmarking that no real Linode has.
+const publicIPv4Range = "198.18.0.0/15"
+
+// nextIPv4 hands out addresses from publicIPv4Range.
 func (s *state) nextIPv4() string {
 	s.ipSeq++
 	n := s.ipSeq
