@@ -10,10 +10,19 @@ import (
 // newerThanDescription are routes the API gained after the OpenAPI description in
 // ../shared/linode-api (version 4.189.0, October 2024), with where they are documented.
 var newerThanDescription = map[string]string{
-	"GET /maintenance/policies":                "linode-api-docs openapi.json update of 2025-08-26 (#1008): List maintenance policies",
-	"GET /regions/vpc-availability":            "linodego v1.66.0, ListRegionsVPCAvailability; recording TestRegionsVPCAvailability_List",
-	"GET /regions/{regionId}/vpc-availability": "linodego v1.66.0, GetRegionVPCAvailability; recording TestRegionVPCAvailability_Get",
-	"GET /vpcs/default-ranges":                 "linodego v2.3.0, GetVPCDefaultRanges; recording TestVPC_DefaultRanges",
+	"GET /maintenance/policies":                         "linode-api-docs openapi.json update of 2025-08-26 (#1008): List maintenance policies",
+	"GET /regions/vpc-availability":                     "linodego v1.66.0, ListRegionsVPCAvailability; recording TestRegionsVPCAvailability_List",
+	"GET /regions/{regionId}/vpc-availability":          "linodego v1.66.0, GetRegionVPCAvailability; recording TestRegionVPCAvailability_Get",
+	"GET /networking/firewalls/settings":                "linodego v1.56.0, GetFirewallSettings; recording TestFirewallSettings_Get",
+	"PUT /networking/firewalls/settings":                "linodego v1.56.0, UpdateFirewallSettings; recording TestFirewallSettings_UpdateAllFields",
+	"GET /networking/firewalls/templates":               "linodego v1.56.0, ListFirewallTemplates; recording TestFirewallTemplates_List",
+	"GET /networking/firewalls/templates/{slug}":        "linodego v1.56.0, GetFirewallTemplate; recording TestFirewallTemplate_Get",
+	"GET /networking/firewalls/rulesets":                "linodego v1.63.0, ListFirewallRuleSets; recording TestFirewallRuleSets_CRUD",
+	"POST /networking/firewalls/rulesets":               "linodego v1.63.0, CreateFirewallRuleSet; recording TestFirewallRuleSets_CRUD",
+	"GET /networking/firewalls/rulesets/{rulesetId}":    "linodego v1.63.0, GetFirewallRuleSet; recording TestFirewallRuleSets_CRUD",
+	"PUT /networking/firewalls/rulesets/{rulesetId}":    "linodego v1.63.0, UpdateFirewallRuleSet; recording TestFirewallRuleSets_CRUD",
+	"DELETE /networking/firewalls/rulesets/{rulesetId}": "linodego v1.63.0, DeleteFirewallRuleSet; recording TestFirewallRuleSets_CRUD",
+	"GET /vpcs/default-ranges":                          "linodego v2.3.0, GetVPCDefaultRanges; recording TestVPC_DefaultRanges",
 }
 
 // TestRoutesExistInOpenAPI checks every route the emulator serves against

@@ -11,14 +11,17 @@ import (
 
 // state is every mutable API object. It is guarded by Emulator.mu.
 type state struct {
-	clusters        map[int]*lkeCluster
-	pools           map[int]*lkePool
-	instances       map[int]*instance
-	firewalls       map[int]*firewall
-	vpcs            map[int]*vpc
-	subnets         map[int]*subnet
-	placementGroups map[int]*placementGroup
-	images          map[string]*privateImage
+	clusters  map[int]*lkeCluster
+	pools     map[int]*lkePool
+	instances map[int]*instance
+	firewalls map[int]*firewall
+	// defaultFirewalls are the account's default firewall ids by kind of entity (firewallDefaultKinds).
+	defaultFirewalls map[string]*int
+	ruleSets         map[int]*ruleSet
+	vpcs             map[int]*vpc
+	subnets          map[int]*subnet
+	placementGroups  map[int]*placementGroup
+	images           map[string]*privateImage
 	// metadataTokens are the Metadata service's tokens, by token.
 	metadataTokens map[string]metadataToken
 	// recycles are LKE's node replacements under way, by cluster.
@@ -54,6 +57,7 @@ var firstIDs = map[string]int{
 	"pool":           800000,
 	"instance":       90000000,
 	"firewall":       3000000,
+	"ruleSet":        70000,
 	"vpc":            500000,
 	"subnet":         600000,
 	"placementGroup": 6000,
@@ -66,20 +70,22 @@ var firstIDs = map[string]int{
 
 func newState(seed int64, cat *catalogue) *state {
 	s := &state{
-		clusters:        map[int]*lkeCluster{},
-		pools:           map[int]*lkePool{},
-		instances:       map[int]*instance{},
-		firewalls:       map[int]*firewall{},
-		vpcs:            map[int]*vpc{},
-		subnets:         map[int]*subnet{},
-		placementGroups: map[int]*placementGroup{},
-		images:          map[string]*privateImage{},
-		metadataTokens:  map[string]metadataToken{},
-		recycles:        map[int]*recycle{},
-		openEvents:      map[int][]*accountEvent{},
-		capacity:        map[capacityKey]int{},
-		ids:             map[string]int{},
-		rng:             rand.New(rand.NewSource(seed)),
+		clusters:         map[int]*lkeCluster{},
+		pools:            map[int]*lkePool{},
+		instances:        map[int]*instance{},
+		firewalls:        map[int]*firewall{},
+		defaultFirewalls: map[string]*int{},
+		ruleSets:         map[int]*ruleSet{},
+		vpcs:             map[int]*vpc{},
+		subnets:          map[int]*subnet{},
+		placementGroups:  map[int]*placementGroup{},
+		images:           map[string]*privateImage{},
+		metadataTokens:   map[string]metadataToken{},
+		recycles:         map[int]*recycle{},
+		openEvents:       map[int][]*accountEvent{},
+		capacity:         map[capacityKey]int{},
+		ids:              map[string]int{},
+		rng:              rand.New(rand.NewSource(seed)),
 	}
 	// Plans the catalogue lists as unavailable start with no capacity, so
 	// creating them fails the way the real API does.
