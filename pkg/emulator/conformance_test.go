@@ -95,6 +95,7 @@ func TestConformanceWithRecordings(t *testing.T) {
 func replay(t *testing.T, c cassette, nullable map[string]bool) int {
 	e, _, _ := startEmulator(t, WithDelayScale(0))
 	ids := map[string]string{} // recorded id -> emulator id
+	addresses := addressBook{}
 	compared := 0
 	for i, in := range c.Interactions {
 		u, err := url.Parse(in.Request.URL)
@@ -108,15 +109,20 @@ func replay(t *testing.T, c cassette, nullable map[string]bool) int {
 		}
 		name := fmt.Sprintf("%02d %s", i, rt.name())
 		t.Run(name, func(t *testing.T) {
-			body := rewriteBody(t, e, in.Request.Body, ids)
-			req, err := http.NewRequest(in.Request.Method, e.URL()+"/v4beta"+mapSegments(path, ids)+queryOf(u), strings.NewReader(body))
+			body := rewriteBody(t, e, in.Request.Body, ids, addresses)
+			req, err := http.NewRequest(in.Request.Method, e.URL()+"/v4beta"+mapSegments(path, ids, addresses)+queryOf(u), strings.NewReader(body))
 			if err != nil {
 				t.Fatal(err)
 			}
-			req.Header.Set("Authorization", "Bearer "+e.Token())
+			token := e.Token()
+			if in.Response.Code == http.StatusUnauthorized {
+				// Recorded with a token the API refused; the cassette does not keep it.
+				token = "not-" + token
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
 			req.Header.Set("Content-Type", "application/json")
 			if f := in.Request.Headers["X-Filter"]; len(f) > 0 {
-				req.Header.Set("X-Filter", rewriteBody(t, e, f[0], ids))
+				req.Header.Set("X-Filter", rewriteBody(t, e, f[0], ids, addresses))
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -141,6 +147,7 @@ func replay(t *testing.T, c cassette, nullable map[string]bool) int {
 				t.Error(problem)
 			}
 			learnIDs(real, got, ids)
+			addresses.follow(rt, path, real, got)
 		})
 		compared++
 	}
@@ -179,11 +186,13 @@ func matchRoute(routes []route, method, path string) (route, bool) {
 	return route{}, false
 }
 
-func mapSegments(path string, ids map[string]string) string {
+func mapSegments(path string, ids map[string]string, addresses addressBook) string {
 	segs := strings.Split(path, "/")
 	for i, s := range segs {
 		if mapped, ok := ids[s]; ok {
 			segs[i] = mapped
+		} else if address, ok := addresses.current(s); ok {
+			segs[i] = address
 		}
 	}
 	return strings.Join(segs, "/")
@@ -193,7 +202,7 @@ func mapSegments(path string, ids map[string]string) string {
 // Firewalls and VPCs the recording referenced but did not create are seeded. LKE
 // versions are replaced by the emulator's newest of the requested tier,
 // since recordings span years of version churn.
-func rewriteBody(t *testing.T, e *Emulator, body string, ids map[string]string) string {
+func rewriteBody(t *testing.T, e *Emulator, body string, ids map[string]string, addresses addressBook) string {
 	if strings.TrimSpace(body) == "" {
 		return body
 	}
@@ -227,30 +236,63 @@ func rewriteBody(t *testing.T, e *Emulator, body string, ids map[string]string) 
 			m["k8s_version"] = e.cat.latestLKEVersion(tier)
 		}
 	}
-	out, err := json.Marshal(mapNumbers(v, ids))
+	out, err := json.Marshal(mapValues(v, ids, addresses))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(out)
 }
 
-func mapNumbers(v any, ids map[string]string) any {
+func mapValues(v any, ids map[string]string, addresses addressBook) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
-			x[k] = mapNumbers(val, ids)
+			x[k] = mapValues(val, ids, addresses)
 		}
 	case []any:
 		for i, val := range x {
-			x[i] = mapNumbers(val, ids)
+			x[i] = mapValues(val, ids, addresses)
 		}
 	case float64:
 		if mapped, ok := ids[idString(x)]; ok {
 			n, _ := strconv.Atoi(mapped)
 			return n
 		}
+	case string:
+		if address, ok := addresses.current(x); ok {
+			return address
+		}
 	}
 	return v
+}
+
+// addressBook pairs the reserved IP addresses of a recording with the replay's. Recordings
+// sanitise every address to the same value, so a recorded address stands, in turn, for each
+// address reserved under it and not yet released, the oldest first.
+type addressBook map[string][]string
+
+func (b addressBook) current(recorded string) (string, bool) {
+	if queue := b[recorded]; len(queue) > 0 {
+		return queue[0], true
+	}
+	return "", false
+}
+
+// follow learns the address a reservation got and forgets the one a release gave back.
+func (b addressBook) follow(rt route, path string, real, got any) {
+	switch rt.name() {
+	case "POST /networking/reserved/ips":
+		recorded, _ := real.(map[string]any)["address"].(string)
+		ours, _ := got.(map[string]any)["address"].(string)
+		if recorded != "" && ours != "" {
+			b[recorded] = append(b[recorded], ours)
+		}
+	case "DELETE /networking/reserved/ips/{address}":
+		recorded := path[strings.LastIndex(path, "/")+1:]
+		if len(b[recorded]) > 0 {
+			b[recorded] = b[recorded][1:]
+		}
+	}
 }
 
 // learnIDs pairs the ids of objects in a recorded answer with those in the

@@ -248,6 +248,7 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 		in.Booted = *req.Booted
 	}
 	if len(req.IPv4) > 0 {
+		// A reserved address (validateReservedIPv4) replaces the one the Linode would get.
 		in.IPv4 = slices.Clone(req.IPv4)
 	}
 	if req.PrivateIP {
@@ -301,6 +302,11 @@ func (e *Emulator) validateInstanceCreate(req *instanceCreateRequest) *apiError 
 	}
 	if req.DiskEncryption != "" && req.DiskEncryption != "enabled" && req.DiskEncryption != "disabled" {
 		return errInvalid("disk_encryption", "Must be one of enabled, disabled")
+	}
+	if req.IPv4 != nil {
+		if err := e.validateReservedIPv4(req.IPv4, reg.ID); err != nil {
+			return err
+		}
 	}
 	if req.PlacementGroup != nil {
 		pg, ok := e.st.placementGroups[req.PlacementGroup.ID]

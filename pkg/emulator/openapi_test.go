@@ -22,6 +22,12 @@ var newerThanDescription = map[string]string{
 	"GET /networking/firewalls/rulesets/{rulesetId}":    "linodego v1.63.0, GetFirewallRuleSet; recording TestFirewallRuleSets_CRUD",
 	"PUT /networking/firewalls/rulesets/{rulesetId}":    "linodego v1.63.0, UpdateFirewallRuleSet; recording TestFirewallRuleSets_CRUD",
 	"DELETE /networking/firewalls/rulesets/{rulesetId}": "linodego v1.63.0, DeleteFirewallRuleSet; recording TestFirewallRuleSets_CRUD",
+	"GET /networking/reserved/ips":                      "linodego v1.41.0, ListReservedIPAddresses; recording TestReservedIPAddresses_EndToEndTest",
+	"POST /networking/reserved/ips":                     "linodego v1.41.0, ReserveIPAddress; recording TestReservedIPAddresses_EndToEndTest",
+	"GET /networking/reserved/ips/types":                "linodego v2, ListReservedIPTypes; recording TestReservedIPTypes_List",
+	"GET /networking/reserved/ips/{address}":            "linodego v1.41.0, GetReservedIPAddress; recording TestReservedIPAddresses_EndToEndTest",
+	"PUT /networking/reserved/ips/{address}":            "linodego v2, UpdateReservedIPAddress; recording TestReservedIPAddress_UpdateTags",
+	"DELETE /networking/reserved/ips/{address}":         "linodego v1.41.0, DeleteReservedIPAddress; recording TestReservedIPAddresses_EndToEndTest",
 	"GET /vpcs/default-ranges":                          "linodego v2.3.0, GetVPCDefaultRanges; recording TestVPC_DefaultRanges",
 }
 

@@ -99,6 +99,13 @@ func (e *Emulator) routes() []route {
 		get("/networking/firewalls/{firewallId}", e.getFirewall),
 		del("/networking/firewalls/{firewallId}", e.deleteFirewall),
 
+		list("/networking/reserved/ips", e.listReservedIPs),
+		post("/networking/reserved/ips", e.reserveIP),
+		list("/networking/reserved/ips/types", e.listReservedIPTypes),
+		get("/networking/reserved/ips/{address}", e.getReservedIP),
+		put("/networking/reserved/ips/{address}", e.updateReservedIP),
+		del("/networking/reserved/ips/{address}", e.releaseReservedIP),
+
 		list("/vpcs", e.listVPCs),
 		get("/vpcs/default-ranges", e.getVPCDefaultRanges),
 		post("/vpcs", e.createVPC),

@@ -18,10 +18,12 @@ type state struct {
 	// defaultFirewalls are the account's default firewall ids by kind of entity (firewallDefaultKinds).
 	defaultFirewalls map[string]*int
 	ruleSets         map[int]*ruleSet
-	vpcs             map[int]*vpc
-	subnets          map[int]*subnet
-	placementGroups  map[int]*placementGroup
-	images           map[string]*privateImage
+	// reservedIPs are the account's reserved public addresses, by address.
+	reservedIPs     map[string]*reservedIP
+	vpcs            map[int]*vpc
+	subnets         map[int]*subnet
+	placementGroups map[int]*placementGroup
+	images          map[string]*privateImage
 	// metadataTokens are the Metadata service's tokens, by token.
 	metadataTokens map[string]metadataToken
 	// recycles are LKE's node replacements under way, by cluster.
@@ -76,6 +78,7 @@ func newState(seed int64, cat *catalogue) *state {
 		firewalls:        map[int]*firewall{},
 		defaultFirewalls: map[string]*int{},
 		ruleSets:         map[int]*ruleSet{},
+		reservedIPs:      map[string]*reservedIP{},
 		vpcs:             map[int]*vpc{},
 		subnets:          map[int]*subnet{},
 		placementGroups:  map[int]*placementGroup{},

@@ -1,0 +1,195 @@
+package emulator
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// reservedIP is a public IPv4 address the account keeps whether or not a Linode uses it. A
+// Linode created with it ("ipv4": [address]) uses it as its public address; deleting the Linode
+// leaves it reserved, and releasing it leaves the Linode its address, no longer reserved.
+type reservedIP struct {
+	Address string
+	Region  string
+	Tags    []string
+}
+
+type assignedEntityWire struct {
+	ID    int    `json:"id"`
+	Type  string `json:"type"`
+	Label string `json:"label"`
+	URL   string `json:"url"`
+}
+
+type reservedIPWire struct {
+	Address        string              `json:"address"`
+	Gateway        string              `json:"gateway"`
+	SubnetMask     string              `json:"subnet_mask"`
+	Prefix         int                 `json:"prefix"`
+	Type           string              `json:"type"`
+	Public         bool                `json:"public"`
+	RDNS           *string             `json:"rdns"`
+	LinodeID       *int                `json:"linode_id"`
+	InterfaceID    *int                `json:"interface_id"`
+	Region         string              `json:"region"`
+	VPCNAT1To1     *string             `json:"vpc_nat_1_1"`
+	Reserved       bool                `json:"reserved"`
+	AssignedEntity *assignedEntityWire `json:"assigned_entity"`
+	Tags           []string            `json:"tags"`
+}
+
+// holder is the Linode whose public address ip is, if any.
+func (e *Emulator) holder(ip *reservedIP) *instance {
+	for _, id := range sortedKeys(e.st.instances) {
+		if in := e.st.instances[id]; len(in.IPv4) > 0 && in.IPv4[0] == ip.Address {
+			return in
+		}
+	}
+	return nil
+}
+
+func (e *Emulator) reservedIPToWire(ip *reservedIP) reservedIPWire {
+	w := reservedIPWire{
+		Address: ip.Address, Gateway: gatewayOf(ip.Address), SubnetMask: "255.255.255.0", Prefix: 24,
+		Type: "ipv4", Public: true, Region: ip.Region, Reserved: true, Tags: nonNil(ip.Tags),
+	}
+	if in := e.holder(ip); in != nil {
+		id := in.ID
+		w.LinodeID = &id
+		w.AssignedEntity = &assignedEntityWire{ID: in.ID, Type: "linode", Label: in.Label, URL: fmt.Sprintf("/v4/linode/instances/%d", in.ID)}
+	}
+	return w
+}
+
+// gatewayOf is the first address of the /24 an address is in, as Linode's public gateways are.
+func gatewayOf(address string) string {
+	return address[:strings.LastIndex(address, ".")] + ".1"
+}
+
+func (e *Emulator) listReservedIPs(*http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	items := make([]reservedIPWire, 0, len(e.st.reservedIPs))
+	for _, address := range sortedKeys(e.st.reservedIPs) {
+		items = append(items, e.reservedIPToWire(e.st.reservedIPs[address]))
+	}
+	return mustList(newList(items, reservedIPWire{}))
+}
+
+func (e *Emulator) reserveIP(r *http.Request) (any, *apiError) {
+	var req struct {
+		Region string   `json:"region"`
+		Tags   []string `json:"tags"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if err := validateTags("tags", req.Tags); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	reg, err := e.validateRegion("region", req.Region, "")
+	if err != nil {
+		return nil, err
+	}
+	ip := &reservedIP{Address: e.st.nextIPv4(), Region: reg.ID, Tags: slices.Clone(req.Tags)}
+	e.st.reservedIPs[ip.Address] = ip
+	return e.reservedIPToWire(ip), nil
+}
+
+func (e *Emulator) lookupReservedIP(r *http.Request) (*reservedIP, *apiError) {
+	ip, ok := e.st.reservedIPs[r.PathValue("address")]
+	if !ok {
+		return nil, errNotFound()
+	}
+	return ip, nil
+}
+
+func (e *Emulator) getReservedIP(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	ip, err := e.lookupReservedIP(r)
+	if err != nil {
+		return nil, err
+	}
+	return e.reservedIPToWire(ip), nil
+}
+
+// updateReservedIP changes an address's tags, the one thing about it a user sets.
+func (e *Emulator) updateReservedIP(r *http.Request) (any, *apiError) {
+	var req struct {
+		Tags *[]string `json:"tags"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Tags != nil {
+		if err := validateTags("tags", *req.Tags); err != nil {
+			return nil, err
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ip, err := e.lookupReservedIP(r)
+	if err != nil {
+		return nil, err
+	}
+	if req.Tags != nil {
+		ip.Tags = slices.Clone(*req.Tags)
+	}
+	return e.reservedIPToWire(ip), nil
+}
+
+func (e *Emulator) releaseReservedIP(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ip, err := e.lookupReservedIP(r)
+	if err != nil {
+		return nil, err
+	}
+	delete(e.st.reservedIPs, ip.Address)
+	return emptyObject{}, nil
+}
+
+// validateReservedIPv4 checks the "ipv4" of a Linode create request for region: one reserved
+// address of the account's, in the region, that no Linode uses.
+func (e *Emulator) validateReservedIPv4(addresses []string, regionID string) *apiError {
+	if len(addresses) != 1 {
+		return errInvalid("ipv4", "Must provide a single valid reserved ipv4 address")
+	}
+	ip, ok := e.st.reservedIPs[addresses[0]]
+	if !ok {
+		return errInvalid("ipv4", "Must provide a single valid reserved ipv4 address")
+	}
+	if ip.Region != regionID {
+		return errInvalid("ipv4", "Address must be in the same region as the Linode")
+	}
+	if e.holder(ip) != nil {
+		return errInvalid("ipv4", "Address must be currently unassigned.")
+	}
+	return nil
+}
+
+// reservedIPTypeWire is what reserving an address costs.
+type reservedIPTypeWire struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	Price struct {
+		Hourly  float64  `json:"hourly"`
+		Monthly *float64 `json:"monthly"`
+	} `json:"price"`
+	RegionPrices []any `json:"region_prices"`
+	Transfer     int   `json:"transfer"`
+}
+
+// reservedIPv4Hourly is Linode's price of a reserved IPv4 address, billed by the hour only.
+const reservedIPv4Hourly = 0.0068
+
+func (e *Emulator) listReservedIPTypes(*http.Request) (any, *apiError) {
+	t := reservedIPTypeWire{ID: "reserved-ipv4", Label: "Reserved IPv4", RegionPrices: []any{}}
+	t.Price.Hourly = reservedIPv4Hourly
+	return mustList(newList([]reservedIPTypeWire{t}, reservedIPTypeWire{}))
+}
