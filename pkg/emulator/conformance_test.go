@@ -95,7 +95,7 @@ func TestConformanceWithRecordings(t *testing.T) {
 func replay(t *testing.T, c cassette, nullable map[string]bool) int {
 	e, _, _ := startEmulator(t, WithDelayScale(0))
 	ids := map[string]string{} // recorded id -> emulator id
-	addresses := addressBook{}
+	addresses := newAddressBook(e)
 	compared := 0
 	for i, in := range c.Interactions {
 		u, err := url.Parse(in.Request.URL)
@@ -109,6 +109,7 @@ func replay(t *testing.T, c cassette, nullable map[string]bool) int {
 		}
 		name := fmt.Sprintf("%02d %s", i, rt.name())
 		t.Run(name, func(t *testing.T) {
+			addresses.prepare(rt, in.Response.Code)
 			body := rewriteBody(t, e, in.Request.Body, ids, addresses)
 			req, err := http.NewRequest(in.Request.Method, e.URL()+"/v4beta"+mapSegments(path, ids, addresses)+queryOf(u), strings.NewReader(body))
 			if err != nil {
@@ -147,7 +148,7 @@ func replay(t *testing.T, c cassette, nullable map[string]bool) int {
 				t.Error(problem)
 			}
 			learnIDs(real, got, ids)
-			addresses.follow(rt, path, real, got)
+			addresses.follow(rt, real, got)
 		})
 		compared++
 	}
@@ -186,7 +187,7 @@ func matchRoute(routes []route, method, path string) (route, bool) {
 	return route{}, false
 }
 
-func mapSegments(path string, ids map[string]string, addresses addressBook) string {
+func mapSegments(path string, ids map[string]string, addresses *addressBook) string {
 	segs := strings.Split(path, "/")
 	for i, s := range segs {
 		if mapped, ok := ids[s]; ok {
@@ -202,7 +203,7 @@ func mapSegments(path string, ids map[string]string, addresses addressBook) stri
 // Firewalls and VPCs the recording referenced but did not create are seeded. LKE
 // versions are replaced by the emulator's newest of the requested tier,
 // since recordings span years of version churn.
-func rewriteBody(t *testing.T, e *Emulator, body string, ids map[string]string, addresses addressBook) string {
+func rewriteBody(t *testing.T, e *Emulator, body string, ids map[string]string, addresses *addressBook) string {
 	if strings.TrimSpace(body) == "" {
 		return body
 	}
@@ -243,7 +244,7 @@ func rewriteBody(t *testing.T, e *Emulator, body string, ids map[string]string, 
 	return string(out)
 }
 
-func mapValues(v any, ids map[string]string, addresses addressBook) any {
+func mapValues(v any, ids map[string]string, addresses *addressBook) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
@@ -266,31 +267,67 @@ func mapValues(v any, ids map[string]string, addresses addressBook) any {
 	return v
 }
 
-// addressBook pairs the reserved IP addresses of a recording with the replay's. Recordings
-// sanitise every address to the same value, so a recorded address stands, in turn, for each
-// address reserved under it and not yet released, the oldest first.
-type addressBook map[string][]string
+// addressBook pairs the IPv4 addresses of a recording with the replay's. Recordings sanitise
+// every address to the same value, so a recorded address stands for one of the addresses the
+// replay got under it (a Linode's, an allocated or a reserved one): the newest, or the newest
+// still reserved where the request needs a reserved address.
+type addressBook struct {
+	e       *Emulator
+	learned map[string][]string
+	// reservedOnly is set for requests that name a reserved address.
+	reservedOnly bool
+}
 
-func (b addressBook) current(recorded string) (string, bool) {
-	if queue := b[recorded]; len(queue) > 0 {
-		return queue[0], true
+func newAddressBook(e *Emulator) *addressBook {
+	return &addressBook{e: e, learned: map[string][]string{}}
+}
+
+func (b *addressBook) current(recorded string) (string, bool) {
+	candidates := b.learned[recorded]
+	for i := len(candidates) - 1; i >= 0; i-- {
+		if !b.reservedOnly || b.reserved(candidates[i]) {
+			return candidates[i], true
+		}
+	}
+	if len(candidates) > 0 {
+		return candidates[len(candidates)-1], true
 	}
 	return "", false
 }
 
-// follow learns the address a reservation got and forgets the one a release gave back.
-func (b addressBook) follow(rt route, path string, real, got any) {
-	switch rt.name() {
-	case "POST /networking/reserved/ips":
-		recorded, _ := real.(map[string]any)["address"].(string)
-		ours, _ := got.(map[string]any)["address"].(string)
-		if recorded != "" && ours != "" {
-			b[recorded] = append(b[recorded], ours)
+func (b *addressBook) reserved(address string) bool {
+	b.e.mu.RLock()
+	defer b.e.mu.RUnlock()
+	_, ok := b.e.st.reservedIPs[address]
+	return ok
+}
+
+// prepare says what the next request's addresses stand for. A request the recording shows
+// refused as not found named an address no longer there: the newest, reserved or not.
+func (b *addressBook) prepare(rt route, recordedStatus int) {
+	b.reservedOnly = recordedStatus != http.StatusNotFound &&
+		(rt.name() == "POST /linode/instances" || strings.HasPrefix(rt.path, "/networking/reserved/ips/"))
+}
+
+// follow learns the addresses a create, an allocation or a reservation gave.
+func (b *addressBook) follow(rt route, real, got any) {
+	learn := func(recorded, ours any) {
+		r, _ := recorded.(string)
+		o, _ := ours.(string)
+		if r != "" && o != "" {
+			b.learned[r] = append(b.learned[r], o)
 		}
-	case "DELETE /networking/reserved/ips/{address}":
-		recorded := path[strings.LastIndex(path, "/")+1:]
-		if len(b[recorded]) > 0 {
-			b[recorded] = b[recorded][1:]
+	}
+	realObject, _ := real.(map[string]any)
+	gotObject, _ := got.(map[string]any)
+	switch rt.name() {
+	case "POST /networking/reserved/ips", "POST /networking/ips":
+		learn(realObject["address"], gotObject["address"])
+	case "POST /linode/instances":
+		realIPs, _ := realObject["ipv4"].([]any)
+		gotIPs, _ := gotObject["ipv4"].([]any)
+		if len(realIPs) > 0 && len(gotIPs) > 0 {
+			learn(realIPs[0], gotIPs[0])
 		}
 	}
 }

@@ -1,10 +1,8 @@
 package emulator
 
 import (
-	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 )
 
 // reservedIP is a public IPv4 address the account keeps whether or not a Linode uses it. A
@@ -16,66 +14,20 @@ type reservedIP struct {
 	Tags    []string
 }
 
-type assignedEntityWire struct {
-	ID    int    `json:"id"`
-	Type  string `json:"type"`
-	Label string `json:"label"`
-	URL   string `json:"url"`
-}
-
-type reservedIPWire struct {
-	Address        string              `json:"address"`
-	Gateway        string              `json:"gateway"`
-	SubnetMask     string              `json:"subnet_mask"`
-	Prefix         int                 `json:"prefix"`
-	Type           string              `json:"type"`
-	Public         bool                `json:"public"`
-	RDNS           *string             `json:"rdns"`
-	LinodeID       *int                `json:"linode_id"`
-	InterfaceID    *int                `json:"interface_id"`
-	Region         string              `json:"region"`
-	VPCNAT1To1     *string             `json:"vpc_nat_1_1"`
-	Reserved       bool                `json:"reserved"`
-	AssignedEntity *assignedEntityWire `json:"assigned_entity"`
-	Tags           []string            `json:"tags"`
-}
-
-// holder is the Linode whose public address ip is, if any.
-func (e *Emulator) holder(ip *reservedIP) *instance {
-	for _, id := range sortedKeys(e.st.instances) {
-		if in := e.st.instances[id]; len(in.IPv4) > 0 && in.IPv4[0] == ip.Address {
-			return in
-		}
-	}
-	return nil
-}
-
-func (e *Emulator) reservedIPToWire(ip *reservedIP) reservedIPWire {
-	w := reservedIPWire{
-		Address: ip.Address, Gateway: gatewayOf(ip.Address), SubnetMask: "255.255.255.0", Prefix: 24,
-		Type: "ipv4", Public: true, Region: ip.Region, Reserved: true, Tags: nonNil(ip.Tags),
-	}
-	if in := e.holder(ip); in != nil {
-		id := in.ID
-		w.LinodeID = &id
-		w.AssignedEntity = &assignedEntityWire{ID: in.ID, Type: "linode", Label: in.Label, URL: fmt.Sprintf("/v4/linode/instances/%d", in.ID)}
-	}
+// reservedIPToWire shows a reserved address, which ipAddress always knows.
+func (e *Emulator) reservedIPToWire(ip *reservedIP) ipAddressWire {
+	w, _ := e.ipAddress(ip.Address)
 	return w
-}
-
-// gatewayOf is the first address of the /24 an address is in, as Linode's public gateways are.
-func gatewayOf(address string) string {
-	return address[:strings.LastIndex(address, ".")] + ".1"
 }
 
 func (e *Emulator) listReservedIPs(*http.Request) (any, *apiError) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	items := make([]reservedIPWire, 0, len(e.st.reservedIPs))
+	items := make([]ipAddressWire, 0, len(e.st.reservedIPs))
 	for _, address := range sortedKeys(e.st.reservedIPs) {
 		items = append(items, e.reservedIPToWire(e.st.reservedIPs[address]))
 	}
-	return mustList(newList(items, reservedIPWire{}))
+	return mustList(newList(items, ipAddressWire{}))
 }
 
 func (e *Emulator) reserveIP(r *http.Request) (any, *apiError) {
@@ -167,7 +119,7 @@ func (e *Emulator) validateReservedIPv4(addresses []string, regionID string) *ap
 	if ip.Region != regionID {
 		return errInvalid("ipv4", "Address must be in the same region as the Linode")
 	}
-	if e.holder(ip) != nil {
+	if e.holderOf(ip.Address) != nil {
 		return errInvalid("ipv4", "Address must be currently unassigned.")
 	}
 	return nil

@@ -79,6 +79,7 @@ func (e *Emulator) routes() []route {
 		list("/linode/instances/{linodeId}/configs", e.listConfigs),
 		post("/linode/instances/{linodeId}/configs", e.createConfig),
 		get("/linode/instances/{linodeId}/configs/{configId}", e.getConfig),
+		get("/linode/instances/{linodeId}/ips", e.getInstanceIPs),
 
 		list("/account/events", e.listEvents),
 		get("/account/events/{eventId}", e.getEvent),
@@ -99,6 +100,11 @@ func (e *Emulator) routes() []route {
 		get("/networking/firewalls/{firewallId}", e.getFirewall),
 		del("/networking/firewalls/{firewallId}", e.deleteFirewall),
 
+		list("/networking/ips", e.listIPAddresses),
+		post("/networking/ips", e.allocateIPAddress),
+		post("/networking/ips/assign", e.assignIPAddresses),
+		get("/networking/ips/{address}", e.getIPAddress),
+		put("/networking/ips/{address}", e.updateIPAddress),
 		list("/networking/reserved/ips", e.listReservedIPs),
 		post("/networking/reserved/ips", e.reserveIP),
 		list("/networking/reserved/ips/types", e.listReservedIPTypes),
@@ -108,6 +114,8 @@ func (e *Emulator) routes() []route {
 
 		list("/vpcs", e.listVPCs),
 		get("/vpcs/default-ranges", e.getVPCDefaultRanges),
+		list("/vpcs/ips", e.listVPCIPs),
+		list("/vpcs/{vpcId}/ips", e.listVPCIPsOfVPC),
 		post("/vpcs", e.createVPC),
 		get("/vpcs/{vpcId}", e.getVPC),
 		del("/vpcs/{vpcId}", e.deleteVPC),

@@ -19,7 +19,9 @@ type state struct {
 	defaultFirewalls map[string]*int
 	ruleSets         map[int]*ruleSet
 	// reservedIPs are the account's reserved public addresses, by address.
-	reservedIPs     map[string]*reservedIP
+	reservedIPs map[string]*reservedIP
+	// rdns are the reverse DNS entries users set, by address; null restores Linode\'s own.
+	rdns            map[string]*string
 	vpcs            map[int]*vpc
 	subnets         map[int]*subnet
 	placementGroups map[int]*placementGroup
@@ -79,6 +81,7 @@ func newState(seed int64, cat *catalogue) *state {
 		defaultFirewalls: map[string]*int{},
 		ruleSets:         map[int]*ruleSet{},
 		reservedIPs:      map[string]*reservedIP{},
+		rdns:             map[string]*string{},
 		vpcs:             map[int]*vpc{},
 		subnets:          map[int]*subnet{},
 		placementGroups:  map[int]*placementGroup{},

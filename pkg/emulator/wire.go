@@ -214,3 +214,27 @@ func decodeBody(r *http.Request, v any) *apiError {
 	}
 	return nil
 }
+
+// decodeBodyKeys decodes a JSON body into v and tells which top-level keys it had, for fields
+// where null and absent mean different things.
+func decodeBodyKeys(r *http.Request, v any) (map[string]bool, *apiError) {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes))
+	if err != nil {
+		return nil, errInvalid("", "Unable to read request body")
+	}
+	present := map[string]bool{}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return present, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, errInvalid("", "Invalid JSON: "+err.Error())
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return nil, errInvalid("", "Invalid JSON: "+err.Error())
+	}
+	for key := range fields {
+		present[key] = true
+	}
+	return present, nil
+}
