@@ -59,6 +59,8 @@ type accountEvent struct {
 	finishesWhen string
 	// maintenance is set on maintenance events.
 	maintenance *maintenanceEntry
+	// Secondary is the other object the event is about, such as a clone.
+	Secondary *eventEntityWire
 }
 
 type eventEntityWire struct {
@@ -104,7 +106,7 @@ func linodeEntity(id int, label string) eventEntityWire {
 func (ev *accountEvent) wire(now time.Time) eventWire {
 	w := eventWire{
 		ID: ev.ID, Created: apiTime(ev.Created), Action: ev.Action, Status: ev.Status,
-		Entity: linodeEntity(ev.LinodeID, ev.LinodeLabel),
+		Entity: linodeEntity(ev.LinodeID, ev.LinodeLabel), SecondaryEntity: ev.Secondary,
 	}
 	if ev.Username != "" {
 		user := ev.Username

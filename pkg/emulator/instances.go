@@ -252,7 +252,7 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 		in.IPv4 = slices.Clone(req.IPv4)
 	}
 	if req.PrivateIP {
-		in.IPv4 = append(in.IPv4, "192.168."+strconv.Itoa(in.ID>>8&0xff)+"."+strconv.Itoa(in.ID&0xff))
+		in.IPv4 = append(in.IPv4, privateAddressOf(in.ID))
 	}
 	if req.Metadata != nil {
 		in.UserData = req.Metadata.UserData

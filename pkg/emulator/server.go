@@ -76,6 +76,7 @@ func (e *Emulator) routes() []route {
 		post("/linode/instances/{linodeId}/reboot", e.rebootInstance),
 		post("/linode/instances/{linodeId}/boot", e.bootInstance),
 		post("/linode/instances/{linodeId}/shutdown", e.shutdownInstance),
+		post("/linode/instances/{linodeId}/clone", e.cloneInstance),
 		list("/linode/instances/{linodeId}/configs", e.listConfigs),
 		post("/linode/instances/{linodeId}/configs", e.createConfig),
 		get("/linode/instances/{linodeId}/configs/{configId}", e.getConfig),

@@ -1,0 +1,157 @@
+package emulator
+
+import (
+	"encoding/base64"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// actionLinodeClone is the event of a clone, on the source Linode, with the new one as its
+// secondary entity.
+const actionLinodeClone = "linode_clone"
+
+type cloneRequest struct {
+	Region         string `json:"region"`
+	Type           string `json:"type"`
+	Label          string `json:"label"`
+	Group          string `json:"group"`
+	BackupsEnabled bool   `json:"backups_enabled"`
+	PrivateIP      bool   `json:"private_ip"`
+	LinodeID       int    `json:"linode_id"`
+	Metadata       *struct {
+		UserData string `json:"user_data"`
+	} `json:"metadata"`
+}
+
+// cloneInstance copies a Linode's image and profiles to a new Linode, which ends offline as the
+// API's clones do, or onto an existing Linode that is offline (linode_id), whose profiles they
+// replace.
+func (e *Emulator) cloneInstance(r *http.Request) (any, *apiError) {
+	var req cloneRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	source, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	if req.LinodeID != 0 {
+		return e.cloneOnto(source, req.LinodeID)
+	}
+	if req.Region == "" {
+		req.Region = source.Region
+	}
+	if req.Type == "" {
+		req.Type = source.Type
+	}
+	reg, err := e.validateRegion("region", req.Region, "")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.validatePlan("type", req.Type, reg); err != nil {
+		return nil, err
+	}
+	if req.Label != "" && (len(req.Label) < 3 || len(req.Label) > 64) {
+		return nil, errInvalid("label", "Length must be 3-64 characters")
+	}
+	if req.Metadata != nil && req.Metadata.UserData != "" {
+		if !reg.has(capMetadata) {
+			return nil, errInvalid("metadata.user_data", "Metadata is not available in region "+reg.ID)
+		}
+		if _, decErr := base64.StdEncoding.DecodeString(req.Metadata.UserData); decErr != nil {
+			return nil, errInvalid("metadata.user_data", "Must be base64-encoded")
+		}
+	}
+	if err := e.st.takeCapacity("type", req.Region, req.Type, 1); err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	clone := e.newInstance(now, req.Region, req.Type)
+	if req.Label != "" {
+		clone.Label = req.Label
+	}
+	clone.Group, clone.Image, clone.Tags = req.Group, source.Image, slices.Clone(source.Tags)
+	clone.DiskEncryption, clone.Booted = source.DiskEncryption, false
+	if req.PrivateIP {
+		clone.IPv4 = append(clone.IPv4, privateAddressOf(clone.ID))
+	}
+	if req.Metadata != nil {
+		clone.UserData = req.Metadata.UserData
+	}
+	clone.Deployment = deployment{
+		AuthorizedKeys: slices.Clone(source.Deployment.AuthorizedKeys), AuthorizedUsers: slices.Clone(source.Deployment.AuthorizedUsers),
+		BackupsEnabled: req.BackupsEnabled,
+	}
+	for _, cfg := range source.Deployment.Configs {
+		clone.Deployment.Configs = append(clone.Deployment.Configs, e.cloneConfig(cfg, clone, now))
+	}
+	e.st.instances[clone.ID] = clone
+
+	ev := e.recordEvent(actionLinodeClone, eventStarted, eventsUsername, source, "", now)
+	ev.Secondary = ptrTo(linodeEntity(clone.ID, clone.Label))
+	ev.finishesWhen = statusOffline
+	e.st.openEvents[clone.ID] = append(e.st.openEvents[clone.ID], ev)
+	e.startBoot(clone, now)
+	return e.instanceWire(clone), nil
+}
+
+// cloneOnto copies a Linode's image and profiles onto another, offline Linode of the account.
+func (e *Emulator) cloneOnto(source *instance, targetID int) (any, *apiError) {
+	target, ok := e.st.instances[targetID]
+	switch {
+	case !ok || target == source:
+		return nil, errInvalid("linode_id", "Linode not found")
+	case target.Status != statusOffline:
+		return nil, errInvalid("linode_id", "The Linode cloned onto must be offline")
+	}
+	now := e.clock.Now()
+	target.Image = source.Image
+	target.Deployment.Configs = nil
+	for _, cfg := range source.Deployment.Configs {
+		target.Deployment.Configs = append(target.Deployment.Configs, e.cloneConfig(cfg, target, now))
+	}
+	ev := e.recordEvent(actionLinodeClone, eventStarted, eventsUsername, source, "", now)
+	ev.Secondary = ptrTo(linodeEntity(target.ID, target.Label))
+	e.st.at(now.Add(e.cfg.delays.Provisioning), ev.finish)
+	return e.instanceWire(target), nil
+}
+
+// cloneConfig copies a profile for a clone: new disks, and on a VPC interface the next free
+// address of the subnet, with a 1:1 NAT to the clone's own public address.
+func (e *Emulator) cloneConfig(cfg *instanceConfig, clone *instance, now time.Time) *instanceConfig {
+	copied := e.newConfig(cfg.Label, now)
+	copied.Kernel, copied.Comments = cfg.Kernel, cfg.Comments
+	disks := map[int]int{}
+	for _, slot := range slices.Sorted(maps.Keys(cfg.Devices)) {
+		device := *cfg.Devices[slot]
+		if device.DiskID != 0 {
+			if _, seen := disks[device.DiskID]; !seen {
+				disks[device.DiskID] = e.st.nextID("disk")
+			}
+			device.DiskID = disks[device.DiskID]
+		}
+		copied.Devices[slot] = &device
+	}
+	for _, iface := range cfg.Interfaces {
+		c := *iface
+		c.ID = e.st.nextID("interface")
+		if c.Purpose == purposeVPC {
+			c.VPCAddress = e.freeSubnetAddress(e.st.subnets[c.SubnetID])
+			if c.NAT1To1 != "" {
+				c.NAT1To1 = clone.IPv4[0]
+			}
+		}
+		copied.Interfaces = append(copied.Interfaces, &c)
+	}
+	return copied
+}
+
+// privateAddressOf is the private address a Linode gets with "private_ip": true.
+func privateAddressOf(id int) string {
+	return "192.168." + strconv.Itoa(id>>8&0xff) + "." + strconv.Itoa(id&0xff)
+}
