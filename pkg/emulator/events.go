@@ -81,12 +81,14 @@ type eventMaintenanceWire struct {
 }
 
 type eventWire struct {
-	ID              int              `json:"id"`
-	Created         apiTime          `json:"created"`
-	Seen            bool             `json:"seen"`
-	Read            bool             `json:"read"`
-	PercentComplete *int             `json:"percent_complete"`
-	TimeRemaining   *int             `json:"time_remaining"`
+	ID              int     `json:"id"`
+	Created         apiTime `json:"created"`
+	Seen            bool    `json:"seen"`
+	Read            bool    `json:"read"`
+	PercentComplete *int    `json:"percent_complete"`
+	// TimeRemaining is an "H:M:S" estimate the API gives for some long operations and null for
+	// nearly all; the emulator estimates none.
+	TimeRemaining   *string          `json:"time_remaining"`
 	Rate            *string          `json:"rate"`
 	Duration        *float64         `json:"duration"`
 	Action          string           `json:"action"`
@@ -115,8 +117,8 @@ func (ev *accountEvent) wire(now time.Time) eventWire {
 	switch ev.Status {
 	case eventNotification:
 	case eventFinished:
-		percent, remaining, took := 100, 0, ev.Finished.Sub(ev.Created).Seconds()
-		w.PercentComplete, w.TimeRemaining, w.Duration = &percent, &remaining, &took
+		percent, took := 100, ev.Finished.Sub(ev.Created).Seconds()
+		w.PercentComplete, w.Duration = &percent, &took
 	default:
 		percent, took := 0, max(0, now.Sub(ev.Created).Seconds())
 		w.PercentComplete, w.Duration = &percent, &took
