@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -171,16 +172,16 @@ const (
 	vpcTypeRDMA    = "rdma"
 )
 
-// vpcLabelPattern is what Linode accepts in VPC and subnet labels: the hyphens of linodego's own
-// test labels pass, despite the error message.
-var vpcLabelPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// vpcLabelPattern is the API description's rule for VPC and subnet labels: ASCII letters,
+// numbers and hyphens, never two hyphens in a row (checked apart).
+var vpcLabelPattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
 
 func validateVPCLabel(field, label string) *apiError {
 	if len(label) < 1 || len(label) > 64 {
 		return errInvalid(field, "Length must be 1-64 characters")
 	}
-	if !vpcLabelPattern.MatchString(label) {
-		return errInvalid(field, "Must only use ASCII letters, numbers, and underscores")
+	if !vpcLabelPattern.MatchString(label) || strings.Contains(label, "--") {
+		return errInvalid(field, "Label must include only ASCII letters, numbers, and dashes")
 	}
 	return nil
 }

@@ -188,7 +188,7 @@ func TestNetworkingRoutes(t *testing.T) {
 	} else {
 		wantField(t, err, "region")
 	}
-	if _, err := c.CreateVPC(ctx, linodego.VPCCreateOptions{Label: "bad!label", Region: "us-iad"}); err == nil {
+	if _, err := c.CreateVPC(ctx, linodego.VPCCreateOptions{Label: "bad_label", Region: "us-iad"}); err == nil {
 		t.Fatal("VPC created with a label Linode refuses")
 	} else {
 		wantField(t, err, "label")
