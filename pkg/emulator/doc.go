@@ -10,17 +10,24 @@
 // # Routes
 //
 // Under both /v4 and /v4beta (one shared state): regions (+ /{id},
-// /availability, /{id}/availability), linode/types (+ /{id}), images
-// (+ /{id}), lke/versions (+ /{version}), lke/types, lke/clusters (list,
-// create, get, update, delete, recycle), lke/clusters/{id}/pools (list,
-// create, get, update, delete, recycle), lke/clusters/{id}/nodes/{nodeId}
-// (get, delete, recycle), linode/instances (list, create, get, update, delete,
-// reboot, boot, shutdown) and their configs (list, create, get),
-// networking/firewalls (list, create, get, delete), vpcs (list, create, get,
-// delete) and their subnets (list, create, get), placement/groups (list,
-// create, get, update, delete), account/events (list, get),
-// account/maintenance (list) and maintenance/policies (list). Every route exists in Linode's OpenAPI
-// description and uses its parameter names; counters, the request log and
+// /availability, /{id}/availability, /vpc-availability,
+// /{id}/vpc-availability), linode/types (+ /{id}), images (+ /{id}),
+// lke/versions (+ /{version}), lke/types, lke/clusters (list, create, get,
+// update, delete, recycle), lke/clusters/{id}/pools (list, create, get,
+// update, delete, recycle), lke/clusters/{id}/nodes/{nodeId} (get, delete,
+// recycle), linode/instances (list, create, get, update, delete, reboot,
+// boot, shutdown, clone) with their configs (list, create, get) and ips
+// (get), networking/firewalls (list, create, get, delete; settings, get and
+// update; templates, list and get; rulesets, list, create, get, update and
+// delete), networking/ips (list, allocate, assign, get, update),
+// networking/reserved/ips (list, reserve, get, update, release; types),
+// vpcs (list, create, get, delete; default-ranges; ips) and their subnets
+// (list, create, get) and ips, placement/groups (list, create, get, update,
+// delete), account/events (list, get), account/maintenance (list) and
+// maintenance/policies (list). Every route exists in Linode's OpenAPI
+// description and uses its parameter names, or is newer than it and named
+// as linodego names it (openapi_test.go lists those, with the linodego
+// version and recording that show them); counters, the request log and
 // faults name routes the same way, e.g. "GET /lke/clusters/{clusterId}/pools".
 //
 // # Wire format
@@ -137,6 +144,16 @@
 // that scale the emulator's delays scale them too. maintenance_policy on
 // Linodes accepts the slugs /maintenance/policies lists (linode/migrate, the
 // default, and linode/power_off_on).
+//
+// # Addresses
+//
+// A Linode's public IPv4 address comes first in its "ipv4", then addresses
+// allocated to it or assigned from another Linode, then its private address
+// ("private_ip"). Reserved addresses belong to the account whether or not a
+// Linode has them: a Linode created with "ipv4": [address] takes one that is
+// reserved in its region and unused; deleting the Linode keeps the address
+// reserved; giving it back (DELETE, or "reserved": false) leaves a Linode
+// that has it its address, and an unused one disappears.
 //
 // # Images
 //
