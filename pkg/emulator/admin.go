@@ -25,6 +25,7 @@ import (
 // and those of admin_maintenance.go: scheduling maintenance and failing hosts.
 func (e *Emulator) registerAdmin(mux *http.ServeMux) {
 	e.registerMaintenanceAdmin(mux)
+	mux.HandleFunc("PUT "+imageUploadPath+"{token}", e.receiveImageUpload)
 	mux.HandleFunc("GET /_emulator/counters", func(w http.ResponseWriter, _ *http.Request) {
 		writeAdmin(w, e.Counters())
 	})

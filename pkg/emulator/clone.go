@@ -87,9 +87,7 @@ func (e *Emulator) cloneInstance(r *http.Request) (any, *apiError) {
 		AuthorizedKeys: slices.Clone(source.Deployment.AuthorizedKeys), AuthorizedUsers: slices.Clone(source.Deployment.AuthorizedUsers),
 		BackupsEnabled: req.BackupsEnabled,
 	}
-	for _, cfg := range source.Deployment.Configs {
-		clone.Deployment.Configs = append(clone.Deployment.Configs, e.cloneConfig(cfg, clone, now))
-	}
+	e.cloneDisksAndConfigs(source, clone, now)
 	e.st.instances[clone.ID] = clone
 
 	ev := e.recordEvent(actionLinodeClone, eventStarted, eventsUsername, source, "", now)
@@ -111,29 +109,38 @@ func (e *Emulator) cloneOnto(source *instance, targetID int) (any, *apiError) {
 	}
 	now := e.clock.Now()
 	target.Image = source.Image
-	target.Deployment.Configs = nil
-	for _, cfg := range source.Deployment.Configs {
-		target.Deployment.Configs = append(target.Deployment.Configs, e.cloneConfig(cfg, target, now))
-	}
+	e.cloneDisksAndConfigs(source, target, now)
 	ev := e.recordEvent(actionLinodeClone, eventStarted, eventsUsername, source, "", now)
 	ev.Secondary = ptrTo(linodeEntity(target.ID, target.Label))
 	e.st.at(now.Add(e.cfg.delays.Provisioning), ev.finish)
 	return e.instanceWire(target), nil
 }
 
-// cloneConfig copies a profile for a clone: new disks, and on a VPC interface the next free
-// address of the subnet, with a 1:1 NAT to the clone's own public address.
-func (e *Emulator) cloneConfig(cfg *instanceConfig, clone *instance, now time.Time) *instanceConfig {
+// cloneDisksAndConfigs replaces a Linode's disks and profiles with copies of the source's.
+func (e *Emulator) cloneDisksAndConfigs(source, clone *instance, now time.Time) {
+	disks := map[int]int{}
+	clone.Deployment.Disks, clone.Deployment.Configs = nil, nil
+	for _, d := range source.Deployment.Disks {
+		copied := *d
+		copied.ID, copied.Created = e.st.nextID("disk"), now
+		disks[d.ID] = copied.ID
+		clone.Deployment.Disks = append(clone.Deployment.Disks, &copied)
+	}
+	for _, cfg := range source.Deployment.Configs {
+		clone.Deployment.Configs = append(clone.Deployment.Configs, e.cloneConfig(cfg, clone, disks, now))
+	}
+}
+
+// cloneConfig copies a profile for a clone: its devices on the clone's copies of the disks
+// (disks maps the source's disk ids to them), and on a VPC interface the next free address of
+// the subnet, with a 1:1 NAT to the clone's own public address.
+func (e *Emulator) cloneConfig(cfg *instanceConfig, clone *instance, disks map[int]int, now time.Time) *instanceConfig {
 	copied := e.newConfig(cfg.Label, now)
 	copied.Kernel, copied.Comments = cfg.Kernel, cfg.Comments
-	disks := map[int]int{}
 	for _, slot := range slices.Sorted(maps.Keys(cfg.Devices)) {
 		device := *cfg.Devices[slot]
-		if device.DiskID != 0 {
-			if _, seen := disks[device.DiskID]; !seen {
-				disks[device.DiskID] = e.st.nextID("disk")
-			}
-			device.DiskID = disks[device.DiskID]
+		if id, ok := disks[device.DiskID]; ok {
+			device.DiskID = id
 		}
 		copied.Devices[slot] = &device
 	}

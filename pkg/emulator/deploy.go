@@ -24,7 +24,21 @@ type deployment struct {
 	AuthorizedUsers []string
 	BackupsEnabled  bool
 	Configs         []*instanceConfig
+	// Disks are the disks deploying the image made: the image's and swap.
+	Disks []*instanceDisk
 }
+
+// instanceDisk is a disk of a Linode.
+type instanceDisk struct {
+	ID         int
+	Label      string
+	Filesystem string
+	Size       int // MiB
+	Created    time.Time
+}
+
+// defaultSwapSize is the swap disk a deployment makes unless swap_size says otherwise, in MiB.
+const defaultSwapSize = 512
 
 // Limits the API documents for credentials.
 const (
@@ -82,6 +96,14 @@ func (e *Emulator) deploy(in *instance, req *instanceCreateRequest, now time.Tim
 	cfg.Devices["sda"] = &configDevice{DiskID: disk}
 	cfg.Devices["sdb"] = &configDevice{DiskID: disk + 1}
 	e.st.ids["disk"] = disk + 1
+	swap := defaultSwapSize
+	if req.SwapSize != nil {
+		swap = *req.SwapSize
+	}
+	in.Deployment.Disks = []*instanceDisk{
+		{ID: disk, Label: img.Label + " Disk", Filesystem: "ext4", Size: e.cat.typeByID[in.Type].Disk - swap, Created: now},
+		{ID: disk + 1, Label: fmt.Sprintf("%d MB Swap Image", swap), Filesystem: "swap", Size: swap, Created: now},
+	}
 	cfg.Interfaces = e.newInterfaces(req.Interfaces, in.IPv4[0])
 	in.Deployment.Configs = append(in.Deployment.Configs, cfg)
 }

@@ -20,12 +20,33 @@ type image struct {
 	Capabilities []string `json:"capabilities"`
 }
 
-// privateImage is an image of the account (private/<id>), which AddImage creates.
+// privateImage is an image of the account (private/<id>), which AddImage or an upload creates.
 type privateImage struct {
 	image
-	Created time.Time
-	Size    int
+	Created     time.Time
+	Size        int
+	Description string
+	Tags        []string
+	// Status is "available", or "pending_upload" until its upload arrives.
+	Status  string
+	Regions []*imageRegion
+	// uploadToken names the image's upload URL, as a signed object storage URL does.
+	uploadToken string
 }
+
+// imageRegion is a region an image is stored in.
+type imageRegion struct {
+	Region string `json:"region"`
+	Status string `json:"status"`
+}
+
+// Image statuses, of an image and of its copy in a region.
+const (
+	imageAvailable          = "available"
+	imageCreating           = "creating"
+	imagePendingUpload      = "pending_upload"
+	imagePendingReplication = "pending replication"
+)
 
 // ImageSpec describes a private image for AddImage.
 type ImageSpec struct {
@@ -47,7 +68,7 @@ func (e *Emulator) AddImage(spec ImageSpec) string {
 			ID: "private/" + strconv.Itoa(e.st.nextID("image")), Label: spec.Label,
 			Deprecated: spec.Deprecated, Capabilities: []string{},
 		},
-		Created: spec.Created, Size: 2500,
+		Created: spec.Created, Size: 2500, Status: imageAvailable,
 	}
 	if spec.CloudInit {
 		img.Capabilities = append(img.Capabilities, imageCapabilityCloudInit)
@@ -58,34 +79,48 @@ func (e *Emulator) AddImage(spec ImageSpec) string {
 
 // privateImageWire is a private image as GET /images/{id} shows it: no vendor, not public.
 type privateImageWire struct {
-	ID           string    `json:"id"`
-	Label        string    `json:"label"`
-	Deprecated   bool      `json:"deprecated"`
-	Size         int       `json:"size"`
-	TotalSize    int       `json:"total_size"`
-	Created      apiTime   `json:"created"`
-	Updated      apiTime   `json:"updated"`
-	Description  string    `json:"description"`
-	CreatedBy    string    `json:"created_by"`
-	Type         string    `json:"type"`
-	Tags         []string  `json:"tags"`
-	IsPublic     bool      `json:"is_public"`
-	IsShared     bool      `json:"is_shared"`
-	Vendor       *string   `json:"vendor"`
-	Expiry       *apiTime  `json:"expiry"`
-	EOL          *apiTime  `json:"eol"`
-	Regions      []any     `json:"regions"`
-	Status       string    `json:"status"`
-	Capabilities []string  `json:"capabilities"`
-	ImageSharing *struct{} `json:"image_sharing"`
+	ID           string           `json:"id"`
+	Label        string           `json:"label"`
+	Deprecated   bool             `json:"deprecated"`
+	Size         int              `json:"size"`
+	TotalSize    int              `json:"total_size"`
+	Created      apiTime          `json:"created"`
+	Updated      apiTime          `json:"updated"`
+	Description  string           `json:"description"`
+	CreatedBy    string           `json:"created_by"`
+	Type         string           `json:"type"`
+	Tags         []string         `json:"tags"`
+	IsPublic     bool             `json:"is_public"`
+	IsShared     bool             `json:"is_shared"`
+	Vendor       *string          `json:"vendor"`
+	Expiry       *apiTime         `json:"expiry"`
+	EOL          *apiTime         `json:"eol"`
+	Regions      []any            `json:"regions"`
+	Status       string           `json:"status"`
+	Capabilities []string         `json:"capabilities"`
+	ImageSharing imageSharingWire `json:"image_sharing"`
+}
+
+// imageSharingWire is how a private image is shared: with no share group, in the emulator.
+type imageSharingWire struct {
+	SharedWith struct {
+		SharegroupCount   int    `json:"sharegroup_count"`
+		SharegroupListURL string `json:"sharegroup_list_url"`
+	} `json:"shared_with"`
+	SharedBy *struct{} `json:"shared_by"`
 }
 
 func (img *privateImage) toWire() privateImageWire {
-	return privateImageWire{
-		ID: img.ID, Label: img.Label, Deprecated: img.Deprecated, Size: img.Size, TotalSize: img.Size,
-		Created: apiTime(img.Created), Updated: apiTime(img.Created), CreatedBy: "emulator", Type: "manual",
-		Tags: []string{}, Regions: []any{}, Status: "available", Capabilities: slices.Clone(img.Capabilities),
+	w := privateImageWire{
+		ID: img.ID, Label: img.Label, Deprecated: img.Deprecated, Size: img.Size, TotalSize: img.Size * max(1, len(img.Regions)),
+		Created: apiTime(img.Created), Updated: apiTime(img.Created), Description: img.Description, CreatedBy: "emulator", Type: "manual",
+		Tags: nonNil(slices.Clone(img.Tags)), Regions: []any{}, Status: img.Status, Capabilities: slices.Clone(img.Capabilities),
 	}
+	for _, r := range img.Regions {
+		w.Regions = append(w.Regions, *r)
+	}
+	w.ImageSharing.SharedWith.SharegroupListURL = "/images/" + img.ID + "/sharegroups"
+	return w
 }
 
 // imageByID finds a public or private image.

@@ -47,7 +47,12 @@ func (e *Emulator) routes() []route {
 		list("/linode/types", e.listTypes),
 		get("/linode/types/{typeId}", e.getType),
 		list("/images", e.listImages),
+		post("/images", e.captureImage),
+		post("/images/upload", e.createImageUpload),
 		get("/images/{imageId}", e.getImage),
+		put("/images/{imageId}", e.updateImage),
+		del("/images/{imageId}", e.deleteImage),
+		post("/images/{imageId}/regions", e.replicateImage),
 
 		list("/lke/versions", e.listLKEVersions),
 		get("/lke/versions/{version}", e.getLKEVersion),
@@ -81,6 +86,8 @@ func (e *Emulator) routes() []route {
 		post("/linode/instances/{linodeId}/configs", e.createConfig),
 		get("/linode/instances/{linodeId}/configs/{configId}", e.getConfig),
 		get("/linode/instances/{linodeId}/ips", e.getInstanceIPs),
+		list("/linode/instances/{linodeId}/disks", e.listDisks),
+		get("/linode/instances/{linodeId}/disks/{diskId}", e.getDisk),
 
 		list("/account/events", e.listEvents),
 		get("/account/events/{eventId}", e.getEvent),

@@ -1,0 +1,192 @@
+package emulator
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Images the account uploads (POST /images/upload, then a PUT of the disk image to the URL it
+// answers), changes, replicates to other regions and deletes. The upload URL is the emulator's
+// own, signed by a token in its path as Linode's object storage URLs are by their query.
+
+const imageUploadPath = "/_emulator/image-uploads/"
+
+type imageUploadRequest struct {
+	Region      string    `json:"region"`
+	Label       string    `json:"label"`
+	Description string    `json:"description"`
+	CloudInit   bool      `json:"cloud_init"`
+	Tags        *[]string `json:"tags"`
+}
+
+type imageUploadWire struct {
+	UploadTo string           `json:"upload_to"`
+	Image    privateImageWire `json:"image"`
+}
+
+func validateImageLabel(label string) *apiError {
+	if len(label) < 1 || len(label) > 50 {
+		return errInvalid("label", "Length must be 1-50 characters")
+	}
+	return nil
+}
+
+func (e *Emulator) createImageUpload(r *http.Request) (any, *apiError) {
+	var req imageUploadRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if err := validateImageLabel(req.Label); err != nil {
+		return nil, err
+	}
+	if req.Tags != nil {
+		if err := validateTags("tags", *req.Tags); err != nil {
+			return nil, err
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, err := e.validateRegion("region", req.Region, ""); err != nil {
+		return nil, err
+	}
+	img := &privateImage{
+		image:   image{ID: "private/" + strconv.Itoa(e.st.nextID("image")), Label: req.Label, Capabilities: []string{}},
+		Created: e.clock.Now(), Description: req.Description, Status: imagePendingUpload,
+		uploadToken: e.st.hex(32),
+	}
+	if req.CloudInit {
+		img.Capabilities = append(img.Capabilities, imageCapabilityCloudInit)
+	}
+	if req.Tags != nil {
+		img.Tags = slices.Sorted(slices.Values(*req.Tags))
+	}
+	img.Regions = []*imageRegion{{Region: req.Region, Status: imagePendingUpload}}
+	e.st.images[img.ID] = img
+	return imageUploadWire{UploadTo: e.URL() + imageUploadPath + img.uploadToken, Image: img.toWire()}, nil
+}
+
+// receiveImageUpload takes the disk image for a pending upload: the image becomes available in
+// its region, its size the upload's in MiB.
+func (e *Emulator) receiveImageUpload(w http.ResponseWriter, r *http.Request) {
+	size, err := io.Copy(io.Discard, r.Body)
+	if err != nil {
+		writeError(w, errInvalid("", "Unable to read the upload"))
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, img := range e.st.images {
+		if img.uploadToken == "" || img.uploadToken != r.PathValue("token") {
+			continue
+		}
+		const mebibyte = 1 << 20
+		img.Size, img.Status, img.uploadToken = int(max(1, (size+mebibyte-1)/mebibyte)), imageAvailable, ""
+		for _, region := range img.Regions {
+			region.Status = imageAvailable
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	writeError(w, errStatus(http.StatusForbidden, "The upload URL is not valid"))
+}
+
+func (e *Emulator) lookupPrivateImage(r *http.Request) (*privateImage, *apiError) {
+	img, ok := e.st.images[r.PathValue("imageId")]
+	if !ok {
+		return nil, errNotFound()
+	}
+	return img, nil
+}
+
+func (e *Emulator) updateImage(r *http.Request) (any, *apiError) {
+	var req struct {
+		Label       *string   `json:"label"`
+		Description *string   `json:"description"`
+		Tags        *[]string `json:"tags"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Label != nil {
+		if err := validateImageLabel(*req.Label); err != nil {
+			return nil, err
+		}
+	}
+	if req.Tags != nil {
+		if err := validateTags("tags", *req.Tags); err != nil {
+			return nil, err
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	img, err := e.lookupPrivateImage(r)
+	if err != nil {
+		return nil, err
+	}
+	if req.Label != nil {
+		img.Label = *req.Label
+	}
+	if req.Description != nil {
+		img.Description = *req.Description
+	}
+	if req.Tags != nil {
+		img.Tags = slices.Sorted(slices.Values(*req.Tags))
+	}
+	return img.toWire(), nil
+}
+
+// replicateImage stores an available image in exactly the regions named: new ones are "pending
+// replication" for the time a Linode takes to provision, regions left out lose their copy.
+func (e *Emulator) replicateImage(r *http.Request) (any, *apiError) {
+	var req struct {
+		Regions []string `json:"regions"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Regions) == 0 {
+		return nil, errInvalid("regions", "At least one region is required")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	img, err := e.lookupPrivateImage(r)
+	if err != nil {
+		return nil, err
+	}
+	if img.Status != imageAvailable {
+		return nil, errInvalid("", "Only an available image can be replicated")
+	}
+	for _, id := range req.Regions {
+		if _, err := e.validateRegion("regions", id, ""); err != nil {
+			return nil, err
+		}
+	}
+	now := e.clock.Now()
+	var regions []*imageRegion
+	for _, id := range req.Regions {
+		i := slices.IndexFunc(img.Regions, func(r *imageRegion) bool { return r.Region == id })
+		if i >= 0 {
+			regions = append(regions, img.Regions[i])
+			continue
+		}
+		copied := &imageRegion{Region: id, Status: imagePendingReplication}
+		e.st.at(now.Add(e.cfg.delays.Provisioning), func(time.Time) { copied.Status = imageAvailable })
+		regions = append(regions, copied)
+	}
+	img.Regions = regions
+	return img.toWire(), nil
+}
+
+func (e *Emulator) deleteImage(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	img, err := e.lookupPrivateImage(r)
+	if err != nil {
+		return nil, err
+	}
+	delete(e.st.images, img.ID)
+	return emptyObject{}, nil
+}
