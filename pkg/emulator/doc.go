@@ -11,13 +11,14 @@
 //
 // Under both /v4 and /v4beta (one shared state): regions (+ /{id},
 // /availability, /{id}/availability, /vpc-availability,
-// /{id}/vpc-availability), linode/types (+ /{id}), images (+ /{id}),
+// /{id}/vpc-availability), linode/types (+ /{id}), images (list, capture
+// from a disk, upload, get, update, delete, replicate to regions),
 // lke/versions (+ /{version}), lke/types, lke/clusters (list, create, get,
 // update, delete, recycle), lke/clusters/{id}/pools (list, create, get,
 // update, delete, recycle), lke/clusters/{id}/nodes/{nodeId} (get, delete,
 // recycle), linode/instances (list, create, get, update, delete, reboot,
-// boot, shutdown, clone) with their configs (list, create, get) and ips
-// (get), networking/firewalls (list, create, get, delete; settings, get and
+// boot, shutdown, clone) with their configs (list, create, get), disks
+// (list, get) and ips (get), networking/firewalls (list, create, get, delete; settings, get and
 // update; templates, list and get; rulesets, list, create, get, update and
 // delete), networking/ips (list, allocate, assign, get, update),
 // networking/reserved/ips (list, reserve, get, update, release; types),
@@ -159,7 +160,13 @@
 //
 // Public images come from the catalogue; AddImage creates private ones
 // ("private/<n>", no vendor, not public) with a creation time and,
-// optionally, the cloud-init capability, for image selection and drift.
+// optionally, the cloud-init capability, for image selection and drift. The
+// API makes them too: an upload is "pending_upload" until the disk image is
+// PUT to the URL it answered (the emulator's own, under /_emulator), a
+// capture of a Linode's disk "creating" for Provisioning; replication stores
+// an image in the regions named. Deploying an image makes its disk and a
+// swap disk (512 MiB unless swap_size says otherwise), which together fill
+// the plan's disk; a clone copies them.
 //
 // # Metadata service
 //
