@@ -93,10 +93,8 @@ func (e *Emulator) captureImage(r *http.Request) (any, *apiError) {
 			return nil, err
 		}
 	}
-	if req.Tags != nil {
-		if err := validateTags("tags", *req.Tags); err != nil {
-			return nil, err
-		}
+	if err := validateOptionalTags("tags", req.Tags); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -42,10 +42,8 @@ func (e *Emulator) createImageUpload(r *http.Request) (any, *apiError) {
 	if err := validateImageLabel(req.Label); err != nil {
 		return nil, err
 	}
-	if req.Tags != nil {
-		if err := validateTags("tags", *req.Tags); err != nil {
-			return nil, err
-		}
+	if err := validateOptionalTags("tags", req.Tags); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -115,10 +113,8 @@ func (e *Emulator) updateImage(r *http.Request) (any, *apiError) {
 			return nil, err
 		}
 	}
-	if req.Tags != nil {
-		if err := validateTags("tags", *req.Tags); err != nil {
-			return nil, err
-		}
+	if err := validateOptionalTags("tags", req.Tags); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -78,10 +78,8 @@ func (e *Emulator) updateReservedIP(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	if req.Tags != nil {
-		if err := validateTags("tags", *req.Tags); err != nil {
-			return nil, err
-		}
+	if err := validateOptionalTags("tags", req.Tags); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

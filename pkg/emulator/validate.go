@@ -42,6 +42,14 @@ func (e *Emulator) validateLKEPlan(field, planID, regionID string) *apiError {
 	return nil
 }
 
+// validateOptionalTags checks tags a request may leave out (nil).
+func validateOptionalTags(field string, tags *[]string) *apiError {
+	if tags == nil {
+		return nil
+	}
+	return validateTags(field, *tags)
+}
+
 func validateTags(field string, tags []string) *apiError {
 	for _, t := range tags {
 		if len(t) < 1 || len(t) > maxTagLength {
