@@ -183,12 +183,14 @@ func (e *Emulator) updateIPAddress(r *http.Request) (any, *apiError) {
 			delete(e.st.reservedIPs, address)
 		}
 	}
-	w, ok = e.ipAddress(address)
+	after, ok := e.ipAddress(address)
 	if !ok {
-		// Unreserved with no Linode to keep it: the address went back; the API shows it once more.
-		w.Address, w.Reserved = address, false
+		// Unreserved with no Linode to keep it: the address went back; the API shows it once
+		// more, as it was but no longer reserved.
+		w.Reserved, w.Tags = false, nil
+		return w, nil
 	}
-	return w, nil
+	return after, nil
 }
 
 // allocateIPAddress gives a Linode another public address, or reserves a new one, or both.

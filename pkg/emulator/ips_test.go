@@ -78,8 +78,8 @@ func TestIPAddresses(t *testing.T) {
 	if err != nil || !parked.Reserved || parked.LinodeID != 0 {
 		t.Fatalf("address reserved for later: %+v, %v", parked, err)
 	}
-	if _, err := c.UpdateIPAddressV2(ctx, parked.Address, linodego.IPAddressUpdateOptionsV2{Reserved: &release}); err != nil {
-		t.Fatal(err)
+	if got, err := c.UpdateIPAddressV2(ctx, parked.Address, linodego.IPAddressUpdateOptionsV2{Reserved: &release}); err != nil || got.Reserved || got.Region != "us-ord" || got.Gateway == "" {
+		t.Fatalf("an unused address given back, as the answer shows it: %+v, %v", got, err)
 	}
 	if _, err := c.GetIPAddress(ctx, parked.Address); !linodego.IsNotFound(err) {
 		t.Fatalf("an unused address given back is gone: %v", err)
