@@ -13,17 +13,19 @@
 // /availability, /{id}/availability, /vpc-availability,
 // /{id}/vpc-availability), linode/types (+ /{id}), images (list, capture
 // from a disk, upload, get, update, delete, replicate to regions),
-// lke/versions (+ /{version}), lke/types, lke/clusters (list, create, get,
-// update, delete, recycle), lke/clusters/{id}/pools (list, create, get,
-// update, delete, recycle), lke/clusters/{id}/nodes/{nodeId} (get, delete,
-// recycle), linode/instances (list, create, get, update, delete, reboot,
-// boot, shutdown, clone) with their configs (list, create, get), disks
-// (list, get) and ips (get), networking/firewalls (list, create, get, delete; settings, get and
+// lke/versions (+ /{version}), lke/tiers/{tier}/versions, lke/types,
+// lke/clusters (list, create, get, update, delete, recycle; api-endpoints;
+// kubeconfig, get and delete; control_plane_acl, get, update and delete),
+// lke/clusters/{id}/pools (list, create, get, update, delete, recycle),
+// lke/clusters/{id}/nodes/{nodeId} (get, delete, recycle), linode/instances
+// (list, create, get, update, delete, reboot, boot, shutdown, clone) with
+// their configs (list, create, get), disks (list, get) and ips (get, add,
+// remove), networking/firewalls (list, create, get, delete; settings, get and
 // update; templates, list and get; rulesets, list, create, get, update and
 // delete), networking/ips (list, allocate, assign, get, update),
 // networking/reserved/ips (list, reserve, get, update, release; types),
-// vpcs (list, create, get, delete; default-ranges; ips) and their subnets
-// (list, create, get) and ips, placement/groups (list, create, get, update,
+// vpcs (list, create, get, update, delete; default-ranges; ips) and their
+// subnets (list, create, get, update) and ips, placement/groups (list, create, get, update,
 // delete), account/events (list, get), account/maintenance (list) and
 // maintenance/policies (list). Every route exists in Linode's OpenAPI
 // description and uses its parameter names, or is newer than it and named

@@ -423,3 +423,75 @@ func (e *Emulator) getInstanceIPs(r *http.Request) (any, *apiError) {
 	w.IPv6.Global, w.IPv6.VPC = []any{}, []any{}
 	return w, nil
 }
+
+// addInstanceIP gives a Linode another public address (a reserved one it names, or a new one),
+// or its private one.
+func (e *Emulator) addInstanceIP(r *http.Request) (any, *apiError) {
+	var req struct {
+		Type    string  `json:"type"`
+		Public  bool    `json:"public"`
+		Address *string `json:"address"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Type != "ipv4" {
+		return nil, errInvalid("type", "Only addresses of type ipv4 are currently supported.")
+	}
+	if req.Address != nil && !req.Public {
+		return nil, errInvalid("address", "Cannot reserve a private address.")
+	}
+	if req.Address != nil {
+		if _, err := netip.ParseAddr(*req.Address); err != nil {
+			return nil, errInvalid("address", "Must provide a valid reserved address")
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	if req.Address != nil {
+		reserved, ok := e.st.reservedIPs[*req.Address]
+		switch {
+		case !ok || e.holderOf(*req.Address) != nil:
+			return nil, errInvalid("address", "Address must be reserved and must be currently unassigned.")
+		case reserved.Region != in.Region:
+			return nil, errInvalid("address", "Address must belong to same region as linode.")
+		}
+		in.IPv4 = append(in.IPv4, *req.Address)
+		w, _ := e.ipAddress(*req.Address)
+		return w, nil
+	}
+	address := e.st.nextIPv4()
+	if !req.Public {
+		if slices.ContainsFunc(in.IPv4, isPrivateIPv4) {
+			return nil, errInvalid("public", "The Linode has a private address already")
+		}
+		address = privateAddressOf(in.ID)
+	}
+	in.IPv4 = append(in.IPv4, address)
+	w, _ := e.ipAddress(address)
+	return w, nil
+}
+
+// removeInstanceIP takes an address from a Linode; its only public address stays.
+func (e *Emulator) removeInstanceIP(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	address := r.PathValue("address")
+	if !slices.Contains(in.IPv4, address) {
+		return nil, errNotFound()
+	}
+	public := slices.DeleteFunc(slices.Clone(in.IPv4), isPrivateIPv4)
+	if !isPrivateIPv4(address) && len(public) == 1 {
+		return nil, errInvalid("address", "A Linode keeps at least one public IPv4 address")
+	}
+	in.IPv4 = slices.DeleteFunc(in.IPv4, func(a string) bool { return a == address })
+	return emptyObject{}, nil
+}

@@ -88,6 +88,25 @@ func TestIPAddresses(t *testing.T) {
 	if err != nil || len(all) != 5 {
 		t.Fatalf("the account's addresses (two Linodes' public and private, one moved): %+v, %v", all, err)
 	}
+
+	second, err := c.AddInstanceIPAddress(ctx, a.ID, true)
+	if err != nil || second.LinodeID != a.ID || !second.Public {
+		t.Fatalf("a second public address: %+v, %v", second, err)
+	}
+	if _, err := c.AddInstanceIPAddress(ctx, a.ID, false); err == nil {
+		t.Fatal("a second private address")
+	}
+	if err := c.DeleteInstanceIPAddress(ctx, a.ID, second.Address); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteInstanceIPAddress(ctx, a.ID, primary); err == nil {
+		t.Fatal("a Linode's only public address was removed")
+	} else {
+		wantField(t, err, "address")
+	}
+	if err := c.DeleteInstanceIPAddress(ctx, a.ID, second.Address); !linodego.IsNotFound(err) {
+		t.Fatalf("a removed address removed again: %v", err)
+	}
 }
 
 // TestVPCIPAddresses: a Linode's VPC interface shows in the VPC's addresses and the account's.

@@ -25,9 +25,13 @@ type lkeCluster struct {
 	HighAvailability bool
 	AuditLogsEnabled bool
 	// VPCID and SubnetID are the VPC and subnet the user brought for the nodes, if any.
-	VPCID, SubnetID  *int
-	StackType        string
-	Created, Updated time.Time
+	VPCID, SubnetID *int
+	StackType       string
+	// ACL limits access to the control plane; nil when disabled.
+	ACL *controlPlaneACL
+	// EndpointID names the control plane's endpoints; AdminToken is its kubeconfig's token.
+	EndpointID, AdminToken string
+	Created, Updated       time.Time
 }
 
 type poolDisk struct {

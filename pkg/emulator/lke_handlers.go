@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"crypto/rand"
 	"fmt"
 	"maps"
 	"net/http"
@@ -32,8 +33,9 @@ type clusterCreateRequest struct {
 	Tags         []string            `json:"tags"`
 	NodePools    []poolCreateRequest `json:"node_pools"`
 	ControlPlane *struct {
-		HighAvailability *bool `json:"high_availability"`
-		AuditLogsEnabled *bool `json:"audit_logs_enabled"`
+		HighAvailability *bool       `json:"high_availability"`
+		AuditLogsEnabled *bool       `json:"audit_logs_enabled"`
+		ACL              *aclRequest `json:"acl"`
 	} `json:"control_plane"`
 	VPCID     *int   `json:"vpc_id"`
 	SubnetID  *int   `json:"subnet_id"`
@@ -167,6 +169,13 @@ func (e *Emulator) createClusterLocked(req clusterCreateRequest) (*lkeCluster, *
 	if err := e.validateClusterNetwork(req, reg.ID); err != nil {
 		return nil, err
 	}
+	var acl *controlPlaneACL
+	if req.ControlPlane != nil && req.ControlPlane.ACL != nil {
+		var err *apiError
+		if acl, err = newACL("control_plane.acl", *req.ControlPlane.ACL); err != nil {
+			return nil, err
+		}
+	}
 	c := &lkeCluster{Region: reg.ID, Tier: req.Tier, VPCID: req.VPCID, SubnetID: req.SubnetID, StackType: req.StackType}
 	if c.StackType == "" {
 		c.StackType = stackIPv4
@@ -191,6 +200,10 @@ func (e *Emulator) createClusterLocked(req clusterCreateRequest) (*lkeCluster, *
 	}
 	if req.ControlPlane != nil && req.ControlPlane.AuditLogsEnabled != nil {
 		c.AuditLogsEnabled = *req.ControlPlane.AuditLogsEnabled
+	}
+	c.EndpointID, c.AdminToken = endpointID(c.ID), rand.Text()
+	if req.ControlPlane != nil && req.ControlPlane.ACL != nil {
+		c.ACL = acl
 	}
 	c.Created, c.Updated = now, now
 	e.st.clusters[c.ID] = c

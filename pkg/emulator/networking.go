@@ -409,9 +409,7 @@ func (e *Emulator) listSubnets(r *http.Request) (any, *apiError) {
 	return mustList(newList(items, subnetWire{}))
 }
 
-func (e *Emulator) getSubnet(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
+func (e *Emulator) lookupSubnet(r *http.Request) (*subnet, *apiError) {
 	v, err := e.lookupVPC(r)
 	if err != nil {
 		return nil, err
@@ -424,7 +422,68 @@ func (e *Emulator) getSubnet(r *http.Request) (any, *apiError) {
 	if !ok || s.VPCID != v.ID {
 		return nil, errNotFound()
 	}
+	return s, nil
+}
+
+func (e *Emulator) getSubnet(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	s, err := e.lookupSubnet(r)
+	if err != nil {
+		return nil, err
+	}
 	return e.subnetToWire(s), nil
+}
+
+// updateSubnet renames a subnet, the one thing about it that can change.
+func (e *Emulator) updateSubnet(r *http.Request) (any, *apiError) {
+	var req struct {
+		Label string `json:"label"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if err := validateVPCLabel("label", req.Label); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, err := e.lookupSubnet(r)
+	if err != nil {
+		return nil, err
+	}
+	s.Label, s.Updated = req.Label, e.clock.Now()
+	return e.subnetToWire(s), nil
+}
+
+// updateVPC renames a VPC or changes its description.
+func (e *Emulator) updateVPC(r *http.Request) (any, *apiError) {
+	var req struct {
+		Label       *string `json:"label"`
+		Description *string `json:"description"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Label != nil {
+		if err := validateVPCLabel("label", *req.Label); err != nil {
+			return nil, err
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, err := e.lookupVPC(r)
+	if err != nil {
+		return nil, err
+	}
+	if req.Label != nil {
+		v.Label = *req.Label
+	}
+	if req.Description != nil {
+		v.Description = *req.Description
+	}
+	v.Updated = e.clock.Now()
+	return e.vpcToWire(v), nil
 }
 
 func (e *Emulator) createSubnet(r *http.Request) (any, *apiError) {

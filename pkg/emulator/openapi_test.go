@@ -28,6 +28,7 @@ var newerThanDescription = map[string]string{
 	"GET /networking/reserved/ips/{address}":            "linodego v1.41.0, GetReservedIPAddress; recording TestReservedIPAddresses_EndToEndTest",
 	"PUT /networking/reserved/ips/{address}":            "linodego v2, UpdateReservedIPAddress; recording TestReservedIPAddress_UpdateTags",
 	"DELETE /networking/reserved/ips/{address}":         "linodego v1.41.0, DeleteReservedIPAddress; recording TestReservedIPAddresses_EndToEndTest",
+	"GET /lke/tiers/{tier}/versions":                    "linodego v1.48.1, ListLKETierVersions; recording TestLKETierVersion_ListAndGet",
 	"GET /vpcs/default-ranges":                          "linodego v2.3.0, GetVPCDefaultRanges; recording TestVPC_DefaultRanges",
 }
 

@@ -2,6 +2,8 @@ package emulator
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/linode/linodego"
@@ -50,17 +52,31 @@ func TestReservedIPLifecycle(t *testing.T) {
 		})
 	}
 
+	// A reserved address can also be added to a Linode that runs.
+	spare, err := c.ReserveIPAddress(ctx, linodego.ReserveIPOptions{Region: "us-ord"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.R(ctx).SetBody(map[string]any{"type": "ipv4", "public": true, "address": spare.Address}).SetResult(&linodego.InstanceIP{}).
+		Post(fmt.Sprintf("linode/instances/%d/ips", in.ID))
+	if err != nil || resp.IsError() || resp.Result().(*linodego.InstanceIP).LinodeID != in.ID {
+		t.Fatalf("reserved address added to the Linode: %v %v", resp, err)
+	}
+	resp, err = c.R(ctx).SetBody(map[string]any{"type": "ipv4", "public": true, "address": elsewhere.Address}).Post(fmt.Sprintf("linode/instances/%d/ips", in.ID))
+	if err != nil || resp.StatusCode() != http.StatusBadRequest {
+		t.Fatalf("a reserved address of another region added: %v %v", resp, err)
+	}
 	if err := c.DeleteInstance(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := c.GetReservedIPAddress(ctx, reserved.Address); err != nil || got.LinodeID != 0 {
 		t.Fatalf("reserved address after its Linode went: %+v, %v", got, err)
 	}
-	resp, err := c.R(ctx).SetBody(map[string][]string{"tags": {"lb"}}).SetResult(&linodego.InstanceIP{}).Put("networking/reserved/ips/" + reserved.Address)
+	resp, err = c.R(ctx).SetBody(map[string][]string{"tags": {"lb"}}).SetResult(&linodego.InstanceIP{}).Put("networking/reserved/ips/" + reserved.Address)
 	if err != nil || resp.IsError() {
 		t.Fatalf("tagging the address: %v %v", resp, err)
 	}
-	if listed, err := c.ListReservedIPAddresses(ctx, nil); err != nil || len(listed) != 2 {
+	if listed, err := c.ListReservedIPAddresses(ctx, nil); err != nil || len(listed) != 3 {
 		t.Fatalf("listed: %+v, %v", listed, err)
 	}
 	var types struct {

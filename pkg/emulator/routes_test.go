@@ -216,6 +216,17 @@ func TestNetworkingRoutes(t *testing.T) {
 	if v, err := c.GetVPC(ctx, vpcID); err != nil || len(v.Subnets) != 2 {
 		t.Fatalf("GetVPC: %+v, %v", v, err)
 	}
+	if v, err := c.UpdateVPC(ctx, vpcID, linodego.VPCUpdateOptions{Label: "renamed", Description: "nodes"}); err != nil || v.Label != "renamed" || v.Description != "nodes" {
+		t.Fatalf("UpdateVPC: %+v, %v", v, err)
+	}
+	if _, err := c.UpdateVPC(ctx, vpcID, linodego.VPCUpdateOptions{Label: "two--hyphens"}); err == nil {
+		t.Fatal("VPC renamed to a label Linode refuses")
+	} else {
+		wantField(t, err, "label")
+	}
+	if s, err := c.UpdateVPCSubnet(ctx, vpcID, sub.ID, linodego.VPCSubnetUpdateOptions{Label: "s2-renamed"}); err != nil || s.Label != "s2-renamed" {
+		t.Fatalf("UpdateVPCSubnet: %+v, %v", s, err)
+	}
 	if err := c.DeleteVPC(ctx, created.ID); err != nil {
 		t.Fatal(err)
 	}
