@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"encoding/base64"
 	"maps"
 	"net/http"
 	"slices"
@@ -56,15 +55,14 @@ func (e *Emulator) cloneInstance(r *http.Request) (any, *apiError) {
 	if _, err := e.validatePlan("type", req.Type, reg); err != nil {
 		return nil, err
 	}
-	if req.Label != "" && (len(req.Label) < 3 || len(req.Label) > 64) {
-		return nil, errInvalid("label", "Length must be 3-64 characters")
-	}
-	if req.Metadata != nil && req.Metadata.UserData != "" {
-		if !reg.has(capMetadata) {
-			return nil, errInvalid("metadata.user_data", "Metadata is not available in region "+reg.ID)
+	if req.Label != "" {
+		if err := validateInstanceLabel(req.Label); err != nil {
+			return nil, err
 		}
-		if _, decErr := base64.StdEncoding.DecodeString(req.Metadata.UserData); decErr != nil {
-			return nil, errInvalid("metadata.user_data", "Must be base64-encoded")
+	}
+	if req.Metadata != nil {
+		if err := validateUserData(reg, req.Metadata.UserData); err != nil {
+			return nil, err
 		}
 	}
 	if err := e.st.takeCapacity("type", req.Region, req.Type, 1); err != nil {

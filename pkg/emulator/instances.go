@@ -281,8 +281,10 @@ func (e *Emulator) validateInstanceCreate(req *instanceCreateRequest) *apiError 
 	if err := validateTags("tags", req.Tags); err != nil {
 		return err
 	}
-	if req.Label != "" && (len(req.Label) < 3 || len(req.Label) > 64) {
-		return errInvalid("label", "Length must be 3-64 characters")
+	if req.Label != "" {
+		if err := validateInstanceLabel(req.Label); err != nil {
+			return err
+		}
 	}
 	if err := validateMaintenancePolicy(req.MaintenancePolicy); err != nil {
 		return err
@@ -292,12 +294,9 @@ func (e *Emulator) validateInstanceCreate(req *instanceCreateRequest) *apiError 
 			return err
 		}
 	}
-	if req.Metadata != nil && req.Metadata.UserData != "" {
-		if !reg.has(capMetadata) {
-			return errInvalid("metadata.user_data", "Metadata is not available in region "+reg.ID)
-		}
-		if _, decErr := base64.StdEncoding.DecodeString(req.Metadata.UserData); decErr != nil {
-			return errInvalid("metadata.user_data", "Must be base64-encoded")
+	if req.Metadata != nil {
+		if err := validateUserData(reg, req.Metadata.UserData); err != nil {
+			return err
 		}
 	}
 	if req.DiskEncryption != "" && req.DiskEncryption != "enabled" && req.DiskEncryption != "disabled" {
@@ -318,6 +317,28 @@ func (e *Emulator) validateInstanceCreate(req *instanceCreateRequest) *apiError 
 		}
 	}
 	return e.validateDeploy(req)
+}
+
+func validateInstanceLabel(label string) *apiError {
+	if len(label) < 3 || len(label) > 64 {
+		return errInvalid("label", "Length must be 3-64 characters")
+	}
+	return nil
+}
+
+// validateUserData checks user data for a Linode in region: the region must offer the Metadata
+// service, and the data be base64. No user data is always fine.
+func validateUserData(reg region, userData string) *apiError {
+	if userData == "" {
+		return nil
+	}
+	if !reg.has(capMetadata) {
+		return errInvalid("metadata.user_data", "Metadata is not available in region "+reg.ID)
+	}
+	if _, err := base64.StdEncoding.DecodeString(userData); err != nil {
+		return errInvalid("metadata.user_data", "Must be base64-encoded")
+	}
+	return nil
 }
 
 // newInstance builds a provisioning Linode with the API's defaults; the
@@ -402,8 +423,8 @@ func (e *Emulator) updateInstance(r *http.Request) (any, *apiError) {
 		in.Tags = slices.Clone(*req.Tags)
 	}
 	if req.Label != nil {
-		if len(*req.Label) < 3 || len(*req.Label) > 64 {
-			return nil, errInvalid("label", "Length must be 3-64 characters")
+		if err := validateInstanceLabel(*req.Label); err != nil {
+			return nil, err
 		}
 		in.Label = *req.Label
 	}
