@@ -32,6 +32,9 @@ type podCount struct {
 	n            int
 	requests     corev1.ResourceList
 	requirements scheduling.Requirements
+	// perNodeMost is the most of them one node may hold whatever its room, 0 for no such limit:
+	// see hostnameSpreadLimit.
+	perNodeMost int64
 }
 
 // boundPlans are the instance types with an available offering, priced at their cheapest, with
@@ -56,8 +59,8 @@ func boundPlans(instanceTypes []*cloudprovider.InstanceType, overhead corev1.Res
 	return plans
 }
 
-// perNode is how many pods of the kind alone fit on a node of the plan: 0 when the plan's labels
-// do not allow them.
+// perNode is how many pods of the kind alone fit on a node of the plan, at most the kind's
+// per-node limit: 0 when the plan's labels do not allow them.
 func (p boundPlan) perNode(pods podCount) int64 {
 	if p.requirements.Intersects(pods.requirements) != nil {
 		return 0
@@ -70,6 +73,9 @@ func (p boundPlan) perNode(pods podCount) int64 {
 		room := p.room[name]
 		most = min(most, room.MilliValue()/request.MilliValue())
 	}
+	if pods.perNodeMost > 0 {
+		most = min(most, pods.perNodeMost)
+	}
 	return max(most, 0)
 }
 
@@ -80,7 +86,8 @@ func (p boundPlan) perNode(pods podCount) int64 {
 //	minimize    Σ_p price_p x_p
 //	subject to  Σ_p y_sp = n_s                           every pod runs somewhere
 //	            Σ_s request_sr y_sp ≤ room_pr x_p        for each resource r: cpu, memory, pods, GPUs, ...
-//	            y_sp ≤ ⌊k_sp⌋ x_p                         k_sp: pods of kind s alone that fit one node of p
+//	            y_sp ≤ ⌊k_sp⌋ x_p                         k_sp: pods of kind s alone that fit one node of p,
+//	                                                      at most the kind's per-node limit
 //	            x, y ≥ 0
 //
 // Any real fleet, with whole nodes and whole pods, satisfies every constraint: the last holds
@@ -295,7 +302,8 @@ func mergeIdentical(kinds []podCount) []podCount {
 	var merged []podCount
 	for _, kind := range kinds {
 		i := slices.IndexFunc(merged, func(m podCount) bool {
-			return equality.Semantic.DeepEqual(m.requests, kind.requests) && m.requirements.String() == kind.requirements.String()
+			return equality.Semantic.DeepEqual(m.requests, kind.requests) && m.requirements.String() == kind.requirements.String() &&
+				m.perNodeMost == kind.perNodeMost
 		})
 		if i < 0 {
 			merged = append(merged, kind)
@@ -326,40 +334,45 @@ var errNoPlanHoldsPods = errors.New("no plan holds every kind of pod of the mix"
 
 // cheapestPlanFleet is the cheapest fleet of nodes of one plan that holds the pods, each plan's
 // nodes filled first-fit with the pods in decreasing order (most CPU, then most memory, as core
-// orders them), on the room the plan's nodes have.
+// orders them), on the room the plan's nodes have and no more of a kind on a node than its
+// per-node limit.
 func cheapestPlanFleet(plans []boundPlan, kinds []podCount) (planFleet, error) {
-	var pods []podCount
-	for _, kind := range kinds {
+	// Each pod by the index of its kind.
+	var pods []int
+	for k, kind := range kinds {
 		for range kind.n {
-			pods = append(pods, podCount{n: 1, requests: kind.requests, requirements: kind.requirements})
+			pods = append(pods, k)
 		}
 	}
 	sort.SliceStable(pods, func(i, j int) bool {
-		if c := pods[i].requests.Cpu().Cmp(*pods[j].requests.Cpu()); c != 0 {
+		a, b := kinds[pods[i]].requests, kinds[pods[j]].requests
+		if c := a.Cpu().Cmp(*b.Cpu()); c != 0 {
 			return c > 0
 		}
-		return pods[i].requests.Memory().Cmp(*pods[j].requests.Memory()) > 0
+		return a.Memory().Cmp(*b.Memory()) > 0
 	})
+	type node struct {
+		used corev1.ResourceList
+		// held counts the node's pods of each kind.
+		held map[int]int64
+	}
 	best := planFleet{price: math.Inf(1)}
 	for _, p := range plans {
 		if slices.ContainsFunc(kinds, func(k podCount) bool { return p.perNode(k) == 0 }) {
 			continue
 		}
-		var nodes []corev1.ResourceList
-		for _, pod := range pods {
-			placed := false
-			for _, used := range nodes {
-				if fitsIn(p.room, used, pod.requests) {
-					addTo(used, pod.requests)
-					placed = true
-					break
-				}
+		var nodes []node
+		for _, k := range pods {
+			kind := kinds[k]
+			i := slices.IndexFunc(nodes, func(n node) bool {
+				return (kind.perNodeMost == 0 || n.held[k] < kind.perNodeMost) && fitsIn(p.room, n.used, kind.requests)
+			})
+			if i < 0 {
+				nodes = append(nodes, node{used: corev1.ResourceList{}, held: map[int]int64{}})
+				i = len(nodes) - 1
 			}
-			if !placed {
-				used := corev1.ResourceList{}
-				addTo(used, pod.requests)
-				nodes = append(nodes, used)
-			}
+			addTo(nodes[i].used, kind.requests)
+			nodes[i].held[k]++
 		}
 		if price := float64(len(nodes)) * p.price; price < best.price {
 			best = planFleet{plan: p.name, nodes: len(nodes), price: price}

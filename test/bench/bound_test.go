@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 )
 
@@ -24,6 +25,12 @@ func testPods(n int, cpu, memory string) podCount {
 	return podCount{n: n, requirements: scheduling.NewRequirements(), requests: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory), corev1.ResourcePods: resource.MustParse("1"),
 	}}
+}
+
+// spreadOverHostnames are the pods, at most most of them a node.
+func spreadOverHostnames(pods podCount, most int64) podCount {
+	pods.perNodeMost = most
+	return pods
 }
 
 func TestLowerBound(t *testing.T) {
@@ -85,6 +92,22 @@ func TestLowerBound(t *testing.T) {
 			want:  1,
 		},
 		{
+			// One to a node, as core places pods spread over hostnames: four nodes of the plan
+			// cheapest per node, where room alone would put them on half a big one ($1.50).
+			name:  "pods spread over hostnames take a node each",
+			plans: []boundPlan{testPlan("two", 1, "2", "8Gi"), testPlan("eight", 3, "8", "32Gi")},
+			kinds: []podCount{spreadOverHostnames(testPods(4, "1", "1Gi"), 1)},
+			want:  4,
+		},
+		{
+			// The two spread pods need two nodes; the other two, identical but not spread, fill
+			// the room beside them and are not counted one to a node with them.
+			name:  "other pods share the spread pods' nodes",
+			plans: []boundPlan{testPlan("two", 1, "2", "8Gi")},
+			kinds: []podCount{spreadOverHostnames(testPods(2, "1", "1Gi"), 1), testPods(2, "1", "1Gi")},
+			want:  2,
+		},
+		{
 			// 330 pods, 110 to a node whatever their size.
 			name:  "the pod limit binds",
 			plans: []boundPlan{testPlan("one", 0.018, "940m", "1400Mi")},
@@ -120,6 +143,15 @@ func TestCheapestPlanFleet(t *testing.T) {
 	}
 	if fleet.plan != "four" || fleet.nodes != 2 || math.Abs(fleet.price-2) > 1e-9 {
 		t.Fatalf("fleet = %+v, want 2× four at $2", fleet)
+	}
+	// Pods spread over hostnames one to a node: three 1-CPU pods open three nodes, on which the
+	// two others fit; without the limit two nodes hold all five.
+	spread := []podCount{spreadOverHostnames(testPods(3, "1", "1Gi"), 1), testPods(2, "1", "1Gi")}
+	if fleet, err = cheapestPlanFleet(plans, spread); err != nil || fleet.plan != "four" || fleet.nodes != 3 {
+		t.Fatalf("fleet = %+v (%v), want 3× four", fleet, err)
+	}
+	if fleet, err = cheapestPlanFleet(plans, withoutPerNodeLimits(spread)); err != nil || fleet.plan != "four" || fleet.nodes != 2 {
+		t.Fatalf("fleet = %+v (%v), want 2× four", fleet, err)
 	}
 	// A plan that cannot hold every kind does not count.
 	if _, err := cheapestPlanFleet(plans[:1], []podCount{testPods(1, "6", "1Gi")}); err == nil {
@@ -185,4 +217,27 @@ func describeKinds(kinds []podCount) string {
 		parts = append(parts, fmt.Sprintf("%d× %s", kind.n, formatRequests(kind.requests)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+func TestHostnameSpreadLimit(t *testing.T) {
+	mix := costMix{name: "m"}
+	spread := costDeployment{name: "d", spread: true}
+	pod := func(spec corev1.PodSpec, labels map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want int64
+	}{
+		{"spread over hostnames", pod(mix.podSpec(spread, "pool"), mix.podLabels(spread, "pool")), 1},
+		{"not spread", pod(mix.podSpec(costDeployment{name: "d"}, "pool"), mix.podLabels(spread, "pool")), 0},
+		{"spread over pods it does not select", pod(mix.podSpec(spread, "pool"), map[string]string{appLabel: "other"}), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := hostnameSpreadLimit(tc.pod); got != tc.want {
+				t.Fatalf("limit = %d, want %d", got, tc.want)
+			}
+		})
+	}
 }

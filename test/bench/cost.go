@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -257,11 +258,7 @@ type mixFleet struct {
 	price float64
 	// plans counts the nodes of each plan.
 	plans map[string]int
-	// bound is the region's lower bound for the mix over every plan, whatever the NodePool
-	// allows, so that both NodePools' ratios compare.
-	bound float64
-	// onePlan is the cheapest fleet of one plan the NodePool allows.
-	onePlan planFleet
+	yardsticks
 	// rounds is how many provisioning rounds launched the fleet (in process).
 	rounds int
 	// expected is the price of the fleet the sizing policy expected in the first round (in
@@ -271,9 +268,19 @@ type mixFleet struct {
 
 func (f mixFleet) ratio() float64 { return f.price / f.bound }
 
+// coreRatio is the fleet's price over the bound under core's placement of hostname spreads.
+func (f mixFleet) coreRatio() float64 { return f.price / f.coreBound }
+
+// spreadsOverHostnames says whether the mix has pods core places a few to a node.
+func (f mixFleet) spreadsOverHostnames() bool { return f.coreOnePlan != f.onePlan || f.coreBound != f.bound }
+
 func (f mixFleet) row(where string) Row {
 	note := fmt.Sprintf("fleet $%.3f/h on %s; lower bound $%.3f/h in %s; cheapest fleet of one plan the NodePool allows: $%.3f/h on %d× %s (%.2f× the bound)",
 		f.price, formatPlans(f.plans), f.bound, benchRegion, f.onePlan.price, f.onePlan.nodes, f.onePlan.plan, f.onePlan.price/f.bound)
+	if f.spreadsOverHostnames() {
+		note += fmt.Sprintf("; under core's placement of pods spread over hostnames (at most maxSkew of them a node): lower bound $%.3f/h (fleet %.2f× it), cheapest fleet of one plan $%.3f/h on %d× %s",
+			f.coreBound, f.coreRatio(), f.coreOnePlan.price, f.coreOnePlan.nodes, f.coreOnePlan.plan)
+	}
 	if f.rounds > 0 {
 		note += fmt.Sprintf("; %d provisioning round(s)", f.rounds)
 	}
@@ -302,11 +309,36 @@ func summaryRows(fleets []mixFleet, where, pools string) []Row {
 	if len(dearer) > 0 {
 		note = strings.Join(dearer, ", ")
 	}
-	return []Row{
-		{Scenario: costScenario, Metric: fmt.Sprintf("all %d mixes (%s, %s): geometric mean of fleet ÷ lower bound", len(fleets), pools, where),
+	what := fmt.Sprintf("all %d mixes (%s, %s)", len(fleets), pools, where)
+	return append([]Row{
+		{Scenario: costScenario, Metric: what + ": geometric mean of fleet ÷ lower bound",
 			Value: math.Exp(logSum / float64(len(fleets))), Unit: "×", Target: costTargetMean},
-		{Scenario: costScenario, Metric: fmt.Sprintf("all %d mixes (%s, %s): mixes dearer than the cheapest fleet of one plan", len(fleets), pools, where),
+		{Scenario: costScenario, Metric: what + ": mixes dearer than the cheapest fleet of one plan",
 			Value: float64(len(dearer)), Target: costTargetPlan, Note: note},
+	}, corePlacementRows(fleets, costScenario, what)...)
+}
+
+// corePlacementRows measure the fleets against the yardsticks under core's placement of pods
+// spread over hostnames, which no provider can change: what they leave is the provider's share.
+func corePlacementRows(fleets []mixFleet, scenario, what string) []Row {
+	logSum, above, dearer := 0.0, []string{}, []string{}
+	for _, f := range fleets {
+		logSum += math.Log(f.coreRatio())
+		if f.coreRatio() > 1.2 {
+			above = append(above, fmt.Sprintf("%s %.2f×", f.mix.name, f.coreRatio()))
+		}
+		if f.price > f.coreOnePlan.price+1e-9 {
+			dearer = append(dearer, fmt.Sprintf("%s ($%.3f against $%.3f)", f.mix.name, f.price, f.coreOnePlan.price))
+		}
+	}
+	const placement = " under core's placement of pods spread over hostnames (at most maxSkew of them a node)"
+	return []Row{
+		{Scenario: scenario, Metric: what + ": geometric mean of fleet ÷ lower bound" + placement,
+			Value: math.Exp(logSum / float64(len(fleets))), Unit: "×"},
+		{Scenario: scenario, Metric: what + ": mixes above 1.2× their bound" + placement,
+			Value: float64(len(above)), Note: joinOrNone(above)},
+		{Scenario: scenario, Metric: what + ": mixes dearer than the cheapest fleet of one plan" + placement,
+			Value: float64(len(dearer)), Note: joinOrNone(dearer)},
 	}
 }
 
@@ -343,7 +375,7 @@ func provisionInProcess(ctx context.Context, mix costMix, pool costNodePool) (mi
 		return mixFleet{}, err
 	}
 	fleet := mixFleet{mix: mix, pool: pool, plans: map[string]int{}}
-	if fleet.bound, fleet.onePlan, err = mixYardsticks(linode.instanceTypes, nodePool, mix, pods, daemons); err != nil {
+	if fleet.yardsticks, err = mixYardsticks(linode.instanceTypes, nodePool, mix, pods, daemons); err != nil {
 		return mixFleet{}, err
 	}
 
@@ -476,9 +508,24 @@ func (c *linodeCloud) solveRound(ctx context.Context, cluster *state.Cluster, po
 	return results.TruncateInstanceTypes(ctx, scheduling.MaxInstanceTypes), nil
 }
 
-// mixYardsticks are the mix's lower bound over every plan of the region, and the cheapest fleet
-// of one plan the NodePool allows, both on the room a node has after the mix's DaemonSets.
-func mixYardsticks(instanceTypes []*cloudprovider.InstanceType, nodePool *karpv1.NodePool, mix costMix, pods, daemons []*corev1.Pod) (float64, planFleet, error) {
+// yardsticks are what a mix's fleet is measured against, each on the room a node has after the
+// mix's DaemonSets.
+type yardsticks struct {
+	// bound is the region's lower bound for the mix over every plan, whatever the NodePool
+	// allows, so that both NodePools' ratios compare.
+	bound float64
+	// onePlan is the cheapest fleet of one plan the NodePool allows.
+	onePlan planFleet
+	// coreBound and coreOnePlan are the same under core's placement of pods spread over
+	// hostnames (hostnameSpreadLimit): what is left above them is the provider's to win, what
+	// lies between them and bound and onePlan is core's scheduler's. They equal bound and
+	// onePlan for mixes without such pods.
+	coreBound   float64
+	coreOnePlan planFleet
+}
+
+// mixYardsticks measures the mix's pods against the region's plans and the NodePool's.
+func mixYardsticks(instanceTypes []*cloudprovider.InstanceType, nodePool *karpv1.NodePool, mix costMix, pods, daemons []*corev1.Pod) (yardsticks, error) {
 	var overhead corev1.ResourceList
 	if len(daemons) > 0 {
 		overhead = resources.RequestsForPods(daemons...)
@@ -493,26 +540,68 @@ func mixYardsticks(instanceTypes []*cloudprovider.InstanceType, nodePool *karpv1
 			}
 		}
 	}
+	var y yardsticks
+	var err error
 	kinds := podKinds(mix, pods)
-	bound, err := lowerBound(all, kinds)
-	if err != nil {
-		return 0, planFleet{}, err
+	if y.bound, err = lowerBound(all, withoutPerNodeLimits(kinds)); err != nil {
+		return yardsticks{}, err
 	}
-	onePlan, err := cheapestPlanFleet(allowedPlans, kinds)
-	if err != nil {
-		return 0, planFleet{}, err
+	if y.onePlan, err = cheapestPlanFleet(allowedPlans, withoutPerNodeLimits(kinds)); err != nil {
+		return yardsticks{}, err
 	}
-	return bound, onePlan, nil
+	if y.coreBound, err = lowerBound(all, kinds); err != nil {
+		return yardsticks{}, err
+	}
+	if y.coreOnePlan, err = cheapestPlanFleet(allowedPlans, kinds); err != nil {
+		return yardsticks{}, err
+	}
+	return y, nil
 }
 
-// podKinds groups the mix's pods by Deployment: identical requests and node requirements.
+// podKinds groups the mix's pods by Deployment: identical requests and node requirements, and
+// the most of them core places on a node.
 func podKinds(mix costMix, pods []*corev1.Pod) []podCount {
 	var kinds []podCount
 	for _, d := range mix.deployments {
 		i := slices.IndexFunc(pods, func(p *corev1.Pod) bool { return p.Labels[appLabel] == mix.name+"-"+d.name })
-		kinds = append(kinds, podCount{n: d.replicas, requests: resources.RequestsForPods(pods[i]), requirements: corescheduling.NewStrictPodRequirements(pods[i])})
+		kinds = append(kinds, podCount{
+			n: d.replicas, requests: resources.RequestsForPods(pods[i]), requirements: corescheduling.NewStrictPodRequirements(pods[i]),
+			perNodeMost: hostnameSpreadLimit(pods[i]),
+		})
 	}
 	return kinds
+}
+
+// hostnameSpreadLimit is the most pods of the pod's kind that core's scheduler places on one
+// node when the pod must spread over hostnames: the constraint's maxSkew, 0 without one. Core
+// counts a node it could still create as a hostname domain holding none of them (domainMinCount
+// is 0 for hostnames, in v1.15's topologygroup.go), so a node takes another such pod only while
+// it holds fewer than maxSkew, when provisioning and in consolidation's simulations alike.
+// Kubernetes allows more wherever every node holds as many, so the lower bound proper ignores
+// this limit; the yardsticks under core's placement count it.
+func hostnameSpreadLimit(pod *corev1.Pod) int64 {
+	most := int64(0)
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.TopologyKey != corev1.LabelHostname || c.WhenUnsatisfiable != corev1.DoNotSchedule {
+			continue
+		}
+		if selector, err := metav1.LabelSelectorAsSelector(c.LabelSelector); err != nil || !selector.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		if most == 0 || int64(c.MaxSkew) < most {
+			most = int64(c.MaxSkew)
+		}
+	}
+	return most
+}
+
+// withoutPerNodeLimits are the kinds with room the only limit on how many share a node.
+func withoutPerNodeLimits(kinds []podCount) []podCount {
+	out := slices.Clone(kinds)
+	for i := range out {
+		out[i].perNodeMost = 0
+	}
+	return out
 }
 
 // formatRequests is e.g. "250m CPU, 512Mi" or "1 GPU, 4 CPU, 16Gi".

@@ -16,8 +16,10 @@ func TestCostEfficiency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Per NodePool: a row per mix, the geometric mean, the count of mixes dearer than one plan.
-	if want := 2 * (len(costMixes) + 2); len(rows) != want {
+	// Per NodePool: a row per mix, the geometric mean and the count of mixes dearer than one
+	// plan, then both and the count of mixes above 1.2× under core's placement of hostname
+	// spreads.
+	if want := 2 * (len(costMixes) + 5); len(rows) != want {
 		t.Fatalf("%d rows, want %d", len(rows), want)
 	}
 	for _, row := range rows {
@@ -26,7 +28,7 @@ func TestCostEfficiency(t *testing.T) {
 			if row.Value > 1.12 {
 				t.Errorf("%s: %.3f, above the target of 1.12", row.Metric, row.Value)
 			}
-		case strings.Contains(row.Metric, "dearer than the cheapest fleet of one plan"):
+		case strings.Contains(row.Metric, "dearer than the cheapest fleet of one plan"), strings.Contains(row.Metric, "mixes above 1.2×"):
 			if row.Value != 0 {
 				t.Errorf("%s: %v (%s)", row.Metric, row.Value, row.Note)
 			}

@@ -421,7 +421,7 @@ func (e *env) measureFleets(ctx context.Context, pools []costPool, instanceTypes
 		}
 		nodePool := &karpv1.NodePool{Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{Requirements: p.pool.requirements}}}}
 		var err error
-		if fleet.bound, fleet.onePlan, err = mixYardsticks(instanceTypes, nodePool, mix, mixPods(mix, p.name), mixDaemons(mix, p.name)); err != nil {
+		if fleet.yardsticks, err = mixYardsticks(instanceTypes, nodePool, mix, mixPods(mix, p.name), mixDaemons(mix, p.name)); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
 		fleets = append(fleets, fleet)

@@ -84,7 +84,7 @@ func randomSummaryRows(fleets []mixFleet, seed int64, pools string) []Row {
 		unspreadMean = math.Exp(unspreadLogSum / float64(unspread))
 	}
 	worst := slices.MaxFunc(fleets, func(a, b mixFleet) int { return cmp.Compare(a.ratio(), b.ratio()) })
-	return []Row{
+	return append([]Row{
 		{Scenario: randomCostScenario, Metric: what + ": geometric mean of fleet ÷ lower bound", Value: math.Exp(logSum / float64(len(fleets))), Unit: "×", Target: costTargetMean},
 		{Scenario: randomCostScenario, Metric: what + ": worst fleet ÷ lower bound", Value: worst.ratio(), Unit: "×",
 			Note: fmt.Sprintf("%s: %s; %s", worst.mix.name, worst.mix.describe(), worst.row("in process").Note)},
@@ -94,7 +94,7 @@ func randomSummaryRows(fleets []mixFleet, seed int64, pools string) []Row {
 			Note: fmt.Sprintf("the %d mixes none of whose Deployments is spread over hostnames", unspread)},
 		{Scenario: randomCostScenario, Metric: what + ": mixes dearer than the cheapest fleet of one plan", Value: float64(len(dearer)),
 			Note: fmt.Sprintf("%s; of them with pods spread over hostnames: %d", joinOrNone(dearer), len(dearerSpread))},
-	}
+	}, corePlacementRows(fleets, randomCostScenario, what)...)
 }
 
 func joinOrNone(items []string) string {

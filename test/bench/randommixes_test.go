@@ -41,8 +41,8 @@ func TestRandomCostEfficiency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 10 {
-		t.Fatalf("%d rows, want 5 for each of two NodePools", len(rows))
+	if len(rows) != 16 {
+		t.Fatalf("%d rows, want 8 for each of two NodePools", len(rows))
 	}
 	for _, row := range rows {
 		if strings.Contains(row.Metric, "fleet ÷ lower bound") && row.Value < 1-1e-9 {
