@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -154,11 +153,7 @@ func validateRuleSet(req ruleSetRequest) *apiError {
 func (e *Emulator) listFirewallRuleSets(*http.Request) (any, *apiError) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	items := make([]ruleSetWire, 0, len(e.st.ruleSets))
-	for _, id := range sortedKeys(e.st.ruleSets) {
-		items = append(items, ruleSetToWire(e.st.ruleSets[id]))
-	}
-	return mustList(newList(items, ruleSetWire{}))
+	return listInIDOrder(e.st.ruleSets, ruleSetToWire)
 }
 
 func (e *Emulator) createFirewallRuleSet(r *http.Request) (any, *apiError) {
@@ -193,15 +188,7 @@ func (e *Emulator) createFirewallRuleSet(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) lookupRuleSet(r *http.Request) (*ruleSet, *apiError) {
-	id, err := strconv.Atoi(r.PathValue("rulesetId"))
-	if err != nil {
-		return nil, errNotFound()
-	}
-	rs, ok := e.st.ruleSets[id]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return rs, nil
+	return byID(r, "rulesetId", e.st.ruleSets)
 }
 
 func (e *Emulator) getFirewallRuleSet(r *http.Request) (any, *apiError) {

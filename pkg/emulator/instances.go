@@ -192,11 +192,7 @@ type instanceCreateRequest struct {
 func (e *Emulator) listInstances(*http.Request) (any, *apiError) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	items := make([]instanceWire, 0, len(e.st.instances))
-	for _, id := range sortedKeys(e.st.instances) {
-		items = append(items, e.instanceWire(e.st.instances[id]))
-	}
-	return mustList(newList(items, instanceWire{}))
+	return listInIDOrder(e.st.instances, e.instanceWire)
 }
 
 func (e *Emulator) getInstance(r *http.Request) (any, *apiError) {
@@ -210,15 +206,7 @@ func (e *Emulator) getInstance(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) lookupInstance(r *http.Request) (*instance, *apiError) {
-	id, err := strconv.Atoi(r.PathValue("linodeId"))
-	if err != nil {
-		return nil, errNotFound()
-	}
-	in, ok := e.st.instances[id]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return in, nil
+	return byID(r, "linodeId", e.st.instances)
 }
 
 func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {

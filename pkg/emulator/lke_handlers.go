@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -61,15 +60,7 @@ type poolUpdateRequest struct {
 }
 
 func (e *Emulator) lookupCluster(r *http.Request) (*lkeCluster, *apiError) {
-	id, err := strconv.Atoi(r.PathValue("clusterId"))
-	if err != nil {
-		return nil, errNotFound()
-	}
-	c, ok := e.st.clusters[id]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return c, nil
+	return byID(r, "clusterId", e.st.clusters)
 }
 
 func (e *Emulator) lookupPool(r *http.Request) (*lkeCluster, *lkePool, *apiError) {
@@ -77,12 +68,8 @@ func (e *Emulator) lookupPool(r *http.Request) (*lkeCluster, *lkePool, *apiError
 	if err != nil {
 		return nil, nil, err
 	}
-	id, convErr := strconv.Atoi(r.PathValue("poolId"))
-	if convErr != nil {
-		return nil, nil, errNotFound()
-	}
-	p, ok := e.st.pools[id]
-	if !ok || p.ClusterID != c.ID {
+	p, err := byID(r, "poolId", e.st.pools)
+	if err != nil || p.ClusterID != c.ID {
 		return nil, nil, errNotFound()
 	}
 	return c, p, nil
@@ -105,11 +92,7 @@ func (e *Emulator) lookupNode(r *http.Request) (*lkeCluster, *lkePool, *lkeNode,
 func (e *Emulator) listClusters(*http.Request) (any, *apiError) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	items := make([]clusterWire, 0, len(e.st.clusters))
-	for _, id := range sortedKeys(e.st.clusters) {
-		items = append(items, clusterToWire(e.st.clusters[id]))
-	}
-	return mustList(newList(items, clusterWire{}))
+	return listInIDOrder(e.st.clusters, clusterToWire)
 }
 
 func (e *Emulator) getCluster(r *http.Request) (any, *apiError) {

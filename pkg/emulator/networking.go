@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -65,23 +64,11 @@ func (e *Emulator) firewallToWire(f *firewall) firewallWire {
 func (e *Emulator) listFirewalls(*http.Request) (any, *apiError) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	items := make([]firewallWire, 0, len(e.st.firewalls))
-	for _, id := range sortedKeys(e.st.firewalls) {
-		items = append(items, e.firewallToWire(e.st.firewalls[id]))
-	}
-	return mustList(newList(items, firewallWire{}))
+	return listInIDOrder(e.st.firewalls, e.firewallToWire)
 }
 
 func (e *Emulator) lookupFirewall(r *http.Request) (*firewall, *apiError) {
-	id, err := strconv.Atoi(r.PathValue("firewallId"))
-	if err != nil {
-		return nil, errNotFound()
-	}
-	f, ok := e.st.firewalls[id]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return f, nil
+	return byID(r, "firewallId", e.st.firewalls)
 }
 
 func (e *Emulator) getFirewall(r *http.Request) (any, *apiError) {
@@ -275,25 +262,13 @@ func (e *Emulator) subnetsOf(vpcID int) []*subnet {
 }
 
 func (e *Emulator) lookupVPC(r *http.Request) (*vpc, *apiError) {
-	id, err := strconv.Atoi(r.PathValue("vpcId"))
-	if err != nil {
-		return nil, errNotFound()
-	}
-	v, ok := e.st.vpcs[id]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return v, nil
+	return byID(r, "vpcId", e.st.vpcs)
 }
 
 func (e *Emulator) listVPCs(*http.Request) (any, *apiError) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	items := make([]vpcWire, 0, len(e.st.vpcs))
-	for _, id := range sortedKeys(e.st.vpcs) {
-		items = append(items, e.vpcToWire(e.st.vpcs[id]))
-	}
-	return mustList(newList(items, vpcWire{}))
+	return listInIDOrder(e.st.vpcs, e.vpcToWire)
 }
 
 func (e *Emulator) getVPC(r *http.Request) (any, *apiError) {
@@ -414,12 +389,8 @@ func (e *Emulator) lookupSubnet(r *http.Request) (*subnet, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	id, convErr := strconv.Atoi(r.PathValue("vpcSubnetId"))
-	if convErr != nil {
-		return nil, errNotFound()
-	}
-	s, ok := e.st.subnets[id]
-	if !ok || s.VPCID != v.ID {
+	s, err := byID(r, "vpcSubnetId", e.st.subnets)
+	if err != nil || s.VPCID != v.ID {
 		return nil, errNotFound()
 	}
 	return s, nil
@@ -543,25 +514,13 @@ func (e *Emulator) placementGroupToWire(pg *placementGroup) placementGroupWire {
 }
 
 func (e *Emulator) lookupPlacementGroup(r *http.Request) (*placementGroup, *apiError) {
-	id, err := strconv.Atoi(r.PathValue("groupId"))
-	if err != nil {
-		return nil, errNotFound()
-	}
-	pg, ok := e.st.placementGroups[id]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return pg, nil
+	return byID(r, "groupId", e.st.placementGroups)
 }
 
 func (e *Emulator) listPlacementGroups(*http.Request) (any, *apiError) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	items := make([]placementGroupWire, 0, len(e.st.placementGroups))
-	for _, id := range sortedKeys(e.st.placementGroups) {
-		items = append(items, e.placementGroupToWire(e.st.placementGroups[id]))
-	}
-	return mustList(newList(items, placementGroupWire{}))
+	return listInIDOrder(e.st.placementGroups, e.placementGroupToWire)
 }
 
 func (e *Emulator) getPlacementGroup(r *http.Request) (any, *apiError) {
