@@ -68,7 +68,7 @@ func TestInstanceModeAsTheChartRunsIt(t *testing.T) {
 	}
 	e := test.StartEmulatorForTest(t, emulator.WithToken(token), emulator.WithClock(clock.RealClock{}))
 	metricsPort, probePort := freePort(t), freePort(t)
-	objects, err := charts.Render("karpenter", map[string]any{
+	objects, controllerEnv := renderRelease(t, map[string]any{
 		"apiToken": token,
 		"region":   "us-ord",
 		"settings": map[string]any{"mode": "instance", "apiURL": e.URL(), "batchIdleDuration": "200ms"},
@@ -77,18 +77,7 @@ func TestInstanceModeAsTheChartRunsIt(t *testing.T) {
 			"healthProbe": map[string]any{"port": probePort},
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, obj := range objects {
-		if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("helm"), client.ForceOwnership); err != nil {
-			t.Fatalf("installing %s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
-	}
-	controllerEnv, err := charts.ControllerEnvironment(objects, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	applyAsHelm(ctx, t, env.Client, objects)
 	controllerEnv["KUBECONFIG"] = impersonatingKubeconfig(t, env, charts.Namespace, "karpenter")
 	controllerEnv["DISABLE_LEADER_ELECTION"] = "true"
 

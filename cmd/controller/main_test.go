@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
 // token is what the emulator accepts; the tests look for it in everything the controller writes.
@@ -311,4 +317,45 @@ func TestStartupWaitsOutLinodeOutages(t *testing.T) {
 func tail(text string, n int) string {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// startCluster starts a kube-apiserver with etcd and a kube-scheduler, stopped when the test ends.
+func startCluster(t *testing.T) *environment.Environment {
+	t.Helper()
+	env, err := environment.New(environment.WithScheduler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return env
+}
+
+// renderRelease renders the karpenter chart with the values, and the environment its Deployment
+// gives the controller (the token's file in a directory of the test's).
+func renderRelease(t *testing.T, values map[string]any) ([]*unstructured.Unstructured, map[string]string) {
+	t.Helper()
+	objects, err := charts.Render("karpenter", values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	controllerEnv, err := charts.ControllerEnvironment(objects, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objects, controllerEnv
+}
+
+// applyAsHelm creates or updates the objects as `helm install` and `helm upgrade` do; a
+// Deployment stays without pods (nothing runs them here), the test runs its controller instead.
+func applyAsHelm(ctx context.Context, t *testing.T, c client.Client, objects []*unstructured.Unstructured) {
+	t.Helper()
+	for _, obj := range objects {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("helm"), client.ForceOwnership); err != nil {
+			t.Fatalf("installing %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
 }

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
@@ -22,21 +21,13 @@ import (
 // gives it, against a real apiserver and the Linode emulator: it becomes ready, serves metrics,
 // launches an LKE pool for a pending pod, and never writes the token anywhere.
 func TestControllerAsTheChartRunsIt(t *testing.T) {
-	env, err := environment.New(environment.WithScheduler())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	env := startCluster(t)
 	e := startEmulator(t)
 	clusterID := e.Clusters()[0].ID
 	ctx := context.Background()
 
 	metricsPort, probePort, webhookPort := freePort(t), freePort(t), freePort(t)
-	objects, err := charts.Render("karpenter", map[string]any{
+	objects, controllerEnv := renderRelease(t, map[string]any{
 		"apiToken": token,
 		"settings": map[string]any{"clusterName": "prod", "apiURL": e.URL(), "batchIdleDuration": "200ms"},
 		"controller": map[string]any{
@@ -45,20 +36,7 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 		},
 		"webhook": map[string]any{"port": webhookPort},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Install the release's objects, as `helm install` would; the Deployment stays without pods
-	// (nothing runs them here), and the test runs its controller instead.
-	for _, obj := range objects {
-		if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("helm"), client.ForceOwnership); err != nil {
-			t.Fatalf("installing %s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
-	}
-	controllerEnv, err := charts.ControllerEnvironment(objects, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	applyAsHelm(ctx, t, env.Client, objects)
 	controllerEnv["KUBECONFIG"] = env.KubeconfigPath
 	p := start(t, controllerEnv)
 

@@ -14,8 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
-	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
 // TestTokenRotatedInItsSecretIsUsedWithoutARestart revokes the controller's token on Linode's
@@ -23,21 +21,13 @@ import (
 // metric; once the Secret's file holds the new token (as the kubelet updates a mounted Secret),
 // the same process is ready again and launches.
 func TestTokenRotatedInItsSecretIsUsedWithoutARestart(t *testing.T) {
-	env, err := environment.New(environment.WithScheduler())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	env := startCluster(t)
 	e := startEmulator(t)
 	clusterID := e.Clusters()[0].ID
 	ctx := context.Background()
 
 	metricsPort, probePort := freePort(t), freePort(t)
-	objects, err := charts.Render("karpenter", map[string]any{
+	_, controllerEnv := renderRelease(t, map[string]any{
 		"apiToken": token,
 		"settings": map[string]any{"clusterName": "prod", "apiURL": e.URL(), "batchIdleDuration": "200ms"},
 		"controller": map[string]any{
@@ -46,13 +36,6 @@ func TestTokenRotatedInItsSecretIsUsedWithoutARestart(t *testing.T) {
 		},
 		"webhook": map[string]any{"enabled": false},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	controllerEnv, err := charts.ControllerEnvironment(objects, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	controllerEnv["KUBECONFIG"] = env.KubeconfigPath
 	p := start(t, controllerEnv)
 	readiness := func() (int, string) {
