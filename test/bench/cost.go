@@ -271,13 +271,11 @@ func (f mixFleet) ratio() float64 { return f.price / f.bound }
 // coreRatio is the fleet's price over the bound under core's placement of hostname spreads.
 func (f mixFleet) coreRatio() float64 { return f.price / f.coreBound }
 
-// spreadsOverHostnames says whether the mix has pods core places a few to a node.
-func (f mixFleet) spreadsOverHostnames() bool { return f.coreOnePlan != f.onePlan || f.coreBound != f.bound }
 
 func (f mixFleet) row(where string) Row {
 	note := fmt.Sprintf("fleet $%.3f/h on %s; lower bound $%.3f/h in %s; cheapest fleet of one plan the NodePool allows: $%.3f/h on %d× %s (%.2f× the bound)",
 		f.price, formatPlans(f.plans), f.bound, benchRegion, f.onePlan.price, f.onePlan.nodes, f.onePlan.plan, f.onePlan.price/f.bound)
-	if f.spreadsOverHostnames() {
+	if f.mix.spreadsOverHostnames() {
 		note += fmt.Sprintf("; under core's placement of pods spread over hostnames (at most maxSkew of them a node): lower bound $%.3f/h (fleet %.2f× it), cheapest fleet of one plan $%.3f/h on %d× %s",
 			f.coreBound, f.coreRatio(), f.coreOnePlan.price, f.coreOnePlan.nodes, f.coreOnePlan.plan)
 	}

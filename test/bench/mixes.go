@@ -119,6 +119,11 @@ func (m costMix) scaled(divisor int) costMix {
 }
 
 // describe is e.g. "90× 250m/512Mi, 40× 500m/1Gi; DaemonSets 100m/128Mi, 150m/256Mi".
+// spreadsOverHostnames says whether a Deployment of the mix spreads its pods over hostnames.
+func (m costMix) spreadsOverHostnames() bool {
+	return slices.ContainsFunc(m.deployments, func(d costDeployment) bool { return d.spread })
+}
+
 func (m costMix) describe() string {
 	var parts []string
 	for _, d := range m.deployments {

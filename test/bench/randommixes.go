@@ -60,7 +60,7 @@ func randomSummaryRows(fleets []mixFleet, seed int64, pools string) []Row {
 	var aboveBound, dearer, spread, dearerSpread []string
 	for _, f := range fleets {
 		logSum += math.Log(f.ratio())
-		spreads := slices.ContainsFunc(f.mix.deployments, func(d costDeployment) bool { return d.spread })
+		spreads := f.mix.spreadsOverHostnames()
 		if !spreads {
 			unspreadLogSum += math.Log(f.ratio())
 			unspread++
