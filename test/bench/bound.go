@@ -297,13 +297,15 @@ func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 
 // mergeIdentical counts identical pods as one kind, whichever Deployment they come from. The
 // per-node limits are per kind: two kinds of the same pods could each take ⌊k⌋ of a node's
-// pods, and the program would fill a node with more of them than fit whole.
+// pods, and the program would fill a node with more of them than fit whole. Kinds with a per-node
+// limit stay apart: each Deployment spread over hostnames is limited on its own, so two of the
+// same pods may each put their maxSkew on one node.
 func mergeIdentical(kinds []podCount) []podCount {
 	var merged []podCount
 	for _, kind := range kinds {
 		i := slices.IndexFunc(merged, func(m podCount) bool {
-			return equality.Semantic.DeepEqual(m.requests, kind.requests) && m.requirements.String() == kind.requirements.String() &&
-				m.perNodeMost == kind.perNodeMost
+			return m.perNodeMost == 0 && kind.perNodeMost == 0 &&
+				equality.Semantic.DeepEqual(m.requests, kind.requests) && m.requirements.String() == kind.requirements.String()
 		})
 		if i < 0 {
 			merged = append(merged, kind)

@@ -108,6 +108,14 @@ func TestLowerBound(t *testing.T) {
 			want:  2,
 		},
 		{
+			// Two Deployments of the same pods, each spread over hostnames on its own: a node
+			// holds one of each, so two nodes, not one for every pod.
+			name:  "two spreads of the same pods share nodes",
+			plans: []boundPlan{testPlan("two", 1, "2", "8Gi")},
+			kinds: []podCount{spreadOverHostnames(testPods(2, "1", "1Gi"), 1), spreadOverHostnames(testPods(2, "1", "1Gi"), 1)},
+			want:  2,
+		},
+		{
 			// 330 pods, 110 to a node whatever their size.
 			name:  "the pod limit binds",
 			plans: []boundPlan{testPlan("one", 0.018, "940m", "1400Mi")},
