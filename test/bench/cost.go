@@ -541,10 +541,11 @@ func mixYardsticks(instanceTypes []*cloudprovider.InstanceType, nodePool *karpv1
 	var y yardsticks
 	var err error
 	kinds := podKinds(mix, pods)
-	if y.bound, err = lowerBound(all, withoutPerNodeLimits(kinds)); err != nil {
+	unlimited := withoutPerNodeLimits(kinds)
+	if y.bound, err = lowerBound(all, unlimited); err != nil {
 		return yardsticks{}, err
 	}
-	if y.onePlan, err = cheapestPlanFleet(allowedPlans, withoutPerNodeLimits(kinds)); err != nil {
+	if y.onePlan, err = cheapestPlanFleet(allowedPlans, unlimited); err != nil {
 		return yardsticks{}, err
 	}
 	if y.coreBound, err = lowerBound(all, kinds); err != nil {
