@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
 )
 
 // TestTokenRotatedInItsSecretIsUsedWithoutARestart revokes the controller's token on Linode's

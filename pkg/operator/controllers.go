@@ -22,6 +22,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/garbagecollection"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/maintenance"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/nomination"
 	catalogue "github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype/capacity"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
@@ -52,6 +53,7 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
 	controllers = append(controllers, provider.Controllers...)
+	controllers = append(controllers, nomination.NewController(core.GetClient(), clusterState, core.Clock))
 	modeWebhooks := provider.Webhooks
 	if opts.DisableWebhook {
 		modeWebhooks = nil

@@ -271,7 +271,6 @@ func (f mixFleet) ratio() float64 { return f.price / f.bound }
 // coreRatio is the fleet's price over the bound under core's placement of hostname spreads.
 func (f mixFleet) coreRatio() float64 { return f.price / f.coreBound }
 
-
 func (f mixFleet) row(where string) Row {
 	note := fmt.Sprintf("fleet $%.3f/h on %s; lower bound $%.3f/h in %s; cheapest fleet of one plan the NodePool allows: $%.3f/h on %d× %s (%.2f× the bound)",
 		f.price, formatPlans(f.plans), f.bound, benchRegion, f.onePlan.price, f.onePlan.nodes, f.onePlan.plan, f.onePlan.price/f.bound)

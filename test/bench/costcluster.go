@@ -75,6 +75,13 @@ type costPool struct {
 // plan. Then it removes the open NodePools, scales every README mix to a third and measures again
 // once consolidation has settled, and counts the nodes created or deleted while the fleet is at
 // rest.
+// The controller's counts of pods nominated to the node core launched for them (package
+// nomination): before the node could take them, and in the race once it could.
+const (
+	nominatedStarting = `karpenter_linode_nomination_pods_total{node_ready="false"}`
+	nominatedReady    = `karpenter_linode_nomination_pods_total{node_ready="true"}`
+)
+
 func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 	readme, err := loadReadmeNodePools()
 	if err != nil {
@@ -122,6 +129,11 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 		return nil, err
 	}
 	note := fmt.Sprintf("%d NodePools side by side, provisioned in %.0f s", len(pools), provisioned.Seconds())
+	nominated, err := scrapeSeries(ctx, e.cluster.ControllerMetricsURL(), nominatedStarting, nominatedReady)
+	if err != nil {
+		return nil, fmt.Errorf("reading the controller's nominations: %w", err)
+	}
+	note += fmt.Sprintf(" (%.0f pods nominated to their starting nodes, %.0f more to nodes just Ready)", nominated[nominatedStarting], nominated[nominatedReady])
 	// kube-scheduler binds pods as it scores nodes (least allocated first), not as core planned
 	// them, so the fleet that first runs every pod holds nodes launched for pods that went
 	// elsewhere; consolidation then removes them. The targets are the consolidated fleet's.

@@ -127,30 +127,8 @@ func (s *sampler) stop() usage {
 
 // scrape reads go_memstats_heap_inuse_bytes and process_cpu_seconds_total.
 func scrape(ctx context.Context, url string) (heap, cpu float64, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	values, err := scrapeSeries(ctx, url, "go_memstats_heap_inuse_bytes", "process_cpu_seconds_total")
 	if err != nil {
-		return 0, 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer resp.Body.Close()
-	values := map[string]float64{}
-	scanner := bufio.NewScanner(resp.Body)
-	scanner.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for scanner.Scan() {
-		name, value, ok := strings.Cut(scanner.Text(), " ")
-		if name != "go_memstats_heap_inuse_bytes" && name != "process_cpu_seconds_total" || !ok {
-			continue
-		}
-		if values[name], err = strconv.ParseFloat(strings.TrimSpace(value), 64); err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	if err := scanner.Err(); err != nil {
 		return 0, 0, err
 	}
 	heap, okHeap := values["go_memstats_heap_inuse_bytes"]
@@ -159,4 +137,33 @@ func scrape(ctx context.Context, url string) (heap, cpu float64, err error) {
 		return 0, 0, fmt.Errorf("%s serves no go_memstats_heap_inuse_bytes or process_cpu_seconds_total", url)
 	}
 	return heap, cpu, nil
+}
+
+// scrapeSeries reads the Prometheus endpoint's values of the series named, each named as the
+// endpoint writes it (with its labels, if any); a series the endpoint does not serve is absent.
+func scrapeSeries(ctx context.Context, url string, series ...string) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	values := map[string]float64{}
+	scanner := bufio.NewScanner(resp.Body)
+	scanner.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for scanner.Scan() {
+		name, value, ok := strings.Cut(scanner.Text(), " ")
+		if !ok || !slices.Contains(series, name) {
+			continue
+		}
+		if values[name], err = strconv.ParseFloat(strings.TrimSpace(value), 64); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return values, scanner.Err()
 }

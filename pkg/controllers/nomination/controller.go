@@ -1,0 +1,367 @@
+// Package nomination tells kube-scheduler which node Karpenter core launched a pending pod for,
+// when no other node could hold that pod, so that smaller pods do not take its room first.
+//
+// Core packs pending pods into NodeClaims and launches a node for each, but kube-scheduler binds
+// the pods, to whichever node has room when it tries them, spreading them by its least-allocated
+// score. A node launched for one big pod (a 40-CPU pod on a g6-dedicated-48, say) and some small
+// ones comes up with the most room of the burst's nodes, and kube-scheduler fills it with small
+// pods planned elsewhere before it tries the big one; the big pod goes pending again and core
+// launches a second big node for it, which consolidation removes minutes later.
+//
+// Once such a node is Ready but cannot take pods yet (kube-apiserver registers a Node tainted
+// not-ready until the node lifecycle controller has seen it Ready; it carries
+// karpenter.sh/unregistered until core registers it), the controller sets
+// status.nominatedNodeName on the pending pods core placed on its NodeClaim that no other node or
+// launching NodeClaim has the allocatable resources for, as many as fit beside the pods bound or
+// nominated there already. That field is how a component other than kube-scheduler says where a
+// pod is expected to go (KEP-5278): kube-scheduler holds a nominated pod's room on its node
+// against other pods and tries that node first. kube-scheduler clears a nomination whenever it
+// tries the pod and finds no node, as it does before the node's taints are lifted: the controller
+// nominates the pod again. A node that can take pods as soon as it is Ready races the controller:
+// for a few seconds after it turns Ready the controller still nominates the pods it has not
+// nominated before. After that kube-scheduler has had its go: a pod still pending did not fit, its
+// nomination is cleared, and it is core's to provision again (core does not provision for a
+// nominated pod). The controller never replaces another node's nomination (preemption's or
+// another component's).
+//
+// Why only pods no other node can hold: a nominated pod waits for its own node, and core does not
+// count it there (it is not provisionable), so core may place a later round's pods in room it
+// believes free on that node, and those wait for yet more nodes. Nominating every planned pod
+// halved the speed of a burst of 500 like pods (docs/instance-types.md); a pod that fits another
+// node costs, when it loses its room, at most a node of its own size, whereas the pod that only
+// its node can hold costs another node as large. In a burst of pods smaller than every node, or of
+// a single node, nothing is nominated. For the same reason the nominations wait for Ready: that keeps the
+// window in which core misjudges the node's room to the seconds between Ready and the taints'
+// lifting.
+package nomination
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	controllerruntime "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+	nodeutils "sigs.k8s.io/karpenter/pkg/utils/node"
+	"sigs.k8s.io/karpenter/pkg/utils/resources"
+)
+
+const (
+	// recheckInterval is how soon a registered node is looked at again until core initializes it:
+	// core places later rounds' pods on nodes that are still starting.
+	recheckInterval = 2 * time.Second
+	// unclaimedFor is how long a registered node without a NodeClaim in the cache is looked at
+	// again, in case the cache is behind; past it the node is not core's.
+	unclaimedFor = time.Minute
+	// comingUp is how long after a node turns Ready the controller still nominates pods that it
+	// could take: kube-scheduler tries them as soon as it can, and a nomination that reaches it
+	// first keeps the node's room for the pods core planned there.
+	comingUp = 10 * time.Second
+	// concurrentNodes is how many nodes are handled at once: a burst's nodes register together,
+	// and each node's pods should be nominated before kube-scheduler gives their room away.
+	concurrentNodes = 10
+)
+
+// Placements is what core's cluster state knows of its own scheduling decisions: the pods its
+// last simulation placed on each NodeClaim.
+type Placements interface {
+	PodsMappedToNodeClaim(nodeClaimName string) []types.NamespacedName
+}
+
+// Controller nominates pending pods that only one node can hold to that node, the registered node
+// of the NodeClaim core placed them on.
+type Controller struct {
+	kubeClient client.Client
+	placements Placements
+	clock      clock.Clock
+
+	mu sync.Mutex
+	// nominated are the pods nominated to a node still coming up, by UID: the node's name.
+	nominated map[types.UID]string
+}
+
+// NewController returns the controller.
+func NewController(kubeClient client.Client, placements Placements, clk clock.Clock) *Controller {
+	return &Controller{kubeClient: kubeClient, placements: placements, clock: clk, nominated: map[types.UID]string{}}
+}
+
+// Reconcile nominates the node to the pending pods core placed on its NodeClaim that it cannot
+// take yet and no other node could hold, and looks again until core has initialized the node.
+func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcile.Result, error) {
+	if !node.DeletionTimestamp.IsZero() {
+		c.forget(node.Name)
+		return reconcile.Result{}, nil
+	}
+	nodeClaim, err := nodeutils.NodeClaimForNode(ctx, c.kubeClient, node)
+	switch {
+	case nodeutils.IsNodeClaimNotFoundError(err):
+		if c.clock.Since(node.CreationTimestamp.Time) < unclaimedFor {
+			return reconcile.Result{RequeueAfter: recheckInterval}, nil
+		}
+		return reconcile.Result{}, nil
+	case nodeutils.IsDuplicateNodeClaimError(err):
+		// Core's own controllers sort that out; until then no NodeClaim's plan is the node's.
+		return reconcile.Result{RequeueAfter: recheckInterval}, nil
+	case err != nil:
+		return reconcile.Result{}, err
+	}
+	up := isReady(node) && !node.Spec.Unschedulable && len(node.Spec.Taints) == 0
+	if !nodeClaim.DeletionTimestamp.IsZero() || nodeClaim.StatusConditions().IsTrue(karpv1.ConditionTypeInitialized) || (up && !c.justUp(node)) {
+		// kube-scheduler has had its go at the node's pods.
+		c.forget(node.Name)
+		return reconcile.Result{}, nil
+	}
+	if !isReady(node) {
+		// Core does not count nominated pods on the node they are nominated to, and would place a
+		// later round's pods there too: the nominations wait until the node is about to take pods.
+		return reconcile.Result{RequeueAfter: recheckInterval}, nil
+	}
+	others, err := c.otherCapacity(ctx, node, nodeClaim)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if len(others) == 0 || others.hold(node.Status.Allocatable) {
+		// Alone, the node has no other node's pods to lose its room to; beside one at least as
+		// large, every pod that fits it fits there too.
+		return reconcile.Result{RequeueAfter: recheckInterval}, nil
+	}
+	candidates, err := c.candidates(ctx, node, nodeClaim, others)
+	if err != nil || len(candidates) == 0 {
+		return reconcile.Result{RequeueAfter: recheckInterval}, err
+	}
+	room, err := c.room(ctx, node)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	for _, candidate := range candidates {
+		requests := resources.RequestsForPods(candidate.pod)
+		if !resources.Fits(requests, room) {
+			continue
+		}
+		if err := c.nominate(ctx, candidate.pod, node.Name); err != nil {
+			return reconcile.Result{}, err
+		}
+		podsNominated.Inc(map[string]string{nodeUpLabel.Name: strconv.FormatBool(candidate.racing)})
+		c.remember(candidate.pod.UID, node.Name)
+		room = resources.Subtract(room, requests)
+	}
+	return reconcile.Result{RequeueAfter: recheckInterval}, nil
+}
+
+type candidate struct {
+	pod *corev1.Pod
+	// racing says that the node can take the pod already: kube-scheduler is trying it there.
+	racing bool
+}
+
+// candidates are the pending pods core placed on the node's NodeClaim that no other node could
+// hold and that are not nominated: those the node cannot take yet and, just after it turned
+// Ready, those never nominated to it. A
+// pod nominated before is pending without its nomination because kube-scheduler cleared it: once
+// the node can take the pod that means it does not fit, and nominating it again would hide it
+// from core until kube-scheduler next tries it.
+func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClaim *karpv1.NodeClaim, others capacities) ([]candidate, error) {
+	var out []candidate
+	for _, key := range c.placements.PodsMappedToNodeClaim(nodeClaim.Name) {
+		pod := &corev1.Pod{}
+		if err := c.kubeClient.Get(ctx, key, pod); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, err
+		}
+		if pod.Spec.NodeName != "" || !pod.DeletionTimestamp.IsZero() || pod.Status.NominatedNodeName != "" {
+			continue
+		}
+		if others.hold(resources.RequestsForPods(pod)) {
+			continue
+		}
+		racing := canTake(node, pod)
+		if racing && (!c.justUp(node) || c.nominatedBefore(pod.UID, node.Name)) {
+			continue
+		}
+		out = append(out, candidate{pod: pod, racing: racing})
+	}
+	return out, nil
+}
+
+// capacities are nodes' allocatable resources, each distinct and none within another: a pod
+// fits one of the nodes they stand for exactly when it fits one of them.
+type capacities []corev1.ResourceList
+
+// otherCapacity is what the nodes other than node could hold: the allocatable resources of every
+// schedulable node, and of every other NodeClaim launched whose node has not registered yet.
+func (c *Controller) otherCapacity(ctx context.Context, node *corev1.Node, own *karpv1.NodeClaim) (capacities, error) {
+	var nodes corev1.NodeList
+	var nodeClaims karpv1.NodeClaimList
+	// The lists are only read.
+	if err := c.kubeClient.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	if err := c.kubeClient.List(ctx, &nodeClaims, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing NodeClaims: %w", err)
+	}
+	var all []corev1.ResourceList
+	for i := range nodes.Items {
+		if n := &nodes.Items[i]; n.Name != node.Name && n.DeletionTimestamp.IsZero() && !n.Spec.Unschedulable {
+			all = append(all, n.Status.Allocatable)
+		}
+	}
+	for i := range nodeClaims.Items {
+		if nc := &nodeClaims.Items[i]; nc.Name != own.Name && nc.Status.NodeName == "" && nc.DeletionTimestamp.IsZero() && len(nc.Status.Allocatable) > 0 {
+			all = append(all, nc.Status.Allocatable)
+		}
+	}
+	return maximal(all), nil
+}
+
+// maximal keeps of the resource lists those no other one holds: a burst's nodes are of a few
+// plans, so a few lists stand for them all.
+func maximal(all []corev1.ResourceList) capacities {
+	var kept capacities
+	for _, candidate := range all {
+		if kept.hold(candidate) {
+			continue
+		}
+		kept = slices.DeleteFunc(kept, func(k corev1.ResourceList) bool { return resources.Fits(k, candidate) })
+		kept = append(kept, candidate)
+	}
+	return kept
+}
+
+// hold tells whether requests fit one of the capacities.
+func (cs capacities) hold(requests corev1.ResourceList) bool {
+	return slices.ContainsFunc(cs, func(allocatable corev1.ResourceList) bool { return resources.Fits(requests, allocatable) })
+}
+
+// room is what the node has left for pods: its allocatable resources less the requests of the
+// pods bound or nominated to it.
+func (c *Controller) room(ctx context.Context, node *corev1.Node) (corev1.ResourceList, error) {
+	var bound, pending corev1.PodList
+	// The lists are only read.
+	if err := c.kubeClient.List(ctx, &bound, client.MatchingFields{"spec.nodeName": node.Name}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing the pods of node %s: %w", node.Name, err)
+	}
+	if err := c.kubeClient.List(ctx, &pending, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing pending pods: %w", err)
+	}
+	var taking []*corev1.Pod
+	for i := range bound.Items {
+		if p := &bound.Items[i]; p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			taking = append(taking, p)
+		}
+	}
+	for i := range pending.Items {
+		if p := &pending.Items[i]; p.Status.NominatedNodeName == node.Name && p.DeletionTimestamp.IsZero() {
+			taking = append(taking, p)
+		}
+	}
+	return resources.Subtract(node.Status.Allocatable, resources.RequestsForPods(taking...)), nil
+}
+
+// nominate sets the pod's nominated node.
+func (c *Controller) nominate(ctx context.Context, pod *corev1.Pod, nodeName string) error {
+	stored := pod.DeepCopy()
+	pod.Status.NominatedNodeName = nodeName
+	// The lock keeps the nomination off a pod kube-scheduler bound since the cache was read.
+	if err := c.kubeClient.Status().Patch(ctx, pod, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("nominating node %s for pod %s: %w", nodeName, client.ObjectKeyFromObject(pod), err)
+	}
+	log.FromContext(ctx).Info("nominated node for pod", "Pod", client.ObjectKeyFromObject(pod), "Node", nodeName)
+	return nil
+}
+
+// justUp tells whether the node turned Ready within the last comingUp.
+func (c *Controller) justUp(node *corev1.Node) bool {
+	for _, condition := range node.Status.Conditions {
+		if condition.Type == corev1.NodeReady && condition.Status == corev1.ConditionTrue {
+			return c.clock.Since(condition.LastTransitionTime.Time) < comingUp
+		}
+	}
+	return false
+}
+
+func (c *Controller) nominatedBefore(uid types.UID, nodeName string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nominated[uid] == nodeName
+}
+
+// remember records a nomination; the record goes once the node has come up.
+func (c *Controller) remember(uid types.UID, nodeName string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nominated[uid] = nodeName
+}
+
+// forget drops the records of nominations to the node.
+func (c *Controller) forget(nodeName string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for uid, node := range c.nominated {
+		if node == nodeName {
+			delete(c.nominated, uid)
+		}
+	}
+}
+
+// canTake tells whether kube-scheduler could bind the pod to the node, room aside: the node is
+// Ready and schedulable, and the pod tolerates its taints.
+func canTake(node *corev1.Node, pod *corev1.Pod) bool {
+	return isReady(node) && !node.Spec.Unschedulable && scheduling.Taints(node.Spec.Taints).ToleratesPod(pod) == nil
+}
+
+// Register watches nodes as they register and come up, and pods whose nomination kube-scheduler
+// cleared, to nominate them again while their node cannot take them.
+func (c *Controller) Register(_ context.Context, m manager.Manager) error {
+	return controllerruntime.NewControllerManagedBy(m).
+		Named("nomination").
+		For(&corev1.Node{}, builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool {
+				before, after := e.ObjectOld.(*corev1.Node), e.ObjectNew.(*corev1.Node)
+				return isReady(before) != isReady(after) || before.Spec.Unschedulable != after.Spec.Unschedulable || len(before.Spec.Taints) != len(after.Spec.Taints)
+			},
+			DeleteFunc:  func(event.DeleteEvent) bool { return false },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+		})).
+		Watches(&corev1.Pod{}, handler.Funcs{
+			UpdateFunc: func(_ context.Context, e event.UpdateEvent, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				before, after := e.ObjectOld.(*corev1.Pod), e.ObjectNew.(*corev1.Pod)
+				if before.Status.NominatedNodeName != "" && after.Status.NominatedNodeName == "" && after.Spec.NodeName == "" {
+					queue.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: before.Status.NominatedNodeName}})
+				}
+			},
+		}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrentNodes}).
+		Complete(reconcile.AsReconciler(m.GetClient(), c))
+}
+
+func isReady(node *corev1.Node) bool {
+	for _, condition := range node.Status.Conditions {
+		if condition.Type == corev1.NodeReady {
+			return condition.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
