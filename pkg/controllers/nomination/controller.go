@@ -10,28 +10,28 @@
 //
 // Once such a node is Ready but cannot take pods yet (kube-apiserver registers a Node tainted
 // not-ready until the node lifecycle controller has seen it Ready; it carries
-// karpenter.sh/unregistered until core registers it), the controller sets
-// status.nominatedNodeName on the pending pods core placed on its NodeClaim that no other node or
-// launching NodeClaim has the allocatable resources for, as many as fit beside the pods bound or
-// nominated there already. That field is how a component other than kube-scheduler says where a
-// pod is expected to go (KEP-5278): kube-scheduler holds a nominated pod's room on its node
-// against other pods and tries that node first. kube-scheduler clears a nomination whenever it
-// tries the pod and finds no node, as it does before the node's taints are lifted: the controller
-// nominates the pod again. A node that can take pods as soon as it is Ready races the controller:
-// for a few seconds after it turns Ready the controller still nominates the pods it has not
-// nominated before. After that kube-scheduler has had its go: a pod still pending did not fit, its
-// nomination is cleared, and it is core's to provision again (core does not provision for a
-// nominated pod). The controller never replaces another node's nomination (preemption's or
-// another component's).
+// karpenter.sh/unregistered until core registers it), the controller sets status.nominatedNodeName
+// on the pending pods core placed on its NodeClaim that no other node or launching NodeClaim could
+// take (by its allocatable resources, the labels the pod's node selector and required node affinity
+// ask for, and taints the pod tolerates), as many as fit beside the pods bound or nominated there
+// already. That field is how a component other than kube-scheduler says where a pod is expected to
+// go (KEP-5278): kube-scheduler holds a nominated pod's room on its node against other pods and
+// tries that node first. kube-scheduler clears a nomination whenever it tries the pod and finds no
+// node, as it does before the node's taints are lifted: the controller nominates the pod again. A
+// node that can take pods as soon as it is Ready races the controller: for a few seconds after it
+// turns Ready the controller still nominates the pods it has not nominated before. After that
+// kube-scheduler has had its go: a pod still pending did not fit, its nomination is cleared, and it
+// is core's to provision again (core does not provision for a nominated pod). The controller never
+// replaces another node's nomination (preemption's or another component's).
 //
 // Why only pods no other node can hold: a nominated pod waits for its own node, and core does not
 // count it there (it is not provisionable), so core may place a later round's pods in room it
 // believes free on that node, and those wait for yet more nodes. Nominating every planned pod
 // halved the speed of a burst of 500 like pods (docs/instance-types.md); a pod that fits another
-// node costs, when it loses its room, at most a node of its own size, whereas the pod that only
-// its node can hold costs another node as large. In a burst of pods smaller than every node, or of
-// a single node, nothing is nominated. For the same reason the nominations wait for Ready: that keeps the
-// window in which core misjudges the node's room to the seconds between Ready and the taints'
+// node costs, when it loses its room, at most a node of its own size, whereas the pod that only its
+// node can hold costs another node as large. In a burst of pods smaller than every node, or of a
+// single node, nothing is nominated. For the same reason the nominations wait for Ready: that keeps
+// the window in which core misjudges the node's room to the seconds between Ready and the taints'
 // lifting.
 package nomination
 
@@ -134,13 +134,12 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 		// later round's pods there too: the nominations wait until the node is about to take pods.
 		return reconcile.Result{RequeueAfter: recheckInterval}, nil
 	}
-	others, err := c.otherCapacity(ctx, node, nodeClaim)
+	others, err := c.otherNodes(ctx, node, nodeClaim)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if len(others) == 0 || others.hold(node.Status.Allocatable) {
-		// Alone, the node has no other node's pods to lose its room to; beside one at least as
-		// large, every pod that fits it fits there too.
+	if len(others) == 0 {
+		// Alone, the node has no other node's pods to lose its room to.
 		return reconcile.Result{RequeueAfter: recheckInterval}, nil
 	}
 	candidates, err := c.candidates(ctx, node, nodeClaim, others)
@@ -178,7 +177,7 @@ type candidate struct {
 // pod nominated before is pending without its nomination because kube-scheduler cleared it: once
 // the node can take the pod that means it does not fit, and nominating it again would hide it
 // from core until kube-scheduler next tries it.
-func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClaim *karpv1.NodeClaim, others capacities) ([]candidate, error) {
+func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClaim *karpv1.NodeClaim, others []*otherNode) ([]candidate, error) {
 	var out []candidate
 	for _, key := range c.placements.PodsMappedToNodeClaim(nodeClaim.Name) {
 		pod := &corev1.Pod{}
@@ -191,7 +190,7 @@ func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClai
 		if pod.Spec.NodeName != "" || !pod.DeletionTimestamp.IsZero() || pod.Status.NominatedNodeName != "" {
 			continue
 		}
-		if others.hold(resources.RequestsForPods(pod)) {
+		if anyHolds(others, pod) {
 			continue
 		}
 		racing := canTake(node, pod)
@@ -203,13 +202,18 @@ func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClai
 	return out, nil
 }
 
-// capacities are nodes' allocatable resources, each distinct and none within another: a pod
-// fits one of the nodes they stand for exactly when it fits one of them.
-type capacities []corev1.ResourceList
+// otherNode is a node, or a launching NodeClaim, other than the one whose pods are nominated.
+type otherNode struct {
+	allocatable corev1.ResourceList
+	taints      scheduling.Taints
+	labels      map[string]string
+	// requirements are the labels as requirements, built when a pod fits the node's resources.
+	requirements scheduling.Requirements
+}
 
-// otherCapacity is what the nodes other than node could hold: the allocatable resources of every
-// schedulable node, and of every other NodeClaim launched whose node has not registered yet.
-func (c *Controller) otherCapacity(ctx context.Context, node *corev1.Node, own *karpv1.NodeClaim) (capacities, error) {
+// otherNodes are the nodes other than node that pods could go to: every schedulable node, and
+// every other NodeClaim launched whose Node does not exist yet.
+func (c *Controller) otherNodes(ctx context.Context, node *corev1.Node, own *karpv1.NodeClaim) ([]*otherNode, error) {
 	var nodes corev1.NodeList
 	var nodeClaims karpv1.NodeClaimList
 	// The lists are only read.
@@ -219,37 +223,48 @@ func (c *Controller) otherCapacity(ctx context.Context, node *corev1.Node, own *
 	if err := c.kubeClient.List(ctx, &nodeClaims, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing NodeClaims: %w", err)
 	}
-	var all []corev1.ResourceList
+	var others []*otherNode
+	registered := map[string]bool{}
 	for i := range nodes.Items {
-		if n := &nodes.Items[i]; n.Name != node.Name && n.DeletionTimestamp.IsZero() && !n.Spec.Unschedulable {
-			all = append(all, n.Status.Allocatable)
-		}
-	}
-	for i := range nodeClaims.Items {
-		if nc := &nodeClaims.Items[i]; nc.Name != own.Name && nc.Status.NodeName == "" && nc.DeletionTimestamp.IsZero() && len(nc.Status.Allocatable) > 0 {
-			all = append(all, nc.Status.Allocatable)
-		}
-	}
-	return maximal(all), nil
-}
-
-// maximal keeps of the resource lists those no other one holds: a burst's nodes are of a few
-// plans, so a few lists stand for them all.
-func maximal(all []corev1.ResourceList) capacities {
-	var kept capacities
-	for _, candidate := range all {
-		if kept.hold(candidate) {
+		n := &nodes.Items[i]
+		registered[n.Spec.ProviderID] = true
+		if n.Name == node.Name || !n.DeletionTimestamp.IsZero() || n.Spec.Unschedulable {
 			continue
 		}
-		kept = slices.DeleteFunc(kept, func(k corev1.ResourceList) bool { return resources.Fits(k, candidate) })
-		kept = append(kept, candidate)
+		// A starting node's not-ready and unregistered taints go once it is up.
+		taints := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool { return scheduling.IsKnownEphemeralTaint(&t) })
+		others = append(others, &otherNode{allocatable: n.Status.Allocatable, taints: taints, labels: n.Labels})
 	}
-	return kept
+	for i := range nodeClaims.Items {
+		nc := &nodeClaims.Items[i]
+		if nc.Name == own.Name || registered[nc.Status.ProviderID] || !nc.DeletionTimestamp.IsZero() || len(nc.Status.Allocatable) == 0 {
+			continue
+		}
+		others = append(others, &otherNode{allocatable: nc.Status.Allocatable, taints: nc.Spec.Taints, labels: nc.Labels})
+	}
+	return others, nil
 }
 
-// hold tells whether requests fit one of the capacities.
-func (cs capacities) hold(requests corev1.ResourceList) bool {
-	return slices.ContainsFunc(cs, func(allocatable corev1.ResourceList) bool { return resources.Fits(requests, allocatable) })
+// anyHolds tells whether one of the nodes has the allocatable resources for the pod, labels its
+// required node affinity and node selector match, and taints it tolerates.
+func anyHolds(nodes []*otherNode, pod *corev1.Pod) bool {
+	requests := resources.RequestsForPods(pod)
+	var podRequirements scheduling.Requirements
+	for _, n := range nodes {
+		if !resources.Fits(requests, n.allocatable) || n.taints.ToleratesPod(pod) != nil {
+			continue
+		}
+		if n.requirements == nil {
+			n.requirements = scheduling.NewLabelRequirements(n.labels)
+		}
+		if podRequirements == nil {
+			podRequirements = scheduling.NewStrictPodRequirements(pod)
+		}
+		if n.requirements.Compatible(podRequirements) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // room is what the node has left for pods: its allocatable resources less the requests of the

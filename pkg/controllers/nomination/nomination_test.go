@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,6 +59,26 @@ var _ = Describe("Nomination", func() {
 		expectNominated(onTwin, "")
 		expectNominated(onNode, twin.Name)
 	})
+	DescribeTable("nominates a pod that the other nodes could hold only by their resources",
+		func(other func(*corev1.Node), nominated bool) {
+			node, nodeClaim := startingNode("4")
+			startingNode("4", other)
+			planned := pendingPods(1, "3", map[string]string{"example.com/pool": "mine"})
+			cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: planned})
+			ExpectObjectReconciled(ctx, env.Client, controller, node)
+			expectNominated(planned, lo.Ternary(nominated, node.Name, ""))
+		},
+		Entry("another node of the labels the pod selects, as large", func(n *corev1.Node) {
+			n.Labels["example.com/pool"] = "mine"
+		}, false),
+		Entry("another node as large, of other labels", func(n *corev1.Node) {
+			n.Labels["example.com/pool"] = "other"
+		}, true),
+		Entry("another node as large, tainted", func(n *corev1.Node) {
+			n.Labels["example.com/pool"] = "mine"
+			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "example.com/dedicated", Effect: corev1.TaintEffectNoSchedule})
+		}, true),
+	)
 	It("nominates no pod on a node alone: no other node's pods can take its room", func() {
 		ExpectDeleted(ctx, env.Client, restOfBurst)
 		Eventually(func(g Gomega) {
@@ -177,13 +198,16 @@ func expectNominated(pods []*corev1.Pod, nodeName string) {
 // startingNode is a launched NodeClaim and its Node, Ready and with cpu allocatable. It
 // cannot take pods yet: kube-apiserver taints a Node registered without a Ready condition
 // not-ready, and nothing here lifts the taint, as the node lifecycle controller would.
-func startingNode(cpu string) (*corev1.Node, *karpv1.NodeClaim) {
+func startingNode(cpu string, modify ...func(*corev1.Node)) (*corev1.Node, *karpv1.NodeClaim) {
 	GinkgoHelper()
 	providerID := fmt.Sprintf("linode://%d", rand.IntnRange(1, 1<<30))
 	allocatable := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourcePods: resource.MustParse("110")}
 	// Launched, not registered yet by core: no node name.
 	nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{Status: karpv1.NodeClaimStatus{ProviderID: providerID, Allocatable: allocatable}})
 	node := coretest.Node(coretest.NodeOptions{ProviderID: providerID, Allocatable: allocatable})
+	for _, m := range modify {
+		m(node)
+	}
 	ExpectApplied(ctx, env.Client, nodeClaim, node)
 	Expect(ExpectExists(ctx, env.Client, node).Spec.Taints).To(ContainElement(HaveField("Key", corev1.TaintNodeNotReady)))
 	expectCached(nodeClaim)
