@@ -1,5 +1,6 @@
 // Package nomination tells kube-scheduler which node Karpenter core launched a pending pod for,
-// when no other node could hold that pod, so that smaller pods do not take its room first.
+// when that node is the only one of the pod's kind with room for it, so that smaller pods do not
+// take its room first.
 //
 // Core packs pending pods into NodeClaims and launches a node for each, but kube-scheduler binds
 // the pods, to whichever node has room when it tries them, spreading them by its least-allocated
@@ -11,28 +12,30 @@
 // Once such a node is Ready but cannot take pods yet (kube-apiserver registers a Node tainted
 // not-ready until the node lifecycle controller has seen it Ready; it carries
 // karpenter.sh/unregistered until core registers it), the controller sets status.nominatedNodeName
-// on the pending pods core placed on its NodeClaim that no other node or launching NodeClaim could
-// take (by its allocatable resources, the labels the pod's node selector and required node affinity
-// ask for, and taints the pod tolerates), as many as fit beside the pods bound or nominated there
-// already. That field is how a component other than kube-scheduler says where a pod is expected to
-// go (KEP-5278): kube-scheduler holds a nominated pod's room on its node against other pods and
-// tries that node first. kube-scheduler clears a nomination whenever it tries the pod and finds no
-// node, as it does before the node's taints are lifted: the controller nominates the pod again. A
-// node that can take pods as soon as it is Ready races the controller: for a few seconds after it
-// turns Ready the controller still nominates the pods it has not nominated before. After that
-// kube-scheduler has had its go: a pod still pending did not fit, its nomination is cleared, and it
-// is core's to provision again (core does not provision for a nominated pod). The controller never
-// replaces another node's nomination (preemption's or another component's).
+// on the pending pods core placed on its NodeClaim whose node is the only one of their kind with
+// room for them: other nodes take the pod (their labels match its node selector and required node
+// affinity, and it tolerates their taints), and none of them, nor any NodeClaim of that kind still
+// launching, has the allocatable resources for it. It nominates as many as fit beside the pods
+// bound or nominated there already. That field is how a component other than kube-scheduler says
+// where a pod is expected to go (KEP-5278): kube-scheduler holds a nominated pod's room on its node
+// against other pods and tries that node first. kube-scheduler clears a nomination whenever it
+// tries the pod and finds no node, as it does before the node's taints are lifted: the controller
+// nominates the pod again. A node that can take pods as soon as it is Ready races the controller:
+// for a few seconds after it turns Ready the controller still nominates the pods it has not
+// nominated before. After that kube-scheduler has had its go: a pod still pending did not fit, its
+// nomination is cleared, and it is core's to provision again (core does not provision for a
+// nominated pod). The controller never replaces another node's nomination (preemption's or another
+// component's).
 //
-// Why only pods no other node can hold: a nominated pod waits for its own node, and core does not
-// count it there (it is not provisionable), so core may place a later round's pods in room it
-// believes free on that node, and those wait for yet more nodes. Nominating every planned pod
-// halved the speed of a burst of 500 like pods (docs/instance-types.md); a pod that fits another
-// node costs, when it loses its room, at most a node of its own size, whereas the pod that only its
-// node can hold costs another node as large. In a burst of pods smaller than every node, or of a
-// single node, nothing is nominated. For the same reason the nominations wait for Ready: that keeps
-// the window in which core misjudges the node's room to the seconds between Ready and the taints'
-// lifting.
+// Why so few: a nominated pod waits for its own node, and core does not count it there (it is not
+// provisionable), so core may place a later round's pods in room it believes free on that node, and
+// those wait for yet more nodes. Nominating every planned pod halved the speed of a burst of 500
+// like pods (docs/instance-types.md). A pod that fits another node of its kind costs, when it loses
+// its room, at most a node of its own size, whereas the pod that only its node can hold costs
+// another node as large; and on a node alone of its kind only the pods core planned there can take
+// its room. A burst of pods that fit any of their nodes, or of a single node of their kind,
+// nominates nothing. For the same reason the nominations wait for Ready: that keeps the window in
+// which core misjudges the node's room to the seconds between Ready and the taints' lifting.
 package nomination
 
 import (
@@ -138,10 +141,6 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if len(others) == 0 {
-		// Alone, the node has no other node's pods to lose its room to.
-		return reconcile.Result{RequeueAfter: recheckInterval}, nil
-	}
 	candidates, err := c.candidates(ctx, node, nodeClaim, others)
 	if err != nil || len(candidates) == 0 {
 		return reconcile.Result{RequeueAfter: recheckInterval}, err
@@ -173,10 +172,9 @@ type candidate struct {
 
 // candidates are the pending pods core placed on the node's NodeClaim that no other node could
 // hold and that are not nominated: those the node cannot take yet and, just after it turned
-// Ready, those never nominated to it. A
-// pod nominated before is pending without its nomination because kube-scheduler cleared it: once
-// the node can take the pod that means it does not fit, and nominating it again would hide it
-// from core until kube-scheduler next tries it.
+// Ready, those never nominated to it. A pod nominated before is pending without its nomination
+// because kube-scheduler cleared it: once the node can take the pod that means it does not fit,
+// and nominating it again would hide it from core until kube-scheduler next tries it.
 func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClaim *karpv1.NodeClaim, others []*otherNode) ([]candidate, error) {
 	var out []candidate
 	for _, key := range c.placements.PodsMappedToNodeClaim(nodeClaim.Name) {
@@ -190,7 +188,7 @@ func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClai
 		if pod.Spec.NodeName != "" || !pod.DeletionTimestamp.IsZero() || pod.Status.NominatedNodeName != "" {
 			continue
 		}
-		if anyHolds(others, pod) {
+		if !onlyHere(others, pod) {
 			continue
 		}
 		racing := canTake(node, pod)
@@ -207,7 +205,7 @@ type otherNode struct {
 	allocatable corev1.ResourceList
 	taints      scheduling.Taints
 	labels      map[string]string
-	// requirements are the labels as requirements, built when a pod fits the node's resources.
+	// requirements are the labels as requirements, built when a pod tolerates the node.
 	requirements scheduling.Requirements
 }
 
@@ -245,26 +243,31 @@ func (c *Controller) otherNodes(ctx context.Context, node *corev1.Node, own *kar
 	return others, nil
 }
 
-// anyHolds tells whether one of the nodes has the allocatable resources for the pod, labels its
-// required node affinity and node selector match, and taints it tolerates.
-func anyHolds(nodes []*otherNode, pod *corev1.Pod) bool {
+// onlyHere tells whether the pod's node is the only one of its kind that has room for it: other
+// nodes take it (their labels match its node selector and required node affinity, and it
+// tolerates their taints), and none of them has the allocatable resources for it. Where no other
+// node takes the pod, the node is alone among its kind, and the pods that could take its room
+// are the ones core planned there.
+func onlyHere(others []*otherNode, pod *corev1.Pod) bool {
 	requests := resources.RequestsForPods(pod)
-	var podRequirements scheduling.Requirements
-	for _, n := range nodes {
-		if !resources.Fits(requests, n.allocatable) || n.taints.ToleratesPod(pod) != nil {
+	podRequirements := scheduling.NewStrictPodRequirements(pod)
+	takenElsewhere := false
+	for _, n := range others {
+		if n.taints.ToleratesPod(pod) != nil {
 			continue
 		}
 		if n.requirements == nil {
 			n.requirements = scheduling.NewLabelRequirements(n.labels)
 		}
-		if podRequirements == nil {
-			podRequirements = scheduling.NewStrictPodRequirements(pod)
+		if n.requirements.Compatible(podRequirements) != nil {
+			continue
 		}
-		if n.requirements.Compatible(podRequirements) == nil {
-			return true
+		if resources.Fits(requests, n.allocatable) {
+			return false
 		}
+		takenElsewhere = true
 	}
-	return false
+	return takenElsewhere
 }
 
 // room is what the node has left for pods: its allocatable resources less the requests of the

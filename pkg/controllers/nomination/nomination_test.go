@@ -59,33 +59,31 @@ var _ = Describe("Nomination", func() {
 		expectNominated(onTwin, "")
 		expectNominated(onNode, twin.Name)
 	})
-	DescribeTable("nominates a pod that the other nodes could hold only by their resources",
+	DescribeTable("nominates a pod that no other node it could go to has the resources for",
 		func(other func(*corev1.Node), nominated bool) {
 			node, nodeClaim := startingNode("4")
 			startingNode("4", other)
-			planned := pendingPods(1, "3", map[string]string{"example.com/pool": "mine"})
+			planned := pendingPods(1, "3", ownPool)
 			cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: planned})
 			ExpectObjectReconciled(ctx, env.Client, controller, node)
 			expectNominated(planned, lo.Ternary(nominated, node.Name, ""))
 		},
 		Entry("another node of the labels the pod selects, as large", func(n *corev1.Node) {
-			n.Labels["example.com/pool"] = "mine"
+			n.Labels[poolLabel] = ownPool[poolLabel]
 		}, false),
 		Entry("another node as large, of other labels", func(n *corev1.Node) {
-			n.Labels["example.com/pool"] = "other"
+			n.Labels[poolLabel] = "other"
 		}, true),
 		Entry("another node as large, tainted", func(n *corev1.Node) {
-			n.Labels["example.com/pool"] = "mine"
+			n.Labels[poolLabel] = ownPool[poolLabel]
 			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "example.com/dedicated", Effect: corev1.TaintEffectNoSchedule})
 		}, true),
 	)
-	It("nominates no pod on a node alone: no other node's pods can take its room", func() {
-		ExpectDeleted(ctx, env.Client, restOfBurst)
-		Eventually(func(g Gomega) {
-			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(restOfBurst), &karpv1.NodeClaim{})).NotTo(Succeed())
-		}).Should(Succeed())
+	It("nominates no pod on a node alone among those it could go to: no other node's pods can take its room", func() {
 		node, nodeClaim := startingNode("2")
-		planned := pendingPods(1, "1")
+		startingNode("8", func(n *corev1.Node) { n.Labels[poolLabel] = "other" })
+		// Neither the other node nor the rest of the burst has the pool the pod selects.
+		planned := pendingPods(1, "1", map[string]string{poolLabel: "solo"})
 		cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: planned})
 		ExpectObjectReconciled(ctx, env.Client, controller, node)
 		expectNominated(planned, "")
@@ -130,7 +128,7 @@ var _ = Describe("Nomination", func() {
 		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(clk.Now())}}
 		Expect(env.Client.Status().Patch(ctx, node, client.MergeFrom(stored))).To(Succeed())
 		// A label the node lacks keeps kube-scheduler from binding the pod there.
-		planned := pendingPods(1, "1", map[string]string{"example.com/pool": "elsewhere"})
+		planned := pendingPods(1, "1", ownPool)
 		cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: planned})
 
 		ExpectObjectReconciled(ctx, env.Client, controller, node)
@@ -160,9 +158,10 @@ var _ = Describe("Nomination", func() {
 	})
 	DescribeTable("leaves alone",
 		func(situation func(*corev1.Node, *karpv1.NodeClaim, []*corev1.Pod), want string) {
-			node, nodeClaim := startingNode("2")
-			// Too big for the node: kube-scheduler leaves it pending whatever happens to the node.
-			planned := pendingPods(1, "3")
+			node, nodeClaim := startingNode("4")
+			// The node lacks the label the pod selects: kube-scheduler leaves it pending whatever
+			// happens to the node.
+			planned := pendingPods(1, "3", ownPool)
 			situation(node, nodeClaim, planned)
 			cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: planned})
 			ExpectObjectReconciled(ctx, env.Client, controller, node)
@@ -187,6 +186,12 @@ var _ = Describe("Nomination", func() {
 		}, ""),
 	)
 })
+
+// poolLabel marks the pool of nodes a pod selects; ownPool is the pool the rest of the burst
+// belongs to and the pods of most specs select, which their starting nodes lack.
+const poolLabel = "example.com/pool"
+
+var ownPool = map[string]string{poolLabel: "mine"}
 
 func expectNominated(pods []*corev1.Pod, nodeName string) {
 	GinkgoHelper()
@@ -215,9 +220,9 @@ func startingNode(cpu string, modify ...func(*corev1.Node)) (*corev1.Node, *karp
 }
 
 // launchingNodeClaim is a NodeClaim launched with cpu allocatable whose node has not registered.
-func launchingNodeClaim(cpu string) *karpv1.NodeClaim {
+func launchingNodeClaim(cpu string, labels ...map[string]string) *karpv1.NodeClaim {
 	GinkgoHelper()
-	nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{Status: karpv1.NodeClaimStatus{
+	nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Labels: lo.Assign(labels...)}, Status: karpv1.NodeClaimStatus{
 		ProviderID:  fmt.Sprintf("linode://%d", rand.IntnRange(1, 1<<30)),
 		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourcePods: resource.MustParse("110")},
 	}})

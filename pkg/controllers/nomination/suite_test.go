@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	clocktesting "k8s.io/utils/clock/testing"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
@@ -22,8 +21,6 @@ var (
 	clk        *clocktesting.FakeClock
 	cluster    *state.Cluster
 	controller *nomination.Controller
-	// restOfBurst is a NodeClaim that every spec starts with.
-	restOfBurst *karpv1.NodeClaim
 )
 
 func TestNomination(t *testing.T) { RunSuite(t, "Nomination", &ctx) }
@@ -41,9 +38,9 @@ var _ = BeforeEach(func() {
 	// as core's provisioner does, and read nothing that needs instance types.
 	cluster = state.NewCluster(clk, env.Client, nil)
 	controller = nomination.NewController(env.Client, cluster, clk)
-	// The rest of the burst: a small node still launching. A node alone has nothing to protect
-	// its pods' room from, and none of its pods is nominated.
-	restOfBurst = launchingNodeClaim("500m")
+	// The rest of the burst: a small node of the specs' pool, still launching. A pod whose node
+	// is alone among those it could go to has nothing to be protected from, and is not nominated.
+	launchingNodeClaim("500m", ownPool)
 })
 
 var _ = AfterEach(func() {
