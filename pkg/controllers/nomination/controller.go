@@ -137,13 +137,13 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 		// later round's pods there too: the nominations wait until the node is about to take pods.
 		return reconcile.Result{RequeueAfter: recheckInterval}, nil
 	}
+	candidates, err := c.candidates(ctx, node, nodeClaim)
+	if err != nil || len(candidates) == 0 {
+		return reconcile.Result{RequeueAfter: recheckInterval}, err
+	}
 	others, err := c.otherNodes(ctx, node, nodeClaim)
 	if err != nil {
 		return reconcile.Result{}, err
-	}
-	candidates, err := c.candidates(ctx, node, nodeClaim, others)
-	if err != nil || len(candidates) == 0 {
-		return reconcile.Result{RequeueAfter: recheckInterval}, err
 	}
 	room, err := c.room(ctx, node)
 	if err != nil {
@@ -151,7 +151,7 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 	}
 	for _, candidate := range candidates {
 		requests := resources.RequestsForPods(candidate.pod)
-		if !resources.Fits(requests, room) {
+		if !onlyHere(others, candidate.pod) || !resources.Fits(requests, room) {
 			continue
 		}
 		if err := c.nominate(ctx, candidate.pod, node.Name); err != nil {
@@ -170,12 +170,11 @@ type candidate struct {
 	racing bool
 }
 
-// candidates are the pending pods core placed on the node's NodeClaim that no other node could
-// hold and that are not nominated: those the node cannot take yet and, just after it turned
-// Ready, those never nominated to it. A pod nominated before is pending without its nomination
+// candidates are the pending pods core placed on the node's NodeClaim that are not nominated:
+// those the node cannot take yet and, just after it turned Ready, those never nominated to it. A pod nominated before is pending without its nomination
 // because kube-scheduler cleared it: once the node can take the pod that means it does not fit,
 // and nominating it again would hide it from core until kube-scheduler next tries it.
-func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClaim *karpv1.NodeClaim, others []*otherNode) ([]candidate, error) {
+func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClaim *karpv1.NodeClaim) ([]candidate, error) {
 	var out []candidate
 	for _, key := range c.placements.PodsMappedToNodeClaim(nodeClaim.Name) {
 		pod := &corev1.Pod{}
@@ -186,9 +185,6 @@ func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClai
 			return nil, err
 		}
 		if pod.Spec.NodeName != "" || !pod.DeletionTimestamp.IsZero() || pod.Status.NominatedNodeName != "" {
-			continue
-		}
-		if !onlyHere(others, pod) {
 			continue
 		}
 		racing := canTake(node, pod)
