@@ -151,7 +151,7 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 	}
 	for _, candidate := range candidates {
 		requests := resources.RequestsForPods(candidate.pod)
-		if !onlyHere(others, candidate.pod) || !resources.Fits(requests, room) {
+		if !onlyHere(others, candidate.pod, requests) || !resources.Fits(requests, room) {
 			continue
 		}
 		if err := c.nominate(ctx, candidate.pod, node.Name); err != nil {
@@ -239,13 +239,13 @@ func (c *Controller) otherNodes(ctx context.Context, node *corev1.Node, own *kar
 	return others, nil
 }
 
-// onlyHere tells whether the pod's node is the only one of its kind that has room for it: other
-// nodes take it (their labels match its node selector and required node affinity, and it
-// tolerates their taints), and none of them has the allocatable resources for it. Where no other
+// onlyHere tells whether the pod's node is the only one of its kind that has room for the pod's
+// requests: other nodes take it (their labels match its node selector and required node
+// affinity, and it tolerates their taints), and none of them has the allocatable resources for
+// it. Where no other
 // node takes the pod, the node is alone among its kind, and the pods that could take its room
 // are the ones core planned there.
-func onlyHere(others []*otherNode, pod *corev1.Pod) bool {
-	requests := resources.RequestsForPods(pod)
+func onlyHere(others []*otherNode, pod *corev1.Pod, requests corev1.ResourceList) bool {
 	podRequirements := scheduling.NewStrictPodRequirements(pod)
 	takenElsewhere := false
 	for _, n := range others {
