@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -338,6 +339,14 @@ func startCluster(t *testing.T) *environment.Environment {
 // gives the controller (the token's file in a directory of the test's).
 func renderRelease(t *testing.T, values map[string]any) ([]*unstructured.Unstructured, map[string]string) {
 	t.Helper()
+	// Every controller serves the conversion webhook: on the chart's port 8443 it would meet any
+	// other controller on this machine that does the same.
+	if webhook, _ := values["webhook"].(map[string]any); webhook["port"] == nil {
+		withPort := map[string]any{"port": freePort(t)}
+		maps.Copy(withPort, webhook)
+		values = maps.Clone(values)
+		values["webhook"] = withPort
+	}
 	objects, err := charts.Render("karpenter", values)
 	if err != nil {
 		t.Fatal(err)
