@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -80,31 +81,69 @@ func (p boundPlan) perNode(pods podCount) int64 {
 }
 
 // lowerBound is the least an hourly fleet can cost for the pods, from a linear program no real
-// fleet can beat. Its variables are x_p, the number of nodes of plan p, and y_sp, the pods of
-// kind s on nodes of plan p:
+// fleet can beat: the relaxation of bin packing that Gilmore and Gomory gave for cutting stock.
+// A pattern is what one node can hold: a plan and a whole number of pods of each kind that fit
+// its room together, no more of a kind than the kind's per-node limit or its count. With λ_j
+// nodes of pattern j, holding a_sj pods of kind s,
 //
-//	minimize    Σ_p price_p x_p
-//	subject to  Σ_p y_sp = n_s                           every pod runs somewhere
-//	            Σ_s request_sr y_sp ≤ room_pr x_p        for each resource r: cpu, memory, pods, GPUs, ...
-//	            y_sp ≤ ⌊k_sp⌋ x_p                         k_sp: pods of kind s alone that fit one node of p,
-//	                                                      at most the kind's per-node limit
-//	            x, y ≥ 0
+//	minimize    Σ_j price_j λ_j
+//	subject to  Σ_j a_sj λ_j ≥ n_s       every pod runs somewhere
+//	            λ ≥ 0
 //
-// Any real fleet, with whole nodes and whole pods, satisfies every constraint: the last holds
-// because a node of p never takes more pods of kind s than ⌊k_sp⌋, whatever else it holds. It
-// is still a relaxation (nodes may be fractional), so it is a lower bound. Without the last
-// constraint a plan rich in CPU could lend CPU to one rich in memory, and the bound would say
-// little; with it, for one kind of pod the bound is n · min_p price_p / ⌊k_p⌋.
+// Every real fleet is a solution with whole λ, so the optimum is a lower bound. It is fractional
+// only in how many nodes of each pattern there are, never in what a node holds. A program over
+// resources alone (so many pods of a kind on a plan, their requests within the plan's room times
+// its nodes) lets pods straddle nodes: it fills a 6-CPU node's last quarter CPU with a quarter
+// of a 1-CPU pod, and reads a mix whose pods fit its nodes only one way as cheaper than any fleet
+// of whole pods can be (the web mix: $1.393/h against ten g6-standard-6 at $1.440/h, which no
+// fleet beats).
 //
-// Where that is less than whole nodes, no fleet reaches it, so the bound is at least what whole
-// nodes cost for each kind alone: n_s pods need ⌈n_s / max_p ⌊k_sp⌋⌉ nodes, each at least the
-// cheapest plan that holds one (one 100m pod: a whole g6-standard-1, not a fraction of one).
+// There are too many patterns to list, so the program is solved by column generation
+// (patternBound). Where its value is less than whole nodes, no fleet reaches it either, so the
+// bound is at least what whole nodes cost for each kind alone (wholeNodesFor: fourteen 100m
+// pods, nine to a g6-standard-1, need two of them or a g6-standard-2, not 14/9 of the first).
 func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 	kinds = mergeIdentical(kinds)
 	if len(kinds) == 0 {
 		return 0, nil
 	}
-	// The resources the pods ask for; others do not constrain them.
+	names := requestedResources(kinds)
+	used := usablePlans(plans, kinds, names)
+	for s, kind := range kinds {
+		if !slices.ContainsFunc(used, func(u usablePlan) bool { return u.perNode[s] > 0 }) {
+			return 0, fmt.Errorf("no plan holds a pod of %s", formatRequests(kind.requests))
+		}
+	}
+	price, err := patternBound(used, kinds, names)
+	if err != nil {
+		return 0, err
+	}
+	for s := range kinds {
+		price = max(price, wholeNodesFor(used, kinds, s))
+	}
+	return price, nil
+}
+
+// wholeNodesFor is the least whole nodes cost that hold the pods of kind s alone: the cheapest
+// way to reach n_s with nodes of ⌊k_sp⌋ pods each, any mix of plans, found by dynamic
+// programming over the pod count. The other kinds only add to it.
+func wholeNodesFor(plans []usablePlan, kinds []podCount, s int) float64 {
+	n := kinds[s].n
+	// cheapest[m] is the least whole nodes cost that hold m of the pods.
+	cheapest := make([]float64, n+1)
+	for m := 1; m <= n; m++ {
+		cheapest[m] = math.Inf(1)
+		for _, u := range plans {
+			if k := int(u.perNode[s]); k > 0 {
+				cheapest[m] = min(cheapest[m], u.plan.price+cheapest[max(0, m-k)])
+			}
+		}
+	}
+	return cheapest[n]
+}
+
+// requestedResources are the resources the pods ask for; others do not constrain them.
+func requestedResources(kinds []podCount) []corev1.ResourceName {
 	var names []corev1.ResourceName
 	for _, kind := range kinds {
 		for name, q := range kind.requests {
@@ -114,27 +153,32 @@ func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 		}
 	}
 	slices.Sort(names)
-	// Plans some kind fits, and the kinds' node limits on them. A plan another plan dominates (no
-	// cheaper, no more room in what the pods ask for, takes no kind the other does not) is left
-	// out: moving its pods and nodes to the other never costs more, so the optimum is the same,
-	// and the smaller program is better conditioned.
-	type usable struct {
-		plan    boundPlan
-		perNode []int64
-	}
-	var candidates []usable
+	return names
+}
+
+// usablePlan is a plan some kind of pod fits, with the most pods of each kind alone that fit one
+// of its nodes (⌊k_sp⌋, within the kind's per-node limit).
+type usablePlan struct {
+	plan    boundPlan
+	perNode []int64
+}
+
+// usablePlans are the plans some kind fits, less those another plan dominates (no dearer, no
+// less room in what the pods ask for, takes every kind the other does): whatever a node of the
+// dominated plan holds, a node of the other holds for no more, so the bound is the same without
+// it and the program smaller.
+func usablePlans(plans []boundPlan, kinds []podCount, names []corev1.ResourceName) []usablePlan {
+	var candidates []usablePlan
 	for _, p := range plans {
-		u := usable{plan: p, perNode: make([]int64, len(kinds))}
-		any := false
+		u := usablePlan{plan: p, perNode: make([]int64, len(kinds))}
 		for s, kind := range kinds {
 			u.perNode[s] = p.perNode(kind)
-			any = any || u.perNode[s] > 0
 		}
-		if any {
+		if slices.ContainsFunc(u.perNode, func(n int64) bool { return n > 0 }) {
 			candidates = append(candidates, u)
 		}
 	}
-	dominates := func(a, b usable) bool {
+	dominates := func(a, b usablePlan) bool {
 		if a.plan.price > b.plan.price {
 			return false
 		}
@@ -150,156 +194,237 @@ func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 		}
 		return true
 	}
-	var used []usable
+	var used []usablePlan
 	for i, u := range candidates {
-		dominated := slices.ContainsFunc(candidates[:i], func(o usable) bool { return dominates(o, u) }) ||
-			slices.ContainsFunc(candidates[i+1:], func(o usable) bool { return dominates(o, u) && !dominates(u, o) })
+		dominated := slices.ContainsFunc(candidates[:i], func(o usablePlan) bool { return dominates(o, u) }) ||
+			slices.ContainsFunc(candidates[i+1:], func(o usablePlan) bool { return dominates(o, u) && !dominates(u, o) })
 		if !dominated {
 			used = append(used, u)
 		}
 	}
+	return used
+}
+
+// nodePattern is what one node can hold: a plan (an index into the usable plans) and how many
+// pods of each kind.
+type nodePattern struct {
+	plan int
+	pods []int64
+}
+
+// patternRounds bounds the column generation; the bound is valid after any round.
+const patternRounds = 200
+
+// patternBound solves lowerBound's program by column generation. It starts from one pattern per
+// kind and plan (as many pods of the kind as fit) and solves the program's dual over the patterns
+// it has, which prices each kind's pods (π_s, dollars a pod). A pattern worth more at those prices
+// than its plan costs would make the program cheaper: each plan's most valuable pattern is a
+// small knapsack (bestPattern), and every plan's that is worth more than its price joins the
+// program for the next round. π scaled down by the most any pattern is worth over its price is
+// feasible for the dual of the whole program, so Σ n_s π_s over that ratio is a lower bound
+// after every round, and the program's optimum once no pattern is worth more.
+func patternBound(plans []usablePlan, kinds []podCount, names []corev1.ResourceName) (float64, error) {
+	requests := make([][]int64, len(kinds))
 	for s, kind := range kinds {
-		if !slices.ContainsFunc(used, func(u usable) bool { return u.perNode[s] > 0 }) {
-			return 0, fmt.Errorf("no plan holds a pod of %s", formatRequests(kind.requests))
+		requests[s] = make([]int64, len(names))
+		for r, name := range names {
+			q := kind.requests[name]
+			requests[s][r] = q.MilliValue()
 		}
 	}
-
-	// Columns: x_p, then each usable y_sp as the share of kind s on plan p (y_sp / n_s, so that
-	// every column is of a similar scale), then a slack per inequality.
-	type yVar struct{ s, p int }
-	var ys []yVar
-	for p, u := range used {
-		for s := range kinds {
-			if u.perNode[s] > 0 {
-				ys = append(ys, yVar{s, p})
+	rooms := make([][]int64, len(plans))
+	limits := make([][]int64, len(plans))
+	var patterns []nodePattern
+	for p, u := range plans {
+		rooms[p] = make([]int64, len(names))
+		for r, name := range names {
+			q := u.plan.room[name]
+			rooms[p][r] = q.MilliValue()
+		}
+		limits[p] = make([]int64, len(kinds))
+		for s, kind := range kinds {
+			limits[p][s] = min(u.perNode[s], int64(kind.n))
+			if limits[p][s] > 0 {
+				pods := make([]int64, len(kinds))
+				pods[s] = limits[p][s]
+				patterns = append(patterns, nodePattern{plan: p, pods: pods})
 			}
 		}
 	}
-	nx, ny := len(used), len(ys)
-	resourceRows := nx * len(names)
-	inequalities := resourceRows + ny
-	rows, cols := len(kinds)+inequalities, nx+ny+inequalities
+	bound := 0.0
+	for range patternRounds {
+		prices, err := podPrices(plans, kinds, patterns)
+		if err != nil {
+			return 0, err
+		}
+		value := 0.0
+		for s, kind := range kinds {
+			value += float64(kind.n) * prices[s]
+		}
+		// worth is the most any pattern is worth over its plan's price, at least 1.
+		worth := 1.0
+		added := false
+		for p, u := range plans {
+			best := bestPattern(rooms[p], requests, limits[p], prices)
+			worth = max(worth, best.most/u.plan.price)
+			if best.value > u.plan.price*(1+1e-9) {
+				patterns = append(patterns, nodePattern{plan: p, pods: best.pods})
+				added = true
+			}
+		}
+		bound = max(bound, value/worth)
+		if !added {
+			break
+		}
+	}
+	return bound, nil
+}
+
+// podPrices solves the dual of lowerBound's program over the patterns: the prices π_s ≥ 0 of a
+// pod of each kind that maximise Σ n_s π_s while no pattern's pods are worth more than its plan
+// costs (Σ_s a_sj π_s ≤ price_j). In the standard form gonum's simplex takes, each pattern's
+// inequality has a slack, and the slacks are the first basis (π = 0).
+func podPrices(plans []usablePlan, kinds []podCount, patterns []nodePattern) ([]float64, error) {
+	rows, cols := len(patterns), len(kinds)+len(patterns)
 	a := mat.NewDense(rows, cols, nil)
 	b := make([]float64, rows)
 	c := make([]float64, cols)
-	for p, u := range used {
-		c[p] = u.plan.price
-	}
-	for s := range kinds {
-		b[s] = 1
-	}
-	for j, y := range ys {
-		a.Set(y.s, nx+j, 1)
-	}
-	// Each resource row is scaled by the largest room any plan has of the resource, so that
-	// millicores, bytes and pod counts weigh alike.
-	scale := make([]float64, len(names))
-	for _, u := range used {
-		for r, name := range names {
-			room := u.plan.room[name]
-			scale[r] = max(scale[r], float64(room.MilliValue()))
-		}
-	}
-	resourceRow := func(p, r int) int { return len(kinds) + p*len(names) + r }
-	limitRow := func(j int) int { return len(kinds) + resourceRows + j }
-	for p, u := range used {
-		for r, name := range names {
-			room := u.plan.room[name]
-			a.Set(resourceRow(p, r), p, -float64(room.MilliValue())/scale[r])
-		}
-	}
-	for j, y := range ys {
-		n := float64(kinds[y.s].n)
-		for r, name := range names {
-			request := kinds[y.s].requests[name]
-			a.Set(resourceRow(y.p, r), nx+j, n*float64(request.MilliValue())/scale[r])
-		}
-		a.Set(limitRow(j), y.p, -1)
-		a.Set(limitRow(j), nx+j, n/float64(used[y.p].perNode[y.s]))
-	}
-	for i := range inequalities {
-		a.Set(len(kinds)+i, nx+ny+i, 1)
-		b[len(kinds)+i] = slackPerturbation(i)
-	}
-
-	// A first feasible vertex, which spares the simplex its first phase: every pod of a kind on
-	// the plan cheapest per pod for it, each used plan with the nodes its tightest row needs. The
-	// basis is those shares, those node counts, and the slack of every other row.
-	share := make([]int, len(kinds))
-	for s := range kinds {
-		best := math.Inf(1)
-		for j, y := range ys {
-			if y.s == s {
-				if cost := used[y.p].plan.price / float64(used[y.p].perNode[s]); cost < best {
-					best, share[s] = cost, j
-				}
-			}
-		}
-	}
-	x := make([]float64, cols)
-	for _, j := range share {
-		x[nx+j] = 1
-	}
-	binding := map[int]int{}
-	for p := range nx {
-		need, tight := 0.0, -1
-		for i := range inequalities {
-			row := len(kinds) + i
-			coefficient := -a.At(row, p)
-			if coefficient <= 0 {
-				continue
-			}
-			load := -b[row]
-			for j := range ny {
-				load += a.At(row, nx+j) * x[nx+j]
-			}
-			if load > 0 && load/coefficient > need {
-				need, tight = load/coefficient, row
-			}
-		}
-		if tight >= 0 {
-			x[p], binding[tight] = need, p
-		}
-	}
-	var basis []int
-	for _, j := range share {
-		basis = append(basis, nx+j)
-	}
-	for p := range nx {
-		if x[p] > 0 {
-			basis = append(basis, p)
-		}
-	}
-	for i := range inequalities {
-		if _, ok := binding[len(kinds)+i]; !ok {
-			basis = append(basis, nx+ny+i)
-		}
-	}
-	price, _, err := lp.Simplex(c, a, b, 1e-10, basis)
-	if err != nil {
-		return 0, fmt.Errorf("solving the bound's linear program: %w", err)
-	}
-	// The program counts fractions of nodes, so for a few small pods it asks for a share of one
-	// node; no fleet runs on a share.
 	for s, kind := range kinds {
-		most, cheapest := int64(0), math.Inf(1)
-		for _, u := range used {
-			if u.perNode[s] > 0 {
-				most, cheapest = max(most, u.perNode[s]), min(cheapest, u.plan.price)
-			}
-		}
-		// The pods of the kind need at least this many whole nodes, each a plan that holds one.
-		nodes := (int64(kind.n) + most - 1) / most
-		price = max(price, float64(nodes)*cheapest)
+		c[s] = -float64(kind.n)
 	}
-	return price, nil
+	basis := make([]int, rows)
+	for j, pattern := range patterns {
+		for s, n := range pattern.pods {
+			a.Set(j, s, float64(n))
+		}
+		a.Set(j, len(kinds)+j, 1)
+		b[j] = plans[pattern.plan].plan.price - pricePerturbation(j)
+		basis[j] = len(kinds) + j
+	}
+	_, x, err := lp.Simplex(c, a, b, 1e-10, basis)
+	if err != nil {
+		return nil, fmt.Errorf("solving the bound's linear program: %w", err)
+	}
+	return x[:len(kinds)], nil
 }
 
-// mergeIdentical counts identical pods as one kind, whichever Deployment they come from. The
-// per-node limits are per kind: two kinds of the same pods could each take ⌊k⌋ of a node's
-// pods, and the program would fill a node with more of them than fit whole. Kinds with a per-node
-// limit stay apart: each Deployment spread over hostnames is limited on its own, so two of the
-// same pods may each put their maxSkew on one node.
+// knapsackVisits bounds bestPattern's search; past it, the pattern found is used and the
+// search's upper bound stands for the most a pattern is worth.
+const knapsackVisits = 200_000
+
+// pattern is bestPattern's answer: the most valuable pattern found (its pods and value) and the
+// most any pattern of the plan is worth, its value when the search was exhaustive.
+type pattern struct {
+	pods  []int64
+	value float64
+	most  float64
+}
+
+// bestPattern finds the pods worth most at the prices that fit a node with the room, no more of a
+// kind than its limit: a knapsack in as many dimensions as the pods ask for, searched depth first,
+// kinds worth most first, each branch cut where the room left cannot hold more than the best
+// found (knapsack.upper).
+func bestPattern(room []int64, requests [][]int64, limits []int64, prices []float64) pattern {
+	k := &knapsack{requests: requests, limits: limits, prices: prices, pods: make([]int64, len(limits)), best: make([]int64, len(limits))}
+	for s := range limits {
+		if limits[s] > 0 && prices[s] > 0 {
+			k.order = append(k.order, s)
+		}
+	}
+	slices.SortFunc(k.order, func(x, y int) int { return cmp.Compare(prices[y], prices[x]) })
+	free := slices.Clone(room)
+	most := k.upper(0, free)
+	k.search(0, free, 0)
+	if k.visits < knapsackVisits {
+		most = k.bestValue
+	}
+	return pattern{pods: k.best, value: k.bestValue, most: max(most, k.bestValue)}
+}
+
+type knapsack struct {
+	requests  [][]int64
+	limits    []int64
+	prices    []float64
+	order     []int
+	pods      []int64
+	best      []int64
+	bestValue float64
+	visits    int
+}
+
+func (k *knapsack) search(i int, free []int64, value float64) {
+	if value > k.bestValue {
+		k.bestValue = value
+		copy(k.best, k.pods)
+	}
+	if i == len(k.order) || k.visits >= knapsackVisits || value+k.upper(i, free) <= k.bestValue*(1+1e-12) {
+		return
+	}
+	k.visits++
+	s := k.order[i]
+	request := k.requests[s]
+	for n := k.fitting(s, free); n >= 0; n-- {
+		for r := range free {
+			free[r] -= n * request[r]
+		}
+		k.pods[s] = n
+		k.search(i+1, free, value+float64(n)*k.prices[s])
+		for r := range free {
+			free[r] += n * request[r]
+		}
+	}
+	k.pods[s] = 0
+}
+
+// fitting is how many pods of kind s the free room holds, within the kind's limit.
+func (k *knapsack) fitting(s int, free []int64) int64 {
+	n := k.limits[s]
+	for r, request := range k.requests[s] {
+		if request > 0 {
+			n = min(n, free[r]/request)
+		}
+	}
+	return n
+}
+
+// upper is the most the kinds from the i-th in order on can be worth in the free room: for each
+// resource, the kinds that need none of it at their fill, and the others as a fractional
+// knapsack of that resource alone, best value for the resource first; the least over resources.
+func (k *knapsack) upper(i int, free []int64) float64 {
+	kinds := k.order[i:]
+	fill := make([]int64, len(kinds))
+	total := 0.0
+	for j, s := range kinds {
+		fill[j] = k.fitting(s, free)
+		total += float64(fill[j]) * k.prices[s]
+	}
+	least := total
+	byDensity := slices.Clone(kinds)
+	for r := range free {
+		sum, left := 0.0, float64(free[r])
+		slices.SortFunc(byDensity, func(x, y int) int {
+			return cmp.Compare(k.prices[y]*float64(k.requests[x][r]), k.prices[x]*float64(k.requests[y][r]))
+		})
+		for _, s := range byDensity {
+			j := slices.Index(kinds, s)
+			request := float64(k.requests[s][r])
+			if request == 0 {
+				sum += float64(fill[j]) * k.prices[s]
+				continue
+			}
+			take := min(float64(fill[j]), left/request)
+			sum += take * k.prices[s]
+			left -= take * request
+		}
+		least = min(least, sum)
+	}
+	return least
+}
+
+// mergeIdentical counts identical pods as one kind, whichever Deployment they come from, so that
+// the whole-node floor counts them together. Kinds with a per-node limit stay apart: each
+// Deployment spread over hostnames is limited on its own, so two of the same pods may each put
+// their maxSkew on one node.
 func mergeIdentical(kinds []podCount) []podCount {
 	var merged []podCount
 	for _, kind := range kinds {
@@ -316,13 +441,13 @@ func mergeIdentical(kinds []podCount) []podCount {
 	return merged
 }
 
-// slackPerturbation is how far inequality i of the bound's program may be exceeded. Every
-// inequality holds with equality at zero (no nodes, no pods), so the program is degenerate: at
-// most vertices several bases describe one point, and gonum's simplex, which has no safeguard
-// against a tiny pivot, wanders through ill-conditioned bases until a solve fails. Distinct tiny
-// right-hand sides separate those vertices. They relax the constraints, so the optimum can only
-// fall, by about the perturbation times the dual prices: far below a cent, and still a lower bound.
-func slackPerturbation(i int) float64 { return 1e-9 * (1 + float64(i%97)/97) }
+// pricePerturbation is how much the j-th pattern's price is lowered in podPrices. Patterns of one
+// plan share its price, so the dual program is degenerate: at many vertices several bases
+// describe one point, and gonum's simplex, which has no safeguard against a tiny pivot, can
+// wander through ill-conditioned bases until a solve fails. Distinct tiny amounts separate those
+// vertices. Prices the program finds under lowered plan prices are feasible for the true ones,
+// so the bound stays a lower bound, lower by far less than a cent.
+func pricePerturbation(j int) float64 { return 1e-9 * (1 + float64(j%97)/97) }
 
 // planFleet is a fleet of nodes of one plan.
 type planFleet struct {

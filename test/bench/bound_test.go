@@ -41,12 +41,20 @@ func TestLowerBound(t *testing.T) {
 		want  float64
 	}{
 		{
-			// n · min_p price_p / ⌊k_p⌋: 3 pods on the small plan ($0.024 a pod), 47 on the big
-			// one ($0.02757 a pod).
-			name:  "one kind: the cheapest plan per whole pod",
+			// 3 pods to a small node ($0.024 a pod), 47 to a big one ($0.02757 a pod): the program
+			// takes 10/3 small nodes ($0.24), a fleet four ($0.288).
+			name:  "one kind: whole nodes of the cheapest plan per pod",
 			plans: []boundPlan{testPlan("small", 0.072, "3920m", "6Gi"), testPlan("big", 1.296, "47810m", "86Gi")},
 			kinds: []podCount{testPods(10, "1", "1Gi")},
-			want:  10 * 0.072 / 3,
+			want:  4 * 0.072,
+		},
+		{
+			// Eight pods, 3 to a $3 node or 5 to a $4 one: one of each ($7) beats two of the
+			// second ($8) or three of the first ($9); the program alone says 8 × $0.80.
+			name:  "one kind: whole nodes of two plans",
+			plans: []boundPlan{testPlan("three", 3, "3", "64Gi"), testPlan("five", 4, "5", "64Gi")},
+			kinds: []podCount{testPods(8, "1", "1Gi")},
+			want:  7,
 		},
 		{
 			// A CPU-heavy and a memory-heavy kind on a CPU-rich and a memory-rich plan: each kind
@@ -59,13 +67,31 @@ func TestLowerBound(t *testing.T) {
 			want:  4,
 		},
 		{
-			// The big pod needs one 8-CPU node; its 2 spare CPUs take two small pods, and the two
-			// others cost a quarter of a node each (8 to a node, $0.125 a pod) rather than a 1-CPU
-			// node each ($0.2): 1.25 nodes.
+			// The big pod needs one 8-CPU node; its 2 spare CPUs take two small pods. The two
+			// others would cost $0.125 each eight to an 8-CPU node, but there are only four small
+			// pods, so such a node holds at most four ($0.25 each): a 1-CPU node each ($0.2) is
+			// cheaper. $1.40, the cheapest fleet; over resources alone, $1.25.
 			name:  "small pods use the room a big pod leaves",
 			plans: []boundPlan{testPlan("eight", 1, "8", "64Gi"), testPlan("one", 0.2, "1", "8Gi")},
 			kinds: []podCount{testPods(1, "6", "1Gi"), testPods(4, "1", "1Gi")},
-			want:  1.25,
+			want:  1.4,
+		},
+		{
+			// A 600m pod and two 500m pods on 1-CPU nodes: no node holds the 600m pod with a
+			// 500m one, so two nodes. Over resources alone the 1.6 CPUs asked for would fill 1.6
+			// nodes.
+			name:  "pods do not straddle nodes",
+			plans: []boundPlan{testPlan("one", 1, "1", "8Gi")},
+			kinds: []podCount{testPods(1, "600m", "1Gi"), testPods(2, "500m", "1Gi")},
+			want:  2,
+		},
+		{
+			// 57.5 CPUs of 250m, 500m and 1-CPU pods on 6-CPU nodes with 5.915 CPUs of room: a
+			// node holds 5.75 CPUs of them at most, so ten nodes. Over resources alone, 9.72.
+			name:  "room smaller than any pod is not counted",
+			plans: []boundPlan{testPlan("six", 0.144, "5915m", "64Gi")},
+			kinds: []podCount{testPods(90, "250m", "512Mi"), testPods(40, "500m", "1Gi"), testPods(15, "1", "2Gi")},
+			want:  1.44,
 		},
 		{
 			// Two Deployments of the same pods: two to a node (3 of its 3.92 CPUs), whichever
