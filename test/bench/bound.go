@@ -93,8 +93,8 @@ func (p boundPlan) perNode(pods podCount) int64 {
 // Every real fleet is a solution with whole λ, so the optimum is a lower bound. It is fractional
 // only in how many nodes of each pattern there are, never in what a node holds. A program over
 // resources alone (so many pods of a kind on a plan, their requests within the plan's room times
-// its nodes) lets pods straddle nodes: it fills a 6-CPU node's last quarter CPU with a quarter
-// of a 1-CPU pod, and reads a mix whose pods fit its nodes only one way as cheaper than any fleet
+// its nodes) lets pods straddle nodes: it fills each g6-standard-6's last 165 millicores with
+// parts of 250m pods, and reads a mix whose pods fit its nodes only one way as cheaper than any fleet
 // of whole pods can be (the web mix: $1.393/h against ten g6-standard-6 at $1.440/h, which no
 // fleet beats).
 //
@@ -341,6 +341,8 @@ func bestPattern(room []int64, requests [][]int64, limits []int64, prices []floa
 	return pattern{pods: k.best, value: k.bestValue, most: max(most, k.bestValue)}
 }
 
+// knapsack is bestPattern's search: the kinds' requests, limits and prices, the kinds worth
+// trying in the order tried, the pods of the branch being searched, and the best pattern so far.
 type knapsack struct {
 	requests  [][]int64
 	limits    []int64
@@ -352,6 +354,8 @@ type knapsack struct {
 	visits    int
 }
 
+// search tries every count of the i-th kind in order, most first, with the room left free and
+// the value of the pods taken so far, and the later kinds for each.
 func (k *knapsack) search(i int, free []int64, value float64) {
 	if value > k.bestValue {
 		k.bestValue = value
