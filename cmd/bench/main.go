@@ -108,6 +108,12 @@ func run(ctx context.Context, command *bench.Command, sel selection) error {
 		report.Rows = append(report.Rows, got...)
 	}
 
+	if runsAny(scenarios, []string{bench.ScenarioCostFleets, costScenario, costRandomScenario}) {
+		if report.Settings == nil {
+			report.Settings = map[string]string{}
+		}
+		report.Settings["Yardsticks"] = bench.CostYardsticks
+	}
 	report.Duration = time.Since(start).Round(time.Second).String()
 	errs = append(errs, command.WriteReport(report))
 	return errors.Join(errs...)
@@ -134,16 +140,21 @@ type inProcessScenario struct {
 	run         func(context.Context) ([]bench.Row, error)
 }
 
-// goScenario names the hot paths' Go benchmarks.
-const goScenario = "go"
+// Names of the in-process scenarios: the hot paths' Go benchmarks and the cost of the eight
+// mixes and of random ones.
+const (
+	goScenario         = "go"
+	costScenario       = "cost"
+	costRandomScenario = "cost-random"
+)
 
 func inProcess(sel selection, goBenchmarks *bench.GoBenchmarks) []inProcessScenario {
 	return []inProcessScenario{
 		{"scheduling", "Scheduling throughput", func(ctx context.Context) ([]bench.Row, error) {
 			return bench.SchedulingThroughput(ctx, schedulingPods(sel.quick))
 		}},
-		{"cost", "Cost efficiency", func(ctx context.Context) ([]bench.Row, error) { return bench.CostEfficiency(ctx, sel.mixes) }},
-		{"cost-random", "Cost efficiency of random mixes", func(ctx context.Context) ([]bench.Row, error) {
+		{costScenario, "Cost efficiency", func(ctx context.Context) ([]bench.Row, error) { return bench.CostEfficiency(ctx, sel.mixes) }},
+		{costRandomScenario, "Cost efficiency of random mixes", func(ctx context.Context) ([]bench.Row, error) {
 			return bench.RandomCostEfficiency(ctx, sel.seed, sel.random)
 		}},
 		{goScenario, "Go benchmarks of the hot paths", func(ctx context.Context) ([]bench.Row, error) { return goBenchmarks.Run(ctx, sel.quick) }},

@@ -44,6 +44,12 @@ var gpuPlans = []string{"g1-gpu-rtx6000-1", "g1-gpu-rtx6000-2", "g1-gpu-rtx6000-
 // costScenario names the cost rows, in process and on the cluster.
 const costScenario = "Cost efficiency"
 
+// CostYardsticks says, for a report's settings, what the cost scenarios measure fleets against.
+const CostYardsticks = "lower bound: the linear-programming relaxation of packing the mix's pods onto whole nodes of every plan of the region " +
+	"(patterns of whole pods a node holds, Gilmore and Gomory's, by column generation; only node counts fractional), on the allocatable " +
+	"resources the provider reports less the mix's DaemonSets, and at least what whole nodes cost for each kind of pod alone; " +
+	"single-plan fleet: the cheapest fleet of one plan the NodePool allows, first-fit decreasing"
+
 // Cost targets, from the issue.
 const (
 	costTargetMix    = "≤ 1.2× (or the cheapest fleet that fits)"
