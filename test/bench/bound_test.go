@@ -94,12 +94,12 @@ func TestLowerBound(t *testing.T) {
 			want:  1.44,
 		},
 		{
-			// Two Deployments of the same pods: two to a node (3 of its 3.92 CPUs), whichever
-			// Deployment they come from; as two kinds, each could take two of a node.
+			// Two Deployments of five identical pods, three to a node: ten pods need four whole
+			// nodes. Counted apart, each Deployment's five need two, and the program 3⅓ for all.
 			name:  "identical pods count as one kind",
 			plans: []boundPlan{testPlan("three", 1, "3920m", "6Gi")},
-			kinds: []podCount{testPods(6, "1500m", "1Gi"), testPods(6, "1500m", "1Gi")},
-			want:  6,
+			kinds: []podCount{testPods(5, "1", "1Gi"), testPods(5, "1", "1Gi")},
+			want:  4,
 		},
 		{
 			// Nine such pods fit the small plan: the program would take a ninth of one, a fleet a
