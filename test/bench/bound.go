@@ -396,11 +396,12 @@ func (k *knapsack) fitting(s int, free []int64) int64 {
 // knapsack of that resource alone, best value for the resource first; the least over resources.
 func (k *knapsack) upper(i int, free []int64) float64 {
 	kinds := k.order[i:]
-	fill := make([]int64, len(kinds))
+	// fill is, by kind, how many pods of it the free room holds on their own.
+	fill := make([]int64, len(k.limits))
 	total := 0.0
-	for j, s := range kinds {
-		fill[j] = k.fitting(s, free)
-		total += float64(fill[j]) * k.prices[s]
+	for _, s := range kinds {
+		fill[s] = k.fitting(s, free)
+		total += float64(fill[s]) * k.prices[s]
 	}
 	least := total
 	byDensity := slices.Clone(kinds)
@@ -410,13 +411,12 @@ func (k *knapsack) upper(i int, free []int64) float64 {
 			return cmp.Compare(k.prices[y]*float64(k.requests[x][r]), k.prices[x]*float64(k.requests[y][r]))
 		})
 		for _, s := range byDensity {
-			j := slices.Index(kinds, s)
 			request := float64(k.requests[s][r])
 			if request == 0 {
-				sum += float64(fill[j]) * k.prices[s]
+				sum += float64(fill[s]) * k.prices[s]
 				continue
 			}
-			take := min(float64(fill[j]), left/request)
+			take := min(float64(fill[s]), left/request)
 			sum += take * k.prices[s]
 			left -= take * request
 		}

@@ -170,10 +170,11 @@ type candidate struct {
 	racing bool
 }
 
-// candidates are the pending pods core placed on the node's NodeClaim that are not nominated:
-// those the node cannot take yet and, just after it turned Ready, those never nominated to it. A pod nominated before is pending without its nomination
-// because kube-scheduler cleared it: once the node can take the pod that means it does not fit,
-// and nominating it again would hide it from core until kube-scheduler next tries it.
+// candidates are the pending pods core placed on the node's NodeClaim that are not nominated: those
+// the node cannot take yet and, just after it turned Ready, those never nominated to it. A pod
+// nominated before is pending without its nomination because kube-scheduler cleared it: once the
+// node can take the pod that means it does not fit, and nominating it again would hide it from core
+// until kube-scheduler next tries it.
 func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClaim *karpv1.NodeClaim) ([]candidate, error) {
 	var out []candidate
 	for _, key := range c.placements.PodsMappedToNodeClaim(nodeClaim.Name) {
@@ -240,10 +241,9 @@ func (c *Controller) otherNodes(ctx context.Context, node *corev1.Node, own *kar
 }
 
 // onlyHere tells whether the pod's node is the only one of its kind that has room for the pod's
-// requests: other nodes take it (their labels match its node selector and required node
-// affinity, and it tolerates their taints), and none of them has the allocatable resources for
-// it. Where no other
-// node takes the pod, the node is alone among its kind, and the pods that could take its room
+// requests: other nodes take it (their labels match its node selector and required node affinity,
+// and it tolerates their taints), and none of them has the allocatable resources for it. Where no
+// other node takes the pod, the node is alone among its kind, and the pods that could take its room
 // are the ones core planned there.
 func onlyHere(others []*otherNode, pod *corev1.Pod, requests corev1.ResourceList) bool {
 	podRequirements := scheduling.NewStrictPodRequirements(pod)
