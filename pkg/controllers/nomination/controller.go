@@ -1,41 +1,49 @@
 // Package nomination tells kube-scheduler which node Karpenter core launched a pending pod for,
-// when that node is the only one of the pod's kind with room for it, so that smaller pods do not
-// take its room first.
+// when another pod taking its room there would leave it without a node, so that kube-scheduler
+// binds the fleet core planned rather than a fragmented one.
 //
 // Core packs pending pods into NodeClaims and launches a node for each, but kube-scheduler binds
 // the pods, to whichever node has room when it tries them, spreading them by its least-allocated
-// score. A node launched for one big pod (a 40-CPU pod on a g6-dedicated-48, say) and some small
-// ones comes up with the most room of the burst's nodes, and kube-scheduler fills it with small
-// pods planned elsewhere before it tries the big one; the big pod goes pending again and core
-// launches a second big node for it, which consolidation removes minutes later.
+// score. Two kinds of pod lose out:
+//   - A pod that only its node can hold. A node launched for one big pod (a 40-CPU pod on a
+//     g6-dedicated-48, say) and some small ones comes up with the most room of the burst's nodes,
+//     and kube-scheduler fills it with small pods planned elsewhere before it tries the big one; the
+//     big pod goes pending again and core launches a second big node for it, which consolidation
+//     removes minutes later.
+//   - A pod larger, in some resource, than another pod the node would take. Ten g6-standard-6
+//     planned full for pods of 250m, 500m and 1 CPU come up one after another; kube-scheduler
+//     binds the pods in the order it tries them, the rooms left on the nodes end up smaller than
+//     the last 1-CPU pods, and those pods need another node, which consolidation cannot remove: no
+//     node's pods fit the others' scattered room.
 //
-// Once such a node is Ready but cannot take pods yet (kube-apiserver registers a Node tainted
-// not-ready until the node lifecycle controller has seen it Ready; it carries
-// karpenter.sh/unregistered until core registers it), the controller sets status.nominatedNodeName
-// on the pending pods core placed on its NodeClaim whose node is the only one of their kind with
-// room for them: other nodes take the pod (their labels match its node selector and required node
-// affinity, and it tolerates their taints), and none of them, nor any NodeClaim of that kind still
-// launching, has the allocatable resources for it. It nominates as many as fit beside the pods
-// bound or nominated there already. That field is how a component other than kube-scheduler says
-// where a pod is expected to go (KEP-5278): kube-scheduler holds a nominated pod's room on its node
-// against other pods and tries that node first. kube-scheduler clears a nomination whenever it
-// tries the pod and finds no node, as it does before the node's taints are lifted: the controller
-// nominates the pod again. A node that can take pods as soon as it is Ready races the controller:
-// for a few seconds after it turns Ready the controller still nominates the pods it has not
-// nominated before. After that kube-scheduler has had its go: a pod still pending did not fit, its
-// nomination is cleared, and it is core's to provision again (core does not provision for a
-// nominated pod). The controller never replaces another node's nomination (preemption's or another
-// component's).
+// Once a node is Ready but cannot take pods yet (kube-apiserver registers a Node tainted not-ready
+// until the node lifecycle controller has seen it Ready; it carries karpenter.sh/unregistered
+// until core registers it), the controller sets status.nominatedNodeName on the pending pods core
+// placed on its NodeClaim that are of either kind: those whose node is the only one of their kind
+// with room for them (other nodes take the pod: their labels match its node selector and required
+// node affinity, and it tolerates their taints; none of them, nor any NodeClaim of that kind still
+// launching, has the allocatable resources for it), and those for which some other pending pod
+// that the node would take, and that core placed elsewhere, asks for less of a resource. It
+// nominates as many as fit beside the pods bound or nominated there already. That field is how a
+// component other than kube-scheduler says where a pod is expected to go (KEP-5278):
+// kube-scheduler holds a nominated pod's room on its node against other pods and tries that node
+// first. kube-scheduler clears a nomination whenever it tries the pod and finds no node, as it does
+// before the node's taints are lifted: the controller nominates the pod again. A node that can
+// take pods as soon as it is Ready races the controller: for a few seconds after it turns Ready the
+// controller still nominates the pods it has not nominated before. After that kube-scheduler has
+// had its go: a pod still pending did not fit, its nomination is cleared, and it is core's to
+// provision again (core does not provision for a nominated pod). The controller never replaces
+// another node's nomination (preemption's or another component's).
 //
-// Why so few: a nominated pod waits for its own node, and core does not count it there (it is not
-// provisionable), so core may place a later round's pods in room it believes free on that node, and
-// those wait for yet more nodes. Nominating every planned pod halved the speed of a burst of 500
-// like pods (docs/instance-types.md). A pod that fits another node of its kind costs, when it loses
-// its room, at most a node of its own size, whereas the pod that only its node can hold costs
-// another node as large; and on a node alone of its kind only the pods core planned there can take
-// its room. A burst of pods that fit any of their nodes, or of a single node of their kind,
-// nominates nothing. For the same reason the nominations wait for Ready: that keeps the window in
-// which core misjudges the node's room to the seconds between Ready and the taints' lifting.
+// Why not every pod: a nominated pod waits for its own node where kube-scheduler would bind it to
+// the first node with room, and core does not count it there (it is not provisionable), so core
+// may place a later round's pods in room it believes free on that node, and those wait for yet
+// more nodes. Nominating every planned pod halved the speed of a burst of 500 like pods
+// (docs/instance-types.md). In a burst of like pods, whichever pod takes another's room leaves its
+// own as large, so nothing is nominated; nor are the smallest pods of a mixed burst, which fit
+// whatever room the others leave. For the same reason the nominations wait for Ready: that keeps
+// the window in which core misjudges the node's room to the seconds between Ready and the taints'
+// lifting.
 package nomination
 
 import (
@@ -48,7 +56,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	controllerruntime "sigs.k8s.io/controller-runtime"
@@ -64,6 +74,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 	nodeutils "sigs.k8s.io/karpenter/pkg/utils/node"
+	podutils "sigs.k8s.io/karpenter/pkg/utils/pod"
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 )
 
@@ -89,8 +100,8 @@ type Placements interface {
 	PodsMappedToNodeClaim(nodeClaimName string) []types.NamespacedName
 }
 
-// Controller nominates pending pods that only one node can hold to that node, the registered node
-// of the NodeClaim core placed them on.
+// Controller nominates pending pods that would lose out if another pod took their room to the
+// registered node of the NodeClaim core placed them on.
 type Controller struct {
 	kubeClient client.Client
 	placements Placements
@@ -107,7 +118,8 @@ func NewController(kubeClient client.Client, placements Placements, clk clock.Cl
 }
 
 // Reconcile nominates the node to the pending pods core placed on its NodeClaim that it cannot
-// take yet and no other node could hold, and looks again until core has initialized the node.
+// take yet and that no other node could hold or a smaller pod could displace, and looks again
+// until core has initialized the node.
 func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcile.Result, error) {
 	if !node.DeletionTimestamp.IsZero() {
 		c.forget(node.Name)
@@ -137,7 +149,8 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 		// later round's pods there too: the nominations wait until the node is about to take pods.
 		return reconcile.Result{RequeueAfter: recheckInterval}, nil
 	}
-	candidates, err := c.candidates(ctx, node, nodeClaim)
+	planned := c.placements.PodsMappedToNodeClaim(nodeClaim.Name)
+	candidates, err := c.candidates(ctx, node, planned)
 	if err != nil || len(candidates) == 0 {
 		return reconcile.Result{RequeueAfter: recheckInterval}, err
 	}
@@ -145,13 +158,16 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	room, err := c.room(ctx, node)
+	bound, pending, err := c.podsOf(ctx, node)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	room := room(node, bound, pending)
+	smallest := smallestElsewhere(node, pending, sets.New(planned...))
 	for _, candidate := range candidates {
 		requests := resources.RequestsForPods(candidate.pod)
-		if !onlyHere(others, candidate.pod, requests) || !resources.Fits(requests, room) {
+		atRisk := onlyHere(others, candidate.pod, requests) || displaceable(requests, smallest)
+		if !atRisk || !resources.Fits(requests, room) {
 			continue
 		}
 		if err := c.nominate(ctx, candidate.pod, node.Name); err != nil {
@@ -175,9 +191,9 @@ type candidate struct {
 // nominated before is pending without its nomination because kube-scheduler cleared it: once the
 // node can take the pod that means it does not fit, and nominating it again would hide it from core
 // until kube-scheduler next tries it.
-func (c *Controller) candidates(ctx context.Context, node *corev1.Node, nodeClaim *karpv1.NodeClaim) ([]candidate, error) {
+func (c *Controller) candidates(ctx context.Context, node *corev1.Node, planned []types.NamespacedName) ([]candidate, error) {
 	var out []candidate
-	for _, key := range c.placements.PodsMappedToNodeClaim(nodeClaim.Name) {
+	for _, key := range planned {
 		pod := &corev1.Pod{}
 		if err := c.kubeClient.Get(ctx, key, pod); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -266,29 +282,92 @@ func onlyHere(others []*otherNode, pod *corev1.Pod, requests corev1.ResourceList
 	return takenElsewhere
 }
 
+// podsOf lists the pods bound to the node that hold its resources, and every pending pod.
+func (c *Controller) podsOf(ctx context.Context, node *corev1.Node) (bound, pending []*corev1.Pod, err error) {
+	var boundList, pendingList corev1.PodList
+	// The lists are only read.
+	if err := c.kubeClient.List(ctx, &boundList, client.MatchingFields{"spec.nodeName": node.Name}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, nil, fmt.Errorf("listing the pods of node %s: %w", node.Name, err)
+	}
+	if err := c.kubeClient.List(ctx, &pendingList, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, nil, fmt.Errorf("listing pending pods: %w", err)
+	}
+	for i := range boundList.Items {
+		if p := &boundList.Items[i]; p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			bound = append(bound, p)
+		}
+	}
+	for i := range pendingList.Items {
+		if p := &pendingList.Items[i]; p.DeletionTimestamp.IsZero() {
+			pending = append(pending, p)
+		}
+	}
+	return bound, pending, nil
+}
+
 // room is what the node has left for pods: its allocatable resources less the requests of the
 // pods bound or nominated to it.
-func (c *Controller) room(ctx context.Context, node *corev1.Node) (corev1.ResourceList, error) {
-	var bound, pending corev1.PodList
-	// The lists are only read.
-	if err := c.kubeClient.List(ctx, &bound, client.MatchingFields{"spec.nodeName": node.Name}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing the pods of node %s: %w", node.Name, err)
-	}
-	if err := c.kubeClient.List(ctx, &pending, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing pending pods: %w", err)
-	}
-	var taking []*corev1.Pod
-	for i := range bound.Items {
-		if p := &bound.Items[i]; p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+func room(node *corev1.Node, bound, pending []*corev1.Pod) corev1.ResourceList {
+	taking := slices.Clone(bound)
+	for _, p := range pending {
+		if p.Status.NominatedNodeName == node.Name {
 			taking = append(taking, p)
 		}
 	}
-	for i := range pending.Items {
-		if p := &pending.Items[i]; p.Status.NominatedNodeName == node.Name && p.DeletionTimestamp.IsZero() {
-			taking = append(taking, p)
+	return resources.Subtract(node.Status.Allocatable, resources.RequestsForPods(taking...))
+}
+
+// smallestElsewhere is, for each resource, the least that any pending pod asks for which the node
+// will take once it is up and which core did not place on its NodeClaim (a pod asking for none of a
+// resource counts as zero): the pods kube-scheduler may bind there before those core planned. It is
+// nil when there is no such pod. Nominated pods wait for their own node, and DaemonSet pods are in
+// the room core planned.
+func smallestElsewhere(node *corev1.Node, pending []*corev1.Pod, plannedHere sets.Set[types.NamespacedName]) corev1.ResourceList {
+	taints := scheduling.Taints(slices.DeleteFunc(slices.Clone(node.Spec.Taints), func(t corev1.Taint) bool { return scheduling.IsKnownEphemeralTaint(&t) }))
+	labels := scheduling.NewLabelRequirements(node.Labels)
+	var smallest corev1.ResourceList
+	for _, p := range pending {
+		if p.Status.NominatedNodeName != "" || podutils.IsOwnedByDaemonSet(p) || plannedHere.Has(client.ObjectKeyFromObject(p)) {
+			continue
+		}
+		if taints.ToleratesPod(p) != nil || labels.Compatible(scheduling.NewStrictPodRequirements(p)) != nil {
+			continue
+		}
+		requests := resources.RequestsForPods(p)
+		if smallest == nil {
+			smallest = requests
+			continue
+		}
+		for name, least := range smallest {
+			if quantity := requests[name]; quantity.Cmp(least) < 0 {
+				smallest[name] = quantity
+			}
+		}
+		for name := range requests {
+			if _, ok := smallest[name]; !ok {
+				// The pods before asked for none of it.
+				smallest[name] = resource.Quantity{}
+			}
 		}
 	}
-	return resources.Subtract(node.Status.Allocatable, resources.RequestsForPods(taking...)), nil
+	return smallest
+}
+
+// displaceable tells whether a pod asking for requests can lose its room on its node for good:
+// some pod kube-scheduler may bind there first asks for less of a resource, so the room that pod
+// leaves on the node core planned it for may be too small for this one. Where every such pod asks
+// for at least as much of everything (a burst of like pods), whichever pod takes the room leaves
+// room as large elsewhere, and the pod waits for no particular node.
+func displaceable(requests, smallest corev1.ResourceList) bool {
+	if smallest == nil {
+		return false
+	}
+	for name, quantity := range requests {
+		if least, ok := smallest[name]; quantity.Sign() > 0 && (!ok || least.Cmp(quantity) < 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // nominate sets the pod's nominated node.

@@ -36,29 +36,65 @@ var _ = Describe("Nomination", func() {
 			g.Expect(ExpectExists(ctx, env.Client, big[0]).Spec.NodeName).To(Equal(node.Name))
 		}).WithTimeout(time.Minute).Should(Succeed())
 	})
-	It("nominates no pod another node or launching NodeClaim could hold: kube-scheduler binds it where it fits", func() {
+	It("nominates no pod another node or launching NodeClaim as large could hold: kube-scheduler binds it where it fits", func() {
 		node, nodeClaim := startingNode("4")
 		twin, twinClaim := startingNode("4")
-		launchingNodeClaim("2")
-		// The twin is as large: nothing on either is nominated. The launching NodeClaim holds the
-		// 2-CPU pod, not the 3-CPU one, once the twin is gone.
-		onNode, onTwin := pendingPods(1, "3"), pendingPods(1, "2")
+		launching := launchingNodeClaim("4")
+		// Like pods: whichever takes another's room leaves its own as large.
+		onNode, onTwin := pendingPods(1, "3"), pendingPods(1, "3")
 		cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: onNode, twinClaim.Name: onTwin})
 		ExpectObjectReconciled(ctx, env.Client, controller, node)
 		ExpectObjectReconciled(ctx, env.Client, controller, twin)
 		expectNominated(onNode, "")
 		expectNominated(onTwin, "")
 
-		ExpectDeleted(ctx, env.Client, node, nodeClaim)
+		// With the twin and the launching NodeClaim gone, and a smaller one launching instead, no
+		// other node holds the node's pod.
+		ExpectDeleted(ctx, env.Client, twin, twinClaim, launching)
 		Eventually(func(g Gomega) {
-			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(node), &corev1.Node{})).NotTo(Succeed())
-			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(nodeClaim), &karpv1.NodeClaim{})).NotTo(Succeed())
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(twin), &corev1.Node{})).NotTo(Succeed())
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(twinClaim), &karpv1.NodeClaim{})).NotTo(Succeed())
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(launching), &karpv1.NodeClaim{})).NotTo(Succeed())
 		}).Should(Succeed())
-		cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{twinClaim.Name: append(onTwin, onNode...)})
-		ExpectObjectReconciled(ctx, env.Client, controller, twin)
+		launchingNodeClaim("2")
+		ExpectObjectReconciled(ctx, env.Client, controller, node)
+		expectNominated(onNode, node.Name)
 		expectNominated(onTwin, "")
-		expectNominated(onNode, twin.Name)
 	})
+	It("binds a pod that smaller pods could displace where core planned it, leaving the smaller ones free", func() {
+		node, nodeClaim := startingNode("4")
+		twin := launchingNodeClaim("4")
+		// Each NodeClaim is planned full: a 3-CPU pod and a 1-CPU one. kube-scheduler tries the
+		// small pods first; without the nominations both would take the first node up, and its
+		// 3-CPU pod would find 2 CPUs left there and 1 on the twin.
+		small := pendingPods(2, "1")
+		big := pendingPods(2, "3")
+		cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: {big[0], small[0]}, twin.Name: {big[1], small[1]}})
+
+		ExpectObjectReconciled(ctx, env.Client, controller, node)
+		expectNominated(big[:1], node.Name)
+		expectNominated(small, "")
+
+		nodeUp(node)
+		Eventually(func(g Gomega) {
+			g.Expect(ExpectExists(ctx, env.Client, big[0]).Spec.NodeName).To(Equal(node.Name))
+		}).WithTimeout(time.Minute).Should(Succeed())
+	})
+	DescribeTable("nominates a pod planned beside a twin only if a pod planned elsewhere, which the node would take, asks for less of a resource",
+		func(elsewhereCPU string, elsewhereSelects map[string]string, nominated bool) {
+			node, nodeClaim := startingNode("4")
+			twin := launchingNodeClaim("4")
+			elsewhere := pendingPods(1, elsewhereCPU, elsewhereSelects)
+			planned := pendingPods(1, "3")
+			cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: planned, twin.Name: elsewhere})
+			ExpectObjectReconciled(ctx, env.Client, controller, node)
+			expectNominated(planned, lo.Ternary(nominated, node.Name, ""))
+		},
+		Entry("a smaller pod", "1", map[string]string{}, true),
+		Entry("a pod as large, as in a burst of like pods", "3", map[string]string{}, false),
+		Entry("a larger pod", "4", map[string]string{}, false),
+		Entry("a smaller pod that selects other nodes", "1", map[string]string{poolLabel: "other"}, false),
+	)
 	DescribeTable("nominates a pod that no other node it could go to has the resources for",
 		func(other func(*corev1.Node), nominated bool) {
 			node, nodeClaim := startingNode("4")
