@@ -56,7 +56,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
@@ -318,10 +317,10 @@ func room(node *corev1.Node, bound, pending []*corev1.Pod) corev1.ResourceList {
 }
 
 // smallestElsewhere is, for each resource, the least that any pending pod asks for which the node
-// will take once it is up and which core did not place on its NodeClaim (a pod asking for none of a
-// resource counts as zero): the pods kube-scheduler may bind there before those core planned. It is
-// nil when there is no such pod. Nominated pods wait for their own node, and DaemonSet pods are in
-// the room core planned.
+// will take once it is up and which core did not place on its NodeClaim: the pods kube-scheduler
+// may bind there before those core planned. A resource missing from it, or from a pod's requests,
+// counts as zero; it is nil when there is no such pod. Nominated pods wait for their own node, and
+// DaemonSet pods are in the room core planned.
 func smallestElsewhere(node *corev1.Node, pending []*corev1.Pod, plannedHere sets.Set[types.NamespacedName]) corev1.ResourceList {
 	taints := scheduling.Taints(slices.DeleteFunc(slices.Clone(node.Spec.Taints), func(t corev1.Taint) bool { return scheduling.IsKnownEphemeralTaint(&t) }))
 	labels := scheduling.NewLabelRequirements(node.Labels)
@@ -330,10 +329,15 @@ func smallestElsewhere(node *corev1.Node, pending []*corev1.Pod, plannedHere set
 		if p.Status.NominatedNodeName != "" || podutils.IsOwnedByDaemonSet(p) || plannedHere.Has(client.ObjectKeyFromObject(p)) {
 			continue
 		}
+		requests := resources.RequestsForPods(p)
+		// Most of a burst asks for no less than a pod before it: those are not worth matching
+		// against the node.
+		if smallest != nil && !asksForLess(requests, smallest) {
+			continue
+		}
 		if taints.ToleratesPod(p) != nil || labels.Compatible(scheduling.NewStrictPodRequirements(p)) != nil {
 			continue
 		}
-		requests := resources.RequestsForPods(p)
 		if smallest == nil {
 			smallest = requests
 			continue
@@ -343,14 +347,18 @@ func smallestElsewhere(node *corev1.Node, pending []*corev1.Pod, plannedHere set
 				smallest[name] = quantity
 			}
 		}
-		for name := range requests {
-			if _, ok := smallest[name]; !ok {
-				// The pods before asked for none of it.
-				smallest[name] = resource.Quantity{}
-			}
-		}
 	}
 	return smallest
+}
+
+// asksForLess tells whether requests ask for less of any resource in than.
+func asksForLess(requests, than corev1.ResourceList) bool {
+	for name, quantity := range than {
+		if requested := requests[name]; requested.Cmp(quantity) < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // displaceable tells whether a pod asking for requests can lose its room on its node for good:
@@ -359,15 +367,7 @@ func smallestElsewhere(node *corev1.Node, pending []*corev1.Pod, plannedHere set
 // for at least as much of everything (a burst of like pods), whichever pod takes the room leaves
 // room as large elsewhere, and the pod waits for no particular node.
 func displaceable(requests, smallest corev1.ResourceList) bool {
-	if smallest == nil {
-		return false
-	}
-	for name, quantity := range requests {
-		if least, ok := smallest[name]; quantity.Sign() > 0 && (!ok || least.Cmp(quantity) < 0) {
-			return true
-		}
-	}
-	return false
+	return smallest != nil && asksForLess(smallest, requests)
 }
 
 // nominate sets the pod's nominated node.
