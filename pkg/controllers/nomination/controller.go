@@ -88,6 +88,9 @@ const (
 	// could take: kube-scheduler tries them as soon as it can, and a nomination that reaches it
 	// first keeps the node's room for the pods core planned there.
 	comingUp = 10 * time.Second
+	// staleRetry is how soon a node is looked at again when a pod changed under a nomination:
+	// kube-scheduler may give its room away within seconds.
+	staleRetry = 200 * time.Millisecond
 	// concurrentNodes is how many nodes are handled at once: a burst's nodes register together,
 	// and each node's pods should be nominated before kube-scheduler gives their room away.
 	concurrentNodes = 10
@@ -163,20 +166,28 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 	}
 	room := room(node, bound, pending)
 	smallest := smallestElsewhere(node, pending, sets.New(planned...))
+	requeueAfter := recheckInterval
 	for _, candidate := range candidates {
 		requests := resources.RequestsForPods(candidate.pod)
 		atRisk := onlyHere(others, candidate.pod, requests) || displaceable(requests, smallest)
 		if !atRisk || !resources.Fits(requests, room) {
 			continue
 		}
-		if err := c.nominate(ctx, candidate.pod, node.Name); err != nil {
+		nominated, err := c.nominate(ctx, candidate.pod, node.Name)
+		if err != nil {
 			return reconcile.Result{}, err
+		}
+		// A pod that changed since the cache was read may have been bound here: its room is not
+		// counted on, and it is tried again as soon as the cache has caught up.
+		room = resources.Subtract(room, requests)
+		if !nominated {
+			requeueAfter = staleRetry
+			continue
 		}
 		podsNominated.Inc(map[string]string{nodeUpLabel.Name: strconv.FormatBool(candidate.racing)})
 		c.remember(candidate.pod.UID, node.Name)
-		room = resources.Subtract(room, requests)
 	}
-	return reconcile.Result{RequeueAfter: recheckInterval}, nil
+	return reconcile.Result{RequeueAfter: requeueAfter}, nil
 }
 
 type candidate struct {
@@ -370,19 +381,20 @@ func displaceable(requests, smallest corev1.ResourceList) bool {
 	return smallest != nil && asksForLess(smallest, requests)
 }
 
-// nominate sets the pod's nominated node.
-func (c *Controller) nominate(ctx context.Context, pod *corev1.Pod, nodeName string) error {
+// nominate sets the pod's nominated node, and tells whether it did: not if the pod changed or
+// went since the cache was read.
+func (c *Controller) nominate(ctx context.Context, pod *corev1.Pod, nodeName string) (bool, error) {
 	stored := pod.DeepCopy()
 	pod.Status.NominatedNodeName = nodeName
 	// The lock keeps the nomination off a pod kube-scheduler bound since the cache was read.
 	if err := c.kubeClient.Status().Patch(ctx, pod, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("nominating node %s for pod %s: %w", nodeName, client.ObjectKeyFromObject(pod), err)
+		return false, fmt.Errorf("nominating node %s for pod %s: %w", nodeName, client.ObjectKeyFromObject(pod), err)
 	}
 	log.FromContext(ctx).Info("nominated node for pod", "Pod", client.ObjectKeyFromObject(pod), "Node", nodeName)
-	return nil
+	return true, nil
 }
 
 // justUp tells whether the node turned Ready within the last comingUp.
