@@ -164,7 +164,7 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	room := room(node, bound, pending)
+	room := roomLeft(node, bound, pending)
 	smallest := smallestElsewhere(node, pending, sets.New(planned...))
 	requeueAfter := recheckInterval
 	for _, candidate := range candidates {
@@ -315,9 +315,9 @@ func (c *Controller) podsOf(ctx context.Context, node *corev1.Node) (bound, pend
 	return bound, pending, nil
 }
 
-// room is what the node has left for pods: its allocatable resources less the requests of the
+// roomLeft is what the node has left for pods: its allocatable resources less the requests of the
 // pods bound or nominated to it.
-func room(node *corev1.Node, bound, pending []*corev1.Pod) corev1.ResourceList {
+func roomLeft(node *corev1.Node, bound, pending []*corev1.Pod) corev1.ResourceList {
 	taking := slices.Clone(bound)
 	for _, p := range pending {
 		if p.Status.NominatedNodeName == node.Name {
