@@ -252,9 +252,7 @@ func (c *Controller) otherNodes(ctx context.Context, node *corev1.Node, own *kar
 		if n.Name == node.Name || !n.DeletionTimestamp.IsZero() || n.Spec.Unschedulable {
 			continue
 		}
-		// A starting node's not-ready and unregistered taints go once it is up.
-		taints := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool { return scheduling.IsKnownEphemeralTaint(&t) })
-		others = append(others, &otherNode{allocatable: n.Status.Allocatable, taints: taints, labels: n.Labels})
+		others = append(others, &otherNode{allocatable: n.Status.Allocatable, taints: lastingTaints(n), labels: n.Labels})
 	}
 	for i := range nodeClaims.Items {
 		nc := &nodeClaims.Items[i]
@@ -264,6 +262,12 @@ func (c *Controller) otherNodes(ctx context.Context, node *corev1.Node, own *kar
 		others = append(others, &otherNode{allocatable: nc.Status.Allocatable, taints: nc.Spec.Taints, labels: nc.Labels})
 	}
 	return others, nil
+}
+
+// lastingTaints are the node's taints less the not-ready and unregistered ones, which a starting
+// node sheds once it is up.
+func lastingTaints(node *corev1.Node) scheduling.Taints {
+	return slices.DeleteFunc(slices.Clone(node.Spec.Taints), func(t corev1.Taint) bool { return scheduling.IsKnownEphemeralTaint(&t) })
 }
 
 // onlyHere tells whether the pod's node is the only one of its kind that has room for the pod's
@@ -333,7 +337,7 @@ func roomLeft(node *corev1.Node, bound, pending []*corev1.Pod) corev1.ResourceLi
 // counts as zero; it is nil when there is no such pod. Nominated pods wait for their own node, and
 // DaemonSet pods are in the room core planned.
 func smallestElsewhere(node *corev1.Node, pending []*corev1.Pod, plannedHere sets.Set[types.NamespacedName]) corev1.ResourceList {
-	taints := scheduling.Taints(slices.DeleteFunc(slices.Clone(node.Spec.Taints), func(t corev1.Taint) bool { return scheduling.IsKnownEphemeralTaint(&t) }))
+	taints := lastingTaints(node)
 	labels := scheduling.NewLabelRequirements(node.Labels)
 	var smallest corev1.ResourceList
 	for _, p := range pending {
