@@ -80,6 +80,7 @@ type catalogue struct {
 	images       listResult
 	imageRaw     map[string]json.RawMessage
 	lkeTypes     listResult
+	lkeTypeRaw   map[string]json.RawMessage
 	lkeVersions  map[string][]string
 	availability []availabilityEntry
 }
@@ -99,65 +100,100 @@ func loadCatalogue() (*catalogue, error) {
 		return nil, fmt.Errorf("catalogue.json: %w", err)
 	}
 	c := &catalogue{
-		regionRaw:    map[string]json.RawMessage{},
-		regionByID:   map[string]region{},
-		typeRaw:      map[string]json.RawMessage{},
-		typeByID:     map[string]plan{},
-		imageRaw:     map[string]json.RawMessage{},
-		lkeVersions:  f.LKEVersions,
-		availability: f.Availability,
+		regions:     listResult{fields: map[string]bool{}},
+		regionRaw:   map[string]json.RawMessage{},
+		regionByID:  map[string]region{},
+		types:       listResult{fields: map[string]bool{}},
+		typeRaw:     map[string]json.RawMessage{},
+		typeByID:    map[string]plan{},
+		images:      listResult{fields: map[string]bool{}},
+		imageRaw:    map[string]json.RawMessage{},
+		lkeTypes:    listResult{fields: map[string]bool{}},
+		lkeTypeRaw:  map[string]json.RawMessage{},
+		lkeVersions: map[string][]string{},
 	}
-	var err error
-	if c.regions, err = indexRaw(f.Regions, func(raw json.RawMessage) (string, error) {
-		var r region
-		err := json.Unmarshal(raw, &r)
-		c.regionByID[r.ID], c.regionRaw[r.ID] = r, raw
-		c.regionIDs = append(c.regionIDs, r.ID)
-		return r.ID, err
-	}); err != nil {
-		return nil, err
-	}
-	if c.types, err = indexRaw(f.Types, func(raw json.RawMessage) (string, error) {
-		var p plan
-		err := json.Unmarshal(raw, &p)
-		c.typeByID[p.ID], c.typeRaw[p.ID] = p, raw
-		return p.ID, err
-	}); err != nil {
-		return nil, err
-	}
-	if c.images, err = indexRaw(f.Images, func(raw json.RawMessage) (string, error) {
-		var img struct {
-			ID string `json:"id"`
-		}
-		err := json.Unmarshal(raw, &img)
-		c.imageRaw[img.ID] = raw
-		return img.ID, err
-	}); err != nil {
-		return nil, err
-	}
-	if c.lkeTypes, err = indexRaw(f.LKETypes, func(json.RawMessage) (string, error) { return "", nil }); err != nil {
-		return nil, err
+	if err := c.add(f); err != nil {
+		return nil, fmt.Errorf("catalogue.json: %w", err)
 	}
 	return c, nil
 }
 
-// indexRaw turns catalogue objects into a listResult whose filterable fields
-// are the union of the objects' keys, calling index on each object.
-func indexRaw(items []json.RawMessage, index func(json.RawMessage) (string, error)) (listResult, error) {
-	out := listResult{items: items, fields: map[string]bool{}}
-	for _, raw := range items {
-		if _, err := index(raw); err != nil {
-			return out, fmt.Errorf("catalogue.json: %w", err)
+// add puts the regions, plans, images, LKE types and versions of f that the catalogue does not
+// have yet after those it has, and f's availability for region and plan pairs it does not list.
+// What the catalogue has already stays as it is.
+func (c *catalogue) add(f catalogueFile) error {
+	for _, raw := range f.Regions {
+		var r region
+		added, err := addNew(&c.regions, c.regionRaw, raw, &r)
+		if err != nil {
+			return fmt.Errorf("region: %w", err)
 		}
-		keys := map[string]json.RawMessage{}
-		if err := json.Unmarshal(raw, &keys); err != nil {
-			return out, fmt.Errorf("catalogue.json: %w", err)
-		}
-		for k := range keys {
-			out.fields[k] = true
+		if added {
+			c.regionByID[r.ID] = r
+			c.regionIDs = append(c.regionIDs, r.ID)
 		}
 	}
-	return out, nil
+	for _, raw := range f.Types {
+		var p plan
+		added, err := addNew(&c.types, c.typeRaw, raw, &p)
+		if err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+		if added {
+			c.typeByID[p.ID] = p
+		}
+	}
+	for _, raw := range f.Images {
+		if _, err := addNew(&c.images, c.imageRaw, raw, &struct{}{}); err != nil {
+			return fmt.Errorf("image: %w", err)
+		}
+	}
+	for _, raw := range f.LKETypes {
+		if _, err := addNew(&c.lkeTypes, c.lkeTypeRaw, raw, &struct{}{}); err != nil {
+			return fmt.Errorf("LKE type: %w", err)
+		}
+	}
+	for _, a := range f.Availability {
+		if !slices.ContainsFunc(c.availability, func(known availabilityEntry) bool { return known.Region == a.Region && known.Plan == a.Plan }) {
+			c.availability = append(c.availability, a)
+		}
+	}
+	for tier, versions := range f.LKEVersions {
+		for _, v := range versions {
+			if !slices.Contains(c.lkeVersions[tier], v) {
+				c.lkeVersions[tier] = append(c.lkeVersions[tier], v)
+			}
+		}
+	}
+	return nil
+}
+
+// addNew appends a catalogue object to list and to raws, by its id, unless raws has that id
+// already, and decodes it into into when it does add it.
+func addNew(list *listResult, raws map[string]json.RawMessage, raw json.RawMessage, into any) (bool, error) {
+	var object struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &object); err != nil {
+		return false, err
+	}
+	if _, known := raws[object.ID]; known {
+		return false, nil
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		return false, err
+	}
+	for k := range keys {
+		// X-Filter may refer to any top-level key of the collection's objects.
+		list.fields[k] = true
+	}
+	list.items = append(list.items, raw)
+	raws[object.ID] = raw
+	return true, nil
 }
 
 // removeCapabilities takes capabilities away from a region, in what the API answers and in what

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,6 +95,12 @@ func TestConformanceWithRecordings(t *testing.T) {
 // transitions and returns how many interactions it compared.
 func replay(t *testing.T, c cassette, nullable map[string]bool) int {
 	e, _, _ := startEmulator(t, WithDelayScale(0))
+	e.mu.Lock()
+	err := e.cat.add(recordedCatalogue(t, c))
+	e.mu.Unlock()
+	if err != nil {
+		t.Fatalf("adding the recorded catalogue: %v", err)
+	}
 	ids := map[string]string{} // recorded id -> emulator id
 	addresses := newAddressBook(e)
 	compared := 0
@@ -161,6 +168,74 @@ func replay(t *testing.T, c cassette, nullable map[string]bool) int {
 		compared++
 	}
 	return compared
+}
+
+// recordedCatalogue is what the cassette's API listed or read of the catalogue: regions, plans and
+// LKE versions. linodego's tests pick their region from the regions the API listed that day, lab
+// regions among them, and read versions LKE has since retired; the replay adds to the emulator's
+// catalogue what it lacks of the cassette's, so that each cassette replays in the world it was
+// recorded in.
+func recordedCatalogue(t *testing.T, c cassette) catalogueFile {
+	f := catalogueFile{LKEVersions: map[string][]string{}}
+	for _, in := range c.Interactions {
+		if in.Request.Method != http.MethodGet || in.Response.Code != http.StatusOK {
+			continue
+		}
+		u, err := url.Parse(in.Request.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := strings.Split(strings.Trim(strings.TrimPrefix(strings.TrimPrefix(u.EscapedPath(), "/v4beta"), "/v4"), "/"), "/")
+		object := json.RawMessage(in.Response.Body)
+		switch {
+		case pathIs(path, "regions"):
+			f.Regions = append(f.Regions, listed(t, object)...)
+		case pathIs(path, "regions", "*") && !strings.HasSuffix(path[1], "availability"):
+			f.Regions = append(f.Regions, object)
+		case pathIs(path, "linode", "types"):
+			f.Types = append(f.Types, listed(t, object)...)
+		case pathIs(path, "linode", "types", "*"):
+			f.Types = append(f.Types, object)
+		case pathIs(path, "lke", "versions"):
+			f.LKEVersions[tierStandard] = append(f.LKEVersions[tierStandard], ids(t, listed(t, object))...)
+		case pathIs(path, "lke", "versions", "*"):
+			f.LKEVersions[tierStandard] = append(f.LKEVersions[tierStandard], ids(t, []json.RawMessage{object})...)
+		case pathIs(path, "lke", "tiers", "*", "versions"):
+			f.LKEVersions[path[2]] = append(f.LKEVersions[path[2]], ids(t, listed(t, object))...)
+		}
+	}
+	return f
+}
+
+// pathIs reports whether the path's segments are the pattern's, "*" standing for any one segment.
+func pathIs(path []string, pattern ...string) bool {
+	return slices.EqualFunc(path, pattern, func(segment, want string) bool { return want == "*" || segment == want })
+}
+
+// listed are the objects of one page of a list.
+func listed(t *testing.T, page json.RawMessage) []json.RawMessage {
+	var body struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(page, &body); err != nil {
+		t.Fatalf("recorded page: %v", err)
+	}
+	return body.Data
+}
+
+// ids are the objects' "id" fields.
+func ids(t *testing.T, objects []json.RawMessage) []string {
+	out := make([]string, 0, len(objects))
+	for _, raw := range objects {
+		var object struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(raw, &object); err != nil {
+			t.Fatalf("recorded object: %v", err)
+		}
+		out = append(out, object.ID)
+	}
+	return out
 }
 
 func queryOf(u *url.URL) string {

@@ -203,5 +203,8 @@
 // Regions, plans (with region_prices and add-ons), availability, LKE types
 // and versions and public images come from catalogue.json, embedded in the
 // package and derived from real API answers (Linode-recorded fixtures of the
-// linodego project); the emulator needs no files at run time.
+// linodego project); the emulator needs no files at run time. The conformance
+// test replays each cassette in the catalogue it was recorded against: it adds
+// the regions, plans and LKE versions the cassette's API listed or read that
+// catalogue.json lacks (lab regions, retired versions).
 package emulator
