@@ -420,19 +420,19 @@ func daemonOverhead(template *corescheduling.NodeClaimTemplate, taints schedulin
 // where a smaller plan would leave those pods to start new nodes. Without pods to come, with
 // minValues to meet (they need several plans), or when a pod this round places cannot run on a
 // plan at the ceiling's price, there is no floor (0).
-func (d demand) burstFloor(ceiling int, requirements scheduling.Requirements) float64 {
+func (d demand) burstFloor(c ceiling, requirements scheduling.Requirements) float64 {
 	if d.coming == 0 || requirements.HasMinValues() {
 		return 0
 	}
-	price := d.plans[ceiling].price
-	empty := make(vector, len(d.plans[ceiling].room))
+	price := d.plans[c.top].price
+	empty := make(vector, len(d.plans[c.top].room))
 	for _, s := range d.shapes {
 		if d.plans[s.cheapest].price > price {
 			continue
 		}
 		runs := false
-		for i := ceiling; i >= 0 && d.plans[i].price == price; i-- {
-			if s.plans.has(i) && fits(d.plans[i].room, empty, s.requests) {
+		for i := range d.plans {
+			if d.plans[i].price == price && c.offers(d.plans, i) && s.plans.has(i) && fits(d.plans[i].room, empty, s.requests) {
 				runs = true
 				break
 			}

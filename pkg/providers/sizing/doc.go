@@ -38,6 +38,12 @@
 // (starting.go): a burst's last round, sized as if all its pods needed new nodes, gets plans for
 // a demand bigger than what core launches for.
 //
+// A ceiling offers every plan at its price, or one of them alone: plans of one price can differ in
+// shape (g6-dedicated-32 and g6-standard-20 both cost $0.864/h, for 32 vCPUs and 64 GB or 20 and
+// 96 GB), and core, which keeps adding pods to a NodeClaim while any offered plan holds them all,
+// can fill NodeClaims to a shape that only one of them holds, and holds badly. Each plan alone is
+// simulated too, where every pod of the round still runs on some plan offered.
+//
 // Which ceiling: the one whose simulated fleet, this round's and the later rounds' for deferred
 // pods, is cheapest; when that fleet would give the NodePool more than Tradeoff.LargeFleetNodes
 // nodes, the one with the fewest nodes among those at most Tradeoff.Tolerance dearer. A NodePool

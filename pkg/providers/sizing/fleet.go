@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -59,6 +60,57 @@ type fleet struct {
 
 func (f fleet) plus(g fleet) fleet { return fleet{price: f.price + g.price, nodes: f.nodes + g.nodes} }
 
+// ceiling is which plans a round offers: every plan cheaper than the plan at top (an index into
+// the price-ordered plans) and, of the plans at its price, all of them (top is then the last) or,
+// when sole, top alone. Plans of one price can differ in shape (g6-dedicated-32 and
+// g6-standard-20 both cost $0.864/h, for 32 vCPUs and 64 GB or 20 and 96 GB), and core, packing
+// for both, fills NodeClaims to a shape that neither holds well: it keeps adding pods while either
+// plan holds them all.
+type ceiling struct {
+	top  int
+	sole bool
+}
+
+// offers says whether the round may launch plan i.
+func (c ceiling) offers(plans []plan, i int) bool {
+	switch price, top := plans[i].price, plans[c.top].price; {
+	case price < top:
+		return true
+	case price > top:
+		return false
+	default:
+		return !c.sole || i == c.top
+	}
+}
+
+// whole is the ceiling that offers every plan at c's price.
+func (c ceiling) whole(plans []plan) ceiling {
+	top := c.top
+	for top+1 < len(plans) && plans[top+1].price == plans[top].price {
+		top++
+	}
+	return ceiling{top: top}
+}
+
+// passedOver are the plans at c's price that c does not offer.
+func (c ceiling) passedOver(plans []plan) []string {
+	var names []string
+	for i := range plans {
+		if plans[i].price == plans[c.top].price && !c.offers(plans, i) {
+			names = append(names, plans[i].name)
+		}
+	}
+	return names
+}
+
+// lower is the ceiling of a and b at the lower price; a at the same price.
+func lower(plans []plan, a, b ceiling) ceiling {
+	if plans[b.top].price < plans[a.top].price {
+		return b
+	}
+	return a
+}
+
 // bin is a NodeClaim the simulation is filling, as core's scheduler fills an in-flight one.
 type bin struct {
 	used  vector
@@ -71,15 +123,15 @@ type bin struct {
 	closedTo *shape
 }
 
-// holdingPlan is the cheapest plan, up to the ceiling (an index into plans), that holds the bin
-// with one more pod of s, or -1.
-func (b *bin) holdingPlan(plans []plan, s *shape, ceiling int) int {
+// holdingPlan is the cheapest plan the ceiling offers that holds the bin with one more pod of s,
+// or -1.
+func (b *bin) holdingPlan(plans []plan, s *shape, c ceiling) int {
 	if s.perNode > 0 && b.groups[s.group] >= s.perNode {
 		return -1
 	}
 	// Bins only grow, so no plan cheaper than the one holding the bin now can hold it later.
-	for i := b.plan; i <= ceiling; i++ {
-		if !b.plans.has(i) || !s.plans.has(i) {
+	for i := b.plan; i < len(plans) && plans[i].price <= plans[c.top].price; i++ {
+		if !c.offers(plans, i) || !b.plans.has(i) || !s.plans.has(i) {
 			continue
 		}
 		if fits(plans[i].room, b.used, s.requests) {
@@ -119,7 +171,7 @@ func fits(room, used, more vector) bool {
 // in-flight NodeClaim, in core's order, that some available plan still holds with it, or into a
 // new one. Each bin costs the cheapest plan that holds it, which is the plan Create launches for
 // it; the starting nodes cost nothing more.
-func pack(plans []plan, shapes []*shape, ceiling int, starting []startingRoom) fleet {
+func pack(plans []plan, shapes []*shape, c ceiling, starting []startingRoom) fleet {
 	dims := len(plans[0].room)
 	used := make([]vector, len(starting))
 	for i := range used {
@@ -146,11 +198,11 @@ func pack(plans []plan, shapes []*shape, ceiling int, starting []startingRoom) f
 		}
 		for ; left > 0; left-- {
 			coreOrder(bins, changed)
-			if changed = addToOpenBin(bins, plans, s, ceiling); changed >= 0 {
+			if changed = addToOpenBin(bins, plans, s, c); changed >= 0 {
 				continue
 			}
 			b := &bin{used: make(vector, dims), plans: slices.Clone(s.plans)}
-			holding := b.holdingPlan(plans, s, ceiling)
+			holding := b.holdingPlan(plans, s, c)
 			if holding < 0 {
 				break
 			}
@@ -169,12 +221,12 @@ func pack(plans []plan, shapes []*shape, ceiling int, starting []startingRoom) f
 // addToOpenBin adds a pod of s to the first bin that some plan up to the ceiling holds with it,
 // and returns its index, or -1 when no bin does. A bin that cannot take one pod of a shape takes
 // none of its later pods, so it is closed to the shape.
-func addToOpenBin(bins []*bin, plans []plan, s *shape, ceiling int) int {
+func addToOpenBin(bins []*bin, plans []plan, s *shape, c ceiling) int {
 	for i, b := range bins {
 		if b.closedTo == s {
 			continue
 		}
-		if holding := b.holdingPlan(plans, s, ceiling); holding >= 0 {
+		if holding := b.holdingPlan(plans, s, c); holding >= 0 {
 			b.add(s, holding)
 			return i
 		}
@@ -206,8 +258,8 @@ func compareDesc(a, b int64) int {
 // decision is the price ceiling for this round and the fleet the simulation expects from it
 // and from later rounds for the pods it defers.
 type decision struct {
-	// ceiling is the index of the dearest plan Karpenter may launch this round.
-	ceiling int
+	// ceiling is which plans Karpenter may launch this round.
+	ceiling ceiling
 	// fleet is the whole expected fleet; cheapest the cheapest fleet found, for comparison.
 	fleet, cheapest fleet
 	// deferred counts the pods left for a later round: no plan up to the ceiling holds them.
@@ -218,13 +270,13 @@ type decision struct {
 	// arriving would get on their own, without a ceiling owed to pods core could not place
 	// before, if that is lower. A ceiling raised for one big pod, or chosen for pods that have all
 	// arrived, is not the size the burst's next pods are best launched at.
-	burstCeiling int
+	burstCeiling ceiling
 }
 
 // option is one way to place a set of shapes over rounds: its fleet and its first round's ceiling.
 type option struct {
 	fleet   fleet
-	ceiling int
+	ceiling ceiling
 }
 
 // Tradeoff says when a fleet with fewer nodes is worth paying more for. Every node costs
@@ -263,7 +315,7 @@ type Tradeoff struct {
 func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision {
 	s := solver{plans: d.plans, shapes: d.shapes, starting: d.starting, memo: map[int][]option{}}
 	chosen := pick(s.options(-1, d.floor), tradeoff, existing, wasLarge)
-	chosen.deferred = deferredAt(d.plans, d.shapes, chosen.ceiling)
+	chosen.deferred = deferredAt(d.plans, d.shapes, chosen.ceiling.top)
 	chosen.burstCeiling = chosen.ceiling
 	arriving := slices.DeleteFunc(slices.Clone(d.shapes), func(sh *shape) bool { return !sh.arriving })
 	if len(arriving) > 0 && (len(arriving) < len(d.shapes) || d.floor >= 0) {
@@ -272,7 +324,7 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 		if len(arriving) < len(d.shapes) {
 			burst = solver{plans: d.plans, shapes: arriving, starting: d.starting, memo: map[int][]option{}}
 		}
-		chosen.burstCeiling = min(chosen.ceiling, pick(burst.options(-1, -1), tradeoff, existing, wasLarge).ceiling)
+		chosen.burstCeiling = lower(d.plans, chosen.ceiling, pick(burst.options(-1, -1), tradeoff, existing, wasLarge).ceiling)
 	}
 	return chosen
 }
@@ -337,7 +389,7 @@ func (s *solver) options(after, floor int) []option {
 		}
 	}
 	if len(remaining) == 0 {
-		return []option{{ceiling: -1}}
+		return []option{{ceiling: ceiling{top: -1}}}
 	}
 	key := s.levelKey(above)
 	if floor < 0 {
@@ -347,7 +399,8 @@ func (s *solver) options(after, floor int) []option {
 	}
 	var all []option
 	for c := range s.plans {
-		// A ceiling is the last of the plans at its price, so that it allows all of them.
+		// A ceiling at c's price offers every plan at it, or one of them alone (ceiling.sole):
+		// each level is tried once, at its last plan.
 		if c+1 < len(s.plans) && s.plans[c+1].price == s.plans[c].price {
 			continue
 		}
@@ -365,16 +418,46 @@ func (s *solver) options(after, floor int) []option {
 		if after < 0 {
 			starting = s.starting
 		}
-		placed := pack(s.plans, now, c, starting)
-		for _, later := range s.options(c, -1) {
-			all = append(all, option{fleet: placed.plus(later.fleet), ceiling: c})
+		later := s.options(c, -1)
+		for _, ceiling := range s.ceilingsAt(c, now) {
+			placed := pack(s.plans, now, ceiling, starting)
+			for _, l := range later {
+				all = append(all, option{fleet: placed.plus(l.fleet), ceiling: ceiling})
+			}
 		}
 	}
-	front := paretoFront(all)
+	front := paretoFront(s.plans, all)
 	if floor < 0 {
 		s.memo[key] = front
 	}
 	return front
+}
+
+// ceilingsAt are the ceilings at the price of the plan at last, the last plan at its price: the
+// one offering every plan at that price and, where several plans share it, each of them alone
+// that still lets every shape of now run on some offered plan.
+func (s *solver) ceilingsAt(last int, now []*shape) []ceiling {
+	ceilings := []ceiling{{top: last}}
+	price := s.plans[last].price
+	if last == 0 || s.plans[last-1].price != price {
+		return ceilings
+	}
+	empty := make(vector, len(s.plans[last].room))
+	for top := last; top >= 0 && s.plans[top].price == price; top-- {
+		sole := ceiling{top: top, sole: true}
+		runs := func(sh *shape) bool {
+			for i := range s.plans {
+				if sole.offers(s.plans, i) && sh.plans.has(i) && fits(s.plans[i].room, empty, sh.requests) {
+					return true
+				}
+			}
+			return false
+		}
+		if !slices.ContainsFunc(now, func(sh *shape) bool { return !runs(sh) }) {
+			ceilings = append(ceilings, sole)
+		}
+	}
+	return ceilings
 }
 
 // levelKey identifies the set of shapes whose cheapest plan costs more than above.
@@ -389,8 +472,8 @@ func (s *solver) levelKey(above float64) int {
 }
 
 // paretoFront keeps the options no other beats on both price and nodes, cheapest first; at equal
-// price and nodes the lower ceiling.
-func paretoFront(options []option) []option {
+// price and nodes the lower ceiling, and at one price the ceiling that offers every plan at it.
+func paretoFront(plans []plan, options []option) []option {
 	slices.SortStableFunc(options, func(a, b option) int {
 		switch {
 		case a.fleet.price < b.fleet.price-1e-9:
@@ -399,8 +482,17 @@ func paretoFront(options []option) []option {
 			return 1
 		case a.fleet.nodes != b.fleet.nodes:
 			return a.fleet.nodes - b.fleet.nodes
+		case a.ceiling.top < 0 || b.ceiling.top < 0:
+			return a.ceiling.top - b.ceiling.top
+		case plans[a.ceiling.top].price != plans[b.ceiling.top].price:
+			return cmp.Compare(plans[a.ceiling.top].price, plans[b.ceiling.top].price)
+		case a.ceiling.sole != b.ceiling.sole:
+			if a.ceiling.sole {
+				return 1
+			}
+			return -1
 		default:
-			return a.ceiling - b.ceiling
+			return a.ceiling.top - b.ceiling.top
 		}
 	})
 	var front []option

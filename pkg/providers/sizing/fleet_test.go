@@ -131,7 +131,7 @@ func TestPack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			shapes := withPlans(tc.plans, tc.shapes...)
-			if got := pack(tc.plans, shapes, tc.ceiling, tc.starting); !near(got.price, tc.want.price) || got.nodes != tc.want.nodes {
+			if got := pack(tc.plans, shapes, ceiling{top: tc.ceiling}, tc.starting); !near(got.price, tc.want.price) || got.nodes != tc.want.nodes {
 				t.Fatalf("pack = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -239,11 +239,38 @@ func TestChoose(t *testing.T) {
 				floor = -1
 			}
 			d := demand{plans: tc.plans, shapes: shapes, floor: floor, starting: tc.starting}.choose(Tradeoff{LargeFleetNodes: 3, Tolerance: tc.tolerance}, tc.existing, tc.wasLarge)
-			if tc.plans[d.ceiling].name != tc.ceiling || !near(d.fleet.price, tc.fleet.price) || d.fleet.nodes != tc.fleet.nodes || d.deferred != tc.deferred {
+			if tc.plans[d.ceiling.top].name != tc.ceiling || !near(d.fleet.price, tc.fleet.price) || d.fleet.nodes != tc.fleet.nodes || d.deferred != tc.deferred {
 				t.Fatalf("choose = ceiling %s, fleet %+v, %d deferred; want ceiling %s, fleet %+v, %d deferred",
-					tc.plans[d.ceiling].name, d.fleet, d.deferred, tc.ceiling, tc.fleet, tc.deferred)
+					tc.plans[d.ceiling.top].name, d.fleet, d.deferred, tc.ceiling, tc.fleet, tc.deferred)
 			}
 		})
+	}
+}
+
+// TestChooseOnePlanAtAPrice: two plans of one price, one with more CPU and one with more memory,
+// as g6-dedicated-32 and g6-standard-20 are. Offered both, core fills each NodeClaim with three of
+// the memory-heavy pods, which only the memory plan holds, and no CPU-heavy pod fits beside them;
+// offered the CPU plan alone, it puts two beside four CPU-heavy pods on every node.
+func TestChooseOnePlanAtAPrice(t *testing.T) {
+	// Dimensions: pods, CPU in millicores, memory in GiB.
+	plans := []plan{
+		{name: "cpu", price: 1, room: vector{110_000, 31_000, 60}},
+		{name: "memory", price: 1, room: vector{110_000, 19_000, 90}},
+	}
+	memoryHeavy := &shape{key: "memory-heavy", requests: vector{1000, 6000, 24}, cpu: 6000, memory: 24, pods: 16}
+	cpuHeavy := &shape{key: "cpu-heavy", requests: vector{1000, 4000, 2}, cpu: 4000, memory: 2, pods: 28}
+	shapes := withPlans(plans, memoryHeavy, cpuHeavy)
+
+	both := pack(plans, shapes, ceiling{top: 1}, nil)
+	d := demand{plans: plans, shapes: shapes, floor: -1}.choose(Tradeoff{LargeFleetNodes: 100}, 0, false)
+	if want := (ceiling{top: 0, sole: true}); d.ceiling != want || !near(d.fleet.price, 8) || d.fleet.nodes != 8 {
+		t.Fatalf("choose = ceiling %+v, fleet %+v; want %+v (the CPU plan alone), 8 nodes for 8", d.ceiling, d.fleet, want)
+	}
+	if both.price <= d.fleet.price {
+		t.Fatalf("offered both plans, core's fleet costs %v, no more than the CPU plan's alone (%v): the case shows nothing", both.price, d.fleet.price)
+	}
+	if got := d.ceiling.passedOver(plans); !slices.Equal(got, []string{"memory"}) {
+		t.Fatalf("passed over %v, want the memory plan", got)
 	}
 }
 
@@ -274,7 +301,7 @@ func TestDefaultTradeoff(t *testing.T) {
 		t.Run(fmt.Sprintf("%d pods, %d nodes", tc.pods, tc.existing), func(t *testing.T) {
 			demand := nodePoolDemand(template, instanceTypes, []*podGroup{{shape: oneCPU, pods: tc.pods}}, nil, nil)
 			d := demand.choose(tradeoff, tc.existing, false)
-			if got := demand.plans[d.ceiling].name; got != tc.ceiling || d.fleet.nodes != tc.nodes {
+			if got := demand.plans[d.ceiling.top].name; got != tc.ceiling || d.fleet.nodes != tc.nodes {
 				t.Fatalf("ceiling %s, fleet %+v (cheapest %+v); want ceiling %s, %d nodes", got, d.fleet, d.cheapest, tc.ceiling, tc.nodes)
 			}
 		})

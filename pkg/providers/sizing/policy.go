@@ -67,6 +67,8 @@ type memo struct {
 	// floor the price below which no plan is offered while a burst arrives, 0 for none.
 	instanceTypes  []*cloudprovider.InstanceType
 	ceiling, floor float64
+	// passedOver are the plans at the ceiling's price that are not offered.
+	passedOver []string
 	// template is the NodePool's NodeClaim template, for its generation.
 	template   *corescheduling.NodeClaimTemplate
 	generation int64
@@ -147,13 +149,18 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		if decision.largeOnItsOwn {
 			p.largeUntil[nodePool.Name] = p.clock.Now().Add(largeFor)
 		}
-		if raised := d.satisfyMinValues(decision.ceiling, template.Requirements); raised != decision.ceiling {
-			decision.ceiling, decision.deferred = raised, deferredAt(d.plans, d.shapes, raised)
+		if template.Requirements.HasMinValues() {
+			// minValues count every plan at the ceiling's price.
+			decision.ceiling = decision.ceiling.whole(d.plans)
 		}
-		ceiling := d.plans[decision.ceiling].price
+		if raised := d.satisfyMinValues(decision.ceiling.top, template.Requirements); raised != decision.ceiling.top {
+			decision.ceiling, decision.deferred = ceiling{top: raised}, deferredAt(d.plans, d.shapes, raised)
+		}
+		price := d.plans[decision.ceiling.top].price
 		next.floor = d.burstFloor(decision.burstCeiling, template.Requirements)
-		if decision.ceiling < len(d.plans)-1 || next.floor > 0 {
-			next.instanceTypes, next.ceiling = restrict(instanceTypes, next.floor, ceiling), ceiling
+		next.passedOver = decision.ceiling.passedOver(d.plans)
+		if decision.ceiling.top < len(d.plans)-1 || next.floor > 0 || len(next.passedOver) > 0 {
+			next.instanceTypes, next.ceiling = restrict(instanceTypes, next.floor, price, next.passedOver), price
 		}
 		p.report(ctx, nodePool.Name, previous, next, d, decision)
 	} else {
@@ -206,13 +213,16 @@ func (p *Policy) report(ctx context.Context, nodePool string, previous, next *me
 	}
 	deferredPods.Set(float64(decision.deferred), labels)
 	expectedFleetPrice.Set(decision.fleet.price, labels)
-	if previous != nil && previous.logged && previous.ceiling == next.ceiling && previous.floor == next.floor {
+	if previous != nil && previous.logged && previous.ceiling == next.ceiling && previous.floor == next.floor && slices.Equal(previous.passedOver, next.passedOver) {
 		next.logged = true
 		return
 	}
 	ceiling := "none"
 	if next.ceiling > 0 {
-		ceiling = fmt.Sprintf("%s ($%.3f/h)", d.plans[decision.ceiling].name, next.ceiling)
+		ceiling = fmt.Sprintf("%s ($%.3f/h)", d.plans[decision.ceiling.top].name, next.ceiling)
+		if len(next.passedOver) > 0 {
+			ceiling += ", not " + strings.Join(next.passedOver, ", ")
+		}
 	}
 	next.summary = []any{"pods", d.pods, "comingPods", d.coming, "shapes", len(d.shapes), "ceiling", ceiling, "floor", fmt.Sprintf("$%.3f/h", next.floor), "deferredPods", decision.deferred,
 		"expectedFleet", fmt.Sprintf("$%.3f/h on %d nodes", decision.fleet.price, decision.fleet.nodes),
@@ -287,12 +297,13 @@ func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.Instan
 }
 
 // restrict returns the instance types with every available offering dearer than ceiling or
-// cheaper than floor marked unavailable. Instance types it changes are copies: the provider's
-// are shared.
-func restrict(instanceTypes []*cloudprovider.InstanceType, floor, ceiling float64) []*cloudprovider.InstanceType {
-	outside := func(o *cloudprovider.Offering) bool { return o.Available && (o.Price > ceiling || o.Price < floor) }
+// cheaper than floor, and those of the plans passed over at the ceiling's price, marked
+// unavailable. Instance types it changes are copies: the provider's are shared.
+func restrict(instanceTypes []*cloudprovider.InstanceType, floor, ceiling float64, passedOver []string) []*cloudprovider.InstanceType {
 	out := make([]*cloudprovider.InstanceType, len(instanceTypes))
 	for i, it := range instanceTypes {
+		skipped := slices.Contains(passedOver, it.Name)
+		outside := func(o *cloudprovider.Offering) bool { return o.Available && (skipped || o.Price > ceiling || o.Price < floor) }
 		if !slices.ContainsFunc(it.Offerings, outside) {
 			out[i] = it
 			continue

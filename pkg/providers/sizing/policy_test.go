@@ -102,6 +102,28 @@ var _ = Describe("Sizing", func() {
 		}
 	})
 
+	It("offers one of the plans of a price alone when core would fill NodeClaims to a shape neither holds well", func() {
+		// g6-dedicated-32 (32 vCPUs, 64 GB) and g6-standard-20 (20 vCPUs, 96 GB) both cost
+		// $0.864/h. Offered both, core puts three of the 24Gi pods on a NodeClaim, which only
+		// g6-standard-20 holds and which leaves no room for a 4-CPU pod. g6-dedicated-32 alone
+		// takes two 24Gi pods and four 4-CPU pods a node: eight nodes, $6.912/h, where the
+		// cheapest fleet with both offered was six g6-dedicated-48, $7.776/h.
+		pods := append(pendingPods("memory", 16, "6", "24Gi"), pendingPods("cpu", 28, "4", "2Gi")...)
+		apply(pods)
+		instanceTypes := offered()
+		Expect(available(instanceTypes["g6-dedicated-32"])).To(BeTrue())
+		Expect(available(instanceTypes["g6-standard-20"])).To(BeFalse())
+		Expect(available(instanceTypes["g6-dedicated-48"])).To(BeFalse())
+
+		result := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, pods...)
+		Expect(result.Bindings).To(HaveLen(len(pods)))
+		plans := nodeClaimPlans(result.Bindings)
+		Expect(plans).To(HaveLen(8))
+		for nodeClaim, plan := range plans {
+			Expect(plan).To(Equal("g6-dedicated-32"), nodeClaim)
+		}
+	})
+
 	It("stops counting pods once core placed them on a NodeClaim that exists", func() {
 		pods := pendingPods("web", 30, "1", "1Gi")
 		result := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, pods...)
