@@ -46,7 +46,8 @@
 //
 // Which ceiling: the one whose simulated fleet, this round's and the later rounds' for deferred
 // pods, is cheapest; when that fleet would give the NodePool more than Tradeoff.LargeFleetNodes
-// nodes, the one with the fewest nodes among those at most Tradeoff.Tolerance dearer. A NodePool
+// nodes, the one with the fewest nodes among those at most Tradeoff.Tolerance dearer and worth
+// it (worthFewerNodes: no dearer than the nodes it saves cost in the cheapest fleet). A NodePool
 // that was large on its own stays large for ten minutes, so that a burst's last rounds, which
 // alone may not make it large, get the plans its first rounds got. The simulation orders its
 // NodeClaims as core does (coreorder.go), and so predicts core's fleet to the cent where core

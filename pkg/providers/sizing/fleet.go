@@ -294,13 +294,22 @@ type Tradeoff struct {
 	Tolerance float64
 }
 
+// worthFewerNodes says whether a fleet with fewer nodes than the cheapest is worth what it costs
+// more: at most what the nodes it saves cost, on average, in the cheapest fleet. Saving hundreds
+// of small nodes with a few big ones for a few percent more is; saving eight nodes of 108 for a
+// quarter more is not, however close to the threshold the cheapest fleet lands.
+func worthFewerNodes(cheapest, fewer fleet) bool {
+	saved := float64(cheapest.nodes - fewer.nodes)
+	return (fewer.price-cheapest.price)*float64(cheapest.nodes) <= cheapest.price*saved+1e-9
+}
+
 // choose finds the price ceiling for this round. For each ceiling it simulates the fleet core would
 // launch with plans up to that price available, for the pods some such plan holds; pods that need a
 // dearer plan are left to later rounds, when the pods placed now no longer count, and are simulated
 // the same way. Of all the ways to place the pods over rounds it takes the cheapest or, when that
 // fleet would make the NodePool, which has existing nodes, large, the cheapest that keeps it at or
 // under the threshold, else the one with the fewest nodes, among those the trade-off's tolerance
-// allows. Counting the NodePool's nodes matters because pods arrive in rounds: a burst of a
+// allows and whose saved nodes are worth what they cost more (worthFewerNodes). Counting the NodePool's nodes matters because pods arrive in rounds: a burst of a
 // thousand pods comes as rounds of a few dozen, each small on its own. For the same reason a
 // NodePool that was large earlier in the burst (wasLarge) keeps the fewest nodes: a burst's last
 // rounds, after its first NodeClaims took the fewest nodes, may add too few nodes to count as
@@ -341,8 +350,8 @@ func pick(options []option, tradeoff Tradeoff, existing int, wasLarge bool) deci
 		for n < len(options) && options[n].fleet.price <= cheapest.price*(1+tradeoff.Tolerance)+1e-9 {
 			n++
 		}
-		within := options[:n]
-		chosen = within[n-1]
+		within := slices.DeleteFunc(slices.Clone(options[:n]), func(o option) bool { return !worthFewerNodes(cheapest, o.fleet) })
+		chosen = within[len(within)-1]
 		if largeOnItsOwn {
 			if i := slices.IndexFunc(within, func(o option) bool { return existing+o.fleet.nodes <= tradeoff.LargeFleetNodes }); i >= 0 {
 				chosen = within[i]

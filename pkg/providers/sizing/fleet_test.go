@@ -196,6 +196,13 @@ func TestChoose(t *testing.T) {
 			shapes: []*shape{oneShape(10, 1000)}, tolerance: 0.3, ceiling: "medium", fleet: fleet{price: 4.4, nodes: 2},
 		},
 		{
+			// Ten one-CPU pods: four small nodes ($4) make the NodePool large; two plans of four
+			// pods and a small one keep it at the threshold for 35% more, within the tolerance,
+			// but save only one node in four.
+			name: "a fleet with fewer nodes costs at most what the nodes it saves would", plans: []plan{smallBig[0], {name: "four", price: 2.2, room: room(110, 4000)}},
+			shapes: []*shape{oneShape(10, 1000)}, tolerance: 0.4, ceiling: "small", fleet: fleet{price: 4, nodes: 4},
+		},
+		{
 			// The same pods with two nodes in the NodePool: only the big plan keeps it at three.
 			name: "the threshold counts the NodePool's nodes", plans: []plan{smallBig[0], {name: "medium", price: 2.2, room: room(110, 6000)}, smallBig[1]},
 			shapes: []*shape{oneShape(10, 1000)}, tolerance: 0.3, existing: 2, ceiling: "big", fleet: fleet{price: 5, nodes: 1},
