@@ -25,11 +25,12 @@ import (
 func BenchmarkDecide(b *testing.B) {
 	instanceTypes := usOrdPlans(b)
 	template := nodeClaimTemplate("standard", "dedicated", "highmem")
+	// In core's queue order: most CPU first.
 	var groups []*podGroup
 	for _, g := range []struct {
 		pods        int
 		cpu, memory string
-	}{{600, "250m", "512Mi"}, {300, "500m", "1Gi"}, {99, "1", "2Gi"}, {1, "40", "64Gi"}} {
+	}{{1, "40", "64Gi"}, {99, "1", "2Gi"}, {300, "500m", "1Gi"}, {600, "250m", "512Mi"}} {
 		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse(g.cpu), corev1.ResourceMemory: resource.MustParse(g.memory),
 		}}}}}}
@@ -38,7 +39,7 @@ func BenchmarkDecide(b *testing.B) {
 	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
 	b.ReportAllocs()
 	for b.Loop() {
-		d := nodePoolDemand(template, instanceTypes, groups, nil, nil)
+		d := nodePoolDemand(template, instanceTypes, groups, groupsInOrder(groups), nil, nil)
 		decision := d.choose(tradeoff, 0, false)
 		if decision.fleet.nodes == 0 {
 			b.Fatalf("no fleet: %+v", decision)

@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -21,8 +22,10 @@ import (
 
 // podShape is what the simulation needs of a pending pod; identical pods share a key.
 type podShape struct {
-	key          string
-	requests     corev1.ResourceList
+	key      string
+	requests corev1.ResourceList
+	// cpu and memory, in millis, order pods as Karpenter core's scheduling queue orders them.
+	cpu, memory  int64
 	requirements scheduling.Requirements
 	tolerations  []corev1.Toleration
 	perNode      int
@@ -37,6 +40,7 @@ func shapeOf(p *corev1.Pod) *podShape {
 		requirements: scheduling.NewStrictPodRequirements(p),
 		tolerations:  p.Spec.Tolerations,
 	}
+	s.cpu, s.memory = s.requests.Cpu().MilliValue(), s.requests.Memory().MilliValue()
 	s.perNode, s.group = spreadOverHostnames(p)
 	var key strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(s.requests)) {
@@ -88,6 +92,9 @@ func selects(selector *metav1.LabelSelector, set labels.Set) bool {
 type pendingPod struct {
 	key   types.NamespacedName
 	shape *podShape
+	// created and uid order pods of equal CPU and memory requests as core's queue does.
+	created metav1.Time
+	uid     types.UID
 }
 
 // pendingDemand is what the cluster's unbound pods ask of the NodePools.
@@ -156,7 +163,7 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 			out.placed[claim] = resources.MergeInto(out.placed[claim], cached.shape.requests)
 			continue
 		}
-		out.pods = append(out.pods, pendingPod{key: key, shape: cached.shape})
+		out.pods = append(out.pods, pendingPod{key: key, shape: cached.shape, created: item.CreationTimestamp, uid: item.UID})
 		if inWorkload && workloads[w].shape == nil {
 			workloads[w].shape = cached.shape
 		}
@@ -191,14 +198,23 @@ type podGroup struct {
 	deferred bool
 }
 
+// groupRun is a run of consecutive pods of one group in core's scheduling queue.
+type groupRun struct {
+	group *podGroup
+	pods  int
+}
+
 // groupPending groups the pending pods the NodePool can take (its requirements allow them and
-// they tolerate its taints) by shape, in the order first seen, with the pods coming like them.
-func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingPod, coming []comingPods, placements Placements) []*podGroup {
+// they tolerate its taints) by shape, in the order first seen, with the pods coming like them,
+// and lays the groups' pods out in the order core's scheduling queue takes them (inQueueOrder).
+func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingPod, coming []comingPods, placements Placements) ([]*podGroup, []groupRun) {
 	taints := hardTaints(template)
 	byKey := map[string]*podGroup{}
 	refused := map[string]bool{}
 	var groups []*podGroup
-	for _, p := range pending {
+	var queued []queuedPod
+	for i := range pending {
+		p := &pending[i]
 		s := p.shape
 		if refused[s.key] {
 			continue
@@ -214,6 +230,7 @@ func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingP
 			groups = append(groups, g)
 		}
 		g.pods++
+		queued = append(queued, queuedPod{group: g, pod: p})
 		// Core clears a pod's success time when it fails to place it, and keeps its first decision time.
 		if !placements.PodSchedulingDecisionTime(p.key).IsZero() && placements.PodSchedulingSuccessTime(p.key).IsZero() {
 			g.deferred = true
@@ -225,7 +242,68 @@ func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingP
 			g.coming += c.pods
 		}
 	}
-	return groups
+	return groups, inQueueOrder(queued, groups)
+}
+
+// queuedPod is a pending pod of a group; a nil pod stands for the group's pods still coming.
+type queuedPod struct {
+	group *podGroup
+	pod   *pendingPod
+}
+
+// inQueueOrder lays the groups' pods out as core's scheduling queue sorts pods: most CPU first,
+// then most memory, then the oldest, then by UID. Where pods of two groups ask for the same CPU
+// and memory, that order interleaves them as their workloads created them, and it decides which
+// NodeClaims core fills with which: pods spread over hostnames that come first open a NodeClaim
+// each, and the others then fill those. The pods still coming are created after every pod
+// pending, so they end their requests' run, in the groups' order.
+func inQueueOrder(queued []queuedPod, groups []*podGroup) []groupRun {
+	for _, g := range groups {
+		if g.coming > 0 {
+			queued = append(queued, queuedPod{group: g})
+		}
+	}
+	slices.SortStableFunc(queued, func(a, b queuedPod) int {
+		sa, sb := a.group.shape, b.group.shape
+		if c := cmp.Compare(sb.cpu, sa.cpu); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(sb.memory, sa.memory); c != 0 {
+			return c
+		}
+		switch {
+		case a.pod == nil || b.pod == nil:
+			// Coming pods after pending ones; among coming pods the stable sort keeps the groups' order.
+			return cmp.Compare(boolRank(a.pod == nil), boolRank(b.pod == nil))
+		case !a.pod.created.Equal(&b.pod.created):
+			if a.pod.created.Before(&b.pod.created) {
+				return -1
+			}
+			return 1
+		default:
+			return strings.Compare(string(a.pod.uid), string(b.pod.uid))
+		}
+	})
+	var runs []groupRun
+	for _, q := range queued {
+		pods := 1
+		if q.pod == nil {
+			pods = q.group.coming
+		}
+		if n := len(runs); n > 0 && runs[n-1].group == q.group {
+			runs[n-1].pods += pods
+			continue
+		}
+		runs = append(runs, groupRun{group: q.group, pods: pods})
+	}
+	return runs
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // hardTaints are the NodePool's taints a pod must tolerate; core tolerates PreferNoSchedule
@@ -244,6 +322,8 @@ type demand struct {
 	shapes        []*shape
 	// starting is the room on the NodePool's starting nodes, in the order core tries them.
 	starting []startingRoom
+	// queue is the shapes' pods in the order core's scheduling queue takes them.
+	queue []run
 	// floor is the cheapest plan holding a pod core could not place before, or -1.
 	floor int
 	// pods counts the pods of the shapes; coming those their workloads have yet to create.
@@ -254,7 +334,7 @@ type demand struct {
 // of each has after the DaemonSets that would run on it, the room on its starting nodes, and the
 // groups of pods as shapes. A group no plan holds is left out: it stays pending whatever the
 // NodePool offers.
-func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []*cloudprovider.InstanceType, groups []*podGroup, daemons []*corev1.Pod, starting []startingNode) demand {
+func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []*cloudprovider.InstanceType, groups []*podGroup, queue []groupRun, daemons []*corev1.Pod, starting []startingNode) demand {
 	type candidate struct {
 		it    *cloudprovider.InstanceType
 		price float64
@@ -337,12 +417,11 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 		d.starting = append(d.starting, startingRoom{plan: i, free: free})
 	}
 	empty := make(vector, len(dims))
+	shapes := make(map[*podGroup]*shape, len(groups))
 	for _, g := range groups {
 		s := &shape{
 			key:      g.shape.key,
 			requests: toVector(g.shape.requests),
-			cpu:      g.shape.requests.Cpu().MilliValue(),
-			memory:   g.shape.requests.Memory().MilliValue(),
 			pods:     g.pods,
 			plans:    newBitset(len(d.plans)),
 			perNode:  g.shape.perNode,
@@ -366,13 +445,18 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 			continue
 		}
 		d.shapes = append(d.shapes, s)
+		shapes[g] = s
 		d.pods += s.pods
 		d.coming += g.coming
 		if s.deferred && (d.floor < 0 || s.cheapest < d.floor) {
 			d.floor = s.cheapest
 		}
 	}
-	queueOrder(d.shapes)
+	for _, r := range queue {
+		if s, ok := shapes[r.group]; ok {
+			d.queue = appendRun(d.queue, run{shape: s, pods: r.pods})
+		}
+	}
 	return d
 }
 

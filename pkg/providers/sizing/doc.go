@@ -49,9 +49,10 @@
 // nodes, the one with the fewest nodes among those at most Tradeoff.Tolerance dearer and worth
 // it (worthFewerNodes: no dearer than the nodes it saves cost in the cheapest fleet). A NodePool
 // that was large on its own stays large for ten minutes, so that a burst's last rounds, which
-// alone may not make it large, get the plans its first rounds got. The simulation orders its
-// NodeClaims as core does (coreorder.go), and so predicts core's fleet to the cent where core
-// places the pods in one round.
+// alone may not make it large, get the plans its first rounds got. The simulation takes the pods
+// in the order core's queue takes them (inQueueOrder: pods of equal requests interleave as they
+// were created) and orders its NodeClaims as core does (coreorder.go), and so predicts core's
+// fleet to the cent where core places the pods in one round.
 //
 // Core asks often (every provisioning round, every disruption pass, per consolidation
 // candidate), so pending pods are grouped by shape with cached shapes, and the answer is memoised

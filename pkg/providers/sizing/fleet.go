@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strings"
 )
 
 // The fleet simulation works on plain numbers: a plan is its price and the room its node has for
@@ -27,9 +26,7 @@ type vector []int64
 type shape struct {
 	key      string
 	requests vector
-	// cpu and memory order shapes as Karpenter core's scheduling queue orders pods.
-	cpu, memory int64
-	pods        int
+	pods     int
 	// plans are the plans (indices into the price-ordered plans) a pod of the shape may run on:
 	// those its node requirements allow.
 	plans bitset
@@ -44,6 +41,32 @@ type shape struct {
 	// arriving says that some of the shape's pods are still to come: its workloads have yet to
 	// create them, or kube-scheduler to try them.
 	arriving bool
+}
+
+// run is a run of consecutive pods of one shape in core's scheduling queue.
+type run struct {
+	shape *shape
+	pods  int
+}
+
+// appendRun appends r to the queue, joining it to the last run when that is of the same shape.
+func appendRun(queue []run, r run) []run {
+	if n := len(queue); n > 0 && queue[n-1].shape == r.shape {
+		queue[n-1].pods += r.pods
+		return queue
+	}
+	return append(queue, r)
+}
+
+// only keeps the queue's pods of the given shapes, in the same order.
+func only(queue []run, shapes []*shape) []run {
+	var out []run
+	for _, r := range queue {
+		if slices.Contains(shapes, r.shape) {
+			out = appendRun(out, r)
+		}
+	}
+	return out
 }
 
 // startingRoom is what a starting node of the NodePool has left for pods, and its plan.
@@ -165,13 +188,13 @@ func fits(room, used, more vector) bool {
 	return true
 }
 
-// pack fills bins with the shapes' pods as Karpenter core's scheduler fills new NodeClaims when
+// pack fills bins with the queue's pods as Karpenter core's scheduler fills new NodeClaims when
 // only the plans up to ceiling are available: pods in the queue's order (most CPU, then most
 // memory first), each onto the first starting node with room for it, else into the first
 // in-flight NodeClaim, in core's order, that some available plan still holds with it, or into a
 // new one. Each bin costs the cheapest plan that holds it, which is the plan Create launches for
 // it; the starting nodes cost nothing more.
-func pack(plans []plan, shapes []*shape, c ceiling, starting []startingRoom) fleet {
+func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) fleet {
 	dims := len(plans[0].room)
 	used := make([]vector, len(starting))
 	for i := range used {
@@ -181,8 +204,8 @@ func pack(plans []plan, shapes []*shape, c ceiling, starting []startingRoom) fle
 	// that took the last pod, -1 when the last pod opened a new one.
 	var bins []*bin
 	changed := -1
-	for _, s := range shapes {
-		left := s.pods
+	for _, r := range queue {
+		s, left := r.shape, r.pods
 		// Pods spread over hostnames skip the starting nodes: how many of their group core placed
 		// there is not counted, and so neither is whether one more may go.
 		for i := 0; i < len(starting) && left > 0 && s.perNode == 0; i++ {
@@ -233,26 +256,6 @@ func addToOpenBin(bins []*bin, plans []plan, s *shape, c ceiling) int {
 		b.closedTo = s
 	}
 	return -1
-}
-
-// queueOrder sorts shapes as core's scheduling queue sorts pods: most CPU first, then most memory.
-func queueOrder(shapes []*shape) {
-	slices.SortStableFunc(shapes, func(a, b *shape) int {
-		if a.cpu != b.cpu {
-			return compareDesc(a.cpu, b.cpu)
-		}
-		if a.memory != b.memory {
-			return compareDesc(a.memory, b.memory)
-		}
-		return strings.Compare(a.key, b.key)
-	})
-}
-
-func compareDesc(a, b int64) int {
-	if a > b {
-		return -1
-	}
-	return 1
 }
 
 // decision is the price ceiling for this round and the fleet the simulation expects from it
@@ -319,10 +322,10 @@ func worthFewerNodes(cheapest, fewer fleet) bool {
 // starting nodes first; later rounds' pods are sized for new nodes alone. The ceiling the pods
 // still arriving would get on their own, without that floor, is the burst's (burstCeiling).
 //
-// The demand's plans must be ordered by price and its shapes by queueOrder; every shape must fit
+// The demand's plans must be ordered by price and its queue as core's; every shape must fit
 // some plan.
 func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision {
-	s := solver{plans: d.plans, shapes: d.shapes, starting: d.starting, memo: map[int][]option{}}
+	s := solver{plans: d.plans, shapes: d.shapes, queue: d.queue, starting: d.starting, memo: map[int][]option{}}
 	chosen := pick(s.options(-1, d.floor), tradeoff, existing, wasLarge)
 	chosen.deferred = deferredAt(d.plans, d.shapes, chosen.ceiling.top)
 	chosen.burstCeiling = chosen.ceiling
@@ -331,7 +334,7 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 		// The solver's memo is by shapes left, so it serves only the same shapes.
 		burst := s
 		if len(arriving) < len(d.shapes) {
-			burst = solver{plans: d.plans, shapes: arriving, starting: d.starting, memo: map[int][]option{}}
+			burst = solver{plans: d.plans, shapes: arriving, queue: only(d.queue, arriving), starting: d.starting, memo: map[int][]option{}}
 		}
 		chosen.burstCeiling = lower(d.plans, chosen.ceiling, pick(burst.options(-1, -1), tradeoff, existing, wasLarge).ceiling)
 	}
@@ -373,8 +376,10 @@ func deferredAt(plans []plan, shapes []*shape, ceiling int) int {
 }
 
 type solver struct {
-	plans    []plan
-	shapes   []*shape
+	plans  []plan
+	shapes []*shape
+	// queue is the shapes' pods in core's queue order.
+	queue    []run
 	starting []startingRoom
 	// memo holds the options for the shapes left after a round with a given ceiling, by the
 	// index of the first shape price level above that ceiling.
@@ -428,8 +433,9 @@ func (s *solver) options(after, floor int) []option {
 			starting = s.starting
 		}
 		later := s.options(c, -1)
+		queue := only(s.queue, now)
 		for _, ceiling := range s.ceilingsAt(c, now) {
-			placed := pack(s.plans, now, ceiling, starting)
+			placed := pack(s.plans, queue, ceiling, starting)
 			for _, l := range later {
 				all = append(all, option{fleet: placed.plus(l.fleet), ceiling: ceiling})
 			}

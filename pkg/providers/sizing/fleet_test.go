@@ -26,7 +26,7 @@ func allPlans(n int) bitset {
 }
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 func oneShape(pods int, milliCPU int64) *shape {
-	return &shape{key: "s", requests: request(milliCPU), cpu: milliCPU, pods: pods}
+	return &shape{key: "s", requests: request(milliCPU), pods: pods}
 }
 
 // plans of the cases: a small plan cheap per pod, a big one dearer per pod.
@@ -48,8 +48,25 @@ func withPlans(plans []plan, shapes ...*shape) []*shape {
 			}
 		}
 	}
-	queueOrder(shapes)
 	return shapes
+}
+
+// queueOf lays the shapes' pods out in core's queue one shape after the other, in the order given.
+func queueOf(shapes []*shape) []run {
+	var queue []run
+	for _, s := range shapes {
+		queue = appendRun(queue, run{shape: s, pods: s.pods})
+	}
+	return queue
+}
+
+// groupsInOrder lays the groups' pods out in core's queue one group after the other, in the order given.
+func groupsInOrder(groups []*podGroup) []groupRun {
+	queue := make([]groupRun, len(groups))
+	for i, g := range groups {
+		queue[i] = groupRun{group: g, pods: g.pods}
+	}
+	return queue
 }
 
 func TestPack(t *testing.T) {
@@ -83,8 +100,8 @@ func TestPack(t *testing.T) {
 			name:  "bigger pods first, smaller ones fill the NodeClaim with the fewest pods",
 			plans: []plan{{name: "six", price: 2, room: room(110, 6000)}},
 			shapes: []*shape{
-				{key: "two", requests: request(2000), cpu: 2000, pods: 2},
-				{key: "one", requests: request(1000), cpu: 1000, pods: 4},
+				{key: "two", requests: request(2000), pods: 2},
+				{key: "one", requests: request(1000), pods: 4},
 			},
 			want: fleet{price: 4, nodes: 2},
 		},
@@ -92,8 +109,29 @@ func TestPack(t *testing.T) {
 			name:  "a hostname spread puts one pod of the group on each node, other pods fill them",
 			plans: []plan{{name: "four", price: 1, room: room(110, 4000)}},
 			shapes: []*shape{
-				{key: "spread", requests: request(2000), cpu: 2000, pods: 3, perNode: 1, group: "g"},
-				{key: "filler", requests: request(1000), cpu: 1000, pods: 6},
+				{key: "spread", requests: request(2000), pods: 3, perNode: 1, group: "g"},
+				{key: "filler", requests: request(1000), pods: 6},
+			},
+			want: fleet{price: 3, nodes: 3},
+		},
+		{
+			// Pods of the same requests come in the order their workloads created them: here the
+			// spread pods after the others, which filled two NodeClaims, so that two of the three
+			// spread pods need a NodeClaim of their own.
+			name:  "pods of the same requests spread over hostnames after the others need more nodes",
+			plans: []plan{{name: "four", price: 1, room: room(110, 4000)}},
+			shapes: []*shape{
+				{key: "filler", requests: request(2000), pods: 3},
+				{key: "spread", requests: request(2000), pods: 3, perNode: 1, group: "g"},
+			},
+			want: fleet{price: 4, nodes: 4},
+		},
+		{
+			name:  "the same pods, the spread ones first, share three nodes with the others",
+			plans: []plan{{name: "four", price: 1, room: room(110, 4000)}},
+			shapes: []*shape{
+				{key: "spread", requests: request(2000), pods: 3, perNode: 1, group: "g"},
+				{key: "filler", requests: request(2000), pods: 3},
 			},
 			want: fleet{price: 3, nodes: 3},
 		},
@@ -111,14 +149,14 @@ func TestPack(t *testing.T) {
 		},
 		{
 			name:  "a starting node on a plan the pods may not run on takes none",
-			plans: smallBig, shapes: []*shape{{key: "small-only", requests: request(1000), cpu: 1000, pods: 10, plans: bitset{1}}}, ceiling: 0,
+			plans: smallBig, shapes: []*shape{{key: "small-only", requests: request(1000), pods: 10, plans: bitset{1}}}, ceiling: 0,
 			starting: []startingRoom{{plan: 1, free: room(110, 4000)}},
 			want:     fleet{price: 4, nodes: 4},
 		},
 		{
 			name:     "pods spread over hostnames go to new nodes only",
 			plans:    []plan{{name: "four", price: 1, room: room(110, 4000)}},
-			shapes:   []*shape{{key: "spread", requests: request(1000), cpu: 1000, pods: 2, perNode: 1, group: "g"}},
+			shapes:   []*shape{{key: "spread", requests: request(1000), pods: 2, perNode: 1, group: "g"}},
 			starting: []startingRoom{{plan: 0, free: room(110, 4000)}},
 			want:     fleet{price: 2, nodes: 2},
 		},
@@ -131,7 +169,7 @@ func TestPack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			shapes := withPlans(tc.plans, tc.shapes...)
-			if got := pack(tc.plans, shapes, ceiling{top: tc.ceiling}, tc.starting); !near(got.price, tc.want.price) || got.nodes != tc.want.nodes {
+			if got := pack(tc.plans, queueOf(shapes), ceiling{top: tc.ceiling}, tc.starting); !near(got.price, tc.want.price) || got.nodes != tc.want.nodes {
 				t.Fatalf("pack = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -152,7 +190,7 @@ func TestChoose(t *testing.T) {
 		{name: "medium", price: 3, room: room(110, 6000)},
 		{name: "big", price: 10, room: room(110, 12000)},
 	}
-	big := func() *shape { return &shape{key: "big", requests: request(10000), cpu: 10000, pods: 1} }
+	big := func() *shape { return &shape{key: "big", requests: request(10000), pods: 1} }
 	for _, tc := range []struct {
 		name      string
 		plans     []plan
@@ -245,7 +283,7 @@ func TestChoose(t *testing.T) {
 			if floor == 0 {
 				floor = -1
 			}
-			d := demand{plans: tc.plans, shapes: shapes, floor: floor, starting: tc.starting}.choose(Tradeoff{LargeFleetNodes: 3, Tolerance: tc.tolerance}, tc.existing, tc.wasLarge)
+			d := demand{plans: tc.plans, shapes: shapes, queue: queueOf(shapes), floor: floor, starting: tc.starting}.choose(Tradeoff{LargeFleetNodes: 3, Tolerance: tc.tolerance}, tc.existing, tc.wasLarge)
 			if tc.plans[d.ceiling.top].name != tc.ceiling || !near(d.fleet.price, tc.fleet.price) || d.fleet.nodes != tc.fleet.nodes || d.deferred != tc.deferred {
 				t.Fatalf("choose = ceiling %s, fleet %+v, %d deferred; want ceiling %s, fleet %+v, %d deferred",
 					tc.plans[d.ceiling.top].name, d.fleet, d.deferred, tc.ceiling, tc.fleet, tc.deferred)
@@ -264,12 +302,12 @@ func TestChooseOnePlanAtAPrice(t *testing.T) {
 		{name: "cpu", price: 1, room: vector{110_000, 31_000, 60}},
 		{name: "memory", price: 1, room: vector{110_000, 19_000, 90}},
 	}
-	memoryHeavy := &shape{key: "memory-heavy", requests: vector{1000, 6000, 24}, cpu: 6000, memory: 24, pods: 16}
-	cpuHeavy := &shape{key: "cpu-heavy", requests: vector{1000, 4000, 2}, cpu: 4000, memory: 2, pods: 28}
+	memoryHeavy := &shape{key: "memory-heavy", requests: vector{1000, 6000, 24}, pods: 16}
+	cpuHeavy := &shape{key: "cpu-heavy", requests: vector{1000, 4000, 2}, pods: 28}
 	shapes := withPlans(plans, memoryHeavy, cpuHeavy)
 
-	both := pack(plans, shapes, ceiling{top: 1}, nil)
-	d := demand{plans: plans, shapes: shapes, floor: -1}.choose(Tradeoff{LargeFleetNodes: 100}, 0, false)
+	both := pack(plans, queueOf(shapes), ceiling{top: 1}, nil)
+	d := demand{plans: plans, shapes: shapes, queue: queueOf(shapes), floor: -1}.choose(Tradeoff{LargeFleetNodes: 100}, 0, false)
 	if want := (ceiling{top: 0, sole: true}); d.ceiling != want || !near(d.fleet.price, 8) || d.fleet.nodes != 8 {
 		t.Fatalf("choose = ceiling %+v, fleet %+v; want %+v (the CPU plan alone), 8 nodes for 8", d.ceiling, d.fleet, want)
 	}
@@ -306,7 +344,8 @@ func TestDefaultTradeoff(t *testing.T) {
 		{pods: 1000, ceiling: "g6-dedicated-48", nodes: 22},
 	} {
 		t.Run(fmt.Sprintf("%d pods, %d nodes", tc.pods, tc.existing), func(t *testing.T) {
-			demand := nodePoolDemand(template, instanceTypes, []*podGroup{{shape: oneCPU, pods: tc.pods}}, nil, nil)
+			groups := []*podGroup{{shape: oneCPU, pods: tc.pods}}
+			demand := nodePoolDemand(template, instanceTypes, groups, groupsInOrder(groups), nil, nil)
 			d := demand.choose(tradeoff, tc.existing, false)
 			if got := demand.plans[d.ceiling.top].name; got != tc.ceiling || d.fleet.nodes != tc.nodes {
 				t.Fatalf("ceiling %s, fleet %+v (cheapest %+v); want ceiling %s, %d nodes", got, d.fleet, d.cheapest, tc.ceiling, tc.nodes)

@@ -122,7 +122,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		return instanceTypes, nil
 	}
 	template := p.template(nodePool, previous)
-	groups := groupPending(template, pending.pods, pending.coming, holder.Placements)
+	groups, queue := groupPending(template, pending.pods, pending.coming, holder.Placements)
 	if len(groups) == 0 {
 		p.offerAll(ctx, nodePool.Name, previous)
 		return instanceTypes, nil
@@ -136,13 +136,13 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		return nil, err
 	}
 	starting := startingNodes(holder.Placements, nodePool.Name, pending.placed)
-	inputs := inputsHash(nodePool, instanceTypes, daemonsKey, existing, starting, groups)
+	inputs := inputsHash(nodePool, instanceTypes, daemonsKey, existing, starting, groups, queue)
 	if previous != nil && previous.inputs == inputs {
 		logDecision(ctx, nodePool.Name, previous)
 		return previous.instanceTypes, nil
 	}
 
-	d := nodePoolDemand(template, instanceTypes, groups, daemons, starting)
+	d := nodePoolDemand(template, instanceTypes, groups, queue, daemons, starting)
 	next := &memo{inputs: inputs, instanceTypes: instanceTypes, template: template, generation: nodePool.Generation, uid: nodePool.UID}
 	if len(d.shapes) > 0 {
 		decision := d.choose(p.tradeoff, existing, p.wasLarge(nodePool.Name))
@@ -280,8 +280,8 @@ func (p *Policy) nodeClaims(ctx context.Context, nodePool string) (int, error) {
 // inputsHash identifies everything a NodePool's answer depends on: its spec, the instance types
 // (the provider returns the same slice until the catalogue or an offering changes), the
 // DaemonSets, the NodePool's node count, the room on its starting nodes and the pending pods by
-// shape.
-func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, existing int, starting []startingNode, groups []*podGroup) uint64 {
+// shape and in core's queue order.
+func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, existing int, starting []startingNode, groups []*podGroup, queue []groupRun) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%d/%p/%d/%s/%d|", nodePool.UID, nodePool.Generation, instanceTypes[0], len(instanceTypes), daemonsKey, existing)
 	hashStartingNodes(h, starting)
@@ -292,6 +292,10 @@ func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.Instan
 	slices.Sort(keys)
 	for _, k := range keys {
 		_, _ = h.Write([]byte(k))
+	}
+	// Where groups ask for the same CPU and memory, how core's queue interleaves them counts.
+	for _, r := range queue {
+		fmt.Fprintf(h, "|%s#%d", r.group.shape.key, r.pods)
 	}
 	return h.Sum64()
 }
