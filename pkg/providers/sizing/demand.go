@@ -272,17 +272,18 @@ func inQueueOrder(queued []queuedPod, groups []*podGroup) []groupRun {
 			return c
 		}
 		switch {
-		case a.pod == nil || b.pod == nil:
-			// Coming pods after pending ones; among coming pods the stable sort keeps the groups' order.
-			return cmp.Compare(boolRank(a.pod == nil), boolRank(b.pod == nil))
-		case !a.pod.created.Equal(&b.pod.created):
-			if a.pod.created.Before(&b.pod.created) {
-				return -1
-			}
+		case a.pod == nil && b.pod == nil:
+			// Pods still coming: the stable sort keeps the groups' order.
+			return 0
+		case a.pod == nil:
 			return 1
-		default:
-			return strings.Compare(string(a.pod.uid), string(b.pod.uid))
+		case b.pod == nil:
+			return -1
 		}
+		if c := a.pod.created.Compare(b.pod.created.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.pod.uid), string(b.pod.uid))
 	})
 	var runs []groupRun
 	for _, q := range queued {
@@ -297,13 +298,6 @@ func inQueueOrder(queued []queuedPod, groups []*podGroup) []groupRun {
 		runs = append(runs, groupRun{group: q.group, pods: pods})
 	}
 	return runs
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // hardTaints are the NodePool's taints a pod must tolerate; core tolerates PreferNoSchedule
