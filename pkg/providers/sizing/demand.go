@@ -198,11 +198,8 @@ type podGroup struct {
 	deferred bool
 }
 
-// groupRun is a run of consecutive pods of one group in core's scheduling queue.
-type groupRun struct {
-	group *podGroup
-	pods  int
-}
+// groupRun is a run of pods of one group in core's scheduling queue.
+type groupRun = runOf[*podGroup]
 
 // groupPending groups the pending pods the NodePool can take (its requirements allow them and
 // they tolerate its taints) by shape, in the order first seen, with the pods coming like them,
@@ -245,57 +242,68 @@ func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingP
 	return groups, inQueueOrder(queued, groups)
 }
 
-// queuedPod is a pending pod of a group; a nil pod stands for the group's pods still coming.
+// queuedPod is a pending pod of a group.
 type queuedPod struct {
 	group *podGroup
 	pod   *pendingPod
 }
 
+// requestClass is what core's scheduling queue orders pods by first: their CPU, then memory.
+type requestClass struct{ cpu, memory int64 }
+
+func classOf(g *podGroup) requestClass { return requestClass{cpu: g.shape.cpu, memory: g.shape.memory} }
+
 // inQueueOrder lays the groups' pods out as core's scheduling queue sorts pods: most CPU first,
-// then most memory, then the oldest, then by UID. Where pods of two groups ask for the same CPU
-// and memory, that order interleaves them as their workloads created them, and it decides which
-// NodeClaims core fills with which: pods spread over hostnames that come first open a NodeClaim
-// each, and the others then fill those. The pods still coming are created after every pod
-// pending, so they end their requests' run, in the groups' order.
+// then most memory, then the oldest, then by UID. Where pods of several groups ask for the same
+// CPU and memory, that order interleaves them as their workloads created them, and it decides
+// which NodeClaims core fills with which: pods spread over hostnames that come first open a
+// NodeClaim each, and the others then fill those. The pods still coming are created after every
+// pod pending, so they end their requests' run, in the groups' order. Only such ties need the
+// pods sorted; core asks often, and most groups have requests of their own.
 func inQueueOrder(queued []queuedPod, groups []*podGroup) []groupRun {
+	byClass := map[requestClass][]*podGroup{}
+	var classes []requestClass
 	for _, g := range groups {
-		if g.coming > 0 {
-			queued = append(queued, queuedPod{group: g})
+		c := classOf(g)
+		if byClass[c] == nil {
+			classes = append(classes, c)
+		}
+		byClass[c] = append(byClass[c], g)
+	}
+	slices.SortFunc(classes, func(a, b requestClass) int {
+		if c := cmp.Compare(b.cpu, a.cpu); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.memory, a.memory)
+	})
+	tiedPods := map[requestClass][]queuedPod{}
+	for _, q := range queued {
+		if c := classOf(q.group); len(byClass[c]) > 1 {
+			tiedPods[c] = append(tiedPods[c], q)
 		}
 	}
-	slices.SortStableFunc(queued, func(a, b queuedPod) int {
-		sa, sb := a.group.shape, b.group.shape
-		if c := cmp.Compare(sb.cpu, sa.cpu); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(sb.memory, sa.memory); c != 0 {
-			return c
-		}
-		switch {
-		case a.pod == nil && b.pod == nil:
-			// Pods still coming: the stable sort keeps the groups' order.
-			return 0
-		case a.pod == nil:
-			return 1
-		case b.pod == nil:
-			return -1
-		}
-		if c := a.pod.created.Compare(b.pod.created.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(string(a.pod.uid), string(b.pod.uid))
-	})
 	var runs []groupRun
-	for _, q := range queued {
-		pods := 1
-		if q.pod == nil {
-			pods = q.group.coming
-		}
-		if n := len(runs); n > 0 && runs[n-1].group == q.group {
-			runs[n-1].pods += pods
+	for _, c := range classes {
+		tied := byClass[c]
+		if len(tied) == 1 {
+			runs = append(runs, groupRun{of: tied[0], pods: tied[0].pods})
 			continue
 		}
-		runs = append(runs, groupRun{group: q.group, pods: pods})
+		pods := tiedPods[c]
+		slices.SortStableFunc(pods, func(a, b queuedPod) int {
+			if c := a.pod.created.Compare(b.pod.created.Time); c != 0 {
+				return c
+			}
+			return strings.Compare(string(a.pod.uid), string(b.pod.uid))
+		})
+		for _, q := range pods {
+			runs = appendRun(runs, groupRun{of: q.group, pods: 1})
+		}
+		for _, g := range tied {
+			if g.coming > 0 {
+				runs = appendRun(runs, groupRun{of: g, pods: g.coming})
+			}
+		}
 	}
 	return runs
 }
@@ -447,8 +455,8 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 		}
 	}
 	for _, r := range queue {
-		if s, ok := shapes[r.group]; ok {
-			d.queue = appendRun(d.queue, run{shape: s, pods: r.pods})
+		if s, ok := shapes[r.of]; ok {
+			d.queue = appendRun(d.queue, run{of: s, pods: r.pods})
 		}
 	}
 	return d

@@ -75,7 +75,7 @@ func TestInQueueOrder(t *testing.T) {
 			}
 			var got []string
 			for _, r := range inQueueOrder(queued, ordered) {
-				got = append(got, fmt.Sprintf("%s×%d", groups[r.group], r.pods))
+				got = append(got, fmt.Sprintf("%s×%d", groups[r.of], r.pods))
 			}
 			if strings.Join(got, " ") != tc.want {
 				t.Fatalf("queue = %s, want %s", strings.Join(got, " "), tc.want)

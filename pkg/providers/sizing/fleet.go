@@ -43,15 +43,18 @@ type shape struct {
 	arriving bool
 }
 
-// run is a run of consecutive pods of one shape in core's scheduling queue.
-type run struct {
-	shape *shape
-	pods  int
+// runOf is a run of consecutive pods of one kind (a group, a shape) in core's scheduling queue.
+type runOf[K comparable] struct {
+	of   K
+	pods int
 }
 
-// appendRun appends r to the queue, joining it to the last run when that is of the same shape.
-func appendRun(queue []run, r run) []run {
-	if n := len(queue); n > 0 && queue[n-1].shape == r.shape {
+// run is a run of pods of one shape.
+type run = runOf[*shape]
+
+// appendRun appends r to the queue, joining it to the last run when that is of the same kind.
+func appendRun[K comparable](queue []runOf[K], r runOf[K]) []runOf[K] {
+	if n := len(queue); n > 0 && queue[n-1].of == r.of {
 		queue[n-1].pods += r.pods
 		return queue
 	}
@@ -62,7 +65,7 @@ func appendRun(queue []run, r run) []run {
 func only(queue []run, shapes []*shape) []run {
 	var out []run
 	for _, r := range queue {
-		if slices.Contains(shapes, r.shape) {
+		if slices.Contains(shapes, r.of) {
 			out = appendRun(out, r)
 		}
 	}
@@ -205,7 +208,7 @@ func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) fleet {
 	var bins []*bin
 	changed := -1
 	for _, r := range queue {
-		s, left := r.shape, r.pods
+		s, left := r.of, r.pods
 		// Pods spread over hostnames skip the starting nodes: how many of their group core placed
 		// there is not counted, and so neither is whether one more may go.
 		for i := 0; i < len(starting) && left > 0 && s.perNode == 0; i++ {

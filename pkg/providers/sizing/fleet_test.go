@@ -55,7 +55,7 @@ func withPlans(plans []plan, shapes ...*shape) []*shape {
 func queueOf(shapes []*shape) []run {
 	var queue []run
 	for _, s := range shapes {
-		queue = appendRun(queue, run{shape: s, pods: s.pods})
+		queue = appendRun(queue, run{of: s, pods: s.pods})
 	}
 	return queue
 }
@@ -64,7 +64,7 @@ func queueOf(shapes []*shape) []run {
 func groupsInOrder(groups []*podGroup) []groupRun {
 	queue := make([]groupRun, len(groups))
 	for i, g := range groups {
-		queue[i] = groupRun{group: g, pods: g.pods}
+		queue[i] = groupRun{of: g, pods: g.pods}
 	}
 	return queue
 }

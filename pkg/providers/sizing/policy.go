@@ -295,7 +295,7 @@ func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.Instan
 	}
 	// Where groups ask for the same CPU and memory, how core's queue interleaves them counts.
 	for _, r := range queue {
-		fmt.Fprintf(h, "|%s#%d", r.group.shape.key, r.pods)
+		fmt.Fprintf(h, "|%s#%d", r.of.shape.key, r.pods)
 	}
 	return h.Sum64()
 }
