@@ -82,14 +82,15 @@ spec:
 // The sizing policy chooses a ceiling by simulating the fleet core's scheduler launches under it;
 // where the simulation errs, the policy trades for a fleet that is not the one it gets. Over
 // random mixes that core places in one round, for the NodePool open to every plan, the fleet the
-// policy expected is the fleet launched, to the cent.
+// policy expected is the fleet launched, to the cent. Seed 11's mix 29 adds 41 pods spread over
+// hostnames beside 54 unspread of the same requests, which core takes after the spread ones.
 func TestPolicyExpectsTheFleetCoreLaunches(t *testing.T) {
 	ctx, err := controllerContext(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	compared := 0
-	for _, mix := range randomMixes(1, 40) {
+	for _, mix := range append(randomMixes(1, 40), randomMixes(11, 40)[29]) {
 		fleet, err := provisionInProcess(ctx, mix, openNodePool)
 		if err != nil {
 			t.Fatal(err)
