@@ -307,7 +307,9 @@ func restrict(instanceTypes []*cloudprovider.InstanceType, floor, ceiling float6
 	out := make([]*cloudprovider.InstanceType, len(instanceTypes))
 	for i, it := range instanceTypes {
 		skipped := slices.Contains(passedOver, it.Name)
-		outside := func(o *cloudprovider.Offering) bool { return o.Available && (skipped || o.Price > ceiling || o.Price < floor) }
+		outside := func(o *cloudprovider.Offering) bool {
+			return o.Available && (skipped || o.Price > ceiling || o.Price < floor)
+		}
 		if !slices.ContainsFunc(it.Offerings, outside) {
 			out[i] = it
 			continue
