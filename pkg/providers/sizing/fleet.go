@@ -315,8 +315,9 @@ func worthFewerNodes(cheapest, fewer fleet) bool {
 // the same way. Of all the ways to place the pods over rounds it takes the cheapest or, when that
 // fleet would make the NodePool, which has existing nodes, large, the cheapest that keeps it at or
 // under the threshold, else the one with the fewest nodes, among those the trade-off's tolerance
-// allows and whose saved nodes are worth what they cost more (worthFewerNodes). Counting the NodePool's nodes matters because pods arrive in rounds: a burst of a
-// thousand pods comes as rounds of a few dozen, each small on its own. For the same reason a
+// allows and whose saved nodes are worth what they cost more (worthFewerNodes). Counting the
+// NodePool's nodes matters because pods arrive in rounds: a burst of a thousand pods comes as
+// rounds of a few dozen, each small on its own. For the same reason a
 // NodePool that was large earlier in the burst (wasLarge) keeps the fewest nodes: a burst's last
 // rounds, after its first NodeClaims took the fewest nodes, may add too few nodes to count as
 // large, and would get the small plans the trade-off avoided. The demand's floor, an index into

@@ -136,7 +136,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		return nil, err
 	}
 	starting := startingNodes(holder.Placements, nodePool.Name, pending.placed)
-	inputs := inputsHash(nodePool, instanceTypes, daemonsKey, existing, starting, groups, queue)
+	inputs := inputsHash(nodePool, instanceTypes, daemonsKey, existing, starting, queue)
 	if previous != nil && previous.inputs == inputs {
 		logDecision(ctx, nodePool.Name, previous)
 		return previous.instanceTypes, nil
@@ -281,21 +281,14 @@ func (p *Policy) nodeClaims(ctx context.Context, nodePool string) (int, error) {
 // (the provider returns the same slice until the catalogue or an offering changes), the
 // DaemonSets, the NodePool's node count, the room on its starting nodes and the pending pods by
 // shape and in core's queue order.
-func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, existing int, starting []startingNode, groups []*podGroup, queue []groupRun) uint64 {
+func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, existing int, starting []startingNode, queue []groupRun) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%d/%p/%d/%s/%d|", nodePool.UID, nodePool.Generation, instanceTypes[0], len(instanceTypes), daemonsKey, existing)
 	hashStartingNodes(h, starting)
-	keys := make([]string, 0, len(groups))
-	for _, g := range groups {
-		keys = append(keys, fmt.Sprintf("%s#%d#%t", g.shape.key, g.pods, g.deferred))
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		_, _ = h.Write([]byte(k))
-	}
-	// Where groups ask for the same CPU and memory, how core's queue interleaves them counts.
+	// The queue holds every group, in an order fixed by the pods: where groups ask for the same
+	// CPU and memory, how core's queue interleaves them counts too.
 	for _, r := range queue {
-		fmt.Fprintf(h, "|%s#%d", r.of.shape.key, r.pods)
+		fmt.Fprintf(h, "|%s#%d#%t", r.of.shape.key, r.pods, r.of.deferred)
 	}
 	return h.Sum64()
 }
