@@ -22,10 +22,15 @@ RACE_PKGS ?= $(shell go list ./pkg/emulator/... 2>/dev/null)
 help: ## Show this help
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
+# The end-to-end suites are listed first so that go test starts them first: they spend most of
+# their minutes waiting on their local clusters, and the other packages compile and run beside
+# them, one more package at a time than there are cores to keep the CPU busy meanwhile.
+E2E_PKGS := ./test/e2e ./test/e2e/upkeep ./test/e2e/instance
+
 .PHONY: test
 test: k8s-binaries $(GOTESTSUM) ## Run every test against a real kube-apiserver, etcd and the Linode emulator
 	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" \
-		$(GOTESTSUM) --format testname -- -count=1 -timeout 30m ./...
+		$(GOTESTSUM) --format testname -- -count=1 -p 3 -timeout 30m $(E2E_PKGS) ./...
 ifneq ($(strip $(RACE_PKGS)),)
 	$(GOTESTSUM) --format testname -- -count=1 -race -timeout 15m $(RACE_PKGS)
 endif
@@ -35,7 +40,7 @@ demo: ## The README walk-through on a local cluster and the Linode API emulator 
 	go run ./cmd/demo $(DEMO_FLAGS)
 
 .PHONY: e2e
-e2e: k8s-binaries ## Only the end-to-end suite: the controller on a local cluster with kwok kubelets and the emulator
+e2e: k8s-binaries ## Only the end-to-end suites: the controller on a local cluster with kwok kubelets and the emulator
 	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" go test -count=1 -timeout 30m ./test/e2e/...
 
 .PHONY: bench

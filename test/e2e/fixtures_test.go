@@ -41,8 +41,3 @@ func cpuOf(nodes []corev1.Node) int64 {
 func consistently(ctx context.Context, actual any) AsyncAssertion {
 	return Consistently(actual).WithContext(ctx).WithTimeout(10 * time.Second).WithPolling(500 * time.Millisecond)
 }
-
-// hasTaint reports whether node carries a taint with the key and effect.
-func hasTaint(node corev1.Node, key string, effect corev1.TaintEffect) bool {
-	return slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == key && t.Effect == effect })
-}

@@ -35,14 +35,14 @@ var _ = Describe("Registration and launches that take time", func() {
 			RunningTimeout: 3 * time.Minute,
 		})
 		for _, node := range f.Nodes(ctx) {
-			Expect(hasTaint(node, karpv1.UnregisteredNoExecuteTaint.Key, corev1.TaintEffectNoExecute)).To(BeFalse(),
+			Expect(framework.HasTaint(node, karpv1.UnregisteredNoExecuteTaint.Key, corev1.TaintEffectNoExecute)).To(BeFalse(),
 				"core removed the unregistered taint from %s once it registered", node.Name)
 		}
 	}, SpecTimeout(10*time.Minute))
 
 	It("launches one node per NodeClaim when the controller crashes in the middle of a launch", func(ctx SpecContext) {
 		// LKE takes 20 s to give a new pool its Linode, so the crash lands while Create waits.
-		delays := emulator.DefaultDelays().Scaled(delayScale)
+		delays := emulator.DefaultDelays().Scaled(framework.DelayScale)
 		delays.NodeInstance = 20 * time.Second
 		cluster.Emulator.SetDelays(delays)
 		DeferCleanup(restoreDelays)
@@ -72,11 +72,13 @@ var _ = Describe("Registration and launches that take time", func() {
 
 // restoreController brings back the suite's controller settings.
 func restoreController(ctx context.Context) {
-	Expect(cluster.RestartController(ctx, localcluster.RestartOptions{Env: controllerEnv})).To(Succeed())
+	Expect(cluster.RestartController(ctx, localcluster.RestartOptions{Env: framework.LKEControllerEnv()})).To(Succeed())
 }
 
 // restoreDelays brings back the suite's boot delays.
-func restoreDelays() { cluster.Emulator.SetDelays(emulator.DefaultDelays().Scaled(delayScale)) }
+func restoreDelays() {
+	cluster.Emulator.SetDelays(emulator.DefaultDelays().Scaled(framework.DelayScale))
+}
 
 // totalBoot is how long a new LKE node takes from its pool's create to a running Linode.
 func totalBoot(d emulator.Delays) time.Duration { return d.NodeInstance + d.Provisioning + d.Booting }

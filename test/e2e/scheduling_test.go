@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
+	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 )
 
 var _ = Describe("Scheduling", func() {
@@ -33,7 +34,7 @@ var _ = Describe("Scheduling", func() {
 		Expect(nodes[0].Labels).To(HaveKeyWithValue(v1.LabelInstanceClass, "dedicated"))
 		Expect(nodes[0].Labels).To(HaveKeyWithValue(v1.LabelInstanceCPU, "4"))
 		Expect(nodes[0].Labels).To(HaveKeyWithValue(corev1.LabelInstanceTypeStable, "g6-dedicated-4"))
-		Expect(hasTaint(nodes[0], "e2e/dedicated", corev1.TaintEffectNoSchedule)).To(BeTrue(), "taints %v", nodes[0].Spec.Taints)
+		Expect(framework.HasTaint(nodes[0], "e2e/dedicated", corev1.TaintEffectNoSchedule)).To(BeTrue(), "taints %v", nodes[0].Spec.Taints)
 		consistently(ctx, func() []corev1.Pod { return f.Pods(ctx, "intolerant") }).
 			Should(HaveEach(HaveField("Status.Phase", corev1.PodPending)), "a pod that does not tolerate the NodePool's taint never runs")
 	})

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -49,6 +50,18 @@ func StartCluster(ctx context.Context, opts localcluster.Options) *localcluster.
 		gomega.Expect(os.RemoveAll(workDir)).To(gomega.Succeed())
 	})
 	return cluster
+}
+
+// RunSpecs runs a suite's specs with the waits every suite uses: a spec's Eventually gives up
+// after 2 minutes, polling every 250 ms. Every wait is given the spec's context; without
+// EnforceDefaultTimeoutsWhenUsingContexts such a wait has no timeout of its own and a missing
+// behaviour hangs the suite instead of failing the spec.
+func RunSpecs(t *testing.T, description string) {
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	gomega.SetDefaultEventuallyTimeout(2 * time.Minute)
+	gomega.SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	gomega.EnforceDefaultTimeoutsWhenUsingContexts()
+	ginkgo.RunSpecs(t, description)
 }
 
 // failed keeps the cluster's logs after a failing run.

@@ -22,7 +22,7 @@ var _ = Describe("Launches that take time", func() {
 		})
 		defaults := emulator.DefaultDelays()
 		cluster.Emulator.SetDelays(defaults.Scaled(bootDelay.Seconds() / (defaults.Provisioning + defaults.Booting).Seconds()))
-		DeferCleanup(func() { cluster.Emulator.SetDelays(emulator.DefaultDelays().Scaled(delayScale)) })
+		DeferCleanup(func() { cluster.Emulator.SetDelays(emulator.DefaultDelays().Scaled(framework.DelayScale)) })
 
 		f := newFixture("slow-boot")
 		framework.ExpectNoDuplicateNodeClaims(ctx, f, framework.SlowBoot{

@@ -19,9 +19,6 @@ import (
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 )
 
-// delayScale makes a Linode boot in about 3 s (160 s on Linode).
-const delayScale = 0.02
-
 // garbageCollectionGracePeriod is how long a leaked Linode lives: long enough for the controller's
 // cache to show a NodeClaim it just created, short enough for a spec.
 const garbageCollectionGracePeriod = 15 * time.Second
@@ -39,18 +36,14 @@ var (
 )
 
 func TestInstanceMode(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(2 * time.Minute)
-	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
-	EnforceDefaultTimeoutsWhenUsingContexts()
-	RunSpecs(t, "End-to-end, instance mode")
+	framework.RunSpecs(t, "End-to-end, instance mode")
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
 	cluster = framework.StartCluster(ctx, localcluster.Options{
 		Mode:          localcluster.ModeInstance,
 		ClusterName:   "e2e-instance",
-		DelayScale:    delayScale,
+		DelayScale:    framework.DelayScale,
 		ControllerEnv: controllerEnv,
 	})
 	kube = cluster.Kube

@@ -1,4 +1,4 @@
-package e2e_test
+package upkeep_test
 
 import (
 	"context"
@@ -21,10 +21,6 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 )
-
-// scaled is a duration on Linode's clock as the emulator plays it: its delays are scaled by
-// delayScale, and so are the maintenance windows and the controller's maintenance settings.
-func scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * delayScale) }
 
 var _ = Describe("Linode maintenance and host failures", func() {
 	It("replaces a node before maintenance powers it off, through a drain its PodDisruptionBudget allows; live migrations and other Linodes' maintenance change nothing", func(ctx SpecContext) {
@@ -65,10 +61,10 @@ var _ = Describe("Linode maintenance and host failures", func() {
 		foreignID := foreignLinode(ctx)
 
 		running := watchRunning(ctx, f, "web")
-		powerOff, err := cluster.Emulator.ScheduleMaintenance(targetID, emulator.Maintenance{Type: emulator.MaintenancePowerOffOn, StartsIn: scaled(time.Hour)})
+		powerOff, err := cluster.Emulator.ScheduleMaintenance(targetID, emulator.Maintenance{Type: emulator.MaintenancePowerOffOn, StartsIn: framework.Scaled(time.Hour)})
 		Expect(err).NotTo(HaveOccurred())
 		for id, maintenanceType := range map[int]string{migratingID: emulator.MaintenanceLiveMigration, foreignID: emulator.MaintenancePowerOffOn} {
-			_, err := cluster.Emulator.ScheduleMaintenance(id, emulator.Maintenance{Type: maintenanceType, StartsIn: scaled(time.Hour)})
+			_, err := cluster.Emulator.ScheduleMaintenance(id, emulator.Maintenance{Type: maintenanceType, StartsIn: framework.Scaled(time.Hour)})
 			Expect(err).NotTo(HaveOccurred())
 		}
 
@@ -76,7 +72,7 @@ var _ = Describe("Linode maintenance and host failures", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(cluster.Emulator.Instances()).NotTo(ContainElement(HaveField("ID", targetID)), "the node's Linode is deleted")
 			g.Expect(f.NodeClaims(ctx)).NotTo(ContainElement(HaveField("Name", target.Name)))
-		}).WithContext(ctx).WithTimeout(scaled(time.Hour)).Should(Succeed())
+		}).WithContext(ctx).WithTimeout(framework.Scaled(time.Hour)).Should(Succeed())
 		Expect(time.Now()).To(BeTemporally("<", powerOff.When), "the Linode is gone before Linode powers it off at %s", powerOff.When)
 		fmt.Fprintf(GinkgoWriter, "node replaced %v before its maintenance window\n", time.Until(powerOff.When).Round(time.Second))
 		f.ExpectRunning(ctx, "web", 3)

@@ -1,4 +1,4 @@
-package e2e_test
+package upkeep_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 )
 
 var _ = Describe("LKE upgrades", func() {
@@ -50,7 +51,7 @@ var _ = Describe("LKE upgrades", func() {
 			disrupted := 0
 			for _, claim := range f.NodeClaims(ctx) {
 				i := slices.IndexFunc(nodes, func(node corev1.Node) bool { return node.Name == claim.Status.NodeName })
-				if i >= 0 && hasTaint(nodes[i], karpv1.DisruptedTaintKey, corev1.TaintEffectNoSchedule) &&
+				if i >= 0 && framework.HasTaint(nodes[i], karpv1.DisruptedTaintKey, corev1.TaintEffectNoSchedule) &&
 					!claim.StatusConditions().IsTrue(karpv1.ConditionTypeInstanceTerminating) {
 					disrupted++
 				}
@@ -114,5 +115,5 @@ func minorOf(version string) string {
 // localclusterRestart restarts the controller with the suite's settings and the overrides, which
 // come last and win.
 func localclusterRestart(overrides ...string) localcluster.RestartOptions {
-	return localcluster.RestartOptions{Env: slices.Concat(controllerEnv, overrides)}
+	return localcluster.RestartOptions{Env: framework.LKEControllerEnv(overrides...)}
 }
