@@ -6,12 +6,8 @@
 package e2e_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
@@ -27,13 +23,4 @@ func TestE2E(t *testing.T) {
 	framework.RunSpecs(t, "End-to-end")
 }
 
-var _ = BeforeSuite(func(ctx SpecContext) {
-	cluster = framework.StartLKECluster(ctx, "e2e")
-	kube = cluster.Kube
-}, NodeTimeout(5*time.Minute))
-
-var _ = ReportAfterEach(framework.RecordFailure)
-
-var _ = AfterEach(func(ctx context.Context) {
-	Expect(cluster.CheckHealthy()).To(Succeed(), "a component or the controller died")
-})
+var _ = framework.RegisterSuite(framework.LKECluster("e2e"), func(c *localcluster.Cluster) { cluster, kube = c, c.Kube })

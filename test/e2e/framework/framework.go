@@ -31,9 +31,24 @@ import (
 // Namespace is where the specs' deployments run.
 const Namespace = "default"
 
-// StartCluster starts a local cluster for the suite, in BeforeSuite, and stops it when the suite
-// ends; the components' logs are kept, and their directory printed, when a spec failed.
-func StartCluster(ctx context.Context, opts localcluster.Options) *localcluster.Cluster {
+// RegisterSuite registers, at the top level of a suite's package, what runs around its specs: the
+// suite's local cluster, started in BeforeSuite with opts and handed to started, and stopped when
+// the suite ends; after each spec, a check that no component or the controller died. The
+// components' logs are kept, and their directory printed, when a spec failed.
+func RegisterSuite(opts localcluster.Options, started func(*localcluster.Cluster)) bool {
+	var cluster *localcluster.Cluster
+	ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
+		cluster = startCluster(ctx, opts)
+		started(cluster)
+	}, ginkgo.NodeTimeout(5*time.Minute))
+	ginkgo.ReportAfterEach(recordFailure)
+	ginkgo.AfterEach(func() {
+		gomega.Expect(cluster.CheckHealthy()).To(gomega.Succeed(), "a component or the controller died")
+	})
+	return true
+}
+
+func startCluster(ctx context.Context, opts localcluster.Options) *localcluster.Cluster {
 	ginkgo.GinkgoHelper()
 	workDir, err := os.MkdirTemp("", "karpenter-linode-e2e-")
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -67,9 +82,8 @@ func RunSpecs(t *testing.T, description string) {
 // failed keeps the cluster's logs after a failing run.
 var failed atomic.Bool
 
-// RecordFailure notes a failed spec, so that the cluster's logs are kept; register it with
-// ReportAfterEach.
-func RecordFailure(report ginkgo.SpecReport) {
+// recordFailure notes a failed spec, so that the cluster's logs are kept.
+func recordFailure(report ginkgo.SpecReport) {
 	if report.Failed() {
 		failed.Store(true)
 	}

@@ -1,11 +1,9 @@
 package framework
 
 import (
-	"context"
 	"slices"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
@@ -30,18 +28,16 @@ func LKEControllerEnv(overrides ...string) []string {
 	}, overrides)
 }
 
-// StartLKECluster starts, in BeforeSuite, the local cluster an LKE-mode suite runs on: an LKE
-// cluster named name in the emulator, its delays scaled by DelayScale, and the controller with
-// LKEControllerEnv.
-func StartLKECluster(ctx context.Context, name string) *localcluster.Cluster {
-	ginkgo.GinkgoHelper()
-	return StartCluster(ctx, localcluster.Options{
+// LKECluster is the local cluster an LKE-mode suite runs on: an LKE cluster named name in the
+// emulator, its delays scaled by DelayScale, and the controller with LKEControllerEnv.
+func LKECluster(name string) localcluster.Options {
+	return localcluster.Options{
 		ClusterName:   name,
 		DelayScale:    DelayScale,
 		ControllerEnv: LKEControllerEnv(),
 		// Linode sells GPU plans in limited numbers; a GPU spec needs a couple.
 		PlanCapacity: map[string]int{"g1-gpu-rtx6000-1": 2, "g1-gpu-rtx6000-2": 2},
-	})
+	}
 }
 
 // HasTaint reports whether node carries a taint with the key and effect.

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
@@ -39,18 +37,9 @@ func TestInstanceMode(t *testing.T) {
 	framework.RunSpecs(t, "End-to-end, instance mode")
 }
 
-var _ = BeforeSuite(func(ctx SpecContext) {
-	cluster = framework.StartCluster(ctx, localcluster.Options{
-		Mode:          localcluster.ModeInstance,
-		ClusterName:   "e2e-instance",
-		DelayScale:    framework.DelayScale,
-		ControllerEnv: controllerEnv,
-	})
-	kube = cluster.Kube
-}, NodeTimeout(5*time.Minute))
-
-var _ = ReportAfterEach(framework.RecordFailure)
-
-var _ = AfterEach(func() {
-	Expect(cluster.CheckHealthy()).To(Succeed(), "a component or the controller died")
-})
+var _ = framework.RegisterSuite(localcluster.Options{
+	Mode:          localcluster.ModeInstance,
+	ClusterName:   "e2e-instance",
+	DelayScale:    framework.DelayScale,
+	ControllerEnv: controllerEnv,
+}, func(c *localcluster.Cluster) { cluster, kube = c, c.Kube })

@@ -5,12 +5,8 @@
 package upkeep_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
@@ -27,16 +23,7 @@ func TestUpkeep(t *testing.T) {
 	framework.RunSpecs(t, "End-to-end, upkeep")
 }
 
-var _ = BeforeSuite(func(ctx SpecContext) {
-	cluster = framework.StartLKECluster(ctx, "e2e")
-	kube = cluster.Kube
-}, NodeTimeout(5*time.Minute))
-
-var _ = ReportAfterEach(framework.RecordFailure)
-
-var _ = AfterEach(func(ctx context.Context) {
-	Expect(cluster.CheckHealthy()).To(Succeed(), "a component or the controller died")
-})
+var _ = framework.RegisterSuite(framework.LKECluster("e2e"), func(c *localcluster.Cluster) { cluster, kube = c, c.Kube })
 
 // newFixture is a spec's LinodeNodeClass, with the defaults LKE mode needs, and NodePool.
 func newFixture(prefix string) *framework.Fixture {
