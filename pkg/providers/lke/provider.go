@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,8 @@ import (
 // API is the part of the Linode API the LKE provider calls.
 type API interface {
 	linode.LKEAPI
+	// GetInstance tells which pool a Linode missing from the listing belongs to, by its label.
+	GetInstance(ctx context.Context, linodeID int) (*linodego.Instance, error)
 	RebootInstance(ctx context.Context, linodeID int, configID int) error
 }
 
@@ -153,7 +156,8 @@ func (p *Provider) owns(pool linodego.LKENodePool) bool {
 
 // MigrateOwnership retags the pools an earlier version tagged with the cluster's name with the
 // cluster's id, so that they stay the provider's, and garbage collection's to look at, whatever
-// the cluster is called later. It returns how many pools it retagged.
+// the cluster is called later; so too the pools whose tag someone removed while the provider
+// held them (see poolCache). It returns how many pools it retagged.
 func (p *Provider) MigrateOwnership(ctx context.Context) (int, error) {
 	listing, err := p.pools.get(ctx, 0)
 	if err != nil {
@@ -289,7 +293,8 @@ func (p *Provider) awaitInstance(ctx context.Context, pool linodego.LKENodePool)
 	}
 }
 
-// Get finds the node by its Linode in the pool listing.
+// Get finds the node by its Linode in the pool listing, or, when the listing misses it, by reading
+// the Linode and its pool.
 func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.Node, error) {
 	id, err := nodeprovider.ParseProviderID(providerID)
 	if err != nil {
@@ -307,9 +312,56 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.No
 		pool, member, found = listing.byInstance(id)
 	}
 	if !found {
-		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("no node pool of LKE cluster %d holds Linode %d", p.cluster.ID, id))
+		return p.lookUp(ctx, id)
 	}
 	return p.nodeOf(pool, member), nil
+}
+
+// lookUp finds a Linode the listing does not show by asking the API about it and its pool alone.
+// A listing misses the pool whose ownership tag someone removed, and can miss one that moved
+// between pages while they were read: neither is a node gone, and calling it gone would finalize
+// its NodeClaim and leave the pool running, and billed. Only a 404 for the Linode or its pool is.
+func (p *Provider) lookUp(ctx context.Context, instanceID int) (*nodeprovider.Node, error) {
+	instance, err := p.api.GetInstance(ctx, instanceID)
+	if err != nil {
+		if linode.IsNotFound(err) {
+			return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("Linode %d is gone: %w", instanceID, err))
+		}
+		return nil, fmt.Errorf("reading Linode %d, which no listed node pool holds: %w", instanceID, err)
+	}
+	poolID, ok := p.poolOfLabel(instance.Label)
+	if !ok {
+		return nil, fmt.Errorf("Linode %d (%s) is not a node of LKE cluster %d", instanceID, instance.Label, p.cluster.ID)
+	}
+	pool, err := p.api.GetLKENodePool(ctx, p.cluster.ID, poolID)
+	if err != nil {
+		if linode.IsNotFound(err) {
+			return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("node pool %d of Linode %d is gone: %w", poolID, instanceID, err))
+		}
+		return nil, fmt.Errorf("reading node pool %d of Linode %d: %w", poolID, instanceID, err)
+	}
+	member, found := lo.Find(pool.Linodes, func(member linodego.LKENodePoolLinode) bool { return member.InstanceID == instanceID })
+	if !found {
+		// LKE takes a Linode out of its pool before it deletes it (a recycle, a node deleted):
+		// it is gone once its own GET says so.
+		return nil, fmt.Errorf("node pool %d no longer holds Linode %d, which LKE has not deleted yet", poolID, instanceID)
+	}
+	p.pools.put(*pool)
+	return p.nodeOf(*pool, member), nil
+}
+
+// poolOfLabel reads the pool id out of an LKE node's Linode label, lke<clusterID>-<poolID>-<hex>.
+func (p *Provider) poolOfLabel(label string) (int, bool) {
+	rest, ok := strings.CutPrefix(label, fmt.Sprintf("lke%d-", p.cluster.ID))
+	if !ok {
+		return 0, false
+	}
+	poolID, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.Atoi(poolID)
+	return id, err == nil && id > 0
 }
 
 // List returns the nodes of every pool the provider launched for this cluster; a pool whose node

@@ -649,3 +649,106 @@ func TestPoolsOfEarlierVersionsAreAdopted(t *testing.T) {
 		t.Fatalf("after the rename the provider lists %+v (%v), want the migrated pool", nodes, err)
 	}
 }
+
+// untag removes the cluster's ownership tag from the node's pool, as a user editing the pool's
+// tags by hand would.
+func untag(t *testing.T, f *fixture, node *nodeprovider.Node) {
+	t.Helper()
+	tags := slices.DeleteFunc(slices.Clone(node.Tags), func(tag string) bool { return tag == nodeprovider.LKEClusterTag(f.cluster.ID) })
+	if _, err := f.client.UpdateLKENodePool(context.Background(), f.cluster.ID, node.LKE.PoolID, linodego.LKENodePoolUpdateOptions{Tags: &tags}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAPoolMissingFromTheListingIsNotGone: a pool whose ownership tag a user removed is missing
+// from the listing but answers 200: its NodeClaim keeps it (Get finds it, List still shows it to
+// the controller that saw it before), and deleting the NodeClaim deletes the pool instead of
+// leaving it running.
+func TestAPoolMissingFromTheListingIsNotGone(t *testing.T) {
+	f := newFixture(t, fixtureOptions{provider: []option.Function[lke.Options]{lke.WithListingTTL(0)}})
+	ctx := context.Background()
+	node, err := f.provider.Create(ctx, nodeClass(), nodeClaim("default-untagged"), plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.provider.List(ctx); err != nil {
+		t.Fatal(err)
+	}
+	untag(t, f, node)
+
+	nodes, err := f.provider.List(ctx)
+	if err != nil || len(nodes) != 1 || nodes[0].InstanceID != node.InstanceID {
+		t.Fatalf("after its tag was removed the pool is listed as %+v (%v), want it still", nodes, err)
+	}
+	restarted := lke.NewProvider(f.client, f.cluster, clusterName, f.unavailable, lke.WithListingTTL(0))
+	f.emulator.ResetCounters()
+	found, err := restarted.Get(ctx, node.ProviderID())
+	if err != nil || found.LKE.PoolID != node.LKE.PoolID {
+		t.Fatalf("a controller that never listed the pool gets %+v, %v; want the node of the untagged pool", found, err)
+	}
+	if calls := f.emulator.Calls(); calls > 3 {
+		t.Errorf("finding a node missing from the listing cost %d calls, want the listing and a GET of its Linode and its pool: %v", calls, f.emulator.Counters())
+	}
+	if err := restarted.Delete(ctx, found); err != nil {
+		t.Fatalf("deleting the node of the untagged pool: %v", err)
+	}
+	if pools := f.emulator.Pools(f.cluster.ID); len(pools) != 0 {
+		t.Fatalf("the untagged pool was left running: %+v", pools)
+	}
+	if _, err := restarted.Get(ctx, node.ProviderID()); !cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Fatalf("Get after the pool's deletion gave %v, want NodeClaimNotFound", err)
+	}
+	if nodes, err := f.provider.List(ctx); err != nil || len(nodes) != 0 {
+		t.Fatalf("after the pool's deletion the provider that kept it lists %+v (%v), want nothing", nodes, err)
+	}
+}
+
+// TestOnlyA404IsGone: a node is gone when its Linode or its pool answers 404, and not when
+// either read fails otherwise.
+func TestOnlyA404IsGone(t *testing.T) {
+	f := newFixture(t, fixtureOptions{provider: []option.Function[lke.Options]{lke.WithListingTTL(0)}})
+	ctx := context.Background()
+	node, err := f.provider.Create(ctx, nodeClass(), nodeClaim("default-404"), plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	untag(t, f, node)
+	provider := lke.NewProvider(f.client, f.cluster, clusterName, f.unavailable, lke.WithListingTTL(0))
+	for _, fault := range []emulator.Fault{
+		{Method: http.MethodGet, Route: "/linode/instances/{linodeId}", Sequence: []int{http.StatusInternalServerError}},
+		{Method: http.MethodGet, Route: poolsRoute + "/{poolId}", Sequence: []int{http.StatusServiceUnavailable}},
+	} {
+		f.emulator.InjectFault(fault)
+		if _, err := provider.Get(ctx, node.ProviderID()); err == nil || cloudprovider.IsNodeClaimNotFoundError(err) {
+			t.Errorf("a %d on %s gave %v, want an error that is not NodeClaimNotFound", fault.Sequence[0], fault.Route, err)
+		}
+	}
+	f.emulator.InjectFault(emulator.Fault{Method: http.MethodGet, Route: poolsRoute + "/{poolId}", Sequence: []int{http.StatusNotFound}})
+	if _, err := provider.Get(ctx, node.ProviderID()); !cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Errorf("a pool answering 404 gave %v, want NodeClaimNotFound", err)
+	}
+	if err := f.client.DeleteLKENodePool(ctx, f.cluster.ID, node.LKE.PoolID); err != nil {
+		t.Fatal(err)
+	}
+	f.emulator.Tick()
+	if _, err := provider.Get(ctx, node.ProviderID()); !cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Errorf("a pool deleted behind the provider's back gave %v, want NodeClaimNotFound", err)
+	}
+}
+
+// TestListingAtRestReadsNoPoolAlone: a pool is read alone only when a listing misses it; listings
+// of an unchanged cluster cost one call each.
+func TestListingAtRestReadsNoPoolAlone(t *testing.T) {
+	f := newFixture(t, fixtureOptions{provider: []option.Function[lke.Options]{lke.WithListingTTL(0)}})
+	ctx := context.Background()
+	createPools(t, f, 3)
+	f.emulator.ResetCounters()
+	for range 5 {
+		if nodes, err := f.provider.List(ctx); err != nil || len(nodes) != 3 {
+			t.Fatalf("listed %d nodes (%v), want 3", len(nodes), err)
+		}
+	}
+	if calls := f.emulator.Calls(); calls != 5 {
+		t.Fatalf("five listings of an unchanged cluster cost %v, want five pool listings", f.emulator.Counters())
+	}
+}
