@@ -244,6 +244,12 @@ const maxErrorBody = 64 << 10
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A RoundTripper must not modify the request it was given.
 	req = req.Clone(req.Context())
+	if leavesTheAPI(req) {
+		// Whoever answers a redirect to another host or scheme must not receive the token, and
+		// its answer says nothing about it.
+		req.Header.Del("Authorization")
+		return t.base.RoundTrip(req)
+	}
 	req.Header.Set("Authorization", "Bearer "+t.credentials.Token())
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
@@ -260,4 +266,14 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	t.credentials.observe(req.URL.Path, resp.StatusCode, body)
 	return resp, nil
+}
+
+// leavesTheAPI reports whether the request follows a redirect away from the scheme and host the
+// client first asked: http.Client sets Response on each request it makes to follow one.
+func leavesTheAPI(req *http.Request) bool {
+	first := req
+	for first.Response != nil && first.Response.Request != nil {
+		first = first.Response.Request
+	}
+	return first.URL.Scheme != req.URL.Scheme || first.URL.Host != req.URL.Host
 }

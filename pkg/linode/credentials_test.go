@@ -2,6 +2,8 @@ package linode_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,4 +128,51 @@ func gauge(t *testing.T, name string) float64 {
 	}
 	t.Fatalf("no gauge %s on /metrics", name)
 	return 0
+}
+
+// TestTheTokenNeverFollowsARedirectToAnotherHost: an API answer that redirects the client to
+// another host (a compromised proxy, a misconfigured API URL) does not hand that host the token,
+// while a redirect within the API keeps it.
+func TestTheTokenNeverFollowsARedirectToAnotherHost(t *testing.T) {
+	const region = `{"id":"us-ord","country":"us","capabilities":[],"status":"ok"}`
+	var elsewhere []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere = append(elsewhere, r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(region))
+	}))
+	t.Cleanup(other.Close)
+	var withinAPI []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v4/regions/elsewhere":
+			http.Redirect(w, r, other.URL+"/v4/regions/us-ord", http.StatusFound)
+		case "/v4/regions/moved":
+			http.Redirect(w, r, "/v4/regions/us-ord", http.StatusFound)
+		default:
+			withinAPI = append(withinAPI, r.Header.Get("Authorization"))
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(region))
+		}
+	}))
+	t.Cleanup(api.Close)
+	opts := linode.DefaultClientOptions()
+	opts.URL, opts.Credentials, opts.RetryCount = api.URL, linode.StaticCredentials("secret-token"), 0
+	client, err := linode.NewClient(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := client.GetRegion(context.Background(), "elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	if len(elsewhere) != 1 || elsewhere[0] != "" {
+		t.Fatalf("the other host received Authorization %q, want the redirect followed without the token", elsewhere)
+	}
+	if _, err := client.GetRegion(context.Background(), "moved"); err != nil {
+		t.Fatal(err)
+	}
+	if len(withinAPI) != 1 || withinAPI[0] != "Bearer secret-token" {
+		t.Fatalf("a redirect within the API sent Authorization %q, want the token", withinAPI)
+	}
 }
