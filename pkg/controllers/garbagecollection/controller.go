@@ -15,10 +15,13 @@
 // NodeClaims, the Nodes or their pods, deletes at most a few nodes per run, and announces each
 // deletion with an event.
 //
-// One case needs no grace period: a Node deleted while no NodeClaim owns its Linode. Core drained
-// it, no kubelet registers it again, and a launch in progress never had a Node; the
-// DeletedNodeController deletes that Linode as soon as the Node is gone. It is how the nodes of
-// lost NodeClaims end: Kubernetes' garbage collector deletes their Nodes, which the NodeClaims own.
+// One case needs no grace period: a Node that core's termination finalizer drained, deleted while
+// no NodeClaim owns its Linode. No kubelet registers it again, and a launch in progress never had
+// a Node; the DeletedNodeController deletes that Linode as soon as the Node is gone. It is how the
+// nodes of lost NodeClaims end: Kubernetes' garbage collector deletes their Nodes, which the
+// NodeClaims own. A Node deleted without that drain (its finalizer removed by hand, or one core
+// never managed) may have left pods running on its Linode, which therefore waits for the grace
+// period like any other unowned node.
 package garbagecollection
 
 import (

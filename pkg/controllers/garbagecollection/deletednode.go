@@ -37,8 +37,8 @@ type NodeGetter interface {
 	Delete(ctx context.Context, node *nodeprovider.Node) error
 }
 
-// DeletedNodeController deletes at once the Linode of a Node that was deleted while no NodeClaim
-// owned the Linode. That is what becomes of the nodes whose NodeClaims were lost behind the
+// DeletedNodeController deletes at once the Linode of a Node that Karpenter drained and that was
+// deleted while no NodeClaim owned the Linode. That is what becomes of the nodes whose NodeClaims were lost behind the
 // controller's back (a backup restored, the CRDs reinstalled): Kubernetes' garbage collector
 // deletes their Nodes, which the NodeClaims own; core drains each Node (its termination finalizer)
 // but terminates an instance only through a NodeClaim, so the Linode is left running with no Node,
@@ -97,6 +97,18 @@ func (c *DeletedNodeController) Reconcile(ctx context.Context, req reconcile.Req
 	return reconcile.Result{}, nil
 }
 
+// DrainedByKarpenter reports whether core's termination finalizer drained the Node before it went,
+// from the Node's last state: core taints a Node karpenter.sh/disrupted:NoSchedule before it
+// drains it, and removes only its finalizer after. A Node deleted without that finalizer (removed
+// by hand, `kubectl delete node` on a Node core never managed) may have gone with its pods still
+// running on the Linode: deleting the Linode at once would kill them undrained, so such a Linode
+// is left to the periodic collection, whose grace period gives its owner time to notice.
+func DrainedByKarpenter(node *corev1.Node) bool {
+	return !node.DeletionTimestamp.IsZero() && slices.ContainsFunc(node.Spec.Taints, func(taint corev1.Taint) bool {
+		return karpv1.DisruptedNoScheduleTaint.MatchTaint(&taint)
+	})
+}
+
 func deletedNodeEvent(node *nodeprovider.Node) events.Event {
 	return garbageCollectedEvent(node, fmt.Sprintf("Deleted %s, launched for NodeClaim %s: its Node was deleted (and drained) while no NodeClaim owned it",
 		describe(node), node.NodeClaimName))
@@ -107,10 +119,17 @@ func (c *DeletedNodeController) Register(_ context.Context, m manager.Manager) e
 	return controllerruntime.NewControllerManagedBy(m).
 		Named("garbagecollection.deletednode").
 		WatchesRawSource(source.Kind(m.GetCache(), &corev1.Node{}, handler.TypedFuncs[*corev1.Node, reconcile.Request]{
-			DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[*corev1.Node], queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				if providerID := e.Object.Spec.ProviderID; strings.HasPrefix(providerID, nodeprovider.ProviderIDPrefix) {
-					queue.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Name: providerID}}, DeletedNodeDelay)
+			DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[*corev1.Node], queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				providerID := e.Object.Spec.ProviderID
+				if !strings.HasPrefix(providerID, nodeprovider.ProviderIDPrefix) {
+					return
 				}
+				if !DrainedByKarpenter(e.Object) {
+					log.FromContext(ctx).WithValues("Node", e.Object.Name, "provider-id", providerID).
+						Info("a Node was deleted without Karpenter draining it; its Linode, if no NodeClaim owns it, is deleted only after garbage collection's grace period")
+					return
+				}
+				queue.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Name: providerID}}, DeletedNodeDelay)
 			},
 		})).
 		Complete(c)

@@ -5,8 +5,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
@@ -64,6 +69,61 @@ var _ = Describe("A deleted Node's Linode", func() {
 		}),
 		Entry("when the Linode is gone already (LKE replaced it in a recycle)", func() string {
 			return nodeprovider.ProviderID(424242)
+		}),
+	)
+})
+
+var _ = Describe("A deleted Node's last state", func() {
+	// deletedState creates the Node, deletes it by way of del, and returns the Node as the
+	// apiserver's watch, and so the controller's informer, last shows it.
+	deletedState := func(node *corev1.Node, del func(node *corev1.Node)) *corev1.Node {
+		GinkgoHelper()
+		ExpectApplied(ctx, env.Client, node)
+		watcher, err := env.KubernetesInterface.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + node.Name})
+		Expect(err).ToNot(HaveOccurred())
+		defer watcher.Stop()
+		del(node)
+		for e := range watcher.ResultChan() {
+			if e.Type == watch.Deleted {
+				return e.Object.(*corev1.Node)
+			}
+		}
+		Fail("the watch ended before the Node was deleted")
+		return nil
+	}
+
+	It("shows that core drained the Node through its termination finalizer", func() {
+		node := coretest.Node(coretest.NodeOptions{ObjectMeta: metav1.ObjectMeta{Finalizers: []string{karpv1.TerminationFinalizer}}, ProviderID: nodeprovider.ProviderID(1)})
+		last := deletedState(node, func(node *corev1.Node) {
+			Expect(env.Client.Delete(ctx, node)).To(Succeed())
+			// What core's termination does: taint, drain, then remove its finalizer.
+			stored := &corev1.Node{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(node), stored)).To(Succeed())
+			stored.Spec.Taints = append(stored.Spec.Taints, karpv1.DisruptedNoScheduleTaint)
+			Expect(env.Client.Update(ctx, stored)).To(Succeed())
+			stored.Finalizers = nil
+			Expect(env.Client.Update(ctx, stored)).To(Succeed())
+		})
+		Expect(garbagecollection.DrainedByKarpenter(last)).To(BeTrue())
+	})
+
+	DescribeTable("shows a Node that went undrained, whose Linode waits for the grace period",
+		func(finalizers []string, taints []corev1.Taint, del func(node *corev1.Node)) {
+			node := coretest.Node(coretest.NodeOptions{ObjectMeta: metav1.ObjectMeta{Finalizers: finalizers}, Taints: taints, ProviderID: nodeprovider.ProviderID(2)})
+			Expect(garbagecollection.DrainedByKarpenter(deletedState(node, del))).To(BeFalse())
+		},
+		Entry("deleted without a finalizer (kubectl delete node of a Node core never managed)", nil, nil, func(node *corev1.Node) {
+			Expect(env.Client.Delete(ctx, node)).To(Succeed())
+		}),
+		Entry("a disruption candidate deleted with its finalizer removed by hand before core drained it", nil, []corev1.Taint{karpv1.DisruptedNoScheduleTaint}, func(node *corev1.Node) {
+			Expect(env.Client.Delete(ctx, node)).To(Succeed())
+		}),
+		Entry("its termination finalizer removed by hand", []string{karpv1.TerminationFinalizer}, nil, func(node *corev1.Node) {
+			Expect(env.Client.Delete(ctx, node)).To(Succeed())
+			stored := &corev1.Node{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(node), stored)).To(Succeed())
+			stored.Finalizers = nil
+			Expect(env.Client.Update(ctx, stored)).To(Succeed())
 		}),
 	)
 })
