@@ -15,7 +15,10 @@ const unhealthyToleration = 30 * time.Minute
 
 // RepairPolicies replace nodes whose kubelet stays not Ready. Ready=False is the set's single
 // default fallback, as core requires; Ready=Unknown (the kubelet stopped reporting) matches any
-// reason. Both skip the drain: a kubelet that does not report cannot evict pods either.
+// reason. Both skip the drain: a kubelet that does not report cannot evict pods either. Core's
+// repair honours karpenter.sh/do-not-repair and the NodePool's budgets for the reason Unhealthy;
+// with a drain bound of zero it deletes pods that karpenter.sh/do-not-disrupt or a
+// PodDisruptionBudget would hold, which a nil bound would leave blocking the repair for good.
 func (c *CloudProvider) RepairPolicies() []cloudprovider.RepairPolicy {
 	return []cloudprovider.RepairPolicy{
 		{

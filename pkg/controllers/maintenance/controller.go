@@ -20,6 +20,9 @@
 //     core does not wait for pods that cannot drain from a Linode that is off (as Karpenter's AWS
 //     provider does for instances that fail their health checks). Core's node repair would
 //     replace it only after 30 minutes of NotReady, and only with its NodeRepair gate on.
+//   - Replacing a node whose Linode is or was down is node repair: like core's, it is vetoed by
+//     karpenter.sh/do-not-repair on the Node or its NodeClaim, and not by
+//     karpenter.sh/do-not-disrupt or disruption budgets.
 //
 // A poll that fails waits for the next interval rather than retrying at once, so the controller's
 // share of Linode's rate limits stays fixed however the API fails.
@@ -236,6 +239,14 @@ func (c *Controller) reconcileMaintenance(ctx context.Context, nodeClaims map[in
 				continue
 			}
 		case ReplaceNow:
+			if repairVetoed(nodeClaim, c.nodeOf(ctx, nodeClaim)) {
+				// Looked at again at each poll, so that removing the veto replaces the node.
+				if !c.reported[e.key()] {
+					c.reported[e.key()] = true
+					c.publish(ctx, nodeClaim, RepairBlocked, e.maintenanceType, blockedMessage(fmt.Sprintf("maintenance %s under way", e.maintenanceType)))
+				}
+				continue
+			}
 			if err := c.replace(ctx, nodeClaim, ReplaceNow, now); err != nil {
 				errs = append(errs, err)
 				continue
@@ -314,13 +325,17 @@ func (c *Controller) reconcileEvents(ctx context.Context, nodeClaims map[int]*ka
 		if nodeClaim != nil && nodeClaim.DeletionTimestamp.IsZero() {
 			node := c.nodeOf(ctx, nodeClaim)
 			decision := decideDown(ev, node != nil && nodeReady(node))
-			if err := c.replace(ctx, nodeClaim, decision, now); err != nil {
+			message := downMessage(ev, decision)
+			if repairVetoed(nodeClaim, node) {
+				// Core's node repair takes over once the veto is removed, if the node is not Ready.
+				decision, message = RepairBlocked, blockedMessage(string(ev.Action))
+			} else if err := c.replace(ctx, nodeClaim, decision, now); err != nil {
 				errs = append(errs, err)
 				// Listed again until acted on.
 				next = minTime(next, *ev.Created)
 				continue
 			}
-			c.publish(ctx, nodeClaim, decision, string(ev.Action), downMessage(ev, decision))
+			c.publish(ctx, nodeClaim, decision, string(ev.Action), message)
 		}
 		c.handledEvents[ev.ID] = *ev.Created
 	}
@@ -385,6 +400,17 @@ func (c *Controller) replace(ctx context.Context, nodeClaim *karpv1.NodeClaim, d
 		return client.IgnoreNotFound(fmt.Errorf("deleting NodeClaim %s: %w", nodeClaim.Name, err))
 	}
 	return nil
+}
+
+// repairVetoed reports whether the operator vetoed replacing the node of a Linode that went down
+// with karpenter.sh/do-not-repair, on its Node or its NodeClaim: replacing such a node is what
+// core's node repair does, and core honours the same annotation. karpenter.sh/do-not-disrupt does
+// not hold it back, as it does not hold back core's repair: the node's pods are down with it.
+func repairVetoed(nodeClaim *karpv1.NodeClaim, node *corev1.Node) bool {
+	if node != nil && node.Annotations[karpv1.DoNotRepairAnnotationKey] == "true" {
+		return true
+	}
+	return nodeClaim.Annotations[karpv1.DoNotRepairAnnotationKey] == "true"
 }
 
 func (c *Controller) nodeOf(ctx context.Context, nodeClaim *karpv1.NodeClaim) *corev1.Node {

@@ -27,6 +27,10 @@ const (
 	// ReplaceDraining deletes the NodeClaim of a Linode that went down unexpectedly and runs
 	// again: its node is drained under PodDisruptionBudgets, then replaced.
 	ReplaceDraining Decision = "replace_draining"
+	// RepairBlocked leaves a node that ReplaceNow or ReplaceDraining would replace, because its
+	// Node or NodeClaim carries karpenter.sh/do-not-repair: the operator's veto, which core's node
+	// repair honours too.
+	RepairBlocked Decision = "repair_blocked"
 )
 
 // Maintenance types that move a running Linode to another host without stopping it. Every other

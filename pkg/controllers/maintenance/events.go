@@ -38,6 +38,12 @@ var reasons = map[Decision]string{
 	Withdrawn:           "LinodeMaintenanceWithdrawn",
 	ReplaceNow:          "LinodeDown",
 	ReplaceDraining:     "LinodeRestartedUnexpectedly",
+	RepairBlocked:       "LinodeRepairBlocked",
+}
+
+// blockedMessage says why a node Linode took down, for what, is not replaced.
+func blockedMessage(what string) string {
+	return fmt.Sprintf("This node's Linode is or was down (%s), but its %s annotation vetoes replacing it: remove the annotation to let Karpenter replace it", what, karpv1.DoNotRepairAnnotationKey)
 }
 
 func maintenanceMessage(decision Decision, m entry, leadTime time.Duration) string {

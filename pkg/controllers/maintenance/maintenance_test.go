@@ -7,6 +7,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
@@ -190,5 +193,59 @@ var _ = Describe("Linode API cost", func() {
 		emu.Clock.Step(maintenance.DefaultInterval)
 		ExpectSingletonReconciled(ctx, controller)
 		Expect(ExpectExists(ctx, env.Client, nodeClaim).DeletionTimestamp.IsZero()).To(BeFalse(), "the next poll reads the events it missed")
+	})
+})
+
+var _ = Describe("karpenter.sh/do-not-repair", func() {
+	// vetoed puts the annotation on the node's Node, as an operator keeping a broken node to
+	// debug it would, or on its NodeClaim.
+	vetoed := func(onNode bool) (*karpv1.NodeClaim, int) {
+		GinkgoHelper()
+		nodeClaim, id := ourNode()
+		var object client.Object = nodeClaim
+		if onNode {
+			object = ExpectExists(ctx, env.Client, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeClaim.Status.NodeName}})
+		}
+		object.SetAnnotations(map[string]string{karpv1.DoNotRepairAnnotationKey: "true"})
+		ExpectApplied(ctx, env.Client, object)
+		return ExpectExists(ctx, env.Client, nodeClaim), id
+	}
+
+	DescribeTable("keeps a node whose Linode went down",
+		func(onNode bool, goDown func(id int), cause string) {
+			nodeClaim, id := vetoed(onNode)
+			goDown(id)
+			ExpectSingletonReconciled(ctx, controller)
+			nodeClaim = ExpectExists(ctx, env.Client, nodeClaim)
+			Expect(nodeClaim.DeletionTimestamp.IsZero()).To(BeTrue())
+			Expect(nodeClaim.Annotations).ToNot(HaveKey(karpv1.NodeClaimTerminationTimestampAnnotationKey))
+			Expect(recordedContaining("Warning LinodeRepairBlocked", karpv1.DoNotRepairAnnotationKey)).To(HaveLen(2), "on the NodeClaim and its Node")
+			Expect(decisions(cause, maintenance.RepairBlocked)).To(Equal(1.0))
+		},
+		Entry("its host failed, vetoed on the Node", true, func(id int) {
+			_, err := emu.FailHost(id, emulator.HostFailure{})
+			Expect(err).ToNot(HaveOccurred())
+		}, "host_reboot"),
+		Entry("powered off through the API, vetoed on the NodeClaim", false, func(id int) {
+			Expect(emu.Client.ShutdownInstance(ctx, id)).To(Succeed())
+		}, "linode_shutdown"),
+	)
+
+	It("holds back the replacement for maintenance under way until the veto goes", func() {
+		nodeClaim, id := vetoed(true)
+		_, err := emu.ScheduleMaintenance(id, emulator.Maintenance{Type: emulator.MaintenancePowerOffOn, StartsIn: time.Minute})
+		Expect(err).ToNot(HaveOccurred())
+		emu.Clock.Step(2 * time.Minute)
+		ExpectSingletonReconciled(ctx, controller)
+		Expect(ExpectExists(ctx, env.Client, nodeClaim).DeletionTimestamp.IsZero()).To(BeTrue())
+		Expect(decisions(emulator.MaintenancePowerOffOn, maintenance.RepairBlocked)).To(Equal(1.0))
+
+		node := ExpectExists(ctx, env.Client, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeClaim.Status.NodeName}})
+		node.Annotations = nil
+		ExpectApplied(ctx, env.Client, node)
+		emu.Clock.Step(maintenance.DefaultLeadTime / 24)
+		ExpectSingletonReconciled(ctx, controller)
+		Expect(ExpectExists(ctx, env.Client, nodeClaim).DeletionTimestamp.IsZero()).To(BeFalse())
+		Expect(decisions(emulator.MaintenancePowerOffOn, maintenance.ReplaceNow)).To(Equal(1.0))
 	})
 })
