@@ -18,7 +18,8 @@ const unhealthyToleration = 30 * time.Minute
 // reason. Both skip the drain: a kubelet that does not report cannot evict pods either. Core's
 // repair honours karpenter.sh/do-not-repair and the NodePool's budgets for the reason Unhealthy;
 // with a drain bound of zero it deletes pods that karpenter.sh/do-not-disrupt or a
-// PodDisruptionBudget would hold, which a nil bound would leave blocking the repair for good.
+// PodDisruptionBudget would hold, which with a nil bound would block the repair of a node whose
+// NodeClaim sets no terminationGracePeriod.
 func (c *CloudProvider) RepairPolicies() []cloudprovider.RepairPolicy {
 	return []cloudprovider.RepairPolicy{
 		{
