@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
+	"sigs.k8s.io/karpenter/pkg/operator/injection"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
@@ -78,9 +79,9 @@ type memo struct {
 	template   *corescheduling.NodeClaimTemplate
 	generation int64
 	uid        types.UID
-	// summary describes a new ceiling for the log, and logged says a log has it: core's
-	// consolidation asks for instance types with a logger that discards everything, and a
-	// ceiling it saw first is logged by the next caller whose logger keeps it.
+	// summary describes a new ceiling for the log, and logged says a log has it: a caller may ask
+	// with a logger that keeps nothing at the info level, and a ceiling it saw first is logged by
+	// the next caller whose logger keeps it.
 	summary []any
 	logged  bool
 }
@@ -108,12 +109,13 @@ func (p *Policy) Track(placements Placements) {
 
 // InstanceTypes returns the NodePool's instance types with every offering dearer than this
 // round's price ceiling marked unavailable. It returns them unchanged with no pending pod for the
-// NodePool, before Track, and for a NodePool annotated AnnotationSizingPolicy=disabled. It never removes a plan, so core can still price and match every node it
+// NodePool, before Track, for a NodePool annotated AnnotationSizingPolicy=disabled, and to core's
+// disruption controller. It never removes a plan, so core can still price and match every node it
 // runs. The slice and the instance types must not be modified.
 func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType) ([]*cloudprovider.InstanceType, error) {
 	holder := p.placements.Load()
 	// Core launches a static NodePool's nodes from its template, for no pending pod.
-	if holder == nil || len(instanceTypes) == 0 || nodePool.Spec.Template.Spec.NodeClassRef == nil || nodePool.Spec.Replicas != nil {
+	if holder == nil || len(instanceTypes) == 0 || nodePool.Spec.Template.Spec.NodeClassRef == nil || nodePool.Spec.Replicas != nil || askedByDisruption(ctx) {
 		return instanceTypes, nil
 	}
 	p.mu.Lock()
@@ -178,6 +180,15 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	p.decisions[nodePool.Name] = next
 	return next.instanceTypes, nil
+}
+
+// askedByDisruption says whether core's disruption controller asks. Its simulations reschedule the
+// pods of the nodes it would remove or replace, which are not the pending pods the ceiling was
+// chosen for, and it only ever replaces nodes with cheaper ones: offered every plan, consolidation
+// can replace a node with any cheaper plan the NodePool allows, as core does on its own.
+func askedByDisruption(ctx context.Context) bool {
+	name := injection.GetControllerName(ctx)
+	return name == "disruption" || strings.HasPrefix(name, "disruption.")
 }
 
 // sizes says whether the NodePool's AnnotationSizingPolicy leaves its plans to the policy; an
