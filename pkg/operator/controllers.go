@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/events"
 	coreoperator "sigs.k8s.io/karpenter/pkg/operator"
 
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/garbagecollection"
@@ -76,7 +77,8 @@ type Linode struct {
 	Nodes         nodeprovider.Provider
 	CloudProvider *cloudprovider.CloudProvider
 	// Sizing offers every plan until it is given core's cluster state (Sizing.Track), which core
-	// builds from the cloud provider.
+	// builds from the cloud provider. With SIZING_POLICY=disabled the cloud provider does not
+	// consult it.
 	Sizing *sizing.Policy
 	// Controllers are the provider's own controllers, the mode's included.
 	Controllers []controller.Controller
@@ -98,12 +100,16 @@ func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.R
 		return nil, err
 	}
 	sizer := sizing.NewPolicy(kubeClient, sizing.Tradeoff{LargeFleetNodes: opts.SizingLargeFleetNodes, Tolerance: opts.SizingTolerancePercent / 100}, clk)
+	var cloudProviderOptions []cloudprovider.Option
+	if opts.SizingPolicy != v1.SizingPolicyDisabled {
+		cloudProviderOptions = append(cloudProviderOptions, cloudprovider.WithSizer(sizer))
+	}
 	return &Linode{
 		Mode:          target.Mode(),
 		InstanceTypes: instanceTypes,
 		Unavailable:   unavailable,
 		Nodes:         parts.Nodes,
-		CloudProvider: cloudprovider.New(kubeClient, instanceTypes, parts.Nodes, target.Mode(), cloudprovider.WithSizer(sizer)),
+		CloudProvider: cloudprovider.New(kubeClient, instanceTypes, parts.Nodes, target.Mode(), cloudProviderOptions...),
 		Sizing:        sizer,
 		Controllers: append([]controller.Controller{
 			catalogue.NewController(instanceTypes, opts.CatalogueRefreshInterval),

@@ -97,6 +97,12 @@ func TestParseSettings(t *testing.T) {
 			wantProblems: []string{`SIZING_LARGE_FLEET_NODES -1 is not valid: use a node count`, `SIZING_TOLERANCE_PERCENT 150 is not valid: use a percentage from 0`},
 		},
 		{
+			name:         "the sizing policy is enabled or disabled",
+			env:          map[string]string{"SIZING_POLICY": "off"},
+			wantProblems: []string{`SIZING_POLICY "off" is not valid: use enabled or disabled (helm: settings.sizing.policy)`},
+		},
+		{name: "the sizing policy disabled", env: map[string]string{"SIZING_POLICY": "disabled"}},
+		{
 			name:         "an unknown flag",
 			args:         []string{"--cluster=prod"},
 			wantProblems: []string{"flag provided but not defined: -cluster"},

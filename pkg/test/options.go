@@ -3,6 +3,7 @@ package test
 import (
 	"time"
 
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
@@ -29,6 +30,7 @@ func Options() *options.Options {
 		SystemNamespace:              "kube-system",
 		MaintenanceLeadTime:          options.DefaultMaintenanceLeadTime,
 		MaintenancePollInterval:      options.DefaultMaintenancePollInterval,
+		SizingPolicy:                 v1.SizingPolicyEnabled,
 		SizingLargeFleetNodes:        options.DefaultSizingLargeFleetNodes,
 		SizingTolerancePercent:       options.DefaultSizingTolerancePercent,
 	}

@@ -182,6 +182,11 @@ func TestRenderRefusesIncompleteValues(t *testing.T) {
 			values:  required(map[string]any{"settings": map[string]any{"mode": "kubeadm"}}),
 			message: `settings.mode "kubeadm" is not a mode: use lke or instance`,
 		},
+		{
+			name:    "an unknown sizing policy",
+			values:  required(map[string]any{"settings": map[string]any{"sizing": map[string]any{"policy": "off"}}}),
+			message: `settings.sizing.policy "off" is not valid: use enabled or disabled`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,7 +213,7 @@ func TestRenderedDeployment(t *testing.T) {
 					"LINODE_URL": "https://api.linode.com", "LINODE_API_VERSION": "v4", "LOG_LEVEL": "info",
 					"BATCH_MAX_DURATION": "10s", "BATCH_IDLE_DURATION": "1s", "DISABLE_WEBHOOK": "false",
 					"LEADER_ELECTION_NAMESPACE": charts.Namespace, "MEMORY_LIMIT": "1073741824", "CPU_REQUESTS": "500",
-					"SIZING_LARGE_FLEET_NODES": "100", "SIZING_TOLERANCE_PERCENT": "25",
+					"SIZING_POLICY": "enabled", "SIZING_LARGE_FLEET_NODES": "100", "SIZING_TOLERANCE_PERCENT": "25",
 				}
 				for key, value := range want {
 					if env[key] != value {
@@ -284,6 +289,15 @@ func TestRenderedDeployment(t *testing.T) {
 			check: func(t *testing.T, _ []*unstructured.Unstructured, env map[string]string) {
 				if value, ok := env["CLUSTER_ENDPOINT"]; ok {
 					t.Errorf("CLUSTER_ENDPOINT = %q without a clusterEndpoint value: it would hide cluster-info's", value)
+				}
+			},
+		},
+		{
+			name:   "sizing policy off",
+			values: required(map[string]any{"settings": map[string]any{"sizing": map[string]any{"policy": "disabled"}}}),
+			check: func(t *testing.T, _ []*unstructured.Unstructured, env map[string]string) {
+				if env["SIZING_POLICY"] != "disabled" {
+					t.Errorf("SIZING_POLICY = %q, want disabled", env["SIZING_POLICY"])
 				}
 			},
 		},

@@ -117,6 +117,9 @@ NodeRepair={{ $gates.nodeRepair }},NodeOverlay={{ $gates.nodeOverlay }},StaticCa
 {{- if not (has .Values.settings.mode (list "lke" "instance")) }}
 {{- fail (printf "settings.mode %q is not a mode: use lke or instance" .Values.settings.mode) }}
 {{- end }}
+{{- if not (has .Values.settings.sizing.policy (list "enabled" "disabled")) }}
+{{- fail (printf "settings.sizing.policy %q is not valid: use enabled or disabled" .Values.settings.sizing.policy) }}
+{{- end }}
 {{- if and (eq .Values.settings.mode "lke") (not .Values.settings.clusterName) }}
 {{- fail "settings.clusterName is required: set it to the label of your LKE cluster (--set settings.clusterName=my-cluster)" }}
 {{- end }}

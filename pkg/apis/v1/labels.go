@@ -43,6 +43,19 @@ const (
 	AnnotationMaintenanceType = apis.Group + "/maintenance-type"
 )
 
+// AnnotationSizingPolicy on a NodePool says whether the provider's sizing policy narrows the
+// plans offered to it for its pending pods (docs/instance-types.md): SizingPolicyDisabled offers
+// it every plan its requirements allow, as Karpenter core does on its own; SizingPolicyEnabled,
+// or no annotation, follows the controller's SIZING_POLICY setting. The controller logs any other
+// value and keeps the setting.
+const AnnotationSizingPolicy = apis.Group + "/sizing-policy"
+
+// Values of AnnotationSizingPolicy and of the SIZING_POLICY setting.
+const (
+	SizingPolicyEnabled  = "enabled"
+	SizingPolicyDisabled = "disabled"
+)
+
 // NodeClassHashVersion is the current value of AnnotationNodeClassHashVersion. v2 hashes only the
 // fields of the running mode (v1 hashed the whole spec); the NodeClass hash controller re-stamps
 // NodeClaims of an older version, so that an upgrade replaces no node.

@@ -17,6 +17,7 @@ import (
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/utils/env"
 
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
@@ -67,6 +68,10 @@ type Options struct {
 	HypervisorMemoryPercent float64
 	// CatalogueRefreshInterval is how often plans, prices and regions are re-read.
 	CatalogueRefreshInterval time.Duration
+	// SizingPolicy is SizingPolicyEnabled or SizingPolicyDisabled: whether the sizing policy
+	// narrows the plans offered to NodePools for their pending pods, or every NodePool is offered
+	// every plan, as Karpenter core does on its own.
+	SizingPolicy string
 	// SizingLargeFleetNodes is the NodePool node count above which the sizing policy trades
 	// price for fewer nodes in the fleet it plans for the NodePool's pending pods.
 	SizingLargeFleetNodes int
@@ -139,6 +144,7 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.IntVar(&o.ClientTimeoutSeconds, "linode-client-timeout", o.intFromEnv("LINODE_CLIENT_TIMEOUT", 30), "[LINODE_CLIENT_TIMEOUT] Seconds a Linode API request may take.")
 	fs.StringVar(&o.ClusterEndpoint, "cluster-endpoint", env.WithDefaultString("CLUSTER_ENDPOINT", ""), "[CLUSTER_ENDPOINT] https URL of the Kubernetes API server that nodes join (instance mode).")
 	fs.Float64Var(&o.HypervisorMemoryPercent, "hypervisor-memory-percent", o.hypervisorMemoryPercentFromEnv(2.5), "[HYPERVISOR_MEMORY_PERCENT] Share of a plan's memory not visible to the node, in percent (the alpha provider's VM_MEMORY_OVERHEAD_PERCENT, as a fraction, is read too).")
+	fs.StringVar(&o.SizingPolicy, "sizing-policy", env.WithDefaultString("SIZING_POLICY", v1.SizingPolicyEnabled), "[SIZING_POLICY] enabled: offer each NodePool the plans that make the cheapest fleet for its pending pods; disabled: offer every plan, as Karpenter core does on its own. A NodePool annotated "+v1.AnnotationSizingPolicy+"=disabled is offered every plan either way.")
 	fs.IntVar(&o.SizingLargeFleetNodes, "sizing-large-fleet-nodes", o.intFromEnv("SIZING_LARGE_FLEET_NODES", DefaultSizingLargeFleetNodes), "[SIZING_LARGE_FLEET_NODES] When the cheapest fleet for a NodePool's pending pods would give the NodePool more nodes than this, the fleet with the fewest nodes within SIZING_TOLERANCE_PERCENT of its price, and costing no more than the nodes it saves, is launched instead.")
 	fs.Float64Var(&o.SizingTolerancePercent, "sizing-tolerance-percent", o.floatFromEnv("SIZING_TOLERANCE_PERCENT", DefaultSizingTolerancePercent), "[SIZING_TOLERANCE_PERCENT] How much dearer, in percent of the cheapest fleet, a fleet with fewer nodes may be when the cheapest would give the NodePool more than SIZING_LARGE_FLEET_NODES nodes.")
 	fs.DurationVar(&o.CatalogueRefreshInterval, "catalogue-refresh-interval", o.durationFromEnv("CATALOGUE_REFRESH_INTERVAL", 12*time.Hour), "[CATALOGUE_REFRESH_INTERVAL] How often plans, prices and regions are re-read.")
@@ -203,6 +209,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("WEBHOOK_PORT %d is not a port: use 1-65535 (helm: webhook.port)", o.WebhookPort))
+	}
+	if o.SizingPolicy != v1.SizingPolicyEnabled && o.SizingPolicy != v1.SizingPolicyDisabled {
+		errs = append(errs, fmt.Errorf("SIZING_POLICY %q is not valid: use %s or %s (helm: settings.sizing.policy)", o.SizingPolicy, v1.SizingPolicyEnabled, v1.SizingPolicyDisabled))
 	}
 	if o.SizingLargeFleetNodes < 0 {
 		errs = append(errs, fmt.Errorf("SIZING_LARGE_FLEET_NODES %d is not valid: use a node count, 0 or more (helm: settings.sizing.largeFleetNodes)", o.SizingLargeFleetNodes))

@@ -7,12 +7,14 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
@@ -119,10 +121,22 @@ func initializedNodeClaims(placements Placements) map[string]bool {
 	return out
 }
 
+// stuckAfter is how long after core first tried to place a pod it may keep failing to before the
+// pod stops counting: several of core's provisioning rounds, which last at most
+// BATCH_MAX_DURATION (10 s by default) and the time core's scheduling takes. A pod the policy
+// leaves to a later round goes in the next rounds (the floor offers a plan that holds a pod
+// core could not place every round); one still unplaced after this long waits on something the
+// simulation does not model (pod affinity to pods that do not exist, a volume, a host port), and
+// counting it would keep narrowing, or through the floor widening, the plans for pods that are
+// not waiting for them.
+const stuckAfter = time.Minute
+
 // pendingPods lists the pods core would try to provision for: provisionable (kube-scheduler
 // found no node for them), not bound, and not already placed on a NodeClaim that still exists
-// and has yet to initialize; and the pods their workloads are about to create. Shapes are cached
-// by pod UID and resource version, since core asks often and pods rarely change.
+// and has yet to initialize; and the pods their workloads are about to create. Pods core refuses
+// to provision for (refusedByCore) and pods it has failed to place for longer than stuckAfter
+// are left out. Shapes are cached by pod UID and resource version, since core asks often and
+// pods rarely change.
 func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendingDemand, error) {
 	var list corev1.PodList
 	// The manager's cache indexes pods by node name, as core's own listing of pending pods uses;
@@ -152,10 +166,13 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 		seen[item.UID] = true
 		cached, ok := p.shapes[item.UID]
 		if !ok || cached.resourceVersion != item.ResourceVersion {
-			cached = cachedShape{resourceVersion: item.ResourceVersion, shape: shapeOf(item)}
+			cached = cachedShape{resourceVersion: item.ResourceVersion, shape: shapeOf(item), refused: refusedByCore(ctx, item)}
 			p.shapes[item.UID] = cached
 		}
 		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
+		if cached.refused || p.stuck(placements, key) {
+			continue
+		}
 		// A pod core placed on a NodeClaim is no demand while the NodeClaim's node starts; once the
 		// node has initialized, a pod still unschedulable did not fit there, and core places it
 		// again.
@@ -187,6 +204,41 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 type cachedShape struct {
 	resourceVersion string
 	shape           *podShape
+	// refused says that core's provisioner ignores the pod (refusedByCore).
+	refused bool
+}
+
+// stuck says whether core has failed to place the pod since it first tried, longer ago than
+// stuckAfter.
+func (p *Policy) stuck(placements Placements, key types.NamespacedName) bool {
+	tried := placements.PodSchedulingDecisionTime(key)
+	return !tried.IsZero() && placements.PodSchedulingSuccessTime(key).IsZero() && p.clock.Since(tried) > stuckAfter
+}
+
+// refusedByCore says whether core's provisioner refuses the pod whatever the NodePools offer, as
+// its Provisioner.Validate does for node selectors and required node affinity: a term with
+// matchFields, or a requirement no NodeClaim could carry (a restricted label such as
+// kubernetes.io/hostname, a malformed one). The simulation reads neither, and would count the
+// pod as demand for as long as it exists.
+func refusedByCore(ctx context.Context, p *corev1.Pod) bool {
+	terms := make([]corev1.NodeSelectorTerm, 0, len(p.Spec.NodeSelector))
+	for key, value := range p.Spec.NodeSelector {
+		terms = append(terms, corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: key, Operator: corev1.NodeSelectorOpIn, Values: []string{value}}}})
+	}
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		terms = append(terms, a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms...)
+	}
+	for _, term := range terms {
+		if term.MatchFields != nil {
+			return true
+		}
+		for _, r := range term.MatchExpressions {
+			if karpv1.ValidateRequirement(ctx, karpv1.NodeSelectorRequirementWithMinValues{Key: r.Key, Operator: r.Operator, Values: r.Values}) != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // podGroup is the NodePool's pending pods of one shape.

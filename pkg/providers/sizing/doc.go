@@ -15,8 +15,15 @@
 //     ceiling stays priceable and does not drift;
 //   - Create does not consult the policy: a NodeClaim made in one round launches even if the
 //     ceiling moved since;
-//   - with nothing pending every plan is offered, so consolidation, which only ever replaces
-//     nodes with strictly cheaper ones, sees the whole catalogue and cannot flip-flop with it.
+//   - core's disruption controller is offered every plan (its calls carry its controller name):
+//     its simulations reschedule the pods of the nodes it would remove, not the pending pods the
+//     ceiling was chosen for, and it only ever replaces nodes with strictly cheaper ones, so
+//     consolidation can replace a node with any cheaper plan the NodePool allows and cannot
+//     flip-flop with the policy.
+//
+// Pods that cannot make a ceiling useful do not count: those no plan holds, those core's
+// provisioner refuses (refusedByCore), and those core has failed to place for longer than
+// stuckAfter, which wait on something the simulation does not model.
 //
 // Pods that no plan under the ceiling holds are left for a later provisioning round (core retries
 // pending pods), when the pods core placed on NodeClaims that still exist no longer count: the

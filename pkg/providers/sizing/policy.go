@@ -21,7 +21,10 @@ import (
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
+	"sigs.k8s.io/karpenter/pkg/operator/injection"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 )
 
 // Placements is what Karpenter core's cluster state knows of its own scheduling decisions
@@ -56,6 +59,9 @@ type Policy struct {
 	// largeUntil is when each NodePool that counted as large stops counting as large, unless it
 	// does on its own again, by NodePool name.
 	largeUntil map[string]time.Time
+	// unknownAnnotations are the values of AnnotationSizingPolicy already logged as unknown, by
+	// NodePool name.
+	unknownAnnotations map[string]string
 }
 
 type placementsHolder struct{ Placements }
@@ -73,9 +79,9 @@ type memo struct {
 	template   *corescheduling.NodeClaimTemplate
 	generation int64
 	uid        types.UID
-	// summary describes a new ceiling for the log, and logged says a log has it: core's
-	// consolidation asks for instance types with a logger that discards everything, and a
-	// ceiling it saw first is logged by the next caller whose logger keeps it.
+	// summary describes a new ceiling for the log, and logged says a log has it: a caller may ask
+	// with a logger that keeps nothing at the info level, and a ceiling it saw first is logged by
+	// the next caller whose logger keeps it.
 	summary []any
 	logged  bool
 }
@@ -85,12 +91,13 @@ type memo struct {
 // a burst keeps a NodePool large. It offers every plan until Track gives it core's cluster state.
 func NewPolicy(kubeClient client.Client, tradeoff Tradeoff, clk clock.Clock) *Policy {
 	return &Policy{
-		kubeClient: kubeClient,
-		tradeoff:   tradeoff,
-		clock:      clk,
-		shapes:     map[types.UID]cachedShape{},
-		decisions:  map[string]*memo{},
-		largeUntil: map[string]time.Time{},
+		kubeClient:         kubeClient,
+		tradeoff:           tradeoff,
+		clock:              clk,
+		shapes:             map[types.UID]cachedShape{},
+		decisions:          map[string]*memo{},
+		largeUntil:         map[string]time.Time{},
+		unknownAnnotations: map[string]string{},
 	}
 }
 
@@ -101,30 +108,35 @@ func (p *Policy) Track(placements Placements) {
 }
 
 // InstanceTypes returns the NodePool's instance types with every offering dearer than this
-// round's price ceiling marked unavailable; with no pending pod for the NodePool, or before
-// Track, it returns them unchanged. It never removes a plan, so core can still price and match
-// every node it runs. The slice and the instance types must not be modified.
+// round's price ceiling marked unavailable. It returns them unchanged with no pending pod for the
+// NodePool, before Track, for a NodePool annotated AnnotationSizingPolicy=disabled, and to core's
+// disruption controller. It never removes a plan, so core can still price and match every node it
+// runs. The slice and the instance types must not be modified.
 func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType) ([]*cloudprovider.InstanceType, error) {
 	holder := p.placements.Load()
 	// Core launches a static NodePool's nodes from its template, for no pending pod.
-	if holder == nil || len(instanceTypes) == 0 || nodePool.Spec.Template.Spec.NodeClassRef == nil || nodePool.Spec.Replicas != nil {
+	if holder == nil || len(instanceTypes) == 0 || nodePool.Spec.Template.Spec.NodeClassRef == nil || nodePool.Spec.Replicas != nil || askedByDisruption(ctx) {
 		return instanceTypes, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	previous := p.decisions[nodePool.Name]
+	if !p.sizes(ctx, nodePool) {
+		p.offerAll(ctx, nodePool.Name, previous, "the NodePool's "+v1.AnnotationSizingPolicy+" annotation disables sizing")
+		return instanceTypes, nil
+	}
 	pending, err := p.pendingPods(ctx, holder.Placements)
 	if err != nil {
 		return nil, err
 	}
-	previous := p.decisions[nodePool.Name]
 	if len(pending.pods) == 0 {
-		p.offerAll(ctx, nodePool.Name, previous)
+		p.offerAll(ctx, nodePool.Name, previous, noPendingPod)
 		return instanceTypes, nil
 	}
 	template := p.template(nodePool, previous)
 	groups, queue := groupPending(template, pending.pods, pending.coming, holder.Placements)
 	if len(groups) == 0 {
-		p.offerAll(ctx, nodePool.Name, previous)
+		p.offerAll(ctx, nodePool.Name, previous, noPendingPod)
 		return instanceTypes, nil
 	}
 	daemons, daemonsKey, err := p.daemonPods(ctx)
@@ -164,10 +176,39 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		}
 		p.report(ctx, nodePool.Name, previous, next, d, decision)
 	} else {
-		p.offerAll(ctx, nodePool.Name, previous)
+		p.offerAll(ctx, nodePool.Name, previous, noPendingPod)
 	}
 	p.decisions[nodePool.Name] = next
 	return next.instanceTypes, nil
+}
+
+// askedByDisruption says whether core's disruption controller asks. Its simulations reschedule the
+// pods of the nodes it would remove or replace, which are not the pending pods the ceiling was
+// chosen for, and it only ever replaces nodes with cheaper ones: offered every plan, consolidation
+// can replace a node with any cheaper plan the NodePool allows, as core does on its own.
+func askedByDisruption(ctx context.Context) bool {
+	name := injection.GetControllerName(ctx)
+	return name == "disruption" || strings.HasPrefix(name, "disruption.")
+}
+
+// sizes says whether the NodePool's AnnotationSizingPolicy leaves its plans to the policy; an
+// unknown value does, and is logged once per NodePool and value.
+func (p *Policy) sizes(ctx context.Context, nodePool *karpv1.NodePool) bool {
+	value, ok := nodePool.Annotations[v1.AnnotationSizingPolicy]
+	switch {
+	case value == v1.SizingPolicyDisabled:
+		return false
+	case !ok || value == v1.SizingPolicyEnabled:
+		delete(p.unknownAnnotations, nodePool.Name)
+		return true
+	}
+	logger := log.FromContext(ctx).WithValues("NodePool", nodePool.Name)
+	if logged, ok := p.unknownAnnotations[nodePool.Name]; (!ok || logged != value) && logger.Enabled() {
+		logger.Error(nil, fmt.Sprintf("ignoring the NodePool's annotation %s=%q: use %s or %s; sizing the plans offered as if it were %s",
+			v1.AnnotationSizingPolicy, value, v1.SizingPolicyEnabled, v1.SizingPolicyDisabled, v1.SizingPolicyEnabled))
+		p.unknownAnnotations[nodePool.Name] = value
+	}
+	return true
 }
 
 // wasLarge says whether the NodePool counted as large on its own in the last largeFor.
@@ -189,13 +230,16 @@ func (p *Policy) template(nodePool *karpv1.NodePool, previous *memo) *coreschedu
 	return corescheduling.NewNodeClaimTemplate(nodePool)
 }
 
-// offerAll forgets the NodePool's ceiling, saying so if it had one.
-func (p *Policy) offerAll(ctx context.Context, nodePool string, previous *memo) {
+// noPendingPod is why the policy offers every plan when nothing waits for the NodePool.
+const noPendingPod = "no pending pod left to size for"
+
+// offerAll forgets the NodePool's ceiling, saying so, and why, if it had one.
+func (p *Policy) offerAll(ctx context.Context, nodePool string, previous *memo, why string) {
 	if previous == nil {
 		return
 	}
 	if previous.ceiling > 0 {
-		log.FromContext(ctx).WithValues("NodePool", nodePool).Info("offering every plan again: no pending pod left to size for")
+		log.FromContext(ctx).WithValues("NodePool", nodePool).Info("offering every plan again: " + why)
 	}
 	labels := map[string]string{nodePoolLabel.Name: nodePool}
 	priceCeiling.Delete(labels)

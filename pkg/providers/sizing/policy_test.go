@@ -396,9 +396,8 @@ var _ = Describe("Sizing", func() {
 		}
 	})
 
-	It("logs a ceiling first found while core's consolidation asked with logging off", func() {
+	It("logs a ceiling first found by a caller with logging off", func() {
 		apply(pendingPods("web", 30, "1", "1Gi"))
-		// Core's consolidation simulates scheduling with a logger that discards everything.
 		_, err := cloudProvider.GetInstanceTypes(log.IntoContext(ctx, logr.Discard()), nodePool)
 		Expect(err).ToNot(HaveOccurred())
 		var lines []string

@@ -71,6 +71,9 @@ var _ = AfterSuite(func() {
 var _ = BeforeEach(func() {
 	emu = linodeexpectations.ExpectEmulator()
 	emu.Client.SetRetryCount(5)
+	// The controller gives core's cluster state and the policy one clock; here the policy reads
+	// the emulator's, so core's starts at the same time, and tests step both.
+	env.Clock.SetTime(emu.Clock.Now())
 	// A NodePool counts as large from 20 nodes, so that a burst of 90 pods is large.
 	cloud = linodeexpectations.ExpectLKE(ctx, emu, env.Client, test.WithCluster(clusterName, lke.TierStandard, test.Region),
 		test.WithSettings(func(o *options.Options) { o.SizingLargeFleetNodes = 20 }))
