@@ -8,6 +8,7 @@ import (
 	"github.com/awslabs/operatorpkg/controller"
 	"github.com/awslabs/operatorpkg/option"
 	"github.com/linode/linodego"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -95,7 +96,9 @@ func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, 
 	}
 	t.Cluster = cluster
 	log.FromContext(ctx).Info("nodes join the cluster at", "endpoint", cluster.Endpoint, "endpoint-from", cluster.EndpointSource, "ca-from", cluster.CASource, "cluster-uid", cluster.UID)
-	tokens := bootstraptoken.NewIssuer(deps.KubeClient, reader, clock.RealClock{})
+	opts := options.FromContext(ctx)
+	keyRef := types.NamespacedName{Namespace: opts.SystemNamespace, Name: opts.BootstrapTokenKeySecretName}
+	tokens := bootstraptoken.NewIssuer(deps.KubeClient, reader, keyRef, clock.RealClock{})
 	nodes := instance.NewProvider(deps.API, t.RegionInfo.ID, cluster, tokens, instance.NewClusterKubeletConfig(reader, clock.RealClock{}), deps.Unavailable, t.providerOptions...)
 	return &Parts{
 		Nodes:        nodes,
@@ -109,7 +112,6 @@ func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, 
 		Validators: []nodeclass.Validator{instance.NewValidator(t.RegionInfo)},
 		Controllers: []controller.Controller{
 			bootstraptoken.NewController(deps.KubeClient, tokens),
-			bootstraptoken.NewSweeper(deps.KubeClient, reader),
 			instance.NewOfflineController(deps.KubeClient, nodes, deps.Recorder, clock.RealClock{}, instance.OfflineToleration),
 		},
 	}, nil

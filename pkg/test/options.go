@@ -28,6 +28,7 @@ func Options() *options.Options {
 		CatalogueRefreshInterval:     12 * time.Hour,
 		GarbageCollectionGracePeriod: options.DefaultGarbageCollectionGracePeriod,
 		SystemNamespace:              "kube-system",
+		BootstrapTokenKeySecretName:  "karpenter-bootstrap-token-key",
 		MaintenanceLeadTime:          options.DefaultMaintenanceLeadTime,
 		MaintenancePollInterval:      options.DefaultMaintenancePollInterval,
 		SizingPolicy:                 v1.SizingPolicyEnabled,

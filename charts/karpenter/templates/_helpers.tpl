@@ -92,6 +92,16 @@ with, and instance mode's kubelets register with them already. */}}
 {{- printf "%s-cert" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* The Secret the controller keeps the key of instance mode's bootstrap tokens in. */}}
+{{- define "karpenter.bootstrapTokenKeySecretName" -}}
+{{- printf "%s-bootstrap-token-key" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The controller's user name, as kube-apiserver authenticates its ServiceAccount token. */}}
+{{- define "karpenter.serviceAccountUser" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "karpenter.serviceAccountName" .) }}
+{{- end }}
+
 {{/* The controller image; the alpha chart's controller.image and imagePullPolicy are read too. */}}
 {{- define "karpenter.image" -}}
 {{- $alpha := (.Values.controller).image | default dict }}

@@ -35,7 +35,7 @@ func joinOptions(t *testing.T, name string) bootstrap.Options {
 	if err := env.Client.Create(ctx, nodeClaim); err != nil {
 		t.Fatal(err)
 	}
-	token, err := bootstraptoken.NewIssuer(env.Client, env.Client, clock.RealClock{}).Ensure(ctx, nodeClaim)
+	token, err := bootstraptoken.NewIssuer(env.Client, env.Client, types.NamespacedName{Namespace: "kube-system", Name: "karpenter-bootstrap-token-key"}, clock.RealClock{}).Ensure(ctx, nodeClaim)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,22 @@
 // NodeClaim (the garbage collector deletes it with the NodeClaim), and is deleted as soon as its
 // node has registered (Controller). Its secret half appears in the node's user data only: never
 // in a log, an event, a metric or a status.
+//
+// The issuer reads no Secret of kube-system, where the control plane's own credentials are: a
+// token's id and secret are derived from its NodeClaim's UID, the secret with a key of the
+// controller's own, so a retried launch issues exactly the token an interrupted one put in a
+// Linode's user data. The Helm chart's ValidatingAdmissionPolicy lets the controller create and
+// delete nothing in kube-system but tokens made as this package makes them.
 package bootstraptoken
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
 	"math/big"
-	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,22 +56,28 @@ const (
 	LabelNodeClaimToken = apis.Group + "/bootstrap-token"
 	// AnnotationNodeClaim names the NodeClaim a token was issued for.
 	AnnotationNodeClaim = apis.Group + "/nodeclaim"
-	// renewBefore is how much validity a token must have left to be handed out again: enough for
-	// a Linode to boot and use it.
-	renewBefore = 10 * time.Minute
+	// KeySecretKey is the entry of the key Secret that holds the key tokens' secrets derive from.
+	KeySecretKey = "key"
+	// keySize is the key's length in bytes: that of the HMAC-SHA256 it keys.
+	keySize = 32
 )
 
-// Issuer creates and deletes tokens. Reads go to reader, uncached, so that the controller needs
-// no cache of every Secret in the cluster.
+// Issuer creates and deletes tokens. It reads one Secret only, the key's, past any cache, and
+// creates it on first use.
 type Issuer struct {
 	kube   client.Client
 	reader client.Reader
+	keyRef types.NamespacedName
 	clock  clock.Clock
+
+	mu  sync.Mutex
+	key []byte
 }
 
-// NewIssuer returns an issuer writing with kube and reading with reader.
-func NewIssuer(kube client.Client, reader client.Reader, clk clock.Clock) *Issuer {
-	return &Issuer{kube: kube, reader: reader, clock: clk}
+// NewIssuer returns an issuer writing with kube, keeping its key in the Secret keyRef, read
+// with reader.
+func NewIssuer(kube client.Client, reader client.Reader, keyRef types.NamespacedName, clk clock.Clock) *Issuer {
+	return &Issuer{kube: kube, reader: reader, keyRef: keyRef, clock: clk}
 }
 
 // ID is the token id of a NodeClaim: derived from its UID, so that a retried launch finds the
@@ -79,35 +93,31 @@ func SecretName(nodeClaim *karpv1.NodeClaim) string {
 	return bootstraputil.BootstrapTokenSecretName(ID(nodeClaim))
 }
 
-// Ensure returns the NodeClaim's token, issuing it if it has none or only one about to expire.
+// Ensure issues the NodeClaim's token, valid for TTL from now. A token an earlier launch of the
+// NodeClaim issued is issued again, with the same secret and a new expiration: a Linode that
+// launch created joins with it all the same, and one launched now has a full TTL to join.
 func (i *Issuer) Ensure(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error) {
-	existing := &corev1.Secret{}
-	err := i.reader.Get(ctx, types.NamespacedName{Namespace: Namespace, Name: SecretName(nodeClaim)}, existing)
-	switch {
-	case err == nil:
-		if !issuedFor(existing, nodeClaim) {
-			return "", fmt.Errorf("bootstrap token Secret %s/%s was not issued for NodeClaim %s", Namespace, existing.Name, nodeClaim.Name)
-		}
-		if token, ok := i.usable(existing); ok {
-			return token, nil
-		}
-		if err := i.kube.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); client.IgnoreNotFound(err) != nil {
-			return "", fmt.Errorf("deleting the expiring bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
-		}
-	case !apierrors.IsNotFound(err):
-		return "", fmt.Errorf("reading the bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
+	key, err := i.signingKey(ctx)
+	if err != nil {
+		return "", err
 	}
-	return i.issue(ctx, nodeClaim)
+	id, tokenSecret := ID(nodeClaim), derivedSecret(key, nodeClaim.UID)
+	err = i.kube.Create(ctx, i.tokenSecret(nodeClaim, id, tokenSecret))
+	if apierrors.IsAlreadyExists(err) {
+		// Its expiration is unknown without reading it, which the controller may not.
+		if err := i.Delete(ctx, nodeClaim); err != nil {
+			return "", err
+		}
+		err = i.kube.Create(ctx, i.tokenSecret(nodeClaim, id, tokenSecret))
+	}
+	if err != nil {
+		return "", fmt.Errorf("creating the bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
+	}
+	return bootstrap.Token(bootstraputil.TokenFromIDAndSecret(id, tokenSecret)), nil
 }
 
-func (i *Issuer) issue(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error) {
-	random, err := bootstraputil.GenerateBootstrapToken()
-	if err != nil {
-		return "", fmt.Errorf("generating a bootstrap token: %w", err)
-	}
-	_, tokenSecret, _ := strings.Cut(random, ".")
-	id := ID(nodeClaim)
-	secret := &corev1.Secret{
+func (i *Issuer) tokenSecret(nodeClaim *karpv1.NodeClaim, id, tokenSecret string) *corev1.Secret {
+	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        bootstraputil.BootstrapTokenSecretName(id),
 			Namespace:   Namespace,
@@ -127,49 +137,67 @@ func (i *Issuer) issue(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootst
 			bootstrapapi.BootstrapTokenDescriptionKey:      "kubelet TLS bootstrap of Karpenter NodeClaim " + nodeClaim.Name,
 		},
 	}
-	if err := i.kube.Create(ctx, secret); err != nil {
-		return "", fmt.Errorf("creating the bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
-	}
-	return bootstrap.Token(bootstraputil.TokenFromIDAndSecret(id, tokenSecret)), nil
 }
 
-// usable returns the Secret's token if it stays valid long enough for a node to boot with it.
-func (i *Issuer) usable(secret *corev1.Secret) (bootstrap.Token, bool) {
-	expiration, err := time.Parse(time.RFC3339, string(secret.Data[bootstrapapi.BootstrapTokenExpirationKey]))
-	if err != nil || expiration.Sub(i.clock.Now()) < renewBefore {
-		return "", false
-	}
-	token := bootstraputil.TokenFromIDAndSecret(string(secret.Data[bootstrapapi.BootstrapTokenIDKey]), string(secret.Data[bootstrapapi.BootstrapTokenSecretKey]))
-	return bootstrap.Token(token), bootstraputil.IsValidBootstrapToken(token)
+// derivedSecret is the secret half of a NodeClaim's token: 16 characters of [a-z0-9], as a
+// bootstrap token's secret must be, from an HMAC of its UID.
+func derivedSecret(key []byte, uid types.UID) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(uid))
+	digits := new(big.Int).SetBytes(mac.Sum(nil)).Text(36)
+	return digits[len(digits)-16:]
 }
 
-// Delete deletes the NodeClaim's token, if it has one.
-func (i *Issuer) Delete(ctx context.Context, nodeClaim *karpv1.NodeClaim) error {
+// signingKey returns the key tokens' secrets derive from: the key Secret's, which is created,
+// immutable, if there is none. A key once read is kept for the life of the process.
+func (i *Issuer) signingKey(ctx context.Context) ([]byte, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.key != nil {
+		return i.key, nil
+	}
 	secret := &corev1.Secret{}
-	err := i.reader.Get(ctx, types.NamespacedName{Namespace: Namespace, Name: SecretName(nodeClaim)}, secret)
+	err := i.reader.Get(ctx, i.keyRef, secret)
 	if apierrors.IsNotFound(err) {
-		return nil
+		secret, err = i.createKey(ctx)
+		if apierrors.IsAlreadyExists(err) {
+			secret = &corev1.Secret{}
+			err = i.reader.Get(ctx, i.keyRef, secret)
+		}
 	}
 	if err != nil {
-		return fmt.Errorf("reading the bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
+		return nil, fmt.Errorf("reading the bootstrap token key in Secret %s: %w", i.keyRef, err)
 	}
-	if !issuedFor(secret, nodeClaim) {
-		return nil
+	if len(secret.Data[KeySecretKey]) < keySize {
+		return nil, fmt.Errorf("the Secret %s holds no bootstrap token key of %d bytes under %q: delete it, and the controller creates a new one", i.keyRef, keySize, KeySecretKey)
 	}
-	return deleteToken(ctx, i.kube, secret)
+	i.key = secret.Data[KeySecretKey]
+	return i.key, nil
 }
 
-func deleteToken(ctx context.Context, kube client.Client, secret *corev1.Secret) error {
-	if err := kube.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("deleting bootstrap token Secret %s/%s: %w", secret.Namespace, secret.Name, err)
+func (i *Issuer) createKey(ctx context.Context) (*corev1.Secret, error) {
+	key := make([]byte, keySize)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("generating the bootstrap token key: %w", err)
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: i.keyRef.Name, Namespace: i.keyRef.Namespace},
+		Type:       corev1.SecretTypeOpaque,
+		Immutable:  new(true),
+		Data:       map[string][]byte{KeySecretKey: key},
+	}
+	return secret, i.kube.Create(ctx, secret)
+}
+
+// Delete deletes the NodeClaim's token, if it has one. The token is found by name alone: the
+// Helm chart's admission policy refuses the controller the deletion of any Secret that is not a
+// token made as Ensure makes them.
+func (i *Issuer) Delete(ctx context.Context, nodeClaim *karpv1.NodeClaim) error {
+	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: SecretName(nodeClaim)}}
+	if err := i.kube.Delete(ctx, token); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting the bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
 	}
 	return nil
-}
-
-// issuedFor reports whether the Secret is this provider's token for the NodeClaim.
-func issuedFor(secret *corev1.Secret, nodeClaim *karpv1.NodeClaim) bool {
-	return secret.Labels[LabelNodeClaimToken] == "true" && secret.Annotations[AnnotationNodeClaim] == nodeClaim.Name &&
-		len(secret.OwnerReferences) == 1 && secret.OwnerReferences[0].UID == nodeClaim.UID
 }
 
 // ClusterRoleBindings grant Group what kubeadm grants its bootstrap tokens' group

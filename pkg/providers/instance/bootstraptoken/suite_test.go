@@ -9,7 +9,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -48,13 +47,16 @@ var _ = AfterSuite(func() {
 
 var _ = BeforeEach(func() {
 	clk = clocktesting.NewFakeClock(time.Now())
-	issuer = bootstraptoken.NewIssuer(env.Client, env.Client, clk)
+	issuer = bootstraptoken.NewIssuer(env.Client, env.Client, keyRef, clk)
 })
 
 var _ = AfterEach(func() {
 	Expect(env.Client.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(bootstraptoken.Namespace))).To(Succeed())
 	ExpectCleanedUp(ctx, env.Client)
 })
+
+// keyRef is where the issuers keep their key, in the release namespace of the README's install.
+var keyRef = client.ObjectKey{Namespace: "kube-system", Name: "karpenter-bootstrap-token-key"}
 
 func tokenSecret(nodeClaim *karpv1.NodeClaim) *corev1.Secret {
 	secret := &corev1.Secret{}
@@ -97,40 +99,50 @@ var _ = Describe("Issuer", func() {
 		Expect(secret.Data["description"]).ToNot(ContainSubstring(tokenSecretPart))
 	})
 
-	It("hands a retried launch the token it issued before, and a new one once that is about to expire", func() {
+	It("hands a retried launch the token it issued before, renewed, without reading it", func() {
 		nodeClaim := coretest.NodeClaim()
 		ExpectApplied(ctx, env.Client, nodeClaim)
 		first, err := issuer.Ensure(ctx, nodeClaim)
 		Expect(err).ToNot(HaveOccurred())
-		again, err := issuer.Ensure(ctx, nodeClaim)
-		Expect(err).ToNot(HaveOccurred())
-		Expect(again).To(Equal(first))
+		issued := tokenSecret(nodeClaim)
 
 		clk.Step(15 * time.Minute)
-		renewed, err := issuer.Ensure(ctx, nodeClaim)
+		again, err := issuer.Ensure(ctx, nodeClaim)
 		Expect(err).ToNot(HaveOccurred())
-		Expect(renewed).ToNot(Equal(first))
-		expiration, _ := time.Parse(time.RFC3339, string(tokenSecret(nodeClaim).Data["expiration"]))
+		Expect(again).To(Equal(first), "a Linode launched with the first token must still join")
+		renewed := tokenSecret(nodeClaim)
+		Expect(renewed.UID).ToNot(Equal(issued.UID))
+		expiration, _ := time.Parse(time.RFC3339, string(renewed.Data["expiration"]))
 		Expect(expiration).To(BeTemporally("~", clk.Now().Add(20*time.Minute), time.Second))
 	})
 
-	It("refuses a Secret of the same name it did not issue for the NodeClaim, and leaves it alone", func() {
-		nodeClaim := coretest.NodeClaim()
-		ExpectApplied(ctx, env.Client, nodeClaim)
-		foreign := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: bootstraptoken.Namespace, Name: bootstraptoken.SecretName(nodeClaim)},
-			Type:       "bootstrap.kubernetes.io/token",
-			StringData: map[string]string{"token-id": bootstraptoken.ID(nodeClaim), "token-secret": "0123456789abcdef"},
-		}
-		ExpectApplied(ctx, env.Client, foreign)
-		_, err := issuer.Ensure(ctx, nodeClaim)
-		Expect(err).To(MatchError(ContainSubstring("was not issued for NodeClaim")))
-		Expect(issuer.Delete(ctx, nodeClaim)).To(Succeed())
-		Expect(tokenSecret(nodeClaim).UID).To(Equal(foreign.UID))
+	It("derives the same token in another controller process, from the key it keeps in one immutable Secret", func() {
+		nodeClaim, other := coretest.NodeClaim(), coretest.NodeClaim()
+		ExpectApplied(ctx, env.Client, nodeClaim, other)
+		token, err := issuer.Ensure(ctx, nodeClaim)
+		Expect(err).ToNot(HaveOccurred())
+		otherToken, err := issuer.Ensure(ctx, other)
+		Expect(err).ToNot(HaveOccurred())
+		_, secretHalf, _ := strings.Cut(string(token), ".")
+		_, otherSecretHalf, _ := strings.Cut(string(otherToken), ".")
+		Expect(secretHalf).ToNot(Equal(otherSecretHalf))
+
+		restarted := bootstraptoken.NewIssuer(env.Client, env.Client, keyRef, clk)
+		Expect(restarted.Ensure(ctx, nodeClaim)).To(Equal(token))
+		key := &corev1.Secret{}
+		Expect(env.Client.Get(ctx, keyRef, key)).To(Succeed())
+		Expect(key.Immutable).To(HaveValue(BeTrue()))
+		Expect(key.Data[bootstraptoken.KeySecretKey]).To(HaveLen(32))
+
+		By("deriving other secrets once the key is replaced")
+		Expect(env.Client.Delete(ctx, key)).To(Succeed())
+		rekeyed, err := bootstraptoken.NewIssuer(env.Client, env.Client, keyRef, clk).Ensure(ctx, nodeClaim)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(rekeyed).ToNot(Equal(token))
 	})
 })
 
-var _ = Describe("Controller and Sweeper", func() {
+var _ = Describe("Controller", func() {
 	It("deletes a token once its node registered, and only then", func() {
 		controller := bootstraptoken.NewController(env.Client, issuer)
 		nodeClaim := coretest.NodeClaim()
@@ -143,28 +155,6 @@ var _ = Describe("Controller and Sweeper", func() {
 		registered(nodeClaim)
 		ExpectObjectReconciled(ctx, env.Client, controller, nodeClaim)
 		expectNoToken(nodeClaim)
-	})
-
-	It("sweeps the tokens of registered, deleted and replaced NodeClaims, and keeps those still needed", func() {
-		sweeper := bootstraptoken.NewSweeper(env.Client, env.Client)
-		pending, done, gone, replaced := coretest.NodeClaim(), coretest.NodeClaim(), coretest.NodeClaim(), coretest.NodeClaim()
-		for _, nodeClaim := range []*karpv1.NodeClaim{pending, done, gone, replaced} {
-			ExpectApplied(ctx, env.Client, nodeClaim)
-			_, err := issuer.Ensure(ctx, nodeClaim)
-			Expect(err).ToNot(HaveOccurred())
-		}
-		registered(done)
-		ExpectDeleted(ctx, env.Client, gone)
-		replacedToken := tokenSecret(replaced)
-		ExpectDeleted(ctx, env.Client, replaced)
-		replacement := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: replaced.Name}})
-		ExpectApplied(ctx, env.Client, replacement)
-
-		ExpectSingletonReconciled(ctx, sweeper)
-		tokenSecret(pending)
-		for _, nodeClaim := range []*karpv1.NodeClaim{done, gone} {
-			expectNoToken(nodeClaim)
-		}
-		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(replacedToken), &corev1.Secret{})).ToNot(Succeed())
+		ExpectObjectReconciled(ctx, env.Client, controller, nodeClaim)
 	})
 })
