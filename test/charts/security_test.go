@@ -196,6 +196,7 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 
 	t.Run("lke mode", func(t *testing.T) {
 		secretAttacks(t)
+		podAttacks(ctx, t, admin, stolen)
 		t.Run("the controller issues its certificate and keeps both caBundles", func(t *testing.T) {
 			if _, err := certificates.Reconcile(ctx); err != nil {
 				t.Fatal(err)
@@ -282,6 +283,55 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 			key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: charts.Namespace, Name: "karpenter-bootstrap-token-key"}}
 			expectRefused(t, stolen.Delete(ctx, key), byPolicy)
 		})
+	})
+}
+
+// podAttacks tries, holding the controller's token, to run other code in a pod or steer a
+// Service's traffic through a pod's status; the two changes Karpenter makes to pods still succeed.
+func podAttacks(ctx context.Context, t *testing.T, admin, stolen client.Client) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "payments", Labels: map[string]string{"app": "payments"}},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "default",
+			Containers:         []corev1.Container{{Name: "app", Image: "registry.example.com/payments:1.0"}},
+		},
+	}
+	if err := admin.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	awaitPolicies(t, func() bool {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"app":"dry-run"}}}`))
+		return refusedByPolicy(stolen.Patch(ctx, pod.DeepCopy(), patch, client.DryRunAll))
+	})
+	for _, attack := range []struct {
+		name, patch string
+		status      bool
+	}{
+		{name: "run another image in the pod", patch: `{"spec":{"containers":[{"name":"app","image":"attacker.example.com/shell:1.0"}]}}`},
+		{name: "move the pod into another Service", patch: `{"metadata":{"labels":{"app":"billing"}}}`},
+		{name: "hand the pod to the garbage collector", patch: `{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"gone","uid":"00000000-0000-0000-0000-000000000000"}]}}`},
+		{name: "change another annotation of the pod", patch: `{"metadata":{"annotations":{"prometheus.io/scrape":"false"}}}`},
+		{name: "mark the pod Ready", status: true, patch: `{"status":{"conditions":[{"type":"Ready","status":"True"}]}}`},
+		{name: "give the pod another IP", status: true, patch: `{"status":{"podIP":"203.0.113.7","podIPs":[{"ip":"203.0.113.7"}]}}`},
+	} {
+		t.Run("pod: "+attack.name, func(t *testing.T) {
+			patch := client.RawPatch(types.MergePatchType, []byte(attack.patch))
+			if attack.status {
+				expectRefused(t, stolen.Status().Patch(ctx, pod.DeepCopy(), patch), byPolicy)
+			} else {
+				expectRefused(t, stolen.Patch(ctx, pod.DeepCopy(), patch), byPolicy)
+			}
+		})
+	}
+	t.Run("pod: core sets its deletion cost and the controller nominates its node", func(t *testing.T) {
+		cost := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"controller.kubernetes.io/pod-deletion-cost":"-100"}}}`))
+		if err := stolen.Patch(ctx, pod.DeepCopy(), cost); err != nil {
+			t.Fatal(err)
+		}
+		nominate := client.RawPatch(types.MergePatchType, []byte(`{"status":{"nominatedNodeName":"lke1-2-abc"}}`))
+		if err := stolen.Status().Patch(ctx, pod.DeepCopy(), nominate); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 
