@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,6 +32,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/events"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
+	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 	. "sigs.k8s.io/karpenter/pkg/utils/testing"
 
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
@@ -259,3 +262,70 @@ func awaitEvent(ctx context.Context, t *testing.T, env *environment.NodeBootstra
 		t.Errorf("no %s event about CertificateSigningRequest %s: %v", reason, name, err)
 	}
 }
+
+var _ = Describe("Approver", func() {
+	var (
+		recorder *coretest.EventRecorder
+		approver *bootstraptoken.Approver
+	)
+	BeforeEach(func() {
+		recorder = coretest.NewEventRecorder()
+		approver = bootstraptoken.NewApprover(env.Client, env.Client, recorder)
+		for _, binding := range bootstraptoken.ClusterRoleBindings() {
+			ExpectApplied(ctx, env.Client, binding)
+		}
+	})
+
+	// request makes a CertificateSigningRequest as the user of the NodeClaim's bootstrap token, in
+	// the tokens' group, through the admin's right to impersonate.
+	request := func(nodeClaim *karpv1.NodeClaim, commonName, signer string) *certificatesv1.CertificateSigningRequest {
+		GinkgoHelper()
+		asToken := rest.CopyConfig(env.Config)
+		asToken.Impersonate = rest.ImpersonationConfig{UserName: "system:bootstrap:" + bootstraptoken.ID(nodeClaim), Groups: []string{"system:bootstrappers", bootstraptoken.Group}}
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		Expect(err).ToNot(HaveOccurred())
+		der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: commonName, Organization: []string{"system:nodes"}}}, key)
+		Expect(err).ToNot(HaveOccurred())
+		name, _, err := csr.RequestCertificateWithContext(ctx, kubernetes.NewForConfigOrDie(asToken), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			"", signer, nil, []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}, key)
+		Expect(err).ToNot(HaveOccurred())
+		created := &certificatesv1.CertificateSigningRequest{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, created)).To(Succeed())
+		return created
+	}
+	conditions := func(request *certificatesv1.CertificateSigningRequest) []certificatesv1.CertificateSigningRequestCondition {
+		GinkgoHelper()
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(request), request)).To(Succeed())
+		return request.Status.Conditions
+	}
+
+	It("approves the node of a NodeClaim that has not registered, and denies it once the NodeClaim has", func() {
+		nodeClaim := coretest.NodeClaim()
+		ExpectApplied(ctx, env.Client, nodeClaim)
+		first := request(nodeClaim, "system:node:"+nodeClaim.Name, certificatesv1.KubeAPIServerClientKubeletSignerName)
+		ExpectObjectReconciled(ctx, env.Client, approver, first)
+		Expect(conditions(first)).To(ConsistOf(And(HaveField("Type", certificatesv1.CertificateApproved), HaveField("Message", ContainSubstring(nodeClaim.Name)))))
+
+		registered(nodeClaim)
+		again := request(nodeClaim, "system:node:"+nodeClaim.Name, certificatesv1.KubeAPIServerClientKubeletSignerName)
+		ExpectObjectReconciled(ctx, env.Client, approver, again)
+		Expect(conditions(again)).To(ConsistOf(And(HaveField("Type", certificatesv1.CertificateDenied), HaveField("Message", ContainSubstring("has registered")))))
+		Expect(recorder.Calls("NodeCertificateDenied")).To(Equal(1))
+	})
+
+	It("denies a token that belongs to no NodeClaim", func() {
+		gone := coretest.NodeClaim()
+		denied := request(gone, "system:node:"+gone.Name, certificatesv1.KubeAPIServerClientKubeletSignerName)
+		ExpectObjectReconciled(ctx, env.Client, approver, denied)
+		Expect(conditions(denied)).To(ConsistOf(HaveField("Message", ContainSubstring("belongs to no NodeClaim"))))
+	})
+
+	It("leaves a token's request to another signer pending, which it may not decide, and says so", func() {
+		nodeClaim := coretest.NodeClaim()
+		ExpectApplied(ctx, env.Client, nodeClaim)
+		other := request(nodeClaim, "system:node:"+nodeClaim.Name, certificatesv1.KubeAPIServerClientSignerName)
+		ExpectObjectReconciled(ctx, env.Client, approver, other)
+		Expect(conditions(other)).To(BeEmpty())
+		Expect(recorder.Calls("NotAKubeletClientRequest")).To(Equal(1))
+	})
+})
