@@ -106,7 +106,7 @@ func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, 
 			instance.NewPlacementGroupResolver(deps.API, t.RegionInfo.ID),
 			instance.NewMaintenancePolicyResolver(deps.API, t.RegionInfo.ID),
 		},
-		Validators: []nodeclass.Validator{instance.NewValidator(t.RegionInfo)},
+		Validators: []nodeclass.Validator{instance.NewValidator(t.RegionInfo, cluster)},
 		Controllers: []controller.Controller{
 			bootstraptoken.NewController(deps.KubeClient, tokens),
 			bootstraptoken.NewSweeper(deps.KubeClient, reader),
