@@ -21,16 +21,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/certificate/csr"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
-	"sigs.k8s.io/karpenter/pkg/events"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 	. "sigs.k8s.io/karpenter/pkg/utils/testing"
@@ -181,23 +176,9 @@ func runApproverAsTheChart(ctx context.Context, t *testing.T, env *environment.N
 		UserName: "system:serviceaccount:" + charts.Namespace + ":karpenter",
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + charts.Namespace, "system:authenticated"},
 	}
-	m, err := manager.New(asChart, manager.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
+	if err := env.StartApprover(ctx, asChart); err != nil {
 		t.Fatal(err)
 	}
-	recorder := events.NewRecorder(m.GetEventRecorderFor("karpenter")) //nolint:staticcheck // SA1019: core's events.Recorder takes the legacy recorder
-	if err := bootstraptoken.NewApprover(m.GetClient(), m.GetAPIReader(), recorder).Register(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	managerCtx, stop := context.WithCancel(log.IntoContext(ctx, log.FromContext(ctx)))
-	done := make(chan error)
-	go func() { done <- m.Start(managerCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
 }
 
 func nodeClaim(ctx context.Context, t *testing.T, env *environment.NodeBootstrap, name string) *karpv1.NodeClaim {
