@@ -5,12 +5,14 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -167,6 +169,19 @@ func TestInstanceModeAsTheChartRunsIt(t *testing.T) {
 	node := &corev1.Node{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: ev.NodeName}, node); err != nil {
 		t.Fatal(err)
+	}
+	// The chart leaves its tokens' requests to the controller: kube-controller-manager would
+	// approve any node name.
+	requests := &certificatesv1.CertificateSigningRequestList{}
+	if err := env.Client.List(ctx, requests); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(requests.Items, func(r certificatesv1.CertificateSigningRequest) bool {
+		return slices.ContainsFunc(r.Status.Conditions, func(c certificatesv1.CertificateSigningRequestCondition) bool {
+			return c.Type == certificatesv1.CertificateApproved && c.Reason == bootstraptoken.ReasonApproved
+		})
+	}) {
+		t.Errorf("the controller approved no node's certificate request: %+v", requests.Items)
 	}
 	if node.Spec.ProviderID != "linode://"+strconv.Itoa(ev.InstanceID) || node.Labels[karpv1.NodePoolLabelKey] != "default" {
 		t.Errorf("Node %s has provider ID %q and labels %v", node.Name, node.Spec.ProviderID, node.Labels)

@@ -44,6 +44,9 @@ func TestDeployValidation(t *testing.T) {
 		{"user data on an image without cloud-init", base(func(o *linodego.InstanceCreateOptions) {
 			o.Image, o.Metadata = "linode/slackware15.0", userData
 		}), "metadata.user_data"},
+		{"user data over 65535 bytes before base64", base(func(o *linodego.InstanceCreateOptions) {
+			o.Metadata = &linodego.InstanceMetadataOptions{UserData: base64.StdEncoding.EncodeToString(make([]byte, 65536))}
+		}), "metadata.user_data"},
 		{"label taken", base(func(o *linodego.InstanceCreateOptions) { o.Label = "taken" }), "label"},
 		{"swap larger than half the disk", base(func(o *linodego.InstanceCreateOptions) { o.SwapSize = ptr(50000) }), "swap_size"},
 		{"two public interfaces", base(func(o *linodego.InstanceCreateOptions) {

@@ -316,6 +316,9 @@ func validateInstanceLabel(label string) *apiError {
 
 // validateUserData checks user data for a Linode in region: the region must offer the Metadata
 // service, and the data be base64. No user data is always fine.
+// maxUserDataBytes is the API's limit on metadata.user_data, before base64.
+const maxUserDataBytes = 65535
+
 func validateUserData(reg region, userData string) *apiError {
 	if userData == "" {
 		return nil
@@ -323,8 +326,12 @@ func validateUserData(reg region, userData string) *apiError {
 	if !reg.has(capMetadata) {
 		return errInvalid("metadata.user_data", "Metadata is not available in region "+reg.ID)
 	}
-	if _, err := base64.StdEncoding.DecodeString(userData); err != nil {
+	decoded, err := base64.StdEncoding.DecodeString(userData)
+	if err != nil {
 		return errInvalid("metadata.user_data", "Must be base64-encoded")
+	}
+	if len(decoded) > maxUserDataBytes {
+		return errInvalid("metadata.user_data", "Unencoded data must not exceed 65535 bytes")
 	}
 	return nil
 }

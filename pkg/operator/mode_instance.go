@@ -81,7 +81,7 @@ func (t *InstanceTarget) String() string {
 // Build finds the cluster the nodes join (its endpoint, CA and identity) and checks that the
 // endpoint answers with that CA, then makes the Linode provider, the image, subnet, placement
 // group and maintenance policy resolvers, the region's validator, and the controllers of
-// bootstrap tokens and of Linodes left powered off.
+// bootstrap tokens, of their nodes' certificate requests and of Linodes left powered off.
 func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, error) {
 	reader, err := client.New(deps.RESTConfig, client.Options{Scheme: deps.KubeClient.Scheme()})
 	if err != nil {
@@ -109,9 +109,10 @@ func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, 
 			instance.NewPlacementGroupResolver(deps.API, t.RegionInfo.ID),
 			instance.NewMaintenancePolicyResolver(deps.API, t.RegionInfo.ID),
 		},
-		Validators: []nodeclass.Validator{instance.NewValidator(t.RegionInfo)},
+		Validators: []nodeclass.Validator{instance.NewValidator(t.RegionInfo, cluster)},
 		Controllers: []controller.Controller{
 			bootstraptoken.NewController(deps.KubeClient, tokens),
+			bootstraptoken.NewApprover(deps.KubeClient, reader, deps.Recorder),
 			instance.NewOfflineController(deps.KubeClient, nodes, deps.Recorder, clock.RealClock{}, instance.OfflineToleration),
 		},
 	}, nil

@@ -281,6 +281,26 @@ func TestRenderedDeployment(t *testing.T) {
 						t.Errorf("no ClusterRoleBinding grants %s to %s, as kubeadm grants its bootstrap tokens' group", binding.RoleRef.Name, bootstraptoken.Group)
 					}
 				}
+				for _, binding := range bootstrapGroupBindings(t, objects) {
+					if strings.HasPrefix(binding.RoleRef.Name, "system:certificates.k8s.io:") {
+						t.Errorf("ClusterRoleBinding %s lets kube-controller-manager approve %s's certificate requests (%s) for any node name", binding.Name, bootstraptoken.Group, binding.RoleRef.Name)
+					}
+				}
+				if !rendersBinding(t, objects, bootstraptoken.NodeCertificateRenewalBinding()) {
+					t.Errorf("nodeCertificateRenewal is on by default, but no ClusterRoleBinding lets system:nodes renew their client certificates")
+				}
+			},
+		},
+		{
+			name: "instance mode without node certificate renewal",
+			values: map[string]any{
+				"apiToken": "chart-test-token", "region": "us-ord", "settings": map[string]any{"mode": "instance"},
+				"nodeCertificateRenewal": false,
+			},
+			check: func(t *testing.T, objects []*unstructured.Unstructured, _ map[string]string) {
+				if rendersBinding(t, objects, bootstraptoken.NodeCertificateRenewalBinding()) {
+					t.Errorf("nodeCertificateRenewal is false, but system:nodes are still bound to selfnodeclient")
+				}
 			},
 		},
 		{
@@ -360,6 +380,24 @@ func bootstrapGroupBindings(t *testing.T, objects []*unstructured.Unstructured) 
 		}
 	}
 	return bindings
+}
+
+// rendersBinding reports whether a rendered ClusterRoleBinding grants what want grants.
+func rendersBinding(t *testing.T, objects []*unstructured.Unstructured, want *rbacv1.ClusterRoleBinding) bool {
+	t.Helper()
+	for _, obj := range objects {
+		if obj.GetKind() != "ClusterRoleBinding" {
+			continue
+		}
+		binding, err := charts.As[rbacv1.ClusterRoleBinding](obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if equality.Semantic.DeepEqual(binding.RoleRef, want.RoleRef) && equality.Semantic.DeepEqual(binding.Subjects, want.Subjects) {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenFromFile reads the token the controller would read from its LINODE_TOKEN_FILE.

@@ -14,6 +14,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -27,11 +28,11 @@ import (
 const testSSHKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINodeSimulatorTestKeyOnly tests@nodesim"
 
 // joinOptions are user data options that join env's cluster with a token issued as the provider
-// issues it, for a Linode labelled name.
+// issues it, for a Linode labelled name, the node of NodeClaim name.
 func joinOptions(t *testing.T, name string) bootstrap.Options {
 	t.Helper()
 	ctx := context.Background()
-	nodeClaim := coretest.NodeClaim()
+	nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	if err := env.Client.Create(ctx, nodeClaim); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestPlainLinodeWithWrongUserDataDoesNotJoin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, linode, events := startSimulatorWithEvents(t, 2*time.Second)
-			name := "wrong-" + strings.ReplaceAll(tc.name[:12], " ", "-")
+			name := "wrong-" + strings.Trim(strings.ToLower(strings.ReplaceAll(tc.name[:12], " ", "-")), "-")
 			opts := joinOptions(t, name)
 			tc.change(&opts)
 			bootLinode(t, linode, name, &opts)

@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if err := env.StartApprover(context.Background(), env.Config); err != nil {
+		fmt.Fprintln(os.Stderr, err, env.Stop())
+		os.Exit(1)
+	}
 	code := m.Run()
 	if err := env.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -98,8 +99,13 @@ func (p *Provider) userData(ctx context.Context, nodeClass *v1.LinodeNodeClass, 
 	}
 	userData, err := opts.Render()
 	if err != nil {
-		// Only the user's userData can be wrong here; the NodeClass controller reports it too.
-		return nil, cloudprovider.NewCreateError(fmt.Errorf("rendering the user data of NodeClaim %s: %w", nodeClaim.Name, err), "UserDataInvalid", err.Error())
+		// Only the user's userData can be wrong here, or too large with the provider's part, which
+		// Linode would refuse with a 400; the NodeClass controller reports both too.
+		reason := ReasonUserDataInvalid
+		if errors.Is(err, bootstrap.ErrUserDataTooLarge) {
+			reason = ReasonUserDataTooLarge
+		}
+		return nil, cloudprovider.NewCreateError(fmt.Errorf("rendering the user data of NodeClaim %s: %w", nodeClaim.Name, err), reason, err.Error())
 	}
 	return userData, nil
 }

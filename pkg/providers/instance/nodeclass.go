@@ -3,6 +3,7 @@ package instance
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,6 +38,8 @@ const (
 	ReasonUnsupported = "Unsupported"
 	// ReasonUserDataInvalid: userData is not a cloud-config document cloud-init can merge.
 	ReasonUserDataInvalid = "UserDataInvalid"
+	// ReasonUserDataTooLarge: userData and the provider's part are more than Linode accepts.
+	ReasonUserDataTooLarge = "UserDataTooLarge"
 )
 
 // Region capabilities instance mode needs.
@@ -299,12 +302,24 @@ func (r *PlacementGroupResolver) find(ctx context.Context, nodeClass *v1.LinodeN
 // Validator checks instance-mode settings that resolve to no object: the region's capabilities
 // for what the class asks, the fields this build cannot launch with, and the user's userData.
 type Validator struct {
-	region linodego.Region
+	region  linodego.Region
+	cluster *Cluster
 }
 
-// NewValidator returns the validator for the region nodes launch in.
-func NewValidator(region linodego.Region) *Validator {
-	return &Validator{region: region}
+// NewValidator returns the validator for the region nodes launch in and the cluster they join,
+// whose endpoint and CA are part of every node's user data.
+func NewValidator(region linodego.Region, cluster *Cluster) *Validator {
+	return &Validator{region: region, cluster: cluster}
+}
+
+// sampleNode is a node's user data as far as the class decides it: a node's labels, taints and
+// reserved resources add a few hundred bytes at launch, where Render checks the size again.
+func (v *Validator) sampleNode(spec v1.LinodeNodeClassSpec) bootstrap.Options {
+	return bootstrap.Options{
+		ClusterEndpoint: v.cluster.Endpoint, ClusterCA: v.cluster.CA,
+		Token: bootstrap.Token("000000.0000000000000000"), NodeName: strings.Repeat("n", 63),
+		Kubelet: spec.Kubelet, UserData: spec.UserData,
+	}
 }
 
 // Validate returns the first problem with the class.
@@ -329,6 +344,9 @@ func (v *Validator) Validate(_ context.Context, nodeClass *v1.LinodeNodeClass) (
 	if spec.UserData != nil {
 		if err := bootstrap.ValidateUserData(*spec.UserData); err != nil {
 			return ReasonUserDataInvalid, err.Error(), nil
+		}
+		if _, err := v.sampleNode(spec).Render(); errors.Is(err, bootstrap.ErrUserDataTooLarge) {
+			return ReasonUserDataTooLarge, err.Error(), nil
 		}
 	}
 	return "", "", nil

@@ -1,6 +1,7 @@
 package instance_test
 
 import (
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -147,6 +148,16 @@ var _ = Describe("Validation", func() {
 		Entry("a root disk size", v1.LinodeNodeClassSpec{RootDiskSizeMB: lo.ToPtr[int32](20480)}, instance.ReasonUnsupported, "rootDiskSizeMB is not supported"),
 		Entry("user data that is not cloud-config", v1.LinodeNodeClassSpec{UserData: lo.ToPtr("#!/bin/sh\necho hi\n")}, instance.ReasonUserDataInvalid, "userData must be a cloud-config document"),
 	)
+
+	It("refuses userData that, with the provider's part, is more than Linode accepts", func() {
+		largeCABundle(24000)
+		nodeClass := resolved(test.LinodeNodeClass(v1.LinodeNodeClass{Spec: v1.LinodeNodeClassSpec{
+			Image:    lo.ToPtr("linode/ubuntu24.04"),
+			UserData: lo.ToPtr("#cloud-config\nwrite_files: [{path: /etc/motd, content: '" + strings.Repeat("x", 16000) + "'}]\n"),
+		}}))
+		Expect(expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, instance.ReasonUserDataTooLarge)).To(And(
+			ContainSubstring("more than the 65535 Linode accepts"), ContainSubstring("spec.userData is 16060 bytes of it"), ContainSubstring("shorten spec.userData")))
+	})
 
 	It("refuses a VPC in a region without VPCs", func() {
 		emu = ExpectEmulator(emulator.WithoutRegionCapability(test.Region, instance.CapabilityVPCs))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
@@ -147,6 +148,23 @@ var _ = Describe("Create", func() {
 		Expect(createErr.ConditionReason).To(Equal(corecloudprovider.LaunchRejectedReason))
 		nodeClass = ExpectExists(ctx, env.Client, nodeClass)
 		Expect(nodeClass.LaunchRejected()).To(BeTrue())
+	})
+})
+
+var _ = Describe("User data over Linode's limit", func() {
+	It("fails the launch naming spec.userData, without asking Linode", func() {
+		largeCABundle(24000)
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{UserData: lo.ToPtr("#cloud-config\n")})
+		// Changed since the class was last validated, as a class is between an edit and its
+		// controller's next pass.
+		nodeClass.Spec.UserData = lo.ToPtr("#cloud-config\nwrite_files: [{path: /etc/motd, content: '" + strings.Repeat("x", 16000) + "'}]\n")
+		ExpectApplied(ctx, env.Client, nodeClass)
+		_, err := cloud.CloudProvider.Create(ctx, nodeClaimOf(nodeClass, "g6-standard-2"))
+		var createErr *cloudprovider.CreateError
+		Expect(errors.As(err, &createErr)).To(BeTrue(), "got %v", err)
+		Expect(createErr.ConditionReason).To(Equal(instance.ReasonUserDataTooLarge))
+		Expect(createErr.ConditionMessage).To(ContainSubstring("shorten spec.userData"))
+		Expect(emu.Instances()).To(BeEmpty())
 	})
 })
 

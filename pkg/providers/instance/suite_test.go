@@ -1,6 +1,7 @@
 package instance_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
@@ -65,6 +66,14 @@ func readyNodeClass(spec v1.LinodeNodeClassSpec) *v1.LinodeNodeClass {
 	nodeClass := resolved(test.LinodeNodeClass(v1.LinodeNodeClass{Spec: spec}))
 	Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue(), "LinodeNodeClass is not Ready: %v", nodeClass.Status.Conditions)
 	return nodeClass
+}
+
+// largeCABundle makes the cluster's CA bundle about size bytes, as one holding several CAs during
+// a rotation can be, for the rest of the test.
+func largeCABundle(size int) {
+	original := cloud.Target.Cluster.CA
+	cloud.Target.Cluster.CA = bytes.Repeat(original, size/len(original))
+	DeferCleanup(func() { cloud.Target.Cluster.CA = original })
 }
 
 // nodeClaimOf is a NodeClaim of the class's NodePool "default", stored, asking for the plans.

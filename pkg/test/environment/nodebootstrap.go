@@ -10,8 +10,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/karpenter/pkg/events"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
@@ -31,6 +35,8 @@ type NodeBootstrap struct {
 	// LogDir holds kube-controller-manager's log.
 	LogDir    string
 	processes []*component.Process
+	// stopApprover stops the manager StartApprover started, and waits for it.
+	stopApprover func() error
 }
 
 // NewNodeBootstrap starts the control plane. Stop it with Stop.
@@ -84,9 +90,33 @@ func (e *NodeBootstrap) Endpoint() string { return e.Config.Host }
 // ServingCA is the CA that verifies the API server's certificate, which nodes must trust.
 func (e *NodeBootstrap) ServingCA() []byte { return e.Config.CAData }
 
-// Stop stops kube-controller-manager, the apiserver and etcd, and removes the log directory.
+// StartApprover runs the provider's approver of node certificate requests, as the controller
+// runs it in instance mode, connecting with config: without it, or the controller, no node the
+// provider's tokens bootstrap gets a certificate. Stop stops it.
+func (e *NodeBootstrap) StartApprover(ctx context.Context, config *rest.Config) error {
+	m, err := manager.New(config, manager.Options{Scheme: e.Client.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	recorder := events.NewRecorder(m.GetEventRecorderFor("karpenter")) //nolint:staticcheck // SA1019: core's events.Recorder takes the legacy recorder
+	if err := bootstraptoken.NewApprover(m.GetClient(), m.GetAPIReader(), recorder).Register(ctx, m); err != nil {
+		return err
+	}
+	managerCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Start(managerCtx) }()
+	e.stopApprover = func() error { cancel(); return <-done }
+	return nil
+}
+
+// Stop stops the approver, kube-controller-manager, the apiserver and etcd, and removes the log
+// directory.
 func (e *NodeBootstrap) Stop() error {
-	if err := errors.Join(component.StopAll(e.processes, 5*time.Second), e.Environment.Stop()); err != nil {
+	var stopped error
+	if e.stopApprover != nil {
+		stopped = e.stopApprover()
+	}
+	if err := errors.Join(stopped, component.StopAll(e.processes, 5*time.Second), e.Environment.Stop()); err != nil {
 		return fmt.Errorf("%w (component logs kept in %s)", err, e.LogDir)
 	}
 	return os.RemoveAll(e.LogDir)

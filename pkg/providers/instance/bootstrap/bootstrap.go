@@ -18,6 +18,13 @@
 // from the Metadata service: cloud-init renders the configuration as a Jinja template, where
 // {{ v1.instance_id }} is the Linode's id.
 //
+// Linode's Metadata service serves the user data, bootstrap token included, to whatever on the
+// Linode reaches 169.254.169.254 or fd00:a9fe:a9fe::1, for the Linode's whole life (the token
+// stops working once the node registered and its Secret is deleted). The user data therefore
+// also installs a systemd unit, required by kubelet and started before it, that drops packets to
+// those addresses arriving from other network namespaces: pods' traffic, routed through the host.
+// The host's own traffic (cloud-init, hostNetwork pods) is not routed and still reaches it.
+//
 // A user's own userData (a cloud-config document) is kept as it is and merged with the
 // provider's by cloud-init: the user data is a MIME multi-part message whose first part is the
 // user's cloud-config and whose second is the provider's, which asks to be merged with
@@ -58,7 +65,24 @@ const (
 	PathKubeletConfig       = "/var/lib/kubelet/config.yaml"
 	PathKubeletDropIn       = "/etc/systemd/system/kubelet.service.d/20-karpenter-linode.conf"
 	kubeletBinary           = "/usr/bin/kubelet"
+	// PathMetadataGuard and PathMetadataGuardUnit keep pods from the Metadata service.
+	PathMetadataGuard     = "/usr/local/sbin/karpenter-linode-metadata-guard"
+	PathMetadataGuardUnit = "/etc/systemd/system/" + MetadataGuardUnit
+	MetadataGuardUnit     = "karpenter-linode-metadata-guard.service"
 )
+
+// The Metadata service's addresses, as Linode documents them ("Use the Metadata service API").
+const (
+	MetadataIPv4 = "169.254.169.254"
+	MetadataIPv6 = "fd00:a9fe:a9fe::1"
+)
+
+// MaxUserDataBytes is the most user data Linode accepts: metadata.user_data "must not exceed
+// 65535 bytes" before base64 (Linode API, POST /linode/instances).
+const MaxUserDataBytes = 65535
+
+// ErrUserDataTooLarge is wrapped by Render's error when the user data is over MaxUserDataBytes.
+var ErrUserDataTooLarge = errors.New("user data too large")
 
 // InstanceIDTemplate is the Jinja expression cloud-init replaces with the Linode's id, which it
 // reads from the Metadata service.
@@ -204,7 +228,16 @@ func (o Options) Render() ([]byte, error) {
 		return nil, err
 	}
 	header := fmt.Sprintf("MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=%q\r\n\r\n", parts.Boundary())
-	return append([]byte(header), body.Bytes()...), nil
+	userData := append([]byte(header), body.Bytes()...)
+	if len(userData) > MaxUserDataBytes {
+		users := 0
+		if o.UserData != nil {
+			users = len(*o.UserData)
+		}
+		return nil, fmt.Errorf("%w: the user data would be %d bytes, more than the %d Linode accepts; spec.userData is %d bytes of it, the provider's part %d, of which the cluster's CA bundle, written as a file and in the bootstrap kubeconfig, takes %d: shorten spec.userData",
+			ErrUserDataTooLarge, len(userData), MaxUserDataBytes, users, len(ours), len(o.ClusterCA)+base64.StdEncoding.EncodedLen(len(o.ClusterCA)))
+	}
+	return userData, nil
 }
 
 // Encode is the user data as Linode's API takes it, base64.
@@ -245,9 +278,12 @@ func (o Options) cloudConfig() ([]byte, error) {
 			{Path: PathBootstrapKubeconfig, Permissions: "0600", Content: string(kubeconfig)},
 			{Path: PathKubeletConfig, Permissions: "0644", Content: string(kubelet)},
 			{Path: PathKubeletDropIn, Permissions: "0644", Content: o.kubeletDropIn()},
+			{Path: PathMetadataGuard, Permissions: "0755", Content: metadataGuardScript},
+			{Path: PathMetadataGuardUnit, Permissions: "0644", Content: metadataGuardUnit},
 		},
 		RunCmd: [][]string{
 			{"systemctl", "daemon-reload"},
+			{"systemctl", "enable", "--now", MetadataGuardUnit},
 			{"systemctl", "enable", "kubelet"},
 			{"systemctl", "restart", "kubelet"},
 		},
@@ -258,6 +294,51 @@ func (o Options) cloudConfig() ([]byte, error) {
 	}
 	return []byte(jinjaHeader + "\n" + cloudConfigStart + "\n" + string(body)), nil
 }
+
+// metadataGuardScript drops packets to the Metadata service in the prerouting hook, which sees
+// only packets that arrive on an interface (pods' through their veth or tunnel), never those the
+// host sends. nftables first: a drop in a table of its own is final whatever the CNI's tables
+// accept. Without nft, iptables' raw table, before conntrack and the filter chains CNIs insert
+// their ACCEPT rules into.
+const metadataGuardScript = `#!/bin/sh
+set -eu
+if command -v nft >/dev/null 2>&1; then
+	nft -f - <<'RULES'
+table inet karpenter-linode-metadata-guard
+delete table inet karpenter-linode-metadata-guard
+table inet karpenter-linode-metadata-guard {
+	chain prerouting {
+		type filter hook prerouting priority -400; policy accept;
+		ip daddr ` + MetadataIPv4 + ` drop
+		ip6 daddr ` + MetadataIPv6 + ` drop
+	}
+}
+RULES
+	exit 0
+fi
+iptables -w -t raw -C PREROUTING -d ` + MetadataIPv4 + `/32 -j DROP 2>/dev/null ||
+	iptables -w -t raw -I PREROUTING -d ` + MetadataIPv4 + `/32 -j DROP
+if command -v ip6tables >/dev/null 2>&1; then
+	ip6tables -w -t raw -C PREROUTING -d ` + MetadataIPv6 + `/128 -j DROP 2>/dev/null ||
+		ip6tables -w -t raw -I PREROUTING -d ` + MetadataIPv6 + `/128 -j DROP
+fi
+`
+
+// metadataGuardUnit runs the guard at every boot before kubelet, which does not start without it:
+// a node whose pods could read its user data does not join.
+const metadataGuardUnit = `[Unit]
+Description=Keep pods from Linode's Metadata service, which serves this node's user data
+Before=kubelet.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=` + PathMetadataGuard + `
+
+[Install]
+WantedBy=multi-user.target
+RequiredBy=kubelet.service
+`
 
 type cloudConfig struct {
 	MergeHow   []merger    `json:"merge_how"`

@@ -2,11 +2,15 @@ package bootstrap_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/mail"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -176,7 +180,7 @@ func TestUserDataJoinsWithTLSBootstrap(t *testing.T) {
 			t.Errorf("kubelet drop-in lacks %s:\n%s", want, dropIn)
 		}
 	}
-	if want := [][]string{{"systemctl", "daemon-reload"}, {"systemctl", "enable", "kubelet"}, {"systemctl", "restart", "kubelet"}}; fmt.Sprint(out.runs) != fmt.Sprint(want) {
+	if want := [][]string{{"systemctl", "daemon-reload"}, {"systemctl", "enable", "--now", bootstrap.MetadataGuardUnit}, {"systemctl", "enable", "kubelet"}, {"systemctl", "restart", "kubelet"}}; fmt.Sprint(out.runs) != fmt.Sprint(want) {
 		t.Errorf("runcmd %v, want %v", out.runs, want)
 	}
 	if strings.Count(fmt.Sprint(out.files), "{{") != 1 {
@@ -267,5 +271,86 @@ func TestTokenNeverPrintsItsSecret(t *testing.T) {
 		if strings.Contains(printed, "0123456789abcdef") {
 			t.Errorf("the token's secret is printed: %s", printed)
 		}
+	}
+}
+
+// TestPodsAreKeptFromTheMetadataService runs the guard the user data installs, with nft, and
+// without it with iptables, standing in for the real tools, and checks what it asks them for: a
+// drop of both Metadata addresses where only packets that arrive on an interface (pods') pass,
+// in place before kubelet starts and at every boot.
+func TestPodsAreKeptFromTheMetadataService(t *testing.T) {
+	out := render(t, options())
+	unit := out.files[bootstrap.PathMetadataGuardUnit]
+	for _, want := range []string{"Before=kubelet.service", "RequiredBy=kubelet.service", "WantedBy=multi-user.target", "ExecStart=" + bootstrap.PathMetadataGuard} {
+		if !strings.Contains(unit, want) {
+			t.Errorf("the guard's unit lacks %s:\n%s", want, unit)
+		}
+	}
+	script := filepath.Join(t.TempDir(), "guard")
+	if err := os.WriteFile(script, []byte(out.files[bootstrap.PathMetadataGuard]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(t *testing.T, tools ...string) string {
+		t.Helper()
+		bin, calls := t.TempDir(), filepath.Join(t.TempDir(), "calls")
+		for _, tool := range tools {
+			stub := "#!/bin/sh\n{ echo \"" + tool + " $*\"; [ \"$*\" = \"-f -\" ] && while IFS= read -r line; do echo \"$line\"; done; } >> " + calls + "\n" +
+				// iptables -C finds no rule yet.
+				"case \"$*\" in *\" -C \"*) exit 1;; esac\n"
+			if err := os.WriteFile(filepath.Join(bin, tool), []byte(stub), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("/bin/sh", script)
+		cmd.Env = []string{"PATH=" + bin}
+		if output, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the guard failed: %v\n%s", err, output)
+		}
+		got, err := os.ReadFile(calls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(got)
+	}
+	t.Run("nftables", func(t *testing.T) {
+		calls := run(t, "nft", "iptables", "ip6tables")
+		for _, want := range []string{"type filter hook prerouting priority -400", "ip daddr 169.254.169.254 drop", "ip6 daddr fd00:a9fe:a9fe::1 drop", "delete table inet karpenter-linode-metadata-guard"} {
+			if !strings.Contains(calls, want) {
+				t.Errorf("the ruleset lacks %q:\n%s", want, calls)
+			}
+		}
+		if strings.Contains(calls, "iptables") {
+			t.Errorf("iptables used although nft is there:\n%s", calls)
+		}
+	})
+	t.Run("iptables", func(t *testing.T) {
+		calls := run(t, "iptables", "ip6tables")
+		for _, want := range []string{"iptables -w -t raw -I PREROUTING -d 169.254.169.254/32 -j DROP", "ip6tables -w -t raw -I PREROUTING -d fd00:a9fe:a9fe::1/128 -j DROP"} {
+			if !strings.Contains(calls, want) {
+				t.Errorf("no %q:\n%s", want, calls)
+			}
+		}
+	})
+	t.Run("neither", func(t *testing.T) {
+		cmd := exec.Command("/bin/sh", script)
+		cmd.Env = []string{"PATH=" + t.TempDir()}
+		if err := cmd.Run(); err == nil {
+			t.Errorf("the guard succeeded with no firewall tool: kubelet would start with pods able to read the user data")
+		}
+	})
+}
+
+func TestUserDataOverLinodesLimitNamesSpecUserData(t *testing.T) {
+	opts := options()
+	fits := "#cloud-config\nwrite_files: [{path: /etc/motd, content: '" + strings.Repeat("x", 50000) + "'}]\n"
+	opts.UserData = &fits
+	if _, err := opts.Render(); err != nil {
+		t.Fatalf("user data of %d bytes refused: %v", len(fits), err)
+	}
+	tooLarge := "#cloud-config\nwrite_files: [{path: /etc/motd, content: '" + strings.Repeat("x", bootstrap.MaxUserDataBytes) + "'}]\n"
+	opts.UserData = &tooLarge
+	_, err := opts.Render()
+	if !errors.Is(err, bootstrap.ErrUserDataTooLarge) || !strings.Contains(err.Error(), "spec.userData") || !strings.Contains(err.Error(), "65535") {
+		t.Errorf("got %v, want an error naming spec.userData and Linode's limit", err)
 	}
 }

@@ -4,8 +4,8 @@
 // A token is a Secret of type bootstrap.kubernetes.io/token in kube-system, as kubeadm makes them:
 // kube-apiserver authenticates it (--enable-bootstrap-token-auth) as the user
 // system:bootstrap:<id> in the groups system:bootstrappers and Group. Group is this provider's
-// alone: the Helm chart lets it, and nothing else, create node CertificateSigningRequests and have
-// them approved, as kubeadm lets system:bootstrappers:kubeadm:default-node-token. A token expires
+// alone: the Helm chart lets it, and nothing else, create node CertificateSigningRequests, which
+// the Approver approves only for the node of the token's own NodeClaim. A token expires
 // TTL after it is issued (kube-controller-manager's tokencleaner deletes it then), is owned by its
 // NodeClaim (the garbage collector deletes it with the NodeClaim), and is deleted as soon as its
 // node has registered (Controller). Its secret half appears in the node's user data only: never
@@ -200,11 +200,12 @@ func (i *Issuer) Delete(ctx context.Context, nodeClaim *karpv1.NodeClaim) error 
 	return nil
 }
 
-// ClusterRoleBindings grant Group what kubeadm grants its bootstrap tokens' group
-// (system:bootstrappers:kubeadm:default-node-token): to create node CertificateSigningRequests
-// (system:node-bootstrapper), and to have kube-controller-manager approve those that ask for a
-// node client certificate (…:nodeclient). The Helm chart installs the same bindings in instance
-// mode; the local cluster applies these.
+// ClusterRoleBindings grant Group the first half of what kubeadm grants its bootstrap tokens'
+// group (system:bootstrappers:kubeadm:default-node-token): to create node
+// CertificateSigningRequests (system:node-bootstrapper). Not the second, …:nodeclient, with which
+// kube-controller-manager would approve a certificate for any node name to any holder of any
+// token: the Approver approves only the node of the token's own NodeClaim. The Helm chart installs
+// the same bindings in instance mode; the local cluster applies these.
 func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 	binding := func(name, role string) *rbacv1.ClusterRoleBinding {
 		return &rbacv1.ClusterRoleBinding{
@@ -215,6 +216,5 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 	}
 	return []*rbacv1.ClusterRoleBinding{
 		binding("karpenter-linode:node-bootstrapper", "system:node-bootstrapper"),
-		binding("karpenter-linode:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient"),
 	}
 }

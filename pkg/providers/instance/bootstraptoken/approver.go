@@ -1,0 +1,229 @@
+package bootstraptoken
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"slices"
+	"strings"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	controllerruntime "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/events"
+)
+
+const (
+	// bootstrapUserPrefix is how kube-apiserver names the user of a bootstrap token:
+	// system:bootstrap:<token id>.
+	bootstrapUserPrefix = "system:bootstrap:"
+	// nodeUserPrefix and nodesGroup are the subject of a node client certificate, which the Node
+	// authorizer and NodeRestriction read as the node's identity.
+	nodeUserPrefix = "system:node:"
+	nodesGroup     = "system:nodes"
+	// ReasonApproved and ReasonDenied are the reasons of the conditions the Approver sets.
+	ReasonApproved = "KarpenterLinodeNodeClaim"
+	ReasonDenied   = "KarpenterLinodeNodeClaimMismatch"
+)
+
+// kubeletClientUsages are the usages kubelet asks for its client certificate with: key
+// encipherment only with an RSA key. kube-controller-manager's approver accepts exactly these.
+var kubeletClientUsages = []sets.Set[certificatesv1.KeyUsage]{
+	sets.New(certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth),
+	sets.New(certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth),
+}
+
+// Approver decides the CertificateSigningRequests made with this provider's bootstrap tokens, in
+// place of kube-controller-manager's approver, which would sign a certificate for any node name
+// to any holder of any of the tokens. It approves a request only for the node of the NodeClaim
+// the token was issued for, named as its kubelet registers (the NodeClaim's name, the user data's
+// --hostname-override), and only while that NodeClaim has not registered; it denies every other
+// kubelet client request of the tokens' group, saying why. Requests of other users are not its
+// to decide.
+type Approver struct {
+	kube     client.Client
+	reader   client.Reader
+	recorder events.Recorder
+}
+
+// NewApprover returns the approver. kube reads NodeClaims from the cache and writes approvals;
+// reader lists NodeClaims past the cache before a request is denied for naming none, so that a
+// NodeClaim the cache has not seen yet never costs its node a denial.
+func NewApprover(kube client.Client, reader client.Reader, recorder events.Recorder) *Approver {
+	return &Approver{kube: kube, reader: reader, recorder: recorder}
+}
+
+// Reconcile approves or denies a request of the tokens' group that is still pending.
+func (a *Approver) Reconcile(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) (reconcile.Result, error) {
+	if !ofTokensGroup(csr) || decided(csr) {
+		return reconcile.Result{}, nil
+	}
+	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName {
+		// Deciding a request needs the right to approve for its signer, which the controller has for
+		// kubelet client certificates alone. No kubelet asks another signer with a bootstrap token,
+		// and nothing approves such a request for a bootstrap user unless someone does by hand.
+		a.recorder.Publish(events.Event{
+			InvolvedObject: csr, Type: corev1.EventTypeWarning, Reason: "NotAKubeletClientRequest",
+			Message:      fmt.Sprintf("%s asked signer %s with a Karpenter bootstrap token; only %s requests are decided by Karpenter, this one is left pending", csr.Spec.Username, csr.Spec.SignerName, certificatesv1.KubeAPIServerClientKubeletSignerName),
+			DedupeValues: []string{string(csr.UID)},
+		})
+		return reconcile.Result{}, nil
+	}
+	nodeClaim, problem, err := a.check(ctx, csr)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	logger := log.FromContext(ctx).WithValues("CertificateSigningRequest", csr.Name, "requester", csr.Spec.Username)
+	if problem != "" {
+		if err := a.decide(ctx, csr, certificatesv1.CertificateDenied, ReasonDenied, "Denied by Karpenter: "+problem); err != nil {
+			return reconcile.Result{}, err
+		}
+		a.recorder.Publish(events.Event{
+			InvolvedObject: csr, Type: corev1.EventTypeWarning, Reason: "NodeCertificateDenied",
+			Message: "Denied: " + problem, DedupeValues: []string{string(csr.UID)},
+		})
+		logger.Info("denied a node client certificate request made with a bootstrap token", "reason", problem)
+		return reconcile.Result{}, nil
+	}
+	if err := a.decide(ctx, csr, certificatesv1.CertificateApproved, ReasonApproved,
+		fmt.Sprintf("Approved by Karpenter: the node of NodeClaim %s, whose bootstrap token made the request", nodeClaim.Name)); err != nil {
+		return reconcile.Result{}, err
+	}
+	logger.V(1).Info("approved the client certificate of a NodeClaim's node", "NodeClaim", nodeClaim.Name)
+	return reconcile.Result{}, nil
+}
+
+// check returns the NodeClaim whose node the request may have a certificate for, or what is wrong
+// with the request.
+func (a *Approver) check(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) (*karpv1.NodeClaim, string, error) {
+	subject, problem := kubeletClientSubject(csr)
+	if problem != "" {
+		return nil, problem, nil
+	}
+	id := strings.TrimPrefix(csr.Spec.Username, bootstrapUserPrefix)
+	nodeClaim, err := a.nodeClaimOfToken(ctx, a.kube, id)
+	if err == nil && nodeClaim == nil {
+		nodeClaim, err = a.nodeClaimOfToken(ctx, a.reader, id)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	switch {
+	case nodeClaim == nil:
+		return nil, fmt.Sprintf("bootstrap token %s belongs to no NodeClaim", id), nil
+	case subject != nodeClaim.Name:
+		return nil, fmt.Sprintf("bootstrap token %s was issued for NodeClaim %s, whose node is %s, not %s", id, nodeClaim.Name, nodeClaim.Name, subject), nil
+	case !nodeClaim.DeletionTimestamp.IsZero():
+		return nil, fmt.Sprintf("NodeClaim %s of bootstrap token %s is being deleted", nodeClaim.Name, id), nil
+	case nodeClaim.StatusConditions().IsTrue(karpv1.ConditionTypeRegistered):
+		return nil, fmt.Sprintf("NodeClaim %s of bootstrap token %s has registered: its kubelet has its certificate", nodeClaim.Name, id), nil
+	}
+	return nodeClaim, "", nil
+}
+
+// nodeClaimOfToken finds the NodeClaim a token id was derived from, or nil.
+func (a *Approver) nodeClaimOfToken(ctx context.Context, reader client.Reader, id string) (*karpv1.NodeClaim, error) {
+	nodeClaims := &karpv1.NodeClaimList{}
+	if err := reader.List(ctx, nodeClaims); err != nil {
+		return nil, fmt.Errorf("listing NodeClaims: %w", err)
+	}
+	for i := range nodeClaims.Items {
+		if ID(&nodeClaims.Items[i]) == id {
+			return &nodeClaims.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// kubeletClientSubject returns the node name a request asks a kubelet client certificate for, or
+// what makes it something else: the subject must be exactly CN=system:node:<name>, O=system:nodes,
+// with no subject alternative names, and the usages exactly kubelet's.
+func kubeletClientSubject(csr *certificatesv1.CertificateSigningRequest) (string, string) {
+	block, _ := pem.Decode(csr.Spec.Request)
+	if block == nil || block.Type != "CERTIFICATE REQUEST" {
+		return "", "the request is not a PEM CERTIFICATE REQUEST"
+	}
+	request, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return "", fmt.Sprintf("the request does not parse: %v", err)
+	}
+	if err := request.CheckSignature(); err != nil {
+		return "", fmt.Sprintf("the request's signature does not verify: %v", err)
+	}
+	name, isNode := strings.CutPrefix(request.Subject.CommonName, nodeUserPrefix)
+	switch {
+	case !isNode || name == "":
+		return "", fmt.Sprintf("common name %q is not system:node:<node name>", request.Subject.CommonName)
+	case !slices.Equal(request.Subject.Organization, []string{nodesGroup}):
+		return "", fmt.Sprintf("organizations %q are not exactly [%s]", request.Subject.Organization, nodesGroup)
+	case len(request.DNSNames)+len(request.IPAddresses)+len(request.EmailAddresses)+len(request.URIs) > 0:
+		return "", "a kubelet client certificate has no subject alternative names"
+	case !slices.ContainsFunc(kubeletClientUsages, sets.New(csr.Spec.Usages...).Equal):
+		return "", fmt.Sprintf("usages %q are not those of a kubelet client certificate (digital signature, client auth, and key encipherment with an RSA key)", csr.Spec.Usages)
+	}
+	return name, ""
+}
+
+// ofTokensGroup reports whether a request was made with one of this provider's bootstrap tokens.
+func ofTokensGroup(csr *certificatesv1.CertificateSigningRequest) bool {
+	return strings.HasPrefix(csr.Spec.Username, bootstrapUserPrefix) && slices.Contains(csr.Spec.Groups, Group)
+}
+
+func decided(csr *certificatesv1.CertificateSigningRequest) bool {
+	return slices.ContainsFunc(csr.Status.Conditions, func(c certificatesv1.CertificateSigningRequestCondition) bool {
+		return (c.Type == certificatesv1.CertificateApproved || c.Type == certificatesv1.CertificateDenied) && c.Status == corev1.ConditionTrue
+	})
+}
+
+func (a *Approver) decide(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, decision certificatesv1.RequestConditionType, reason, message string) error {
+	csr = csr.DeepCopy()
+	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+		Type: decision, Status: corev1.ConditionTrue, Reason: reason, Message: message, LastUpdateTime: metav1.Now(),
+	})
+	if err := a.kube.SubResource("approval").Update(ctx, csr); err != nil {
+		return fmt.Errorf("setting %s on CertificateSigningRequest %s: %w", decision, csr.Name, err)
+	}
+	return nil
+}
+
+// Register watches the pending requests of the tokens' group.
+func (a *Approver) Register(_ context.Context, m manager.Manager) error {
+	pending := func(obj client.Object) bool {
+		csr := obj.(*certificatesv1.CertificateSigningRequest)
+		return ofTokensGroup(csr) && !decided(csr)
+	}
+	return controllerruntime.NewControllerManagedBy(m).
+		Named("bootstraptoken.csr").
+		For(&certificatesv1.CertificateSigningRequest{}, builder.WithPredicates(predicate.Funcs{
+			CreateFunc:  func(e event.CreateEvent) bool { return pending(e.Object) },
+			UpdateFunc:  func(e event.UpdateEvent) bool { return pending(e.ObjectNew) },
+			DeleteFunc:  func(event.DeleteEvent) bool { return false },
+			GenericFunc: func(e event.GenericEvent) bool { return pending(e.Object) },
+		})).
+		Complete(reconcile.AsReconciler(m.GetClient(), a))
+}
+
+// NodeCertificateRenewalBinding lets every node renew its own client certificate: kube-controller-
+// manager approves a node's request for a certificate of its own name when the node may create
+// certificatesigningrequests/selfnodeclient. kubeadm creates this binding
+// (kubeadm:node-autoapprove-certificate-rotation); other control planes may not, and their nodes'
+// certificates then expire. The Helm chart installs it in instance mode unless told not to.
+func NodeCertificateRenewalBinding() *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "karpenter-linode:node-autoapprove-certificate-rotation"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: nodesGroup}},
+	}
+}
