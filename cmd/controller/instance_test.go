@@ -22,13 +22,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
-	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
 // TestInstanceModeAsTheChartRunsIt installs the chart in instance mode on a control plane set up
@@ -80,7 +80,7 @@ func TestInstanceModeAsTheChartRunsIt(t *testing.T) {
 		},
 	})
 	applyAsHelm(ctx, t, env.Client, objects)
-	controllerEnv["KUBECONFIG"] = impersonatingKubeconfig(t, env, charts.Namespace, "karpenter")
+	controllerEnv["KUBECONFIG"] = impersonatingKubeconfig(t, env, chartrender.Namespace, "karpenter")
 	controllerEnv["DISABLE_LEADER_ELECTION"] = "true"
 
 	closed, err := net.Listen("tcp", "127.0.0.1:0")

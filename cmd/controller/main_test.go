@@ -20,10 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
-	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
 // token is what the emulator accepts; the tests look for it in everything the controller writes.
@@ -347,11 +347,11 @@ func renderRelease(t *testing.T, values map[string]any) ([]*unstructured.Unstruc
 		values = maps.Clone(values)
 		values["webhook"] = withPort
 	}
-	objects, err := charts.Render("karpenter", values)
+	objects, err := chartrender.Render("karpenter", values)
 	if err != nil {
 		t.Fatal(err)
 	}
-	controllerEnv, err := charts.ControllerEnvironment(objects, t.TempDir())
+	controllerEnv, err := chartrender.ControllerEnvironment(objects, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

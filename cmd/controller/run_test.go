@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/linode/karpenter-provider-linode/test/charts"
+	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 )
 
 // TestControllerAsTheChartRunsIt runs the built controller with the environment the Helm chart
@@ -89,7 +89,7 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 
 func mustDecode(t *testing.T, example string) []client.Object {
 	t.Helper()
-	objects, err := charts.DecodeFile(charts.Dir("../examples/" + example))
+	objects, err := chartrender.DecodeFile(chartrender.Dir("../examples/" + example))
 	if err != nil {
 		t.Fatal(err)
 	}

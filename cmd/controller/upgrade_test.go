@@ -25,11 +25,11 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/alphafields"
 	"github.com/linode/karpenter-provider-linode/pkg/test/alpharelease"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
-	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
 // readmeNodeClass is the LinodeNodeClass of the alpha provider's README ("Create NodePool"),
@@ -127,7 +127,7 @@ func TestUpgradeFromTheAlphaProvider(t *testing.T) {
 	// helm upgrade karpenter-crd, then karpenter. The webhook Service is an ExternalName for the
 	// controller run here, at the port the CRD chart is told; everything else is as rendered.
 	webhookPort, probePort := freePort(t), freePort(t)
-	crdObjects, err := charts.Render("karpenter-crd", map[string]any{"webhook": map[string]any{"port": webhookPort}})
+	crdObjects, err := chartrender.Render("karpenter-crd", map[string]any{"webhook": map[string]any{"port": webhookPort}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestUpgradeFromTheAlphaProvider(t *testing.T) {
 			t.Fatalf("helm upgrade karpenter-crd: %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	objects, err := charts.Render("karpenter", map[string]any{
+	objects, err := chartrender.Render("karpenter", map[string]any{
 		"apiToken": token,
 		"settings": map[string]any{"clusterName": "prod", "apiURL": e.URL()},
 		"controller": map[string]any{
@@ -158,7 +158,7 @@ func TestUpgradeFromTheAlphaProvider(t *testing.T) {
 			t.Fatalf("helm upgrade karpenter: %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	controllerEnv, err := charts.ControllerEnvironment(objects, t.TempDir())
+	controllerEnv, err := chartrender.ControllerEnvironment(objects, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +250,8 @@ func asJSON(t *testing.T, v any) string {
 func serviceAccountKubeconfig(t *testing.T, env *environment.Environment, name string) string {
 	t.Helper()
 	user, err := env.ControlPlane.AddUser(envtest.User{
-		Name:   "system:serviceaccount:" + charts.Namespace + ":" + name,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + charts.Namespace, "system:authenticated"},
+		Name:   "system:serviceaccount:" + chartrender.Namespace + ":" + name,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + chartrender.Namespace, "system:authenticated"},
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +300,7 @@ func externalNameService(t *testing.T, name string, port int32) *unstructured.Un
 	t.Helper()
 	service, err := toUnstructured(&corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: charts.Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: chartrender.Namespace},
 		Spec: corev1.ServiceSpec{
 			Type: corev1.ServiceTypeExternalName, ExternalName: "localhost",
 			Ports: []corev1.ServicePort{{Name: "https-webhook", Port: port}},

@@ -72,6 +72,15 @@ func (d *demo) run(ctx context.Context) error {
 		if err := d.cluster.CheckHealthy(); err != nil {
 			return err
 		}
+		// The controller runs as the chart's ServiceAccount: a refused request is a rule the
+		// chart lacks.
+		refusals, err := d.cluster.ControllerRefusals()
+		if err != nil {
+			return err
+		}
+		if len(refusals) > 0 {
+			return fmt.Errorf("kube-apiserver refused the controller:\n  %s", strings.Join(refusals, "\n  "))
+		}
 	}
 	d.printTimeline()
 	d.printCost(ctx)

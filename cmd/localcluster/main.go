@@ -71,9 +71,13 @@ The cluster is running (Kubernetes %s, Linode API emulator at %s).
   alias kubectl=%s
   kubectl apply -f examples/default.yaml
 
+The controller runs as the chart's ServiceAccount, with the chart's RBAC; its kubeconfig is
+%s (kubectl --kubeconfig=... auth can-i --list).
+
 Logs:  %s
 Ctrl-C stops everything.
-`, component.KubernetesVersion, cluster.Emulator.URL(), cluster.KubeconfigPath, cluster.Kubectl, filepath.Join(cluster.LogDir, "*.log"))
+`, component.KubernetesVersion, cluster.Emulator.URL(), cluster.KubeconfigPath, cluster.Kubectl,
+		cluster.ControllerKubeconfigPath, filepath.Join(cluster.LogDir, "*.log"))
 
 	select {
 	case <-ctx.Done():

@@ -2,7 +2,8 @@
 // kube-apiserver, kube-scheduler, kube-controller-manager and kwok (the binaries from
 // hack/build-k8s-binaries.sh), the Linode API emulator with an LKE cluster seeded, a node
 // simulator that registers a Node for every Linode the emulator boots (package nodesim), and the
-// provider's controller as a process configured the way the Helm chart configures it.
+// provider's controller as a process configured the way the Helm chart configures it, running as
+// the chart's ServiceAccount with the chart's RBAC.
 //
 // The demo (cmd/demo), the end-to-end tests (test/e2e) and cmd/localcluster, which leaves a
 // cluster running for kubectl, all start it with Start.
@@ -102,6 +103,9 @@ type Cluster struct {
 	Kube client.Client
 	// KubeconfigPath is an admin kubeconfig, for kubectl.
 	KubeconfigPath string
+	// ControllerKubeconfigPath is the controller's kubeconfig: a token of the chart's
+	// ServiceAccount, refreshed before it expires (the admin kubeconfig for ModeKwokProvider).
+	ControllerKubeconfigPath string
 	// LogDir holds each component's log, the controller's included.
 	LogDir string
 	// Emulator is the Linode API the controller talks to.
@@ -123,7 +127,13 @@ type Cluster struct {
 	controllerPorts  []int
 	stopNodes        context.CancelFunc
 	nodesDone        chan struct{}
-	ownWorkDir       bool
+	stopTokenRefresh context.CancelFunc
+	tokenRefreshDone chan struct{}
+	// controllerUser is the controller's user name, whose requests ControllerRefusals reads from
+	// the audit log from auditOffset on.
+	controllerUser string
+	auditOffset    int64
+	ownWorkDir     bool
 }
 
 // Start starts every component and the controller and waits until the controller is ready.
@@ -174,6 +184,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.controlPlane.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
+	if err := c.configureAudit(c.controlPlane.ControlPlane.APIServer); err != nil {
+		return nil, err
+	}
 	var clusterCA *component.ClusterCA
 	if opts.Mode == ModeInstance {
 		if clusterCA, err = component.ConfigureNodeBootstrap(c.controlPlane); err != nil {
@@ -244,8 +257,17 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.controllerPorts, err = freePorts(3); err != nil {
 		return nil, err
 	}
+	// Core's kwok provider is not this chart's controller: it keeps the admin kubeconfig.
+	c.ControllerKubeconfigPath = c.KubeconfigPath
 	if opts.Mode != ModeKwokProvider {
 		if err := c.registerWebhooks(ctx, c.webhookPort(), opts.Mode == ModeLKE); err != nil {
+			return nil, err
+		}
+		serviceAccount, err := c.installChartRBAC(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.runAsServiceAccount(ctx, restConfig, serviceAccount); err != nil {
 			return nil, err
 		}
 	}
@@ -327,20 +349,17 @@ func (c *Cluster) simulatorLogger() logr.Logger {
 }
 
 // startController runs the controller with the settings the Helm chart would give it (one
-// replica, so no leader election) and waits for its readiness probe.
+// replica, so no leader election), as the chart's ServiceAccount, and waits for its readiness
+// probe.
 func (c *Cluster) startController(ctx context.Context) error {
 	ports := c.controllerPorts
-	apiVersion := "v4"
-	if c.opts.Tier == "enterprise" {
-		apiVersion = "v4beta"
-	}
 	env := []string{
-		"KUBECONFIG=" + c.KubeconfigPath,
+		"KUBECONFIG=" + c.ControllerKubeconfigPath,
 		"CLUSTER_NAME=" + c.opts.ClusterName,
 		"KARPENTER_MODE=" + c.opts.Mode,
 		"LINODE_TOKEN_FILE=" + c.tokenFile(),
 		"LINODE_URL=" + c.Emulator.URL(),
-		"LINODE_API_VERSION=" + apiVersion,
+		"LINODE_API_VERSION=" + c.apiVersion(),
 		"HYPERVISOR_MEMORY_PERCENT=" + strconv.FormatFloat(HypervisorMemoryPercent, 'f', -1, 64),
 		"DISABLE_LEADER_ELECTION=true",
 		"METRICS_PORT=" + strconv.Itoa(ports[0]),
@@ -391,6 +410,14 @@ func (c *Cluster) startController(ctx context.Context) error {
 	}
 }
 
+// apiVersion is the Linode API version of the cluster's tier.
+func (c *Cluster) apiVersion() string {
+	if c.opts.Tier == "enterprise" {
+		return "v4beta"
+	}
+	return "v4"
+}
+
 // tokenFile is the controller's LINODE_TOKEN_FILE, which the chart mounts from the token's Secret.
 func (c *Cluster) tokenFile() string { return filepath.Join(c.LogDir, "linode-token") }
 
@@ -431,6 +458,10 @@ func (c *Cluster) Stop() error {
 	var errs []error
 	if c.controller != nil {
 		errs = append(errs, c.controller.Stop(10*time.Second))
+	}
+	if c.stopTokenRefresh != nil {
+		c.stopTokenRefresh()
+		<-c.tokenRefreshDone
 	}
 	errs = append(errs, component.StopAll(c.components, 5*time.Second))
 	if c.stopNodes != nil {

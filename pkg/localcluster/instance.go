@@ -13,20 +13,11 @@ import (
 )
 
 // setUpNodeBootstrap does for instance mode what kubeadm does when it sets a cluster up for
-// `kubeadm join`: it publishes the API server's address and CA in kube-public/cluster-info (where
-// the controller finds the cluster endpoint when CLUSTER_ENDPOINT is unset), lets nodes renew
-// their own client certificates, and grants the provider's bootstrap token group what the Helm
-// chart grants it in instance mode.
+// `kubeadm join`: it publishes the API server's address and CA in kube-public/cluster-info, where
+// the controller finds the cluster endpoint when CLUSTER_ENDPOINT is unset. What the provider's
+// bootstrap token group may do comes from the chart, with the controller's RBAC.
 func (c *Cluster) setUpNodeBootstrap(ctx context.Context, endpoint string, caPEM []byte) error {
-	if err := component.PublishClusterInfo(ctx, c.Kube, endpoint, caPEM); err != nil {
-		return err
-	}
-	for _, binding := range append(bootstraptoken.ClusterRoleBindings(), bootstraptoken.NodeCertificateRenewalBinding()) {
-		if err := c.Kube.Create(ctx, binding); err != nil {
-			return fmt.Errorf("granting the bootstrap group %s: %w", binding.RoleRef.Name, err)
-		}
-	}
-	return nil
+	return component.PublishClusterInfo(ctx, c.Kube, endpoint, caPEM)
 }
 
 // CheckNoBootstrapTokens reports bootstrap token Secrets the provider issued that are left: once

@@ -11,15 +11,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/test/alpharelease"
-	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
 // alphaCredentials is a Secret as the alpha chart's credentialsSecretRef names it.
 var alphaCredentials = &corev1.Secret{
-	ObjectMeta: metav1.ObjectMeta{Name: "my-linode-credentials", Namespace: charts.Namespace},
+	ObjectMeta: metav1.ObjectMeta{Name: "my-linode-credentials", Namespace: chartrender.Namespace},
 	Data: map[string][]byte{
 		"LINODE_TOKEN":       []byte("token-from-the-alpha-secret"),
 		"LINODE_URL":         []byte("https://api.linode.com"),
@@ -60,14 +60,14 @@ func merge(values, overrides map[string]any) map[string]any {
 // upgrade that keeps the user's values file would, and checks that the controller gets every
 // setting it asked for, under the names it reads now, and would start with them.
 func TestAlphaValuesRenderAWorkingInstall(t *testing.T) {
-	objects, err := charts.Render("karpenter", alphaValues(t, nil))
+	objects, err := chartrender.Render("karpenter", alphaValues(t, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if charts.Find(objects, "Secret", "karpenter") != nil {
+	if chartrender.Find(objects, "Secret", "karpenter") != nil {
 		t.Errorf("the chart rendered a token Secret although credentialsSecretRef names one")
 	}
-	env, err := charts.ControllerEnvironment(objects, t.TempDir(), alphaCredentials)
+	env, err := chartrender.ControllerEnvironment(objects, t.TempDir(), alphaCredentials)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,28 +172,28 @@ func TestAlphaValuesAreMapped(t *testing.T) {
 	bare := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "bare-credentials"}, Data: map[string][]byte{"LINODE_TOKEN": []byte("bare-token")}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objects, err := charts.Render("karpenter", tt.values)
+			objects, err := chartrender.Render("karpenter", tt.values)
 			if err != nil {
 				t.Fatal(err)
 			}
-			env, err := charts.ControllerEnvironment(objects, t.TempDir(), alphaCredentials, bare)
+			env, err := chartrender.ControllerEnvironment(objects, t.TempDir(), alphaCredentials, bare)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tt.check(t, env, charts.Find(objects, "Deployment", "karpenter").Object)
+			tt.check(t, env, chartrender.Find(objects, "Deployment", "karpenter").Object)
 		})
 	}
 }
 
 // TestAlphaServiceMonitor: the alpha chart's serviceMonitor values keep their meaning.
 func TestAlphaServiceMonitor(t *testing.T) {
-	objects, err := charts.Render("karpenter", alphaValues(t, map[string]any{"serviceMonitor": map[string]any{
+	objects, err := chartrender.Render("karpenter", alphaValues(t, map[string]any{"serviceMonitor": map[string]any{
 		"enabled": true, "additionalLabels": map[string]any{"release": "prometheus"}, "endpointConfig": map[string]any{"interval": "15s"},
 	}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	monitor := charts.Find(objects, "ServiceMonitor", "karpenter")
+	monitor := chartrender.Find(objects, "ServiceMonitor", "karpenter")
 	if monitor == nil {
 		t.Fatal("no ServiceMonitor with serviceMonitor.enabled")
 	}
@@ -229,7 +229,7 @@ func TestAlphaValuesWithoutEquivalentAreRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := charts.Render("karpenter", tt.values)
+			_, err := chartrender.Render("karpenter", tt.values)
 			if err == nil || !strings.Contains(err.Error(), tt.message) {
 				t.Fatalf("Render error = %v, want one containing %q", err, tt.message)
 			}
@@ -240,7 +240,7 @@ func TestAlphaValuesWithoutEquivalentAreRefused(t *testing.T) {
 // applyAlphaInstall installs the release that alpha values render, with its Secret.
 func applyAlphaInstall(ctx context.Context, t *testing.T, c client.Client) {
 	t.Helper()
-	objects, err := charts.Render("karpenter", alphaValues(t, nil))
+	objects, err := chartrender.Render("karpenter", alphaValues(t, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,11 @@ import (
 	coreapis "sigs.k8s.io/karpenter/pkg/apis"
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis/crds"
+	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
-	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
 // required are the values the install instructions always give.
@@ -84,7 +84,7 @@ var valueMatrix = []struct {
 func TestChartsPassHelmLint(t *testing.T) {
 	for _, chart := range []string{"karpenter-crd", "karpenter"} {
 		t.Run(chart, func(t *testing.T) {
-			result := lint.RunAll(charts.Dir(chart), required(nil), charts.Namespace)
+			result := lint.RunAll(chartrender.Dir(chart), required(nil), chartrender.Namespace)
 			for _, message := range result.Messages {
 				// INFO messages are suggestions (e.g. an icon); warnings and errors fail.
 				if message.Severity > support.InfoSev {
@@ -103,7 +103,7 @@ func TestCRDChartMatchesItsSources(t *testing.T) {
 		"autoscaling.x-k8s.io_capacitybuffers.yaml": coreapis.CapacityBufferCRD,
 	}
 	const ours = "karpenter.k8s.linode_linodenodeclasses.yaml"
-	dir := filepath.Join(charts.Dir("karpenter-crd"), "templates")
+	dir := filepath.Join(chartrender.Dir("karpenter-crd"), "templates")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -132,26 +132,26 @@ func TestCRDChartMatchesItsSources(t *testing.T) {
 
 	// Ours is the embedded CRD with the conversion webhook the controller serves, at the
 	// karpenter chart's webhook Service.
-	objects, err := charts.Render("karpenter-crd", nil)
+	objects, err := chartrender.Render("karpenter-crd", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rendered, err := charts.As[apiextensionsv1.CustomResourceDefinition](charts.Find(objects, "CustomResourceDefinition", conversion.CustomResourceDefinitionName))
+	rendered, err := chartrender.As[apiextensionsv1.CustomResourceDefinition](chartrender.Find(objects, "CustomResourceDefinition", conversion.CustomResourceDefinitionName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	source := object.Unmarshal[apiextensionsv1.CustomResourceDefinition](crds.LinodeNodeClass)
 	source.Spec.Conversion = conversion.Conversion(apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
-		Name: "karpenter-webhook", Namespace: charts.Namespace, Path: new(conversion.Path), Port: new(int32(443)),
+		Name: "karpenter-webhook", Namespace: chartrender.Namespace, Path: new(conversion.Path), Port: new(int32(443)),
 	}})
 	if !equality.Semantic.DeepEqual(rendered, source) {
 		t.Errorf("the chart's %s is not the embedded CRD with the conversion webhook: run hack/sync-chart-crds.sh (make generate)", ours)
 	}
-	karpenter, err := charts.Render("karpenter", required(nil))
+	karpenter, err := chartrender.Render("karpenter", required(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if charts.Find(karpenter, "Service", rendered.Spec.Conversion.Webhook.ClientConfig.Service.Name) == nil {
+	if chartrender.Find(karpenter, "Service", rendered.Spec.Conversion.Webhook.ClientConfig.Service.Name) == nil {
 		t.Errorf("the CRD's conversion webhook calls Service %s, which the karpenter chart does not install", rendered.Spec.Conversion.Webhook.ClientConfig.Service.Name)
 	}
 }
@@ -190,7 +190,7 @@ func TestRenderRefusesIncompleteValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := charts.Render("karpenter", tt.values)
+			_, err := chartrender.Render("karpenter", tt.values)
 			if err == nil || !strings.Contains(err.Error(), tt.message) {
 				t.Fatalf("Render error = %v, want one containing %q", err, tt.message)
 			}
@@ -212,7 +212,7 @@ func TestRenderedDeployment(t *testing.T) {
 					"CLUSTER_NAME": "prod", "KARPENTER_MODE": "lke",
 					"LINODE_URL": "https://api.linode.com", "LINODE_API_VERSION": "v4", "LOG_LEVEL": "info",
 					"BATCH_MAX_DURATION": "10s", "BATCH_IDLE_DURATION": "1s", "DISABLE_WEBHOOK": "false",
-					"LEADER_ELECTION_NAMESPACE": charts.Namespace, "MEMORY_LIMIT": "1073741824", "CPU_REQUESTS": "500",
+					"LEADER_ELECTION_NAMESPACE": chartrender.Namespace, "MEMORY_LIMIT": "1073741824", "CPU_REQUESTS": "500",
 					"SIZING_POLICY": "enabled", "SIZING_LARGE_FLEET_NODES": "100", "SIZING_TOLERANCE_PERCENT": "25",
 				}
 				for key, value := range want {
@@ -226,7 +226,7 @@ func TestRenderedDeployment(t *testing.T) {
 				if _, ok := env["LINODE_TOKEN"]; ok {
 					t.Errorf("LINODE_TOKEN is set: the token would be read once, and a rotation need a restart")
 				}
-				deployment, err := charts.As[appsv1.Deployment](charts.Find(objects, "Deployment", "karpenter"))
+				deployment, err := chartrender.As[appsv1.Deployment](chartrender.Find(objects, "Deployment", "karpenter"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -238,7 +238,7 @@ func TestRenderedDeployment(t *testing.T) {
 				if _, ok := env["LINODE_REGION"]; ok {
 					t.Errorf("LINODE_REGION is set without a region value: it would override the cluster's")
 				}
-				if charts.Find(objects, "MutatingWebhookConfiguration", "karpenter") == nil {
+				if chartrender.Find(objects, "MutatingWebhookConfiguration", "karpenter") == nil {
 					t.Errorf("the webhook is enabled by default but not rendered")
 				}
 				if bindings := bootstrapGroupBindings(t, objects); len(bindings) > 0 {
@@ -253,7 +253,7 @@ func TestRenderedDeployment(t *testing.T) {
 				if token := tokenFromFile(t, env); token != "from-existing-secret" {
 					t.Errorf("the token file holds %q, want the existing Secret's", token)
 				}
-				if charts.Find(objects, "Secret", "karpenter") != nil {
+				if chartrender.Find(objects, "Secret", "karpenter") != nil {
 					t.Errorf("the chart rendered its own Secret although existingSecret is set")
 				}
 			},
@@ -271,7 +271,7 @@ func TestRenderedDeployment(t *testing.T) {
 						t.Errorf("%s = %q, want %q", key, env[key], value)
 					}
 				}
-				if charts.Find(objects, "MutatingWebhookConfiguration", "karpenter") != nil {
+				if chartrender.Find(objects, "MutatingWebhookConfiguration", "karpenter") != nil {
 					t.Errorf("the Node webhook is rendered in instance mode, whose kubelets register with Karpenter's taint themselves")
 				}
 				for _, binding := range bootstraptoken.ClusterRoleBindings() {
@@ -328,10 +328,10 @@ func TestRenderedDeployment(t *testing.T) {
 				if env["DISABLE_WEBHOOK"] != "true" {
 					t.Errorf("DISABLE_WEBHOOK = %q, want true", env["DISABLE_WEBHOOK"])
 				}
-				if charts.Find(objects, "MutatingWebhookConfiguration", "karpenter") != nil {
+				if chartrender.Find(objects, "MutatingWebhookConfiguration", "karpenter") != nil {
 					t.Errorf("MutatingWebhookConfiguration rendered with the webhook off")
 				}
-				if charts.Find(objects, "Service", "karpenter-webhook") == nil {
+				if chartrender.Find(objects, "Service", "karpenter-webhook") == nil {
 					t.Errorf("webhook Service missing with the Node webhook off: the LinodeNodeClass conversion webhook needs it")
 				}
 			},
@@ -349,11 +349,11 @@ func TestRenderedDeployment(t *testing.T) {
 	existing := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "linode-credentials"}, Data: map[string][]byte{"token": []byte("from-existing-secret")}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objects, err := charts.Render("karpenter", tt.values)
+			objects, err := chartrender.Render("karpenter", tt.values)
 			if err != nil {
 				t.Fatal(err)
 			}
-			env, err := charts.ControllerEnvironment(objects, t.TempDir(), existing)
+			env, err := chartrender.ControllerEnvironment(objects, t.TempDir(), existing)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -371,7 +371,7 @@ func bootstrapGroupBindings(t *testing.T, objects []*unstructured.Unstructured) 
 		if obj.GetKind() != "ClusterRoleBinding" {
 			continue
 		}
-		binding, err := charts.As[rbacv1.ClusterRoleBinding](obj)
+		binding, err := chartrender.As[rbacv1.ClusterRoleBinding](obj)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -389,7 +389,7 @@ func rendersBinding(t *testing.T, objects []*unstructured.Unstructured, want *rb
 		if obj.GetKind() != "ClusterRoleBinding" {
 			continue
 		}
-		binding, err := charts.As[rbacv1.ClusterRoleBinding](obj)
+		binding, err := chartrender.As[rbacv1.ClusterRoleBinding](obj)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -414,11 +414,11 @@ func tokenFromFile(t *testing.T, env map[string]string) string {
 }
 
 func TestDeploymentKeepsTheControllerAvailableAndOffItsOwnNodes(t *testing.T) {
-	objects, err := charts.Render("karpenter", required(nil))
+	objects, err := chartrender.Render("karpenter", required(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	deployment, err := charts.As[appsv1.Deployment](charts.Find(objects, "Deployment", "karpenter"))
+	deployment, err := chartrender.As[appsv1.Deployment](chartrender.Find(objects, "Deployment", "karpenter"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +458,7 @@ func TestDeploymentKeepsTheControllerAvailableAndOffItsOwnNodes(t *testing.T) {
 	if deployment.Spec.Template.Labels["app.kubernetes.io/name"] != "karpenter" {
 		t.Errorf("pod labels = %v; `kubectl get pods -l app.kubernetes.io/name=karpenter` finds nothing", deployment.Spec.Template.Labels)
 	}
-	if charts.Find(objects, "PodDisruptionBudget", "karpenter") == nil {
+	if chartrender.Find(objects, "PodDisruptionBudget", "karpenter") == nil {
 		t.Errorf("no PodDisruptionBudget")
 	}
 }
@@ -497,7 +497,7 @@ func TestRenderedChartsApply(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	crdObjects, err := charts.Render("karpenter-crd", nil)
+	crdObjects, err := chartrender.Render("karpenter-crd", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +508,7 @@ func TestRenderedChartsApply(t *testing.T) {
 
 	for _, tt := range valueMatrix {
 		t.Run(tt.name, func(t *testing.T) {
-			objects, err := charts.Render("karpenter", tt.values)
+			objects, err := chartrender.Render("karpenter", tt.values)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -549,13 +549,13 @@ func TestExamplesAreAccepted(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	files, err := filepath.Glob(filepath.Join(charts.Dir(".."), "examples", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(chartrender.Dir(".."), "examples", "*.yaml"))
 	if err != nil || len(files) < 4 {
 		t.Fatalf("examples: %v, %v", files, err)
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			objects, err := charts.DecodeFile(file)
+			objects, err := chartrender.DecodeFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -574,11 +574,11 @@ func TestExamplesAreAccepted(t *testing.T) {
 // TestWebhookConfigurationMatchesTheWebhook: the chart's MutatingWebhookConfiguration sends the
 // apiserver exactly where, and exactly what, the webhook package serves.
 func TestWebhookConfigurationMatchesTheWebhook(t *testing.T) {
-	objects, err := charts.Render("karpenter", required(nil))
+	objects, err := chartrender.Render("karpenter", required(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rendered, err := charts.As[admissionregistrationv1.MutatingWebhookConfiguration](charts.Find(objects, "MutatingWebhookConfiguration", "karpenter"))
+	rendered, err := chartrender.As[admissionregistrationv1.MutatingWebhookConfiguration](chartrender.Find(objects, "MutatingWebhookConfiguration", "karpenter"))
 	if err != nil {
 		t.Fatal(err)
 	}

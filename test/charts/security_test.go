@@ -19,11 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
+	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
-	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
 // Who refuses an attack: RBAC, or the chart's ValidatingAdmissionPolicies where RBAC cannot.
@@ -50,19 +50,19 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
-	crdObjects, err := charts.Render("karpenter-crd", nil)
+	crdObjects, err := chartrender.Render("karpenter-crd", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	applyAll(ctx, t, env.Client, crdObjects)
-	lke, err := charts.Render("karpenter", required(nil))
+	lke, err := chartrender.Render("karpenter", required(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	applyAll(ctx, t, env.Client, lke)
 
 	admin := env.Client
-	config, err := environment.ServiceAccountConfig(ctx, env.Config, charts.Namespace, "karpenter")
+	config, err := environment.ServiceAccountConfig(ctx, env.Config, chartrender.Namespace, "karpenter")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 		})
 
 	certificates := certificate.NewManager(stolen, stolen, certificate.Target{
-		Namespace: charts.Namespace, SecretName: "karpenter-cert", ServiceName: "karpenter-webhook",
+		Namespace: chartrender.Namespace, SecretName: "karpenter-cert", ServiceName: "karpenter-webhook",
 		WebhookConfigurationName: "karpenter", CustomResourceDefinitionNames: []string{conversion.CustomResourceDefinitionName},
 	})
 	secretAttacks := func(t *testing.T) {
@@ -212,7 +212,7 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 		})
 	})
 
-	instance, err := charts.Render("karpenter", instanceMode(nil))
+	instance, err := chartrender.Render("karpenter", instanceMode(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 		if err := admin.Create(ctx, nodeClaim); err != nil {
 			t.Fatal(err)
 		}
-		issuer := bootstraptoken.NewIssuer(stolen, stolen, types.NamespacedName{Namespace: charts.Namespace, Name: "karpenter-bootstrap-token-key"}, clock.RealClock{})
+		issuer := bootstraptoken.NewIssuer(stolen, stolen, types.NamespacedName{Namespace: chartrender.Namespace, Name: "karpenter-bootstrap-token-key"}, clock.RealClock{})
 		secretAttacks(t)
 		t.Run("the controller issues a NodeClaim's token, again on a retry, and deletes it", func(t *testing.T) {
 			token, err := issuer.Ensure(ctx, nodeClaim)
@@ -244,7 +244,7 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 		t.Run("the controller renews its certificate", func(t *testing.T) {
 			// A certificate that must serve one more name is renewed in its Secret.
 			if _, err := certificate.NewManager(stolen, stolen, certificate.Target{
-				Namespace: charts.Namespace, SecretName: "karpenter-cert", ServiceName: "karpenter-webhook",
+				Namespace: chartrender.Namespace, SecretName: "karpenter-cert", ServiceName: "karpenter-webhook",
 				CustomResourceDefinitionNames: []string{conversion.CustomResourceDefinitionName},
 			}, certificate.WithExtraHosts("127.0.0.1")).Reconcile(ctx); err != nil {
 				t.Fatal(err)
@@ -280,7 +280,7 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 			})
 		}
 		t.Run("replace the bootstrap token key", func(t *testing.T) {
-			key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: charts.Namespace, Name: "karpenter-bootstrap-token-key"}}
+			key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: chartrender.Namespace, Name: "karpenter-bootstrap-token-key"}}
 			expectRefused(t, stolen.Delete(ctx, key), byPolicy)
 		})
 	})
@@ -414,7 +414,7 @@ func refusedByPolicy(err error) bool {
 func expectCABundles(ctx context.Context, t *testing.T, c client.Client) {
 	t.Helper()
 	secret := &corev1.Secret{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: charts.Namespace, Name: "karpenter-cert"}, secret); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: chartrender.Namespace, Name: "karpenter-cert"}, secret); err != nil {
 		t.Fatal(err)
 	}
 	ca := string(secret.Data[certificate.KeyCABundle])

@@ -33,7 +33,8 @@ const Namespace = "default"
 
 // RegisterSuite registers, at the top level of a suite's package, what runs around its specs: the
 // suite's local cluster, started in BeforeSuite with opts and handed to started, and stopped when
-// the suite ends; after each spec, a check that no component or the controller died. The
+// the suite ends; after each spec, a check that no component or the controller died, and that
+// kube-apiserver refused the controller, which runs as the chart's ServiceAccount, nothing. The
 // components' logs are kept, and their directory printed, when a spec failed.
 func RegisterSuite(opts localcluster.Options, started func(*localcluster.Cluster)) bool {
 	var cluster *localcluster.Cluster
@@ -44,6 +45,9 @@ func RegisterSuite(opts localcluster.Options, started func(*localcluster.Cluster
 	ginkgo.ReportAfterEach(recordFailure)
 	ginkgo.AfterEach(func() {
 		gomega.Expect(cluster.CheckHealthy()).To(gomega.Succeed(), "a component or the controller died")
+		refusals, err := cluster.ControllerRefusals()
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(refusals).To(gomega.BeEmpty(), "kube-apiserver refused the controller requests the chart's RBAC should allow")
 	})
 	return true
 }

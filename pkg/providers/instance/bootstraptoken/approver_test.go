@@ -30,9 +30,9 @@ import (
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 	. "sigs.k8s.io/karpenter/pkg/utils/testing"
 
+	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
-	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
 // TestABootstrapTokenBecomesOnlyItsOwnNode holds a NodeClaim's bootstrap token, as anyone who read
@@ -159,7 +159,7 @@ func runApproverAsTheChart(ctx context.Context, t *testing.T, env *environment.N
 			t.Fatal(err)
 		}
 	}
-	objects, err := charts.Render("karpenter", map[string]any{"apiToken": "unused", "region": "us-ord", "settings": map[string]any{"mode": "instance"}})
+	objects, err := chartrender.Render("karpenter", map[string]any{"apiToken": "unused", "region": "us-ord", "settings": map[string]any{"mode": "instance"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +173,8 @@ func runApproverAsTheChart(ctx context.Context, t *testing.T, env *environment.N
 	}
 	asChart := rest.CopyConfig(env.Config)
 	asChart.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + charts.Namespace + ":karpenter",
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + charts.Namespace, "system:authenticated"},
+		UserName: "system:serviceaccount:" + chartrender.Namespace + ":karpenter",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + chartrender.Namespace, "system:authenticated"},
 	}
 	if err := env.StartApprover(ctx, asChart); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,8 @@
-// Package charts renders the project's Helm charts with Helm's own Go library, as `helm
-// template` would, for tests: the chart tests apply what it renders to a real apiserver, and the
-// controller's tests run the binary with the environment the chart's Deployment gives it.
-package charts
+// Package chartrender renders the project's Helm charts with Helm's own Go library, as `helm
+// template` would: the chart tests apply what it renders to a real apiserver, the controller's
+// tests run the binary with the environment the chart's Deployment gives it, and the local
+// cluster (pkg/localcluster) gives its controller the chart's ServiceAccount and RBAC.
+package chartrender
 
 import (
 	"bufio"
