@@ -101,6 +101,13 @@ func NewProvider(api API, region string, cluster *Cluster, tokens TokenIssuer, k
 		filter := fmt.Sprintf(`{"tags": %q}`, ownerTag)
 		return api.ListInstances(ctx, &linodego.ListOptions{PageSize: listPageSize, Filter: filter})
 	}
+	readAlone := func(ctx context.Context, id int) (linodego.Instance, error) {
+		in, err := api.GetInstance(ctx, id)
+		if err != nil {
+			return linodego.Instance{}, err
+		}
+		return *in, nil
+	}
 	return &Provider{
 		api:         api,
 		region:      region,
@@ -108,7 +115,7 @@ func NewProvider(api API, region string, cluster *Cluster, tokens TokenIssuer, k
 		tokens:      tokens,
 		kubelet:     kubelet,
 		unavailable: unavailable,
-		instances:   nodeprovider.NewListingCache(list, func(in linodego.Instance) int { return in.ID }, resolved.Clock),
+		instances:   nodeprovider.NewListingCache(list, readAlone, func(in linodego.Instance) int { return in.ID }, resolved.Clock),
 		subnets:     newSubnetCache(api),
 		opts:        *resolved,
 	}
@@ -195,7 +202,8 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.No
 	return p.nodeOf(*found), nil
 }
 
-// List returns every Linode the provider launched for this cluster.
+// List returns every Linode the provider launched for this cluster, those whose ownership tag was
+// removed since the provider saw them included.
 func (p *Provider) List(ctx context.Context) ([]*nodeprovider.Node, error) {
 	listing, err := p.instances.Get(ctx, p.opts.ListingTTL)
 	if err != nil {
