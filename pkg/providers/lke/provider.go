@@ -339,7 +339,7 @@ func (p *Provider) lookUp(ctx context.Context, instanceID int) (*nodeprovider.No
 	}
 	poolID, ok := p.poolOfLabel(instance.Label)
 	if !ok {
-		return nil, fmt.Errorf("Linode %d (%s) is not a node of LKE cluster %d", instanceID, instance.Label, p.cluster.ID)
+		return nil, nodeprovider.NewForeignNodeError(fmt.Errorf("Linode %d (%s) is not a node of LKE cluster %d", instanceID, instance.Label, p.cluster.ID))
 	}
 	pool, err := p.api.GetLKENodePool(ctx, p.cluster.ID, poolID)
 	if err != nil {
