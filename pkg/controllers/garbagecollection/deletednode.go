@@ -67,6 +67,9 @@ func (c *DeletedNodeController) Reconcile(ctx context.Context, req reconcile.Req
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("provider-id", providerID))
 	node, err := c.nodes.Get(ctx, providerID)
 	if err != nil {
+		if nodeprovider.IsForeignNode(err) {
+			return reconcile.Result{}, nil
+		}
 		// Gone already: LKE replaced it, or core terminated it through its NodeClaim.
 		return reconcile.Result{}, cloudprovider.IgnoreNodeClaimNotFoundError(err)
 	}

@@ -3,6 +3,7 @@ package garbagecollection_test
 import (
 	"fmt"
 
+	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -66,6 +67,11 @@ var _ = Describe("A deleted Node's Linode", func() {
 		}),
 		Entry("without this cluster's ownership tag", func() string {
 			return instanceOf(pool(nodeprovider.ClusterTag("another-cluster"), nodeprovider.NodeClaimTag("theirs")))
+		}),
+		Entry("when the Linode is not one of the cluster's nodes", func() string {
+			stranger, err := emu.Client.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: lkeCluster.Region, Type: "g6-standard-2", Label: "database"})
+			Expect(err).ToNot(HaveOccurred())
+			return nodeprovider.ProviderID(stranger.ID)
 		}),
 		Entry("when the Linode is gone already (LKE replaced it in a recycle)", func() string {
 			return nodeprovider.ProviderID(424242)

@@ -101,6 +101,13 @@ func NewProvider(api API, region string, cluster *Cluster, tokens TokenIssuer, k
 		filter := fmt.Sprintf(`{"tags": %q}`, ownerTag)
 		return api.ListInstances(ctx, &linodego.ListOptions{PageSize: listPageSize, Filter: filter})
 	}
+	readAlone := func(ctx context.Context, id int) (linodego.Instance, error) {
+		in, err := api.GetInstance(ctx, id)
+		if err != nil {
+			return linodego.Instance{}, err
+		}
+		return *in, nil
+	}
 	return &Provider{
 		api:         api,
 		region:      region,
@@ -108,7 +115,7 @@ func NewProvider(api API, region string, cluster *Cluster, tokens TokenIssuer, k
 		tokens:      tokens,
 		kubelet:     kubelet,
 		unavailable: unavailable,
-		instances:   nodeprovider.NewListingCache(list, func(in linodego.Instance) int { return in.ID }, resolved.Clock),
+		instances:   nodeprovider.NewListingCache(list, readAlone, func(in linodego.Instance) int { return in.ID }, resolved.Clock),
 		subnets:     newSubnetCache(api),
 		opts:        *resolved,
 	}
@@ -135,11 +142,44 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	}
 	created, err := p.api.CreateInstance(ctx, createOptions)
 	if err != nil {
+		if labelTaken(err) {
+			return p.earlierLaunch(ctx, nodeClaim, createOptions.Label, err)
+		}
 		return nil, p.launchError(ctx, err, instanceType.Name)
 	}
 	p.instances.Put(*created)
 	log.FromContext(ctx).WithValues("linode-id", created.ID, "instance-type", instanceType.Name).V(1).Info("created Linode")
 	return p.nodeOf(*created), nil
+}
+
+// labelTaken reports whether Linode refused a create because another of the account's Linodes has
+// its label.
+func labelTaken(err error) bool {
+	refusal, refused := linode.AsRefusal(err)
+	return refused && refusal.Kind == linode.RefusalInvalid && slices.Contains(refusal.Fields, "label")
+}
+
+// earlierLaunch finds, by its label, the Linode an earlier launch of the NodeClaim created that
+// the listing misses: someone removed its ownership tag, and this controller never saw it tagged
+// (it restarted since). Linode labels are unique in an account and Create makes the label from the
+// NodeClaim's name, so the launch was refused for the label; launching under another would leave
+// the first Linode running, and billed, out of garbage collection's sight. The Linode is the
+// NodeClaim's only if it still carries the NodeClaim's tag (see ours); one that does not keeps the
+// NodeClaim from launching, and the error names it.
+func (p *Provider) earlierLaunch(ctx context.Context, nodeClaim *karpv1.NodeClaim, label string, refused error) (*nodeprovider.Node, error) {
+	holders, err := p.api.ListInstances(ctx, &linodego.ListOptions{Filter: fmt.Sprintf(`{"label": %q}`, label)})
+	if err != nil {
+		return nil, fmt.Errorf("looking for the Linode labelled %s, which Linode says exists (%w): %w", label, refused, err)
+	}
+	tag := nodeprovider.NodeClaimTag(nodeClaim.Name)
+	earlier, found := lo.Find(holders, func(in linodego.Instance) bool { return slices.Contains(in.Tags, tag) && p.ours(in) })
+	if !found {
+		ids := lo.Map(holders, func(in linodego.Instance, _ int) int { return in.ID })
+		return nil, fmt.Errorf("the label %s of NodeClaim %s's Linode is taken by Linode %v, which lacks the tag %s (or is another cluster's): %w", label, nodeClaim.Name, ids, tag, refused)
+	}
+	p.instances.Put(earlier)
+	log.FromContext(ctx).WithValues("linode-id", earlier.ID).Info("found the Linode an earlier launch created, without this cluster's ownership tag")
+	return p.nodeOf(earlier), nil
 }
 
 // launchError classifies a failed create: capacity sends Karpenter to another offering, a refused
@@ -160,7 +200,9 @@ func (p *Provider) launchError(ctx context.Context, err error, instanceType stri
 }
 
 // Get finds the node's Linode in the listing, or asks for it when the listing misses it: only the
-// API's 404 makes a node gone.
+// API's 404 makes a node gone. A Linode that answers without the ownership tag (someone removed
+// it) is still the node if it carries a NodeClaim's tag (see ours), so that deleting its NodeClaim
+// deletes it; one that carries neither is not this cluster's node, nor gone.
 func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.Node, error) {
 	id, err := nodeprovider.ParseProviderID(providerID)
 	if err != nil {
@@ -188,14 +230,29 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.No
 		}
 		return nil, fmt.Errorf("reading Linode %d: %w", id, err)
 	}
-	if !slices.Contains(found.Tags, p.cluster.OwnerTag()) {
-		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("Linode %d is not one of this cluster's nodes (it lacks the tag %s)", id, p.cluster.OwnerTag()))
+	if !p.ours(*found) {
+		return nil, nodeprovider.NewForeignNodeError(fmt.Errorf("Linode %d is not one of this cluster's nodes: it carries neither the tag %s nor a NodeClaim's, or another cluster's", id, p.cluster.OwnerTag()))
 	}
 	p.instances.Put(*found)
 	return p.nodeOf(*found), nil
 }
 
-// List returns every Linode the provider launched for this cluster.
+// ours reports whether a Linode is one of this cluster's nodes: it carries the ownership tag or,
+// that tag removed by hand, still a NodeClaim's tag and no cluster's ownership tag. A Linode
+// stripped of all its tags cannot be told from any other Linode of the account: a NodeClaim (its
+// provider ID) naming it must not make the controller delete it, nor call it gone and leave it
+// running unseen.
+func (p *Provider) ours(in linodego.Instance) bool {
+	if slices.Contains(in.Tags, p.cluster.OwnerTag()) {
+		return true
+	}
+	_, claimed := nodeprovider.TagValue(in.Tags, nodeprovider.TagKeyNodeClaim)
+	_, anotherCluster := nodeprovider.TagValue(in.Tags, nodeprovider.TagKeyCluster)
+	return claimed && !anotherCluster
+}
+
+// List returns every Linode the provider launched for this cluster, those whose ownership tag was
+// removed since the provider saw them included.
 func (p *Provider) List(ctx context.Context) ([]*nodeprovider.Node, error) {
 	listing, err := p.instances.Get(ctx, p.opts.ListingTTL)
 	if err != nil {

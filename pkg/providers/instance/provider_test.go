@@ -3,6 +3,7 @@ package instance_test
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
 
 const instancesRoute = "/linode/instances"
@@ -211,11 +213,19 @@ var _ = Describe("Get, List, Delete and Reboot", func() {
 		Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeTrue())
 	})
 
-	It("does not take a Linode without this cluster's tag for a node of its own", func() {
-		stranger, err := emu.Client.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: test.Region, Type: "g6-standard-2"})
-		Expect(err).ToNot(HaveOccurred())
-		_, err = cloud.Nodes.Get(ctx, nodeprovider.ProviderID(stranger.ID))
-		Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeTrue(), "got %v", err)
+	It("takes a Linode with neither this cluster's tag nor a NodeClaim's for neither a node of its own nor gone", func() {
+		for _, tags := range [][]string{nil, {nodeprovider.ClusterTag("another-cluster"), nodeprovider.NodeClaimTag("default-abcde")}} {
+			stranger, err := emu.Client.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: test.Region, Type: "g6-standard-2", Tags: tags})
+			Expect(err).ToNot(HaveOccurred())
+			nodeClaim := &karpv1.NodeClaim{Status: karpv1.NodeClaimStatus{ProviderID: nodeprovider.ProviderID(stranger.ID)}}
+			_, err = cloud.Nodes.Get(ctx, nodeClaim.Status.ProviderID)
+			Expect(nodeprovider.IsForeignNode(err)).To(BeTrue(), "a Linode tagged %v gave %v", tags, err)
+			Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeFalse(), "a Linode that answers is not gone")
+			err = cloud.CloudProvider.Delete(ctx, nodeClaim)
+			Expect(err).To(HaveOccurred())
+			Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeFalse())
+			Expect(emu.Client.GetInstance(ctx, stranger.ID)).ToNot(BeNil(), "a NodeClaim naming another Linode does not make the controller delete it")
+		}
 	})
 
 	It("reboots the Linode in place", func() {
@@ -223,6 +233,81 @@ var _ = Describe("Get, List, Delete and Reboot", func() {
 		Expect(emu.Counters()["POST /linode/instances/{linodeId}/reboot"]).To(Equal(1))
 		Expect(cloud.Nodes.Delete(ctx, node)).To(Succeed())
 		Expect(cloudprovider.IsNodeClaimNotFoundError(cloud.Nodes.Reboot(ctx, node))).To(BeTrue())
+	})
+})
+
+var _ = Describe("A Linode whose ownership tag someone removed", func() {
+	var nodeClass *v1.LinodeNodeClass
+	var nodeClaim *karpv1.NodeClaim
+	var id int
+	BeforeEach(func() {
+		nodeClass = readyNodeClass(v1.LinodeNodeClassSpec{})
+		nodeClaim = nodeClaimOf(nodeClass, "g6-standard-2")
+		var err error
+		id, err = nodeprovider.ParseProviderID(launched(nodeClaim).Status.ProviderID)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(cloud.Nodes.List(ctx)).To(HaveLen(1))
+	})
+
+	// untag removes the ownership tag, or replaces all the Linode's tags, as a user editing them
+	// by hand would.
+	untag := func(tags ...string) {
+		GinkgoHelper()
+		if tags == nil {
+			tags = slices.DeleteFunc(slices.Clone(linodeOf(nodeprovider.ProviderID(id)).Tags), func(tag string) bool { return tag == cloud.Target.Cluster.OwnerTag() })
+		}
+		_, err := emu.Client.UpdateInstance(ctx, id, linodego.InstanceUpdateOptions{Tags: &tags})
+		Expect(err).ToNot(HaveOccurred())
+	}
+
+	It("stays its NodeClaim's node, and deleting the NodeClaim deletes it", func() {
+		untag()
+		Expect(cloud.Nodes.List(ctx)).To(ConsistOf(HaveField("InstanceID", id)), "the controller that listed it keeps listing it")
+
+		restarted := ExpectInstance(ctx, emu, env.Client, env.Config)
+		nodeClaim.Status.ProviderID = nodeprovider.ProviderID(id)
+		found, err := restarted.CloudProvider.Get(ctx, nodeClaim.Status.ProviderID)
+		Expect(err).ToNot(HaveOccurred(), "a controller that never saw it tagged")
+		Expect(found.Status.ProviderID).To(Equal(nodeClaim.Status.ProviderID))
+		Expect(restarted.CloudProvider.Delete(ctx, nodeClaim)).To(Succeed())
+		Expect(emu.Instances()).To(BeEmpty(), "the untagged Linode was left running")
+		_, err = restarted.CloudProvider.Get(ctx, nodeClaim.Status.ProviderID)
+		Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeTrue(), "gone once the API answers 404: %v", err)
+		Expect(cloud.Nodes.List(ctx)).To(BeEmpty())
+	})
+
+	It("is read alone only when a listing misses it", func() {
+		emu.ResetCounters()
+		for range 3 {
+			Expect(cloud.Nodes.List(ctx)).To(HaveLen(1))
+		}
+		Expect(emu.Counters()).To(Equal(map[string]int{"GET " + instancesRoute: 3}), "listings of an unchanged cluster cost one call each")
+		untag()
+		emu.ResetCounters()
+		Expect(cloud.Nodes.List(ctx)).To(HaveLen(1))
+		Expect(emu.Counters()).To(Equal(map[string]int{"GET " + instancesRoute: 1, "GET " + instancesRoute + "/{linodeId}": 1}))
+	})
+
+	It("is found by a launch of its NodeClaim after a restart instead of a second Linode", func() {
+		untag()
+		restarted := ExpectInstance(ctx, emu, env.Client, env.Config)
+		again, err := restarted.CloudProvider.Create(ctx, nodeClaim)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(again.Status.ProviderID).To(Equal(nodeprovider.ProviderID(id)))
+		Expect(emu.Instances()).To(HaveLen(1))
+		Expect(ExpectExists(ctx, env.Client, nodeClass).LaunchRejected()).To(BeFalse(), "the taken label is no fault of the NodeClass")
+		Expect(restarted.Nodes.List(ctx)).To(ConsistOf(HaveField("InstanceID", id)))
+	})
+
+	It("stripped of all its tags, is neither gone nor taken for its NodeClaim's", func() {
+		untag("team=payments")
+		restarted := ExpectInstance(ctx, emu, env.Client, env.Config)
+		_, err := restarted.Nodes.Get(ctx, nodeprovider.ProviderID(id))
+		Expect(nodeprovider.IsForeignNode(err)).To(BeTrue(), "got %v", err)
+		_, err = restarted.CloudProvider.Create(ctx, nodeClaim)
+		Expect(err).To(MatchError(ContainSubstring("taken by Linode [%d]", id)))
+		Expect(emu.Instances()).To(HaveLen(1))
+		Expect(ExpectExists(ctx, env.Client, nodeClass).LaunchRejected()).To(BeFalse())
 	})
 })
 

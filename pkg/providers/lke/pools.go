@@ -2,7 +2,6 @@ package lke
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/linode/linodego"
 	"k8s.io/utils/clock"
 
-	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
@@ -25,12 +23,19 @@ type poolListing struct {
 
 func (l *poolListing) age(clk clock.PassiveClock) time.Duration { return clk.Since(l.fetchedAt) }
 
-// byNodeClaim returns the pool launched for the NodeClaim, if any. Should an earlier bug have left
-// two, the oldest one wins, so that every caller settles on the same pool.
+// byNodeClaim returns the pool launched for the NodeClaim, if any: the pool with its tag, or else
+// with its name as the pool's label, which Create sets and which stays when someone replaces the
+// pool's tags. Should an earlier bug have left two, the oldest one wins, so that every caller
+// settles on the same pool.
 func (l *poolListing) byNodeClaim(nodeClaimName string) (linodego.LKENodePool, bool) {
 	tag := nodeprovider.NodeClaimTag(nodeClaimName)
 	for _, pool := range l.pools {
 		if slices.Contains(pool.Tags, tag) {
+			return pool, true
+		}
+	}
+	for _, pool := range l.pools {
+		if pool.Label != nil && *pool.Label == nodeClaimName {
 			return pool, true
 		}
 	}
@@ -50,67 +55,66 @@ func (l *poolListing) byInstance(instanceID int) (linodego.LKENodePool, linodego
 }
 
 // poolCache shares one listing of the cluster's pools carrying the cluster tag among all readers
-// for up to a TTL, kept coherent with the provider's own creates and deletes.
-//
-// A pool an earlier listing showed that a new listing misses is read alone before it is dropped:
-// only its 404 says it is gone. Someone may have removed its ownership tag, or it may have moved
-// from one page to another while they were read. At rest no pool goes missing, so that read costs
-// nothing; a pool kept this way is read again at each listing until it is deleted.
+// for up to a TTL, kept coherent with the provider's own creates and deletes. A pool an earlier
+// listing showed that a new listing misses is read alone before it is dropped (see
+// nodeprovider.ListingCache).
 type poolCache struct {
-	cache     *nodeprovider.ListingCache[linodego.LKENodePool]
-	api       API
-	clusterID int
-	owned     func(pool linodego.LKENodePool) bool
+	cache *nodeprovider.ListingCache[linodego.LKENodePool]
 
 	mu sync.Mutex
-	// shown are the pools the last listing, or the provider since, showed to be the provider's.
-	shown map[int]bool
+	// strays are the pools of the last listing that carry no ownership tag at all.
+	strays []linodego.LKENodePool
 }
 
 // newPoolCache lists the pools owned says the provider launched.
 func newPoolCache(api API, clusterID int, owned func(pool linodego.LKENodePool) bool, clk clock.PassiveClock) *poolCache {
-	c := &poolCache{api: api, clusterID: clusterID, owned: owned, shown: map[int]bool{}}
-	c.cache = nodeprovider.NewListingCache(c.list, func(pool linodego.LKENodePool) int { return pool.ID }, clk)
+	c := &poolCache{}
+	list := func(ctx context.Context) ([]linodego.LKENodePool, error) {
+		all, err := api.ListLKENodePools(ctx, clusterID, &linodego.ListOptions{PageSize: listPageSize})
+		if err != nil {
+			return nil, err
+		}
+		var pools, strays []linodego.LKENodePool
+		for _, pool := range all {
+			switch {
+			case owned(pool):
+				pools = append(pools, pool)
+			case !ownedByAnother(pool):
+				strays = append(strays, pool)
+			}
+		}
+		c.mu.Lock()
+		c.strays = strays
+		c.mu.Unlock()
+		return pools, nil
+	}
+	readAlone := func(ctx context.Context, poolID int) (linodego.LKENodePool, error) {
+		pool, err := api.GetLKENodePool(ctx, clusterID, poolID)
+		if err != nil {
+			return linodego.LKENodePool{}, err
+		}
+		return *pool, nil
+	}
+	c.cache = nodeprovider.NewListingCache(list, readAlone, func(pool linodego.LKENodePool) int { return pool.ID }, clk)
 	return c
 }
 
-func (c *poolCache) list(ctx context.Context) ([]linodego.LKENodePool, error) {
-	all, err := c.api.ListLKENodePools(ctx, c.clusterID, &linodego.ListOptions{PageSize: listPageSize})
-	if err != nil {
-		return nil, err
-	}
-	pools := slices.DeleteFunc(all, func(pool linodego.LKENodePool) bool { return !c.owned(pool) })
-	for _, poolID := range c.missing(pools) {
-		pool, err := c.api.GetLKENodePool(ctx, c.clusterID, poolID)
-		if linode.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading node pool %d, which the listing misses: %w", poolID, err)
-		}
-		pools = append(pools, *pool)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.shown = make(map[int]bool, len(pools))
-	for _, pool := range pools {
-		c.shown[pool.ID] = true
-	}
-	return pools, nil
+// ownedByAnother reports whether a pool that is not the provider's carries another Karpenter's
+// ownership tag: another cluster's pools are never ours to resume.
+func ownedByAnother(pool linodego.LKENodePool) bool {
+	_, cluster := nodeprovider.TagValue(pool.Tags, nodeprovider.TagKeyCluster)
+	_, lkeCluster := nodeprovider.TagValue(pool.Tags, nodeprovider.TagKeyLKECluster)
+	return cluster || lkeCluster
 }
 
-// missing are the pools shown before that are not among listed.
-func (c *poolCache) missing(listed []linodego.LKENodePool) []int {
+// stray returns the pool the last listing showed launched for the NodeClaim although it lacks the
+// ownership tag: someone removed that tag (or replaced all the pool's tags) while its launch was
+// under way, and a controller that never saw the pool tagged looks for it here before it launches
+// a second one.
+func (c *poolCache) stray(nodeClaimName string) (linodego.LKENodePool, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var ids []int
-	for id := range c.shown {
-		if !slices.ContainsFunc(listed, func(pool linodego.LKENodePool) bool { return pool.ID == id }) {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	return ids
+	return (&poolListing{pools: c.strays}).byNodeClaim(nodeClaimName)
 }
 
 // get returns a listing at most maxAge old, listing the pools if the cached one is older.
@@ -123,20 +127,10 @@ func (c *poolCache) get(ctx context.Context, maxAge time.Duration) (*poolListing
 }
 
 // put records a pool the provider created or read back.
-func (c *poolCache) put(pool linodego.LKENodePool) {
-	c.mu.Lock()
-	c.shown[pool.ID] = true
-	c.mu.Unlock()
-	c.cache.Put(pool)
-}
+func (c *poolCache) put(pool linodego.LKENodePool) { c.cache.Put(pool) }
 
 // remove records that a pool is gone.
-func (c *poolCache) remove(poolID int) {
-	c.mu.Lock()
-	delete(c.shown, poolID)
-	c.mu.Unlock()
-	c.cache.Remove(poolID)
-}
+func (c *poolCache) remove(poolID int) { c.cache.Remove(poolID) }
 
 // invalidate forgets the listing after a change whose outcome is unknown.
 func (c *poolCache) invalidate() { c.cache.Invalidate() }

@@ -194,6 +194,14 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 		log.FromContext(ctx).WithValues("pool-id", pool.ID).V(1).Info("resuming the launch of an existing node pool")
 		return p.awaitInstance(ctx, pool)
 	}
+	// A pool that lost its ownership tag while its launch was under way is missing from the
+	// listing of a controller that never saw it tagged; launching another would leave it running,
+	// and billed, out of garbage collection's sight. Awaiting it shows it to the listing again, and
+	// MigrateOwnership tags it back.
+	if pool, found = p.pools.stray(nodeClaim.Name); found {
+		log.FromContext(ctx).WithValues("pool-id", pool.ID).Info("resuming the launch of a node pool that lost its ownership tag")
+		return p.awaitInstance(ctx, pool)
+	}
 	instanceType, err := p.cheapestLaunchable(nodeClaim, instanceTypes)
 	if err != nil {
 		return nil, err
@@ -331,7 +339,7 @@ func (p *Provider) lookUp(ctx context.Context, instanceID int) (*nodeprovider.No
 	}
 	poolID, ok := p.poolOfLabel(instance.Label)
 	if !ok {
-		return nil, fmt.Errorf("Linode %d (%s) is not a node of LKE cluster %d", instanceID, instance.Label, p.cluster.ID)
+		return nil, nodeprovider.NewForeignNodeError(fmt.Errorf("Linode %d (%s) is not a node of LKE cluster %d", instanceID, instance.Label, p.cluster.ID))
 	}
 	pool, err := p.api.GetLKENodePool(ctx, p.cluster.ID, poolID)
 	if err != nil {

@@ -752,3 +752,58 @@ func TestListingAtRestReadsNoPoolAlone(t *testing.T) {
 		t.Fatalf("five listings of an unchanged cluster cost %v, want five pool listings", f.emulator.Counters())
 	}
 }
+
+// TestALaunchWhosePoolLostItsTagResumesAfterARestart: a launch under way whose pool loses its
+// ownership tag, or all its tags, is resumed by a controller that never saw the pool tagged
+// (restarted) instead of launching a second pool and leaving the first one running untagged; the
+// ownership migration tags the pool back.
+func TestALaunchWhosePoolLostItsTagResumesAfterARestart(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tags func(f *fixture, tags []string) []string
+	}{
+		{name: "ownership tag removed", tags: func(f *fixture, tags []string) []string {
+			return slices.DeleteFunc(tags, func(tag string) bool { return tag == nodeprovider.LKEClusterTag(f.cluster.ID) })
+		}},
+		{name: "all tags replaced", tags: func(*fixture, []string) []string { return []string{"team=payments"} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			slow := []option.Function[lke.Options]{lke.WithListingTTL(0), lke.WithLaunchTimeout(50 * time.Millisecond)}
+			f := newFixture(t, fixtureOptions{emulator: []emulator.Option{emulator.WithDelays(emulator.DefaultDelays())}, provider: slow})
+			ctx := context.Background()
+			claim := nodeClaim("default-in-flight")
+			if _, err := f.provider.Create(ctx, nodeClass(), claim, plans()); err == nil {
+				t.Fatal("Create returned a node before LKE created its Linode")
+			}
+			pools := f.emulator.Pools(f.cluster.ID)
+			if len(pools) != 1 {
+				t.Fatalf("the first attempt left %d pools, want 1", len(pools))
+			}
+			pool, err := f.client.GetLKENodePool(ctx, f.cluster.ID, pools[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tags := tc.tags(f, slices.Clone(pool.Tags))
+			if _, err := f.client.UpdateLKENodePool(ctx, f.cluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{Tags: &tags}); err != nil {
+				t.Fatal(err)
+			}
+			f.emulator.Clock.Step(10 * time.Second)
+
+			restarted := lke.NewProvider(f.client, f.cluster, clusterName, f.unavailable, slow...)
+			node, err := restarted.Create(ctx, nodeClass(), claim, plans())
+			if err != nil {
+				t.Fatalf("the restarted controller's launch: %v", err)
+			}
+			if pools := f.emulator.Pools(f.cluster.ID); len(pools) != 1 || node.LKE.PoolID != pool.ID || node.InstanceID == 0 {
+				t.Fatalf("the restarted controller launched %+v with %d pools, want the first pool's node alone", node, len(pools))
+			}
+			if migrated, err := restarted.MigrateOwnership(ctx); err != nil || migrated != 1 {
+				t.Fatalf("the ownership migration retagged %d pools (%v), want the resumed one", migrated, err)
+			}
+			retagged, err := f.client.GetLKENodePool(ctx, f.cluster.ID, pool.ID)
+			if err != nil || !slices.Contains(retagged.Tags, nodeprovider.LKEClusterTag(f.cluster.ID)) {
+				t.Fatalf("the resumed pool carries %v (%v), want the ownership tag back", retagged.Tags, err)
+			}
+		})
+	}
+}

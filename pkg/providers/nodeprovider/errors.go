@@ -30,3 +30,21 @@ func IsInvalidLaunch(err error) bool {
 	var invalid *InvalidLaunchError
 	return errors.As(err, &invalid)
 }
+
+// ForeignNodeError says a provider ID names a Linode that exists but is not one of this cluster's
+// nodes: neither gone (its NodeClaim would be finalized while it runs) nor the provider's to
+// delete.
+type ForeignNodeError struct{ Err error }
+
+// NewForeignNodeError wraps why the Linode is not this cluster's.
+func NewForeignNodeError(err error) *ForeignNodeError { return &ForeignNodeError{Err: err} }
+
+func (e *ForeignNodeError) Error() string { return e.Err.Error() }
+
+func (e *ForeignNodeError) Unwrap() error { return e.Err }
+
+// IsForeignNode reports whether err is, or wraps, a ForeignNodeError.
+func IsForeignNode(err error) bool {
+	var foreign *ForeignNodeError
+	return errors.As(err, &foreign)
+}

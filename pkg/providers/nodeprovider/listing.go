@@ -2,11 +2,14 @@ package nodeprovider
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 )
 
 // Listing is the provider's objects (LKE pools, Linodes) as one listing showed them, by id,
@@ -29,10 +32,17 @@ func (l *Listing[T]) Age(clk clock.PassiveClock) time.Duration { return clk.Sinc
 // it looks for an earlier attempt: only the provider creates objects with its tags, so one can be
 // missing from the listing only if a create's outcome is unknown, and such a create drops the
 // listing (Invalidate).
+//
+// An object an earlier listing showed (or the provider put) that a new listing misses is read
+// alone before it is dropped: only its 404 says it is gone. Someone may have removed the tag the
+// listing filters by, or it may have moved from one page to another while they were read; calling
+// it gone would finalize its NodeClaim and leave it running, and billed. At rest nothing goes
+// missing, so that costs nothing; an object kept so is read again at each listing until it is gone.
 type ListingCache[T any] struct {
-	list  func(context.Context) ([]T, error)
-	id    func(T) int
-	clock clock.PassiveClock
+	list      func(context.Context) ([]T, error)
+	readAlone func(ctx context.Context, id int) (T, error)
+	id        func(T) int
+	clock     clock.PassiveClock
 
 	// refreshing lets one caller list while the others wait for its result.
 	refreshing sync.Mutex
@@ -41,12 +51,15 @@ type ListingCache[T any] struct {
 	// generation counts local changes, so that a listing that started before a change does not
 	// replace a listing that includes it.
 	generation uint64
+	// shown are the objects the last listing, or the provider since, showed; unlike the listing
+	// they outlive Invalidate.
+	shown map[int]bool
 }
 
-// NewListingCache returns a cache over list, which returns the provider's objects only; id
-// identifies an object.
-func NewListingCache[T any](list func(context.Context) ([]T, error), id func(T) int, clk clock.PassiveClock) *ListingCache[T] {
-	return &ListingCache[T]{list: list, id: id, clock: clk}
+// NewListingCache returns a cache over list, which returns the provider's objects only; readAlone
+// reads one object a listing missed, and id identifies an object.
+func NewListingCache[T any](list func(context.Context) ([]T, error), readAlone func(ctx context.Context, id int) (T, error), id func(T) int, clk clock.PassiveClock) *ListingCache[T] {
+	return &ListingCache[T]{list: list, readAlone: readAlone, id: id, clock: clk, shown: map[int]bool{}}
 }
 
 // Get returns a listing at most maxAge old, listing anew if the cached one is older.
@@ -68,15 +81,57 @@ func (c *ListingCache[T]) Get(ctx context.Context, maxAge time.Duration) (*Listi
 	if err != nil {
 		return nil, err
 	}
-	listing := &Listing[T]{Items: slices.Clone(items), FetchedAt: startedAt}
+	if items, err = c.withMissing(ctx, slices.Clone(items)); err != nil {
+		return nil, err
+	}
+	listing := &Listing[T]{Items: items, FetchedAt: startedAt}
 	slices.SortFunc(listing.Items, func(a, b T) int { return c.id(a) - c.id(b) })
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.generation == generation {
 		c.listing = listing
+		c.shown = map[int]bool{}
+	}
+	// After a change during the listing, what it added stays shown as well: at worst an object
+	// removed meanwhile is read alone once more, and answers 404.
+	for _, item := range listing.Items {
+		c.shown[c.id(item)] = true
 	}
 	return listing, nil
+}
+
+// withMissing adds to listed the objects shown before that it misses and that still exist.
+func (c *ListingCache[T]) withMissing(ctx context.Context, listed []T) ([]T, error) {
+	for _, id := range c.missing(listed) {
+		item, err := c.readAlone(ctx, id)
+		if linode.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %d, which the listing misses: %w", id, err)
+		}
+		listed = append(listed, item)
+	}
+	return listed, nil
+}
+
+// missing are the objects shown before that are not among listed, by id.
+func (c *ListingCache[T]) missing(listed []T) []int {
+	ids := make(map[int]bool, len(listed))
+	for _, item := range listed {
+		ids[c.id(item)] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var missing []int
+	for id := range c.shown {
+		if !ids[id] {
+			missing = append(missing, id)
+		}
+	}
+	slices.Sort(missing)
+	return missing
 }
 
 func (c *ListingCache[T]) fresh(maxAge time.Duration) *Listing[T] {
@@ -90,7 +145,7 @@ func (c *ListingCache[T]) fresh(maxAge time.Duration) *Listing[T] {
 
 // Put records an object the provider created or read back.
 func (c *ListingCache[T]) Put(item T) {
-	c.change(func(items []T) []T {
+	c.change(c.id(item), true, func(items []T) []T {
 		i, found := slices.BinarySearchFunc(items, c.id(item), func(existing T, id int) int { return c.id(existing) - id })
 		if found {
 			items[i] = item
@@ -102,7 +157,7 @@ func (c *ListingCache[T]) Put(item T) {
 
 // Remove records that an object is gone.
 func (c *ListingCache[T]) Remove(id int) {
-	c.change(func(items []T) []T {
+	c.change(id, false, func(items []T) []T {
 		return slices.DeleteFunc(items, func(existing T) bool { return c.id(existing) == id })
 	})
 }
@@ -115,10 +170,16 @@ func (c *ListingCache[T]) Invalidate() {
 	c.listing = nil
 }
 
-func (c *ListingCache[T]) change(apply func([]T) []T) {
+// change applies a change to the object with the id, which exists after it if shown.
+func (c *ListingCache[T]) change(id int, shown bool, apply func([]T) []T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.generation++
+	if shown {
+		c.shown[id] = true
+	} else {
+		delete(c.shown, id)
+	}
 	if c.listing == nil {
 		return
 	}
