@@ -359,6 +359,35 @@ func TestStartupWaitsOutLinodeOutages(t *testing.T) {
 	}
 }
 
+// TestStartupExitsForASettingTheAPIProvesWrongAfterAnOutage: a controller that started serving
+// its webhooks during an outage still exits with the line that says what to fix once the API
+// answers that the cluster does not exist.
+func TestStartupExitsForASettingTheAPIProvesWrongAfterAnOutage(t *testing.T) {
+	env := startCluster(t)
+	e := startEmulator(t)
+	outage := e.InjectFault(emulator.Fault{Route: "/lke/clusters", ErrorRate: 1, ErrorStatus: http.StatusInternalServerError})
+	probePort := freePort(t)
+	objects, controllerEnv := renderRelease(t, map[string]any{
+		"apiToken":   token,
+		"settings":   map[string]any{"clusterName": "prdo", "apiURL": e.URL()},
+		"controller": map[string]any{"healthProbe": map[string]any{"port": probePort}, "metrics": map[string]any{"port": freePort(t)}},
+	})
+	applyAsHelm(context.Background(), t, env.Client, objects)
+	controllerEnv["KUBECONFIG"] = env.KubeconfigPath
+	p := start(t, controllerEnv)
+	eventually(t, p, time.Minute, "ready, serving the webhooks, during the outage", func() bool {
+		code, _, err := get("http://127.0.0.1:" + probePort + "/readyz")
+		return err == nil && code == http.StatusOK
+	})
+	e.RemoveFault(outage)
+	if code := p.wait(t, 2*time.Minute); code != 1 {
+		t.Errorf("exit code = %d, want 1", code)
+	}
+	if want := `karpenter: CLUSTER_NAME "prdo" matches no LKE cluster`; !strings.Contains(p.output.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, tail(p.output.String(), 40))
+	}
+}
+
 // tail returns the last n lines of text.
 func tail(text string, n int) string {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
