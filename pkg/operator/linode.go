@@ -80,16 +80,16 @@ type Backoff struct {
 // minute during an outage.
 var DefaultBackoff = Backoff{Initial: time.Second, Max: time.Minute}
 
-// FirstCheckTimeout bounds the start-up check that runs before the webhooks serve: an API that
+// firstCheckTimeout bounds the start-up check that runs before the webhooks serve: an API that
 // does not answer delays them by no more than this.
-const FirstCheckTimeout = 10 * time.Second
+const firstCheckTimeout = 10 * time.Second
 
-// FirstCheck asks the Linode API once, within FirstCheckTimeout, whether the settings are right.
+// firstCheck asks the Linode API once, within firstCheckTimeout, whether the settings are right.
 // It returns the target when the API confirms them, a ConfigError when it proves them wrong, and
 // neither when it could not tell (an outage, a refused token): WaitForLinode asks again once the
 // webhooks serve.
-func FirstCheck(ctx context.Context, api linode.API, opts *options.Options, m Mode, credentials *linode.Credentials) (Target, error) {
-	checkCtx, cancel := context.WithTimeout(ctx, FirstCheckTimeout)
+func firstCheck(ctx context.Context, api linode.API, opts *options.Options, m Mode, credentials *linode.Credentials) (Target, error) {
+	checkCtx, cancel := context.WithTimeout(ctx, firstCheckTimeout)
 	defer cancel()
 	target, err := CheckLinode(checkCtx, api, opts, m)
 	var configErr *options.ConfigError

@@ -62,7 +62,7 @@ func Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	target, err := FirstCheck(ctx, api, opts, m, credentials)
+	target, err := firstCheck(ctx, api, opts, m, credentials)
 	if err := stopProbes(); err != nil {
 		return err
 	}
