@@ -4,10 +4,11 @@
 //
 // Start-up happens in this order, so that every mistake a user can make is reported in words:
 //  1. the settings are parsed and validated; each problem is one line on stderr, exit status 2;
-//  2. the settings are checked against the Linode API (token, cluster, region): a refused token
-//     or an unknown cluster exits with status 1; an API outage is waited out, with /readyz
-//     failing and saying why;
-//  3. Karpenter core's operator starts with our controllers: leader election, probes, metrics.
+//  2. the settings are checked against the Linode API (cluster, region) once: an unknown cluster
+//     or region exits with status 1;
+//  3. Karpenter core's operator starts with the webhooks, ready once they serve: leader
+//     election, probes, metrics. An API outage or a refused token is waited out meanwhile, and
+//     logged; the controllers that drive Linode start once the API answers.
 package main
 
 import (

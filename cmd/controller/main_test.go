@@ -246,12 +246,6 @@ func TestStartupReportsMisconfiguration(t *testing.T) {
 			wantLine: `karpenter: CLUSTER_NAME "prdo" matches no LKE cluster; clusters this token sees: "prod"`,
 		},
 		{
-			name:     "token refused",
-			env:      base(map[string]string{"LINODE_TOKEN": "tok-revoked-0000"}),
-			wantCode: 1,
-			wantLine: "karpenter: the Linode API refused LINODE_TOKEN (401 Unauthorized)",
-		},
-		{
 			name:     "unknown region",
 			env:      base(map[string]string{"KARPENTER_MODE": "instance", "LINODE_REGION": "us-nowhere"}),
 			wantCode: 1,
@@ -287,30 +281,110 @@ func TestStartupReportsMisconfiguration(t *testing.T) {
 	}
 }
 
-// TestStartupWaitsOutLinodeOutages: while the Linode API fails, the controller stays up, live
-// but not ready, and says why; it neither exits nor crash-loops.
+// TestStartupWaitsOutLinodeOutages: while the Linode API fails, or refuses the token, the
+// controller stays up and ready, serving its webhooks, which need no Linode API; it says why it
+// waits, neither exits nor crash-loops, and starts its controllers once the API answers (for a
+// refused token, once the token's file holds a valid one, as the kubelet updates a mounted Secret).
 func TestStartupWaitsOutLinodeOutages(t *testing.T) {
-	e := startEmulator(t)
-	e.InjectFault(emulator.Fault{Route: "/lke/clusters", ErrorRate: 1, ErrorStatus: http.StatusInternalServerError})
-	probePort := freePort(t)
-	p := start(t, map[string]string{
-		"CLUSTER_NAME": "prod", "LINODE_TOKEN": token, "LINODE_URL": e.URL(),
-		"HEALTH_PROBE_PORT": probePort, "METRICS_PORT": freePort(t),
-	})
-	var readyBody string
-	eventually(t, p, 20*time.Second, "reporting the outage on /readyz", func() bool {
-		code, body, err := get("http://127.0.0.1:" + probePort + "/readyz")
-		readyBody = body
-		return err == nil && code == http.StatusServiceUnavailable && strings.Contains(body, "waiting for the Linode API")
-	})
-	if code, _, err := get("http://127.0.0.1:" + probePort + "/healthz"); err != nil || code != http.StatusOK {
-		t.Errorf("/healthz = %d, %v during the outage; the kubelet would restart the pod", code, err)
+	tests := []struct {
+		name     string
+		apiToken string
+		// fail makes the API fail and returns what ends the failure.
+		fail    func(t *testing.T, e *test.Emulator, tokenFile string) (restore func())
+		wantLog string
+	}{
+		{
+			name:     "an outage",
+			apiToken: token,
+			fail: func(t *testing.T, e *test.Emulator, _ string) func() {
+				outage := e.InjectFault(emulator.Fault{Route: "/lke/clusters", ErrorRate: 1, ErrorStatus: http.StatusInternalServerError})
+				return func() { e.RemoveFault(outage) }
+			},
+			wantLog: "Linode API unavailable, retrying",
+		},
+		{
+			name:     "a refused token",
+			apiToken: "tok-revoked-0000",
+			fail: func(t *testing.T, _ *test.Emulator, tokenFile string) func() {
+				return func() {
+					next := tokenFile + ".next"
+					if err := os.WriteFile(next, []byte(token), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Rename(next, tokenFile); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			wantLog: "the Linode API refuses LINODE_TOKEN (401 Unauthorized)",
+		},
 	}
-	eventually(t, p, 20*time.Second, "retrying at least twice", func() bool {
-		return strings.Count(p.output.String(), "Linode API unavailable, retrying") >= 2
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := startCluster(t)
+			e := startEmulator(t)
+			probePort := freePort(t)
+			objects, controllerEnv := renderRelease(t, map[string]any{
+				"apiToken":   tt.apiToken,
+				"settings":   map[string]any{"clusterName": "prod", "apiURL": e.URL()},
+				"controller": map[string]any{"healthProbe": map[string]any{"port": probePort}, "metrics": map[string]any{"port": freePort(t)}},
+			})
+			applyAsHelm(context.Background(), t, env.Client, objects)
+			controllerEnv["KUBECONFIG"] = env.KubeconfigPath
+			restore := tt.fail(t, e, controllerEnv["LINODE_TOKEN_FILE"])
+			p := start(t, controllerEnv)
+
+			eventually(t, p, time.Minute, "ready, serving the webhooks, while the Linode API fails", func() bool {
+				code, _, err := get("http://127.0.0.1:" + probePort + "/readyz")
+				return err == nil && code == http.StatusOK
+			})
+			if code, _, err := get("http://127.0.0.1:" + probePort + "/healthz"); err != nil || code != http.StatusOK {
+				t.Errorf("/healthz = %d, %v while the Linode API fails; the kubelet would restart the pod", code, err)
+			}
+			eventually(t, p, 20*time.Second, "retrying at least twice, saying why", func() bool {
+				return strings.Count(p.output.String(), "Linode API unavailable, retrying") >= 2 && strings.Contains(p.output.String(), tt.wantLog)
+			})
+			if strings.Contains(p.output.String(), "found the Linode side of the cluster") {
+				t.Fatalf("the controllers started while the Linode API failed")
+			}
+			restore()
+			eventually(t, p, 2*time.Minute, "starting the controllers once the API answers", func() bool {
+				return strings.Contains(p.output.String(), "found the Linode side of the cluster")
+			})
+			p.stop(t)
+			if strings.Contains(p.output.String(), token) || strings.Contains(p.output.String(), tt.apiToken) {
+				t.Errorf("the token shows in the output")
+			}
+		})
+	}
+}
+
+// TestStartupExitsForASettingTheAPIProvesWrongAfterAnOutage: a controller that started serving
+// its webhooks during an outage still exits with the line that says what to fix once the API
+// answers that the cluster does not exist.
+func TestStartupExitsForASettingTheAPIProvesWrongAfterAnOutage(t *testing.T) {
+	env := startCluster(t)
+	e := startEmulator(t)
+	outage := e.InjectFault(emulator.Fault{Route: "/lke/clusters", ErrorRate: 1, ErrorStatus: http.StatusInternalServerError})
+	probePort := freePort(t)
+	objects, controllerEnv := renderRelease(t, map[string]any{
+		"apiToken":   token,
+		"settings":   map[string]any{"clusterName": "prdo", "apiURL": e.URL()},
+		"controller": map[string]any{"healthProbe": map[string]any{"port": probePort}, "metrics": map[string]any{"port": freePort(t)}},
 	})
-	if strings.Contains(readyBody+p.output.String(), token) {
-		t.Errorf("the token shows in the output or the readiness answer")
+	applyAsHelm(context.Background(), t, env.Client, objects)
+	controllerEnv["KUBECONFIG"] = env.KubeconfigPath
+	p := start(t, controllerEnv)
+	eventually(t, p, time.Minute, "ready, serving the webhooks, during the outage", func() bool {
+		code, _, err := get("http://127.0.0.1:" + probePort + "/readyz")
+		return err == nil && code == http.StatusOK
+	})
+	e.RemoveFault(outage)
+	if code := p.wait(t, 2*time.Minute); code != 1 {
+		t.Errorf("exit code = %d, want 1", code)
+	}
+	if want := `karpenter: CLUSTER_NAME "prdo" matches no LKE cluster`; !strings.Contains(p.output.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, tail(p.output.String(), 40))
 	}
 }
 

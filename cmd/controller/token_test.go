@@ -13,12 +13,16 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 )
 
 // TestTokenRotatedInItsSecretIsUsedWithoutARestart revokes the controller's token on Linode's
-// side: the controller notices on its next call, fails readiness with the reason and reports the
-// metric; once the Secret's file holds the new token (as the kubelet updates a mounted Secret),
-// the same process is ready again and launches.
+// side: the controller notices on its next call and reports it by the metric, the
+// LinodeNodeClass's APIAuthorized condition and a warning event, and stays ready, since
+// readiness is what keeps its webhooks in their Service; once the Secret's file holds the new
+// token (as the kubelet updates a mounted Secret), the same process reports the token accepted
+// and launches.
 func TestTokenRotatedInItsSecretIsUsedWithoutARestart(t *testing.T) {
 	env := startCluster(t)
 	e := startEmulator(t)
@@ -72,15 +76,14 @@ func TestTokenRotatedInItsSecretIsUsedWithoutARestart(t *testing.T) {
 	if err := env.Client.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	var body string
-	eventually(t, p, time.Minute, "not ready for the refused token", func() bool {
-		var code int
-		code, body = readiness()
-		return code != http.StatusOK && strings.Contains(body, "[-]linode-token failed")
-	})
-	if got := tokenRefused(); got != "1" {
-		t.Errorf("karpenter_linode_api_token_refused = %q while the API refuses the token", got)
+	eventually(t, p, time.Minute, "reporting the refused token by its metric", func() bool { return tokenRefused() == "1" })
+	code, body := readiness()
+	if code != http.StatusOK {
+		t.Errorf("not ready while the API refuses the token; the webhooks would leave their Service:\n%s", body)
 	}
+	eventually(t, p, time.Minute, "reporting the refused token on the LinodeNodeClass", func() bool {
+		return apiAuthorized(ctx, env.Client) == metav1.ConditionFalse && strings.Contains(allEvents(ctx, t, env.Client), "TokenRefused")
+	})
 	if !strings.Contains(p.output.String(), "the Linode API refuses the token (401 Unauthorized)") {
 		t.Errorf("the log does not say the API refuses the token")
 	}
@@ -96,10 +99,9 @@ func TestTokenRotatedInItsSecretIsUsedWithoutARestart(t *testing.T) {
 	if err := os.Rename(next, tokenFile); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, p, time.Minute, "ready again with the new token", func() bool { code, _ := readiness(); return code == http.StatusOK })
-	if got := tokenRefused(); got != "0" {
-		t.Errorf("karpenter_linode_api_token_refused = %q once the new token works", got)
-	}
+	eventually(t, p, time.Minute, "reporting the new token accepted", func() bool {
+		return tokenRefused() == "0" && apiAuthorized(ctx, env.Client) == metav1.ConditionTrue
+	})
 	eventually(t, p, 2*time.Minute, "launching for the pending pod with the new token", func() bool {
 		return len(e.Pools(clusterID)) > 0
 	})
@@ -108,4 +110,17 @@ func TestTokenRotatedInItsSecretIsUsedWithoutARestart(t *testing.T) {
 	if strings.Contains(p.output.String()+body, rotated) {
 		t.Errorf("the new token appears in the controller's output or readiness answer")
 	}
+}
+
+// apiAuthorized is the APIAuthorized condition of the example's LinodeNodeClass.
+func apiAuthorized(ctx context.Context, c client.Client) metav1.ConditionStatus {
+	nodeClass := &v1.LinodeNodeClass{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "default"}, nodeClass); err != nil {
+		return metav1.ConditionUnknown
+	}
+	condition := nodeClass.StatusConditions().Get(v1.ConditionTypeAPIAuthorized)
+	if condition == nil {
+		return metav1.ConditionUnknown
+	}
+	return condition.Status
 }

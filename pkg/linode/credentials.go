@@ -114,15 +114,6 @@ func (c *Credentials) Changed() <-chan struct{} {
 	return c.changed
 }
 
-// Check fails while the API refuses the token; it is the controller's readiness check, so that a
-// revoked token shows in `kubectl get pods` and the rollout of a wrong one stops.
-func (c *Credentials) Check(*http.Request) error {
-	if refused, reason := c.Refused(); refused {
-		return errors.New(reason)
-	}
-	return nil
-}
-
 // Redact removes every token these credentials have held from a message. linodego never puts the
 // token in an error, but an error can echo user input.
 func (c *Credentials) Redact(message string) string {

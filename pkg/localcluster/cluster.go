@@ -125,6 +125,11 @@ type Cluster struct {
 	// the controller restarts, so the webhook's registration stays valid.
 	controllerBinary string
 	controllerPorts  []int
+	// webhook is the webhook Service's endpoint, kept on the controller's readiness until
+	// stopWebhook; nil in the kwok provider's mode, which serves no webhooks.
+	webhook          *webhookEndpoint
+	stopWebhook      context.CancelFunc
+	webhookDone      chan struct{}
 	stopNodes        context.CancelFunc
 	nodesDone        chan struct{}
 	stopTokenRefresh context.CancelFunc
@@ -187,6 +192,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.configureAudit(c.controlPlane.ControlPlane.APIServer); err != nil {
 		return nil, err
 	}
+	// Webhooks are called at a ready endpoint of their Service, as the webhook Service has no
+	// cluster IP that anything routes here (registerWebhooks).
+	c.controlPlane.ControlPlane.APIServer.Configure().Set("enable-aggregator-routing", "true")
 	var clusterCA *component.ClusterCA
 	if opts.Mode == ModeInstance {
 		if clusterCA, err = component.ConfigureNodeBootstrap(c.controlPlane); err != nil {
@@ -233,7 +241,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.Emulator.Start(); err != nil {
 		return nil, err
 	}
-	nodesCtx, stopNodes := context.WithCancel(log.IntoContext(context.Background(), c.simulatorLogger()))
+	nodesCtx, stopNodes := context.WithCancel(log.IntoContext(context.Background(), c.fileLogger("node-simulator.log")))
 	c.stopNodes, c.nodesDone = stopNodes, make(chan struct{})
 	go func() { c.Nodes.Run(nodesCtx); close(c.nodesDone) }()
 
@@ -270,6 +278,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		if err := c.runAsServiceAccount(ctx, restConfig, serviceAccount); err != nil {
 			return nil, err
 		}
+		webhookCtx, stopWebhook := context.WithCancel(log.IntoContext(context.Background(), c.fileLogger("webhook-endpoint.log")))
+		c.stopWebhook, c.webhookDone = stopWebhook, make(chan struct{})
+		go func() { c.webhook.run(webhookCtx); close(c.webhookDone) }()
 	}
 	if err := c.startController(ctx); err != nil {
 		return nil, err
@@ -339,9 +350,9 @@ func (c *Cluster) ControllerMetricsURL() string {
 	return fmt.Sprintf("http://127.0.0.1:%d/metrics", c.controllerPorts[0])
 }
 
-// simulatorLogger writes the node simulator's errors to its own log file.
-func (c *Cluster) simulatorLogger() logr.Logger {
-	f, err := os.Create(filepath.Join(c.LogDir, "node-simulator.log"))
+// fileLogger writes a part of the cluster's errors to a log file of its own, name.
+func (c *Cluster) fileLogger(name string) logr.Logger {
+	f, err := os.Create(filepath.Join(c.LogDir, name))
 	if err != nil {
 		return logr.Discard()
 	}
@@ -350,7 +361,7 @@ func (c *Cluster) simulatorLogger() logr.Logger {
 
 // startController runs the controller with the settings the Helm chart would give it (one
 // replica, so no leader election), as the chart's ServiceAccount, and waits for its readiness
-// probe.
+// probe, and for the webhook's endpoint to say it is ready.
 func (c *Cluster) startController(ctx context.Context) error {
 	ports := c.controllerPorts
 	env := []string{
@@ -398,7 +409,7 @@ func (c *Cluster) startController(ctx context.Context) error {
 		}
 		if resp, err := http.Get(readyz); err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == http.StatusOK && (c.webhook == nil || c.webhook.isReady()) {
 				return nil
 			}
 		}
@@ -464,6 +475,10 @@ func (c *Cluster) Stop() error {
 		<-c.tokenRefreshDone
 	}
 	errs = append(errs, component.StopAll(c.components, 5*time.Second))
+	if c.stopWebhook != nil {
+		c.stopWebhook()
+		<-c.webhookDone
+	}
 	if c.stopNodes != nil {
 		c.stopNodes()
 		<-c.nodesDone

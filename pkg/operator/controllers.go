@@ -37,7 +37,6 @@ import (
 // NewControllers builds the Linode cloud provider for target and returns Karpenter core's
 // controllers driving it, followed by the provider's own.
 func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode.API, credentials *linode.Credentials, target Target) ([]controller.Controller, error) {
-	opts := options.FromContext(ctx)
 	provider, err := NewLinode(ctx, core.GetClient(), core.GetAPIReader(), core.GetConfig(), core.EventRecorder, core.Clock, api, credentials, target)
 	if err != nil {
 		return nil, err
@@ -54,20 +53,11 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)
 	controllers = append(controllers, provider.Controllers...)
-	controllers = append(controllers, nomination.NewController(core.GetClient(), clusterState, core.Clock))
-	modeWebhooks := provider.Webhooks
-	if opts.DisableWebhook {
-		modeWebhooks = nil
-	}
-	webhookControllers, err := serveWebhooks(core, opts, modeWebhooks)
-	if err != nil {
-		return nil, err
-	}
-	return append(controllers, webhookControllers...), nil
+	return append(controllers, nomination.NewController(core.GetClient(), clusterState, core.Clock)), nil
 }
 
 // Linode is the provider's side of the controller in the target's mode: the cloud provider core
-// drives, the parts behind it, and the provider's own controllers and webhooks. The controller
+// drives, the parts behind it, and the provider's own controllers. The controller
 // and the tests build it the same way, with NewLinode.
 type Linode struct {
 	Mode          mode.Mode
@@ -82,7 +72,6 @@ type Linode struct {
 	Sizing *sizing.Policy
 	// Controllers are the provider's own controllers, the mode's included.
 	Controllers []controller.Controller
-	Webhooks    []Webhook
 }
 
 // NewLinode builds the mode's parts for target and the rest of the provider around them, with
@@ -121,7 +110,6 @@ func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.R
 			maintenance.NewController(kubeClient, api, recorder, maintenance.WithClock(clk),
 				maintenance.WithInterval(opts.MaintenancePollInterval), maintenance.WithLeadTime(opts.MaintenanceLeadTime)),
 		}, parts.Controllers...),
-		Webhooks: parts.Webhooks,
 	}, nil
 }
 

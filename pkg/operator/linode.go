@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/linode/linodego"
@@ -19,8 +18,8 @@ import (
 
 // CheckLinode asks the Linode API whether the settings make sense: that it accepts the token,
 // that the mode finds what it launches into (LKE mode: the cluster), and that the region exists.
-// A *options.ConfigError means the settings are wrong; any other error is the API's own failure
-// and worth retrying.
+// A *options.ConfigError means the settings are wrong, a *TokenRefusedError that the token is;
+// any other error is the API's own failure and worth retrying.
 func CheckLinode(ctx context.Context, api linode.API, opts *options.Options, m Mode) (Target, error) {
 	target, err := m.Discover(ctx, api, opts)
 	if err != nil {
@@ -37,8 +36,20 @@ func CheckLinode(ctx context.Context, api linode.API, opts *options.Options, m M
 	return target, nil
 }
 
-// classify turns a refused token into a ConfigError and leaves every other failure retryable:
-// a 5xx, a 429 or a timeout says nothing about the settings.
+// TokenRefusedError is a token the Linode API refuses at start-up. Unlike a ConfigError it does
+// not stop the controller: the webhooks serve without a token, and a valid token put in the
+// controller's Secret is read from its file without a restart.
+type TokenRefusedError struct {
+	Status int
+}
+
+func (e *TokenRefusedError) Error() string {
+	return fmt.Sprintf("the Linode API refuses LINODE_TOKEN (%d %s): put a current personal access token with read/write access to Kubernetes and Linodes in the controller's Secret (helm: apiToken or existingSecret); the controller reads it without a restart",
+		e.Status, http.StatusText(e.Status))
+}
+
+// classify turns a refused token into a TokenRefusedError and leaves every other failure as it
+// is: a 5xx, a 429 or a timeout says nothing about the settings.
 func classify(err error) error {
 	if linode.IsUnauthorized(err) {
 		status := http.StatusUnauthorized
@@ -46,8 +57,7 @@ func classify(err error) error {
 		if errors.As(err, &apiErr) {
 			status = apiErr.Code
 		}
-		return &options.ConfigError{Message: fmt.Sprintf("the Linode API refused LINODE_TOKEN (%d %s): use a current personal access token with read/write access to Kubernetes and Linodes (helm: apiToken or existingSecret), then restart the controller",
-			status, http.StatusText(status))}
+		return &TokenRefusedError{Status: status}
 	}
 	return err
 }
@@ -70,13 +80,37 @@ type Backoff struct {
 // minute during an outage.
 var DefaultBackoff = Backoff{Initial: time.Second, Max: time.Minute}
 
-// WaitForLinode runs CheckLinode until it succeeds or fails for a reason only the user can fix,
-// waiting between attempts while the API fails transiently. A controller that exited on a
-// Linode outage would crash-loop through it; this one stays up, not ready, and says why.
-// status receives the reason the controller is not ready yet.
-func WaitForLinode(ctx context.Context, api linode.API, opts *options.Options, m Mode, credentials *linode.Credentials, backoff Backoff, status *StartupStatus) (Target, error) {
+// firstCheckTimeout bounds the start-up check that runs before the webhooks serve: an API that
+// does not answer delays them by no more than this.
+const firstCheckTimeout = 10 * time.Second
+
+// firstCheck asks the Linode API once, within firstCheckTimeout, whether the settings are right.
+// It returns the target when the API confirms them, a ConfigError when it proves them wrong, and
+// neither when it could not tell (an outage, a refused token): WaitForLinode asks again once the
+// webhooks serve.
+func firstCheck(ctx context.Context, api linode.API, opts *options.Options, m Mode, credentials *linode.Credentials) (Target, error) {
+	checkCtx, cancel := context.WithTimeout(ctx, firstCheckTimeout)
+	defer cancel()
+	target, err := CheckLinode(checkCtx, api, opts, m)
+	var configErr *options.ConfigError
+	if err == nil || errors.As(err, &configErr) {
+		return target, err
+	}
+	log.FromContext(ctx).Info("Linode API unavailable; serving the webhooks and retrying", "error", credentials.Redact(err.Error()))
+	return nil, nil
+}
+
+// WaitForLinode runs CheckLinode until it succeeds or proves a setting wrong, waiting between
+// attempts while the API fails or refuses the token. A controller that exited then would
+// crash-loop through an outage, its webhooks with it; this one keeps serving and says why it
+// waits. Before each attempt it re-reads the token file, so a token put in the Secret ends the
+// wait.
+func WaitForLinode(ctx context.Context, api linode.API, opts *options.Options, m Mode, credentials *linode.Credentials, backoff Backoff) (Target, error) {
 	wait := backoff.Initial
 	for attempt := 1; ; attempt++ {
+		if _, err := credentials.Reload(); err != nil {
+			log.FromContext(ctx).Error(err, "keeping the Linode API token in use")
+		}
 		target, err := CheckLinode(ctx, api, opts, m)
 		if err == nil {
 			return target, nil
@@ -85,8 +119,6 @@ func WaitForLinode(ctx context.Context, api linode.API, opts *options.Options, m
 		if errors.As(err, &configErr) {
 			return nil, configErr
 		}
-		reason := credentials.Redact(fmt.Sprintf("waiting for the Linode API at %s: %v", opts.APIURL, err))
-		status.set(reason)
 		log.FromContext(ctx).Info("Linode API unavailable, retrying", "error", credentials.Redact(err.Error()), "attempt", attempt, "retryIn", wait.String())
 		select {
 		case <-ctx.Done():
@@ -95,26 +127,4 @@ func WaitForLinode(ctx context.Context, api linode.API, opts *options.Options, m
 		}
 		wait = min(2*wait, backoff.Max)
 	}
-}
-
-// StartupStatus is why the controller is not ready yet, for the readiness probe.
-type StartupStatus struct {
-	mu     sync.Mutex
-	reason string
-}
-
-func (s *StartupStatus) set(reason string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reason = reason
-}
-
-// Reason returns why the controller is not ready yet.
-func (s *StartupStatus) Reason() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reason == "" {
-		return "checking the settings against the Linode API"
-	}
-	return s.reason
 }

@@ -51,6 +51,7 @@ func TestCheckLinode(t *testing.T) {
 		wantRegion string
 		// wantConfigError is a fragment of the message the user reads; empty when the check passes.
 		wantConfigError string
+		wantRefused     bool
 	}{
 		{
 			name:       "LKE mode takes the cluster's region",
@@ -68,10 +69,10 @@ func TestCheckLinode(t *testing.T) {
 			wantRegion: "us-ord",
 		},
 		{
-			name:            "a refused token says so and what to do",
-			token:           "not-the-token",
-			opts:            options.Options{Mode: mode.LKE, ClusterName: "prod"},
-			wantConfigError: "the Linode API refused LINODE_TOKEN (401 Unauthorized): use a current personal access token",
+			name:        "a refused token is no setting the API proves wrong",
+			token:       "not-the-token",
+			opts:        options.Options{Mode: mode.LKE, ClusterName: "prod"},
+			wantRefused: true,
 		},
 		{
 			name:            "an unknown cluster lists the clusters the token sees",
@@ -95,6 +96,13 @@ func TestCheckLinode(t *testing.T) {
 				t.Fatal(err)
 			}
 			target, err := operator.CheckLinode(context.Background(), client(t, e, token), &tt.opts, m)
+			if tt.wantRefused {
+				var refused *operator.TokenRefusedError
+				if !errors.As(err, &refused) || !strings.Contains(err.Error(), "the Linode API refuses LINODE_TOKEN (401 Unauthorized): put a current personal access token") {
+					t.Fatalf("CheckLinode error = %v, want a TokenRefusedError that says what to do", err)
+				}
+				return
+			}
 			if tt.wantConfigError != "" {
 				var configErr *options.ConfigError
 				if !errors.As(err, &configErr) || !strings.Contains(configErr.Message, tt.wantConfigError) {
@@ -124,10 +132,9 @@ func TestWaitForLinodeRetriesTransientFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := startEmulator(t)
 			e.InjectFault(emulator.Fault{Method: "GET", Route: "/lke/clusters", Sequence: tt.faults})
-			var status operator.StartupStatus
 			opts := &options.Options{Mode: mode.LKE, ClusterName: "prod", Token: testToken, APIURL: e.URL()}
 			target, err := operator.WaitForLinode(context.Background(), client(t, e, testToken), opts, operator.LKE{}, linode.StaticCredentials(testToken),
-				operator.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}, &status)
+				operator.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond})
 			if err != nil {
 				t.Fatalf("WaitForLinode: %v", err)
 			}
@@ -137,17 +144,62 @@ func TestWaitForLinodeRetriesTransientFailures(t *testing.T) {
 			if got := e.Counters()["GET /lke/clusters"]; got != len(tt.faults)+1 {
 				t.Errorf("cluster listings = %d, want %d (one per failure, then success)", got, len(tt.faults)+1)
 			}
-			if !strings.Contains(status.Reason(), "waiting for the Linode API") {
-				t.Errorf("readiness reason = %q, want it to say it waits for the Linode API", status.Reason())
-			}
 		})
+	}
+}
+
+// TestWaitForLinodeWaitsForAValidToken: a refused token does not stop the controller (its
+// webhooks serve meanwhile); the token written to its file, as the kubelet updates a mounted
+// Secret, ends the wait.
+func TestWaitForLinodeWaitsForAValidToken(t *testing.T) {
+	e := startEmulator(t)
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("revoked-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	credentials, err := linode.CredentialsFromFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientOptions := linode.DefaultClientOptions()
+	clientOptions.URL, clientOptions.Credentials, clientOptions.RetryCount = e.URL(), credentials, 0
+	api, err := linode.NewClient(clientOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &options.Options{Mode: mode.LKE, ClusterName: "prod", APIURL: e.URL()}
+	done := make(chan error, 1)
+	go func() {
+		_, err := operator.WaitForLinode(context.Background(), api, opts, operator.LKE{}, credentials, operator.Backoff{Initial: time.Millisecond, Max: 20 * time.Millisecond})
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); e.Counters()["GET /lke/clusters"] < 3; time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-done:
+			t.Fatalf("WaitForLinode returned %v while the API refuses the token", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("WaitForLinode did not ask the API again while it refused the token")
+		}
+	}
+	if err := os.WriteFile(file, []byte(testToken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("WaitForLinode: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WaitForLinode still waits once the token file holds a valid token")
 	}
 }
 
 func TestWaitForLinodeStopsOnConfigErrors(t *testing.T) {
 	e := startEmulator(t)
-	opts := &options.Options{Mode: mode.LKE, ClusterName: "prod", Token: "wrong", APIURL: e.URL()}
-	_, err := operator.WaitForLinode(context.Background(), client(t, e, "wrong"), opts, operator.LKE{}, linode.StaticCredentials("wrong"), operator.DefaultBackoff, &operator.StartupStatus{})
+	opts := &options.Options{Mode: mode.LKE, ClusterName: "prdo", Token: testToken, APIURL: e.URL()}
+	_, err := operator.WaitForLinode(context.Background(), client(t, e, testToken), opts, operator.LKE{}, linode.StaticCredentials(testToken), operator.DefaultBackoff)
 	var configErr *options.ConfigError
 	if !errors.As(err, &configErr) {
 		t.Fatalf("WaitForLinode error = %v, want a ConfigError without retrying", err)

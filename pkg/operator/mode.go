@@ -43,6 +43,11 @@ type Mode interface {
 	// starts; an *options.ConfigError means the settings are wrong and the controller exits with
 	// its message, any other error is the API's own failure and Discover is called again.
 	Discover(ctx context.Context, api linode.API, opts *options.Options) (Target, error)
+	// Webhooks are the mode's admission webhooks, served on the controller's webhook server with
+	// its managed certificate unless DISABLE_WEBHOOK is set. They serve before Discover succeeds
+	// and whatever the Linode API does, so they decide from the Kubernetes cache (kubeClient)
+	// alone.
+	Webhooks(kubeClient client.Reader) []Webhook
 }
 
 // Target is what a mode's start-up check found, ready to build the mode's parts.
@@ -86,9 +91,6 @@ type Parts struct {
 	Validators []nodeclass.Validator
 	// Controllers run beside core's and the provider's own.
 	Controllers []controller.Controller
-	// Webhooks are served on the controller's webhook server, with its managed certificate,
-	// unless DISABLE_WEBHOOK is set.
-	Webhooks []Webhook
 }
 
 // Webhook is an admission webhook, registered on the controller's webhook server at its path.

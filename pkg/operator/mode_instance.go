@@ -57,6 +57,9 @@ func (m Instance) Discover(ctx context.Context, api linode.API, opts *options.Op
 	return target, nil
 }
 
+// Webhooks are none: instance mode's kubelets register with Karpenter's taints themselves.
+func (m Instance) Webhooks(client.Reader) []Webhook { return nil }
+
 // InstanceTarget is the region instance mode launches into; the cluster the nodes join is found
 // when the parts are built, with the controller's Kubernetes client.
 type InstanceTarget struct {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/awslabs/operatorpkg/controller"
 	"github.com/awslabs/operatorpkg/option"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/adoption"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
@@ -31,6 +32,12 @@ func (m LKE) Discover(ctx context.Context, api linode.API, opts *options.Options
 	return &LKETarget{Cluster: cluster, clusterName: opts.ClusterName, providerOptions: m.ProviderOptions}, nil
 }
 
+// Webhooks are the Node webhook: LKE's kubelets register without Karpenter's registration taint,
+// and the webhook adds it.
+func (m LKE) Webhooks(kubeClient client.Reader) []Webhook {
+	return []Webhook{node.NewWebhook(kubeClient)}
+}
+
 // LKETarget is the LKE cluster the start-up check found.
 type LKETarget struct {
 	Cluster         *lke.Cluster
@@ -47,9 +54,8 @@ func (t *LKETarget) Region() string { return t.Cluster.Region }
 func (t *LKETarget) String() string { return t.Cluster.String() }
 
 // Build makes the pool provider, the NodeClass rules of LKE (the tier's fields, and no
-// maintenance policy), the Kubernetes version the classes' nodes should run, the adoption of
-// recycled pools' nodes, and the Node webhook: LKE's kubelets register without Karpenter's
-// registration taint, and the webhook adds it. The cluster's version is read again as often as
+// maintenance policy), the Kubernetes version the classes' nodes should run, and the adoption of
+// recycled pools' nodes. The cluster's version is read again as often as
 // Linode's maintenance: an upgrade, LKE's at a version's end of life included, is maintenance
 // of the cluster.
 func (t *LKETarget) Build(ctx context.Context, deps Dependencies) (*Parts, error) {
@@ -64,6 +70,5 @@ func (t *LKETarget) Build(ctx context.Context, deps Dependencies) (*Parts, error
 		// A recycle gives a pool a new node, under a new name and provider ID, that no NodeClaim
 		// records; pools of earlier versions carry the cluster's name, which a rename would orphan.
 		Controllers: []controller.Controller{adoption.NewController(deps.KubeClient, deps.APIReader, deps.Recorder, nodes), lke.NewOwnershipMigration(nodes)},
-		Webhooks:    []Webhook{node.NewWebhook(deps.KubeClient, t.Cluster.ID)},
 	}, nil
 }

@@ -1,7 +1,7 @@
 // Package operator assembles the controller: it checks the settings (ours and Karpenter core's)
-// before core's operator sees them, checks them against the Linode API, then starts core's
-// operator (leader election, probes, metrics) with the Linode cloud provider and the provider's
-// own controllers.
+// before core's operator sees them, asks the Linode API once whether they are right, then starts
+// core's operator (leader election, probes, metrics) with the webhooks, and the Linode cloud
+// provider and the provider's own controllers as soon as the API answers.
 package operator
 
 import (
@@ -28,6 +28,12 @@ import (
 
 // Run starts the controller from settings parsed by ParseSettings and blocks until SIGTERM or
 // SIGINT. It returns an error, in words for the user, when the controller cannot start.
+//
+// The webhooks do not wait for the Linode API: the conversion webhook is how every client reads
+// LinodeNodeClasses stored as v1alpha1, and the Node webhook is what keeps LKE nodes from joining
+// without Karpenter's registration taint, so both serve on every replica whatever the API does.
+// Only the settings the API can prove wrong on its first answer (the cluster, the region) stop
+// the controller before it serves; the controllers that drive Linode start once the API answers.
 func Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -52,23 +58,21 @@ func Run(ctx context.Context) error {
 		return err
 	}
 	api.SetLogger(restyLogger{log: log.FromContext(ctx).WithName("linode"), credentials: credentials})
-	status := &StartupStatus{}
-	stopProbes, err := ServeStartupProbes(coreoptions.FromContext(ctx).HealthProbePort, status)
+	stopProbes, err := ServeStartupProbes(coreoptions.FromContext(ctx).HealthProbePort)
 	if err != nil {
 		return err
 	}
-	target, err := WaitForLinode(ctx, api, opts, m, credentials, DefaultBackoff, status)
+	target, err := firstCheck(ctx, api, opts, m, credentials)
 	if err := stopProbes(); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
-		// Stopped while waiting for the Linode API: a normal shutdown.
+		// Stopped during the first check: a normal shutdown.
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("found the Linode side of the cluster", "mode", target.Mode(), "region", target.Region(), "cluster", target.String())
 
 	// Core's operator reads the settings again (they parse, ParseSettings checked them) and
 	// binds the probe and metrics ports.
@@ -82,11 +86,63 @@ func Run(ctx context.Context) error {
 	if err := watchCredentials(core, api, credentials); err != nil {
 		return err
 	}
-	controllers, err := NewControllers(coreCtx, core, api, credentials, target)
+	var modeWebhooks []Webhook
+	if !opts.DisableWebhook {
+		modeWebhooks = m.Webhooks(core.GetClient())
+	}
+	webhookControllers, err := serveWebhooks(core, opts, modeWebhooks)
 	if err != nil {
 		return err
 	}
-	core.WithControllers(coreCtx, controllers...).Start(coreCtx)
+	core.WithControllers(coreCtx, webhookControllers...)
+	if err := core.Add(&linodeControllers{coreCtx: coreCtx, core: core, api: api, credentials: credentials, mode: m, target: target}); err != nil {
+		return err
+	}
+	// Core's Start panics on the manager's error; a ConfigError found once the API answers ends
+	// the controller with its message instead.
+	return core.Manager.Start(coreCtx)
+}
+
+// linodeControllers start Karpenter core's controllers and the provider's once the Linode API
+// answers the start-up check, on every replica: the manager runs the leader's share only on the
+// leader.
+type linodeControllers struct {
+	coreCtx     context.Context
+	core        *coreoperator.Operator
+	api         linode.API
+	credentials *linode.Credentials
+	mode        Mode
+	// target is what the first check found; nil when it could not tell.
+	target Target
+}
+
+// NeedLeaderElection is false: every replica builds the controllers, as it serves the webhooks.
+func (l *linodeControllers) NeedLeaderElection() bool { return false }
+
+// Start waits for the Linode API, unless the first check found the target, then registers the
+// controllers with the running manager. A setting the API proves wrong stops the controller.
+func (l *linodeControllers) Start(ctx context.Context) error {
+	target := l.target
+	if target == nil {
+		var err error
+		target, err = WaitForLinode(ctx, l.api, options.FromContext(l.coreCtx), l.mode, l.credentials, DefaultBackoff)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	log.FromContext(ctx).Info("found the Linode side of the cluster", "mode", target.Mode(), "region", target.Region(), "cluster", target.String())
+	controllers, err := NewControllers(l.coreCtx, l.core, l.api, l.credentials, target)
+	if err != nil {
+		return err
+	}
+	for _, c := range controllers {
+		if err := c.Register(l.coreCtx, l.core.Manager); err != nil {
+			return fmt.Errorf("starting the controllers: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -110,13 +166,12 @@ func Credentials(opts *options.Options) (*linode.Credentials, error) {
 	return linode.StaticCredentials(opts.Token), nil
 }
 
-// watchCredentials fails the controller's readiness while the Linode API refuses the token, and
-// re-reads a token file so that a rotated token is used without a restart. While the token is
-// refused it asks the API again with the first page of Linodes, which every mode's token may read.
+// watchCredentials re-reads a token file so that a rotated token is used without a restart, and
+// while the API refuses the token asks it again with the first page of Linodes, which every
+// mode's token may read. A refused token is reported by the NodeClasses' APIAuthorized
+// condition, their events and karpenter_linode_api_token_refused, never by readiness: readiness
+// is what keeps the webhooks in their Service, and they need no token.
 func watchCredentials(core *coreoperator.Operator, api linode.API, credentials *linode.Credentials) error {
-	if err := core.AddReadyzCheck("linode-token", credentials.Check); err != nil {
-		return err
-	}
 	probe := func(ctx context.Context) error {
 		_, err := api.ListInstances(ctx, &linodego.ListOptions{PageOptions: &linodego.PageOptions{Page: 1}})
 		return err

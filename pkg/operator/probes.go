@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// ServeStartupProbes answers the kubelet's probes on port while the start-up checks run, before
-// Karpenter core's manager owns the port: /healthz succeeds, so a Linode outage does not get
-// the pod restarted in a loop, and /readyz fails with status's reason, which `kubectl describe
-// pod` shows. The returned function stops the server and frees the port.
-func ServeStartupProbes(port int, status *StartupStatus) (stop func() error, err error) {
+// ServeStartupProbes answers the kubelet's probes on port while the first start-up check runs,
+// before Karpenter core's manager owns the port: /healthz succeeds, and /readyz fails with the
+// reason, which `kubectl describe pod` shows. The returned function stops the server and frees
+// the port.
+func ServeStartupProbes(port int) (stop func() error, err error) {
 	listener, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
 	if err != nil {
 		return nil, fmt.Errorf("listening for health probes on port %d: %w", port, err)
@@ -23,7 +23,7 @@ func ServeStartupProbes(port int, status *StartupStatus) (stop func() error, err
 		_, _ = fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		http.Error(w, "not ready: "+status.Reason(), http.StatusServiceUnavailable)
+		http.Error(w, "not ready: checking the settings against the Linode API", http.StatusServiceUnavailable)
 	})
 	server := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = server.Serve(listener) }()

@@ -24,7 +24,7 @@ func init() {
 }
 
 // serveWebhooks starts the webhook server on every replica, with the certificate the returned
-// manager issues and rotates. It always serves the LinodeNodeClass conversion webhook, in both
+// manager issues and rotates, before and whatever the Linode API answers. It always serves the LinodeNodeClass conversion webhook, in both
 // modes and whatever DISABLE_WEBHOOK says: no client can read a class stored as v1alpha1 without
 // it. It also serves the mode's own webhooks (LKE mode's Node webhook), which DISABLE_WEBHOOK
 // leaves out. The other controllers returned finish the upgrade from v1alpha1: the storage version
@@ -52,7 +52,9 @@ func serveWebhooks(core *coreoperator.Operator, opts *options.Options, modeWebho
 		return nil, fmt.Errorf("adding the webhook server: %w", err)
 	}
 	// Ready only once the server answers TLS with the issued certificate: before that, the
-	// apiserver's calls would fail (and, with failurePolicy Ignore, admit nodes untainted).
+	// apiserver's calls would fail (and, with failurePolicy Ignore, admit nodes untainted). This,
+	// and core's cache and CRD checks, are all readiness depends on: it is what puts the replica
+	// in the webhook's Service.
 	serving := server.StartedChecker()
 	if err := core.AddReadyzCheck("webhook", serving); err != nil {
 		return nil, err

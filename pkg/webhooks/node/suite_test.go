@@ -114,9 +114,7 @@ var _ = AfterEach(func() {
 // with the managed certificate, and returns a function that stops it.
 func startWebhook() func() {
 	server := webhooks.NewServer("127.0.0.1", webhookPort, certificates.ConfigureTLS)
-	for _, w := range cloud.Webhooks {
-		w.Register(server)
-	}
+	node.NewWebhook(env.Client).Register(server)
 	serverCtx, cancel := context.WithCancel(ctx)
 	go func() {
 		defer GinkgoRecover()

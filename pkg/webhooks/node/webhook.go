@@ -29,16 +29,19 @@ const nodeClaimProviderIDIndex = "status.providerID"
 // decides from the Kubernetes cache alone, never calling the Linode API: admission has a few
 // seconds, a slow or rate-limited API would time it out, and the apiserver would then admit the
 // node without the taints (failurePolicy Ignore).
+//
+// It serves before the controller has found its LKE cluster through the Linode API, so it does
+// not know the cluster's ID: the NodeClaim the node is found for is what makes it one of ours,
+// and only a node of this cluster registers in it.
 type Webhook struct {
 	kubeClient client.Reader
-	clusterID  int
 	decoder    admission.Decoder
 }
 
-// NewWebhook returns the webhook for the LKE cluster clusterID. kubeClient should read from the
-// manager's cache, with core's status.providerID index on NodeClaims.
-func NewWebhook(kubeClient client.Reader, clusterID int) *Webhook {
-	return &Webhook{kubeClient: kubeClient, clusterID: clusterID, decoder: admission.NewDecoder(scheme.Scheme)}
+// NewWebhook returns the webhook. kubeClient should read from the manager's cache, with core's
+// status.providerID index on NodeClaims.
+func NewWebhook(kubeClient client.Reader) *Webhook {
+	return &Webhook{kubeClient: kubeClient, decoder: admission.NewDecoder(scheme.Scheme)}
 }
 
 // Register serves the webhook at Path.
@@ -55,8 +58,7 @@ func (w *Webhook) Handle(ctx context.Context, req admission.Request) admission.R
 	if err := w.decoder.Decode(req, node); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	name, ok := ParseLKENodeName(node.Name)
-	if !ok || name.ClusterID != w.clusterID {
+	if _, ok := ParseLKENodeName(node.Name); !ok {
 		return admission.Allowed("")
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("Node", node.Name))

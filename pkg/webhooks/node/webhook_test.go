@@ -2,7 +2,6 @@ package node_test
 
 import (
 	"crypto/tls"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -82,15 +81,6 @@ var _ = Describe("Node admission", func() {
 			Expect(taintsOf(ExpectExists(ctx, env.Client, n))).To(ConsistOf(dedicated, karpv1.UnregisteredNoExecuteTaint, ciliumNotReady))
 			ExpectDeleted(ctx, env.Client, n)
 		}
-	})
-
-	It("leaves alone a node of another LKE cluster", func() {
-		other := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-			Name:   fmt.Sprintf("lke%d-%d-0a1b2c", lkeCluster.ID+1000, 42),
-			Labels: map[string]string{karpv1.NodePoolLabelKey: nodePool.Name},
-		}}
-		ExpectApplied(ctx, env.Client, other)
-		Expect(taintsOf(ExpectExists(ctx, env.Client, other))).To(BeEmpty())
 	})
 
 	It("leaves alone a node of a pool no NodeClaim launched", func() {
