@@ -135,10 +135,16 @@ func (e *Emulator) validateLinodeInterfaces(field, regionID string, existing []*
 		if offset >= 0 {
 			at = fmt.Sprintf("%s[%d]", field, offset+i)
 		}
+		name := func(sub string) string {
+			if at == "" {
+				return sub
+			}
+			return at + "." + sub
+		}
 		kind, set := "", 0
-		for name, present := range map[string]bool{purposePublic: req.Public != nil, purposeVPC: req.VPC != nil, purposeVLAN: req.VLAN != nil} {
+		for k, present := range map[string]bool{purposePublic: req.Public != nil, purposeVPC: req.VPC != nil, purposeVLAN: req.VLAN != nil} {
 			if present {
-				kind, set = name, set+1
+				kind, set = k, set+1
 			}
 		}
 		if set != 1 {
@@ -147,37 +153,37 @@ func (e *Emulator) validateLinodeInterfaces(field, regionID string, existing []*
 		switch kind {
 		case purposePublic, purposeVPC:
 			if kinds[kind] {
-				return errInvalid(at+"."+kind, fmt.Sprintf("A Linode can have only one %s interface", kind))
+				return errInvalid(name(kind), fmt.Sprintf("A Linode can have only one %s interface", kind))
 			}
 		case purposeVLAN:
 			if req.VLAN.VLANLabel == "" {
-				return errInvalid(at+".vlan.vlan_label", "A VLAN interface needs a vlan_label")
+				return errInvalid(name("vlan.vlan_label"), "A VLAN interface needs a vlan_label")
 			}
 			if vlans[req.VLAN.VLANLabel] {
-				return errInvalid(at+".vlan.vlan_label", "Each VLAN interface must be on a distinct VLAN")
+				return errInvalid(name("vlan.vlan_label"), "Each VLAN interface must be on a distinct VLAN")
 			}
 			vlans[req.VLAN.VLANLabel] = true
 			if req.FirewallID != nil && *req.FirewallID != 0 {
-				return errInvalid(at+".firewall_id", "Firewalls cannot be applied to VLAN interfaces")
+				return errInvalid(name("firewall_id"), "Firewalls cannot be applied to VLAN interfaces")
 			}
 			if req.DefaultRoute != nil && (isTrue(req.DefaultRoute.IPv4) || isTrue(req.DefaultRoute.IPv6)) {
-				return errInvalid(at+".default_route", "A VLAN interface cannot be the default route")
+				return errInvalid(name("default_route"), "A VLAN interface cannot be the default route")
 			}
 		}
 		kinds[kind] = true
 		if req.FirewallID != nil && *req.FirewallID != 0 {
-			if err := e.validateFirewall(at+".firewall_id", *req.FirewallID); err != nil {
+			if err := e.validateFirewall(name("firewall_id"), *req.FirewallID); err != nil {
 				return err
 			}
 		}
 		if kind == purposeVPC && req.DefaultRoute != nil && isTrue(req.DefaultRoute.IPv6) {
-			return errInvalid(at+".default_route.ipv6", "Only a public interface can be the IPv6 default route")
+			return errInvalid(name("default_route.ipv6"), "Only a public interface can be the IPv6 default route")
 		}
-		if err := e.validatePublicRequest(at+".public", regionID, req.Public); err != nil {
+		if err := e.validatePublicRequest(name("public"), regionID, req.Public); err != nil {
 			return err
 		}
 		if req.VPC != nil {
-			if err := e.validateVPCRequest(at+".vpc", regionID, req.VPC.SubnetID, req.VPC.IPv4); err != nil {
+			if err := e.validateVPCRequest(name("vpc"), regionID, req.VPC.SubnetID, req.VPC.IPv4); err != nil {
 				return err
 			}
 		}
