@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // ipv6Range is an IPv6 range routed to a Linode's SLAAC address: added with POST
@@ -80,7 +81,7 @@ func (e *Emulator) listIPv6Ranges(*http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) lookupIPv6Range(r *http.Request) (*ipv6Range, *apiError) {
-	address, _, _ := cutPrefixLength(r.PathValue("range"))
+	address, _, _ := strings.Cut(r.PathValue("range"), "/")
 	found, ok := e.st.ipv6Ranges[address]
 	if !ok {
 		return nil, errNotFound()

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -547,17 +548,8 @@ func (in *instance) linodeInterfaceToWire(iface *linodeInterface) linodeInterfac
 
 // slaacAddress is the Linode's SLAAC address without its prefix length.
 func (in *instance) slaacAddress() string {
-	address, _, _ := cutPrefixLength(in.IPv6)
+	address, _, _ := strings.Cut(in.IPv6, "/")
 	return address
-}
-
-func cutPrefixLength(s string) (string, string, bool) {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '/' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
 
 // Handlers.
@@ -712,7 +704,7 @@ func (e *Emulator) releaseInterfaceAddresses(in *instance, iface *linodeInterfac
 	case iface.Public != nil:
 		owned = iface.Public.IPv4
 		for _, r := range iface.Public.IPv6Ranges {
-			address, _, _ := cutPrefixLength(r)
+			address, _, _ := strings.Cut(r, "/")
 			delete(e.st.ipv6Ranges, address)
 		}
 	case iface.VPC != nil && iface.VPC.NAT1To1 != "":
