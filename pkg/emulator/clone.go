@@ -148,7 +148,7 @@ func (e *Emulator) cloneConfig(cfg *instanceConfig, clone *instance, disks map[i
 		if c.Purpose == purposeVPC {
 			c.VPCAddress = e.freeSubnetAddress(e.st.subnets[c.SubnetID])
 			if c.NAT1To1 != "" {
-				c.NAT1To1 = clone.IPv4[0]
+				c.NAT1To1 = clone.publicIPv4()
 			}
 		}
 		copied.Interfaces = append(copied.Interfaces, &c)

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -153,7 +154,8 @@ type configCreateRequest struct {
 }
 
 // validateInterfaces checks interfaces for a Linode in region: at most three, one public and one
-// VPC interface at most, each VPC interface on an existing subnet of a VPC in the Linode's region.
+// VPC interface at most, each VPC interface on an existing subnet of a VPC in the Linode's region,
+// and a 1:1 NAT only on a VPC interface.
 func (e *Emulator) validateInterfaces(field, regionID string, ifaces []configInterfaceRequest) *apiError {
 	if len(ifaces) > maxInterfaces {
 		return errInvalid(field, fmt.Sprintf("At most %d interfaces are allowed", maxInterfaces))
@@ -175,6 +177,9 @@ func (e *Emulator) validateInterfaces(field, regionID string, ifaces []configInt
 		}
 		seen[iface.Purpose] = true
 		if iface.Purpose != purposeVPC {
+			if iface.IPv4 != nil && iface.IPv4.NAT1To1 != nil {
+				return errInvalid(at+".ipv4.nat_1_1", "A 1:1 NAT maps a public address onto a VPC address; only a VPC interface can have one")
+			}
 			continue
 		}
 		if iface.SubnetID == nil {
@@ -195,6 +200,15 @@ func (e *Emulator) validateInterfaces(field, regionID string, ifaces []configInt
 		}
 	}
 	return nil
+}
+
+// validateConfigInterfaces checks interfaces for a profile of the Linode, which cannot have
+// them if its interfaces are Linode interfaces.
+func (e *Emulator) validateConfigInterfaces(in *instance, field string, ifaces []configInterfaceRequest) *apiError {
+	if len(ifaces) > 0 && in.generation() == generationLinode {
+		return errInvalid(field, "This Linode uses Linode interfaces; its configuration profiles cannot have interfaces")
+	}
+	return e.validateInterfaces(field, in.Region, ifaces)
 }
 
 // newInterfaces builds validated interfaces, giving each VPC interface the next free address of
@@ -231,11 +245,9 @@ func (e *Emulator) newInterfaces(reqs []configInterfaceRequest, publicIPv4 strin
 func (e *Emulator) freeSubnetAddress(sub *subnet) string {
 	taken := map[string]bool{}
 	for _, in := range e.st.instances {
-		for _, cfg := range in.Deployment.Configs {
-			for _, iface := range cfg.Interfaces {
-				if iface.SubnetID == sub.ID {
-					taken[iface.VPCAddress] = true
-				}
+		for _, a := range in.vpcAttachments() {
+			if a.SubnetID == sub.ID {
+				taken[a.Address] = true
 			}
 		}
 	}
@@ -253,12 +265,9 @@ func (e *Emulator) subnetLinodes(subnetID int) []subnetLinodeWire {
 	for _, id := range sortedKeys(e.st.instances) {
 		in := e.st.instances[id]
 		var ifaces []subnetLinodeInterfaceWire
-		for _, cfg := range in.Deployment.Configs {
-			for _, iface := range cfg.Interfaces {
-				if iface.SubnetID == subnetID {
-					active := in.bootConfig() == cfg && in.Status != statusOffline && in.Status != statusProvisioning
-					ifaces = append(ifaces, subnetLinodeInterfaceWire{ID: iface.ID, Active: active, ConfigID: ptrTo(cfg.ID)})
-				}
+		for _, a := range in.vpcAttachments() {
+			if a.SubnetID == subnetID {
+				ifaces = append(ifaces, subnetLinodeInterfaceWire{ID: a.InterfaceID, Active: a.Active, ConfigID: a.ConfigID})
 			}
 		}
 		if len(ifaces) > 0 {
@@ -338,7 +347,7 @@ func (e *Emulator) createConfig(r *http.Request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.validateInterfaces("interfaces", in.Region, req.Interfaces); err != nil {
+	if err := e.validateConfigInterfaces(in, "interfaces", req.Interfaces); err != nil {
 		return nil, err
 	}
 	cfg := e.newConfig(req.Label, e.clock.Now())
@@ -349,7 +358,99 @@ func (e *Emulator) createConfig(r *http.Request) (any, *apiError) {
 	for slot, dev := range req.Devices {
 		cfg.Devices[slot] = dev
 	}
-	cfg.Interfaces = e.newInterfaces(req.Interfaces, in.IPv4[0])
+	cfg.Interfaces = e.newInterfaces(req.Interfaces, in.publicIPv4())
 	in.Deployment.Configs = append(in.Deployment.Configs, cfg)
 	return configToWire(in, cfg), nil
+}
+
+// lookupConfig finds the profile of the request's Linode.
+func (e *Emulator) lookupConfig(r *http.Request) (*instance, *instanceConfig, *apiError) {
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, convErr := strconv.Atoi(r.PathValue("configId"))
+	if convErr != nil {
+		return nil, nil, errNotFound()
+	}
+	for _, cfg := range in.Deployment.Configs {
+		if cfg.ID == id {
+			return in, cfg, nil
+		}
+	}
+	return nil, nil, errNotFound()
+}
+
+// listConfigInterfaces answers a profile's interfaces as a bare array, not a page, as the API does.
+func (e *Emulator) listConfigInterfaces(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	in, cfg, err := e.lookupConfig(r)
+	if err != nil {
+		return nil, err
+	}
+	return configToWire(in, cfg).Interfaces, nil
+}
+
+func (e *Emulator) getConfigInterface(r *http.Request) (any, *apiError) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	in, cfg, err := e.lookupConfig(r)
+	if err != nil {
+		return nil, err
+	}
+	for _, iface := range configToWire(in, cfg).Interfaces {
+		if strconv.Itoa(iface.ID) == r.PathValue("interfaceId") {
+			return iface, nil
+		}
+	}
+	return nil, errNotFound()
+}
+
+// appendConfigInterface adds an interface at the end of a profile's, checked with the ones it
+// has; it becomes active when the Linode next boots with the profile.
+func (e *Emulator) appendConfigInterface(r *http.Request) (any, *apiError) {
+	var req configInterfaceRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, cfg, err := e.lookupConfig(r)
+	if err != nil {
+		return nil, err
+	}
+	all := make([]configInterfaceRequest, 0, len(cfg.Interfaces)+1)
+	for _, iface := range cfg.Interfaces {
+		all = append(all, configInterfaceRequest{Purpose: iface.Purpose, Label: ptrTo(iface.Label), SubnetID: ptrTo(iface.SubnetID)})
+	}
+	all = append(all, req)
+	if err := e.validateConfigInterfaces(in, "interfaces", all); err != nil {
+		for i := range err.Errors {
+			err.Errors[i].Field = strings.TrimPrefix(err.Errors[i].Field, fmt.Sprintf("interfaces[%d].", len(cfg.Interfaces)))
+		}
+		return nil, err
+	}
+	iface := e.newInterfaces([]configInterfaceRequest{req}, in.publicIPv4())[0]
+	cfg.Interfaces = append(cfg.Interfaces, iface)
+	cfg.Updated = e.clock.Now()
+	return iface.toWire(false), nil
+}
+
+func (e *Emulator) deleteConfigInterface(r *http.Request) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, cfg, err := e.lookupConfig(r)
+	if err != nil {
+		return nil, err
+	}
+	before := len(cfg.Interfaces)
+	cfg.Interfaces = slices.DeleteFunc(cfg.Interfaces, func(iface *configInterface) bool {
+		return strconv.Itoa(iface.ID) == r.PathValue("interfaceId")
+	})
+	if len(cfg.Interfaces) == before {
+		return nil, errNotFound()
+	}
+	cfg.Updated = e.clock.Now()
+	return emptyObject{}, nil
 }

@@ -9,12 +9,14 @@ import (
 // deployRequest is the part of POST /linode/instances that deploys an image onto the new Linode:
 // credentials, the configuration profile's network interfaces, and the boot disk's layout.
 type deployRequest struct {
-	RootPass        string                   `json:"root_pass"`
-	AuthorizedKeys  []string                 `json:"authorized_keys"`
-	AuthorizedUsers []string                 `json:"authorized_users"`
-	BackupsEnabled  bool                     `json:"backups_enabled"`
-	SwapSize        *int                     `json:"swap_size"`
-	Interfaces      []configInterfaceRequest `json:"interfaces"`
+	RootPass        string   `json:"root_pass"`
+	AuthorizedKeys  []string `json:"authorized_keys"`
+	AuthorizedUsers []string `json:"authorized_users"`
+	BackupsEnabled  bool     `json:"backups_enabled"`
+	SwapSize        *int     `json:"swap_size"`
+	// Interfaces are the configuration profile's, decoded from the create's "interfaces" when
+	// its interface generation is legacy_config (decodeCreateInterfaces).
+	Interfaces []configInterfaceRequest `json:"-"`
 }
 
 // deployment is what the emulator keeps of a Linode's deployment. The root password is not
@@ -104,7 +106,7 @@ func (e *Emulator) deploy(in *instance, req *instanceCreateRequest, now time.Tim
 		{ID: disk, Label: img.Label + " Disk", Filesystem: "ext4", Size: e.cat.typeByID[in.Type].Disk - swap, Created: now},
 		{ID: disk + 1, Label: fmt.Sprintf("%d MB Swap Image", swap), Filesystem: "swap", Size: swap, Created: now},
 	}
-	cfg.Interfaces = e.newInterfaces(req.Interfaces, in.IPv4[0])
+	cfg.Interfaces = e.newInterfaces(req.Interfaces, in.publicIPv4())
 	in.Deployment.Configs = append(in.Deployment.Configs, cfg)
 }
 

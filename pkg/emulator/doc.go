@@ -19,14 +19,19 @@
 // lke/clusters/{id}/pools (list, create, get, update, delete, recycle),
 // lke/clusters/{id}/nodes/{nodeId} (get, delete, recycle), linode/instances
 // (list, create, get, update, delete, reboot, boot, shutdown, clone) with
-// their configs (list, create, get), disks (list, get) and ips (get, add,
-// remove), networking/firewalls (list, create, get, delete; settings, get and
-// update; templates, list and get; rulesets, list, create, get, update and
-// delete), networking/ips (list, allocate, assign, get, update),
+// their configs (list, create, get; their interfaces, list, append, get,
+// delete), Linode interfaces (list, create, get, update, delete; settings,
+// get and update; an interface's firewalls), disks (list, get) and ips (get,
+// add, remove), networking/firewalls (list, create, get, delete; devices,
+// list, add, get and remove; settings, get and update; templates, list and
+// get; rulesets, list, create, get, update and delete), networking/ips (list,
+// allocate, assign, get, update), networking/ipv6/ranges (list, create, get,
+// delete),
 // networking/reserved/ips (list, reserve, get, update, release; types),
 // vpcs (list, create, get, update, delete; default-ranges; ips) and their
 // subnets (list, create, get, update) and ips, placement/groups (list, create, get, update,
-// delete), account/events (list, get), account/maintenance (list) and
+// delete), account/settings (get), account/events (list, get),
+// account/maintenance (list) and
 // maintenance/policies (list). Every route exists in Linode's OpenAPI
 // description and uses its parameter names, or is newer than it and named
 // as linodego names it (openapi_test.go lists those, with the linodego
@@ -58,7 +63,12 @@
 // characters; user data on an image without the "cloud-init" capability;
 // interfaces beyond three, a second public or VPC interface, a VPC interface
 // without subnet_id or on a subnet of another region's VPC, a VLAN interface
-// without a label. The root password is never kept. LKE refuses Nanode
+// without a label, a 1:1 NAT on an interface that is not a VPC one. Linode
+// interfaces ("interface_generation": "linode") refuse the same, plus a VLAN
+// label used twice, a firewall_id that does not exist or is on a VLAN
+// interface, the Linode's own firewall_id (firewalls apply to each
+// interface), interfaces in the legacy form, and configuration profile
+// interfaces on such a Linode; they change only while the Linode is off. The root password is never kept. LKE refuses Nanode
 // plans with the API's own wording, "The Linode type g6-nanode-1 is
 // currently not supported by LKE", on field "type".
 //
@@ -96,6 +106,19 @@
 //     (the first two are reserved) and, with nat_1_1 "any", the Linode's
 //     public address. Interfaces are active while the Linode is up with that
 //     profile, and subnets list the Linodes on them.
+//   - A Linode created with "interface_generation": "linode" has its own
+//     interfaces instead (a public one if it asks for none): a public
+//     interface has the Linode's address ("auto") or a reserved one, its
+//     SLAAC address and IPv6 ranges it asks for ("/64", "/56"), routed to
+//     the SLAAC address and listed by /networking/ipv6/ranges; a VPC
+//     interface the subnet's next free address or the one it names, a 1:1
+//     NAT ("nat_1_1_address": "auto") that is the Linode's public IPv4
+//     address (in its "ipv4", its /ips "public" with vpc_nat_1_1, and "vpc"
+//     with nat_1_1), and ranges ("/28" or a CIDR of the subnet); a Linode
+//     with no public interface and no NAT has no public IPv4 and "ipv6":
+//     null. Without a default route asked for, the public interface takes
+//     both, else the VPC interface IPv4's. A firewall_id puts the interface
+//     behind the firewall as a device of type linode_interface.
 //   - Standard tier: node Linodes carry lke_cluster_id and none of the pool's
 //     tags. Enterprise tier: they carry the pool's tags plus
 //     "nodepool=<poolID>" and "lke<clusterID>", and new nodes are missing from

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -35,7 +36,9 @@ type instance struct {
 	WatchdogEnabled   bool
 	MaintenancePolicy string
 	FirewallID        int
-	PlacementGroupID  int
+	// FirewallDeviceID is the Linode's device id on its firewall (firewall_devices.go).
+	FirewallDeviceID int
+	PlacementGroupID int
 	// Booted is false for Linodes created with "booted": false; they end
 	// "offline" instead of "running".
 	Booted bool
@@ -47,6 +50,12 @@ type instance struct {
 	Deployment deployment
 	// K8sVersion is the Kubernetes version an LKE node's Linode installed.
 	K8sVersion string
+	// InterfaceGeneration is generationLinode for Linodes whose network interfaces are their
+	// own (Interfaces) rather than their configuration profiles'.
+	InterfaceGeneration string
+	Interfaces          []*linodeInterface
+	// NetworkHelper is the Linode interfaces' setting for Linode's Network Helper.
+	NetworkHelper bool
 	// announced records that the running event went out, so a reboot does
 	// not announce the Linode again.
 	announced bool
@@ -99,7 +108,7 @@ type instanceWire struct {
 	Updated             apiTime                 `json:"updated"`
 	Type                string                  `json:"type"`
 	IPv4                []string                `json:"ipv4"`
-	IPv6                string                  `json:"ipv6"`
+	IPv6                *string                 `json:"ipv6"`
 	Image               *string                 `json:"image"`
 	Region              string                  `json:"region"`
 	SiteType            string                  `json:"site_type"`
@@ -125,7 +134,7 @@ func (e *Emulator) instanceWire(in *instance) instanceWire {
 	w := instanceWire{
 		ID: in.ID, Label: in.Label, Group: in.Group, Status: in.Status,
 		Created: apiTime(in.Created), Updated: apiTime(in.Updated),
-		Type: in.Type, IPv4: in.IPv4, IPv6: in.IPv6, Region: in.Region,
+		Type: in.Type, IPv4: nonNil(in.IPv4), IPv6: in.publicIPv6(), Region: in.Region,
 		SiteType: e.cat.regionByID[in.Region].SiteType,
 		Specs: instanceSpecs{
 			Disk: p.Disk, Memory: p.Memory, VCPUs: p.VCPUs, GPUs: p.GPUs, Transfer: p.Transfer,
@@ -138,7 +147,7 @@ func (e *Emulator) instanceWire(in *instance) instanceWire {
 		Tags: nonNil(in.Tags), HostUUID: in.HostUUID, HasUserData: in.UserData != "",
 		DiskEncryption:      in.DiskEncryption,
 		Capabilities:        []string{},
-		InterfaceGeneration: "legacy_config",
+		InterfaceGeneration: in.generation(),
 		MaintenancePolicy:   in.MaintenancePolicy,
 		Locks:               []string{},
 	}
@@ -156,6 +165,34 @@ func (e *Emulator) instanceWire(in *instance) instanceWire {
 		}
 	}
 	return w
+}
+
+// generation is the Linode's interface generation.
+func (in *instance) generation() string {
+	if in.InterfaceGeneration == "" {
+		return generationLegacyConfig
+	}
+	return in.InterfaceGeneration
+}
+
+// publicIPv6 is the Linode's SLAAC address, which a Linode with Linode interfaces has only on
+// a public interface.
+func (in *instance) publicIPv6() *string {
+	if in.generation() == generationLinode && !slices.ContainsFunc(in.Interfaces, func(i *linodeInterface) bool { return i.Public != nil }) {
+		return nil
+	}
+	return ptrTo(in.IPv6)
+}
+
+// publicIPv4 is the Linode's first public address, "" if it has none (a Linode whose Linode
+// interfaces are VLAN or VPC ones without NAT).
+func (in *instance) publicIPv4() string {
+	for _, address := range in.IPv4 {
+		if !isPrivateIPv4(address) {
+			return address
+		}
+	}
+	return ""
 }
 
 func nonNil[T any](s []T) []T {
@@ -186,6 +223,11 @@ type instanceCreateRequest struct {
 		ID int `json:"id"`
 	} `json:"placement_group"`
 	MaintenancePolicy *string `json:"maintenance_policy"`
+	// InterfaceGeneration says which form RawInterfaces takes: configuration profile
+	// interfaces (Interfaces) or Linode interfaces (LinodeInterfaces).
+	InterfaceGeneration string                   `json:"interface_generation"`
+	RawInterfaces       json.RawMessage          `json:"interfaces"`
+	LinodeInterfaces    []linodeInterfaceRequest `json:"-"`
 	deployRequest
 }
 
@@ -214,6 +256,9 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
+	if err := decodeCreateInterfaces(&req); err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.validateInstanceCreate(&req); err != nil {
@@ -228,7 +273,9 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 		in.Label = req.Label
 	}
 	in.Group, in.Image, in.Tags = req.Group, req.Image, req.Tags
-	in.FirewallID = req.FirewallID
+	if req.FirewallID != 0 {
+		e.putBehindFirewall(in, req.FirewallID)
+	}
 	if req.DiskEncryption != "" {
 		in.DiskEncryption = req.DiskEncryption
 	}
@@ -238,6 +285,10 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 	if len(req.IPv4) > 0 {
 		// A reserved address (validateReservedIPv4) replaces the one the Linode would get.
 		in.IPv4 = slices.Clone(req.IPv4)
+	}
+	if req.InterfaceGeneration == generationLinode {
+		in.InterfaceGeneration = generationLinode
+		e.newLinodeInterfaces(in, req.LinodeInterfaces, now)
 	}
 	if req.PrivateIP {
 		in.IPv4 = append(in.IPv4, privateAddressOf(in.ID))
@@ -281,6 +332,9 @@ func (e *Emulator) validateInstanceCreate(req *instanceCreateRequest) *apiError 
 		if err := e.validateFirewall("firewall_id", req.FirewallID); err != nil {
 			return err
 		}
+		if req.InterfaceGeneration == generationLinode {
+			return errInvalid("firewall_id", "With Linode interfaces, firewalls apply to each public or VPC interface: set interfaces[].firewall_id")
+		}
 	}
 	if req.Metadata != nil {
 		if err := validateUserData(reg, req.Metadata.UserData); err != nil {
@@ -292,6 +346,11 @@ func (e *Emulator) validateInstanceCreate(req *instanceCreateRequest) *apiError 
 	}
 	if req.IPv4 != nil {
 		if err := e.validateReservedIPv4(req.IPv4, reg.ID); err != nil {
+			return err
+		}
+	}
+	if req.InterfaceGeneration == generationLinode {
+		if err := e.validateLinodeInterfaces("interfaces", reg.ID, nil, req.LinodeInterfaces, 0); err != nil {
 			return err
 		}
 	}
@@ -455,6 +514,9 @@ func (e *Emulator) deleteInstance(r *http.Request) (any, *apiError) {
 // removeInstance deletes a Linode and announces it.
 func (e *Emulator) removeInstance(in *instance, now time.Time) {
 	delete(e.st.instances, in.ID)
+	for _, r := range e.rangesOf(in.ID) {
+		delete(e.st.ipv6Ranges, r.Address)
+	}
 	e.emit(InstanceDeleted, in, now)
 }
 

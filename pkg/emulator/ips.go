@@ -89,9 +89,17 @@ func (e *Emulator) ipAddress(address string) (w ipAddressWire, ok bool) {
 	if holder != nil {
 		w.Region, w.LinodeID = holder.Region, ptrTo(holder.ID)
 		w.AssignedEntity = &assignedEntityWire{ID: holder.ID, Type: "linode", Label: holder.Label, URL: fmt.Sprintf("/v4/linode/instances/%d", holder.ID)}
-		for _, iface := range holder.vpcInterfaces() {
-			if iface.NAT1To1 == address {
-				w.VPCNAT1To1 = &natWire{VPCID: iface.VPCID, SubnetID: iface.SubnetID, Address: iface.VPCAddress}
+		for _, a := range holder.vpcAttachments() {
+			if a.NAT1To1 == address {
+				w.VPCNAT1To1 = &natWire{VPCID: a.VPCID, SubnetID: a.SubnetID, Address: a.Address}
+				if a.ConfigID == nil {
+					w.InterfaceID = ptrTo(a.InterfaceID)
+				}
+			}
+		}
+		for _, iface := range holder.Interfaces {
+			if iface.Public != nil && slices.Contains(iface.Public.IPv4, address) {
+				w.InterfaceID = ptrTo(iface.ID)
 			}
 		}
 	}
@@ -284,14 +292,39 @@ func (e *Emulator) assignIPAddresses(r *http.Request) (any, *apiError) {
 	return emptyObject{}, nil
 }
 
-// vpcInterfaces are the VPC interfaces of a Linode's configuration profiles.
-func (in *instance) vpcInterfaces() []*configInterface {
-	var out []*configInterface
+// vpcAttachment is a Linode's place in a VPC subnet: a VPC interface of one of its
+// configuration profiles (ConfigID set) or its Linode VPC interface.
+type vpcAttachment struct {
+	InterfaceID     int
+	ConfigID        *int
+	VPCID, SubnetID int
+	Address         string
+	NAT1To1         string
+	Ranges          []string
+	// Active is whether the interface is in use: the Linode is up, with the profile if it has one.
+	Active bool
+}
+
+// vpcAttachments are the Linode's VPC interfaces of either generation.
+func (in *instance) vpcAttachments() []vpcAttachment {
+	up := in.Status != statusOffline && in.Status != statusProvisioning
+	var out []vpcAttachment
 	for _, cfg := range in.Deployment.Configs {
 		for _, iface := range cfg.Interfaces {
 			if iface.Purpose == purposeVPC {
-				out = append(out, iface)
+				out = append(out, vpcAttachment{
+					InterfaceID: iface.ID, ConfigID: ptrTo(cfg.ID), VPCID: iface.VPCID, SubnetID: iface.SubnetID,
+					Address: iface.VPCAddress, NAT1To1: iface.NAT1To1, Active: up && in.bootConfig() == cfg,
+				})
 			}
+		}
+	}
+	for _, iface := range in.Interfaces {
+		if v := iface.VPC; v != nil {
+			out = append(out, vpcAttachment{
+				InterfaceID: iface.ID, VPCID: v.VPCID, SubnetID: v.SubnetID,
+				Address: v.Address, NAT1To1: v.NAT1To1, Ranges: v.Ranges, Active: up,
+			})
 		}
 	}
 	return out
@@ -299,13 +332,13 @@ func (in *instance) vpcInterfaces() []*configInterface {
 
 // vpcIPWire is a Linode's address in a VPC subnet.
 type vpcIPWire struct {
-	Address        string  `json:"address"`
+	Address        *string `json:"address"`
 	AddressRange   *string `json:"address_range"`
 	VPCID          int     `json:"vpc_id"`
 	SubnetID       int     `json:"subnet_id"`
 	Region         string  `json:"region"`
 	LinodeID       int     `json:"linode_id"`
-	ConfigID       int     `json:"config_id"`
+	ConfigID       *int    `json:"config_id"`
 	InterfaceID    int     `json:"interface_id"`
 	NodeBalancerID *int    `json:"nodebalancer_id"`
 	DatabaseID     *int    `json:"database_id"`
@@ -316,28 +349,30 @@ type vpcIPWire struct {
 	SubnetMask     string  `json:"subnet_mask"`
 }
 
-// vpcIPs lists the VPC addresses of every Linode, of one VPC's if vpcID is not 0.
+// vpcIPs lists the VPC addresses and ranges of every Linode, of one VPC's if vpcID is not 0.
 func (e *Emulator) vpcIPs(vpcID int) []vpcIPWire {
 	var out []vpcIPWire
 	for _, id := range sortedKeys(e.st.instances) {
 		in := e.st.instances[id]
-		for _, cfg := range in.Deployment.Configs {
-			for _, iface := range cfg.Interfaces {
-				sub, ok := e.st.subnets[iface.SubnetID]
-				if iface.Purpose != purposeVPC || !ok || (vpcID != 0 && iface.VPCID != vpcID) {
-					continue
-				}
-				prefix := netip.MustParsePrefix(sub.IPv4).Masked()
-				w := vpcIPWire{
-					Address: iface.VPCAddress, VPCID: iface.VPCID, SubnetID: iface.SubnetID, Region: in.Region,
-					LinodeID: in.ID, ConfigID: cfg.ID, InterfaceID: iface.ID,
-					Active:  in.bootConfig() == cfg && in.Status != statusOffline && in.Status != statusProvisioning,
-					Gateway: prefix.Addr().Next().String(), Prefix: prefix.Bits(), SubnetMask: maskOf(prefix),
-				}
-				if iface.NAT1To1 != "" {
-					w.NAT1To1 = ptrTo(iface.NAT1To1)
-				}
-				out = append(out, w)
+		for _, a := range in.vpcAttachments() {
+			sub, ok := e.st.subnets[a.SubnetID]
+			if !ok || (vpcID != 0 && a.VPCID != vpcID) {
+				continue
+			}
+			prefix := netip.MustParsePrefix(sub.IPv4).Masked()
+			w := vpcIPWire{
+				Address: ptrTo(a.Address), VPCID: a.VPCID, SubnetID: a.SubnetID, Region: in.Region,
+				LinodeID: in.ID, ConfigID: a.ConfigID, InterfaceID: a.InterfaceID, Active: a.Active,
+				Gateway: prefix.Addr().Next().String(), Prefix: prefix.Bits(), SubnetMask: maskOf(prefix),
+			}
+			if a.NAT1To1 != "" {
+				w.NAT1To1 = ptrTo(a.NAT1To1)
+			}
+			out = append(out, w)
+			for _, r := range a.Ranges {
+				ranged := w
+				ranged.Address, ranged.AddressRange, ranged.NAT1To1 = nil, ptrTo(r), nil
+				out = append(out, ranged)
 			}
 		}
 	}
@@ -389,7 +424,7 @@ type instanceIPsWire struct {
 	IPv6 struct {
 		SLAAC     instanceIPv6Wire `json:"slaac"`
 		LinkLocal instanceIPv6Wire `json:"link_local"`
-		Global    []any            `json:"global"`
+		Global    []ipv6RangeWire  `json:"global"`
 		VPC       []any            `json:"vpc"`
 	} `json:"ipv6"`
 }
@@ -420,7 +455,10 @@ func (e *Emulator) getInstanceIPs(r *http.Request) (any, *apiError) {
 	slaac := strings.TrimSuffix(in.IPv6, "/128")
 	w.IPv6.SLAAC = instanceIPv6Wire{Address: slaac, Gateway: "fe80::1", SubnetMask: "ffff:ffff:ffff:ffff::", Prefix: 64, Type: "ipv6", LinodeID: in.ID, Region: in.Region, Public: true}
 	w.IPv6.LinkLocal = instanceIPv6Wire{Address: "fe80::" + strings.TrimPrefix(slaac, "2001:db8::"), Gateway: "fe80::1", SubnetMask: "ffff:ffff:ffff:ffff::", Prefix: 64, Type: "ipv6", LinodeID: in.ID, Region: in.Region}
-	w.IPv6.Global, w.IPv6.VPC = []any{}, []any{}
+	w.IPv6.Global, w.IPv6.VPC = []ipv6RangeWire{}, []any{}
+	for _, r := range e.rangesOf(in.ID) {
+		w.IPv6.Global = append(w.IPv6.Global, e.ipv6RangeToWire(r))
+	}
 	return w, nil
 }
 

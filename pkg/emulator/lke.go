@@ -249,7 +249,7 @@ func (e *Emulator) createNodeInstance(c *lkeCluster, p *lkePool, n *lkeNode, at 
 	in.LKEClusterID, in.LKEPoolID, in.NodeID, in.K8sVersion = c.ID, p.ID, n.ID, n.K8sVersion
 	in.DiskEncryption = p.DiskEncryption
 	if p.FirewallID != nil {
-		in.FirewallID = *p.FirewallID
+		e.putBehindFirewall(in, *p.FirewallID)
 	}
 	if c.Tier == tierEnterprise {
 		in.Tags = append(slices.Clone(p.Tags), fmt.Sprintf("nodepool=%d", p.ID), fmt.Sprintf("lke%d", c.ID))

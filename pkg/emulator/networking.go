@@ -19,12 +19,14 @@ type firewall struct {
 	Created, Updated time.Time
 }
 
+// firewallEntity is what a firewall applies to; a Linode interface has no label and names its
+// Linode as parent.
 type firewallEntity struct {
-	ID           int     `json:"id"`
-	Type         string  `json:"type"`
-	Label        string  `json:"label"`
-	URL          string  `json:"url"`
-	ParentEntity *string `json:"parent_entity"`
+	ID           int             `json:"id"`
+	Type         string          `json:"type"`
+	Label        *string         `json:"label"`
+	URL          string          `json:"url"`
+	ParentEntity *firewallEntity `json:"parent_entity"`
 }
 
 type firewallWire struct {
@@ -41,8 +43,7 @@ type firewallWire struct {
 // defaultFirewallRules is what a firewall created without rules shows.
 var defaultFirewallRules = json.RawMessage(`{"inbound": [], "inbound_policy": "ACCEPT", "outbound": [], "outbound_policy": "ACCEPT", "version": 1, "fingerprint": "00000000"}`)
 
-// firewallToWire lists the Linodes created under the firewall as its
-// entities.
+// firewallToWire lists the Linodes and Linode interfaces behind the firewall as its entities.
 func (e *Emulator) firewallToWire(f *firewall) firewallWire {
 	w := firewallWire{
 		ID: f.ID, Label: f.Label, Created: apiTime(f.Created), Updated: apiTime(f.Updated),
@@ -51,12 +52,8 @@ func (e *Emulator) firewallToWire(f *firewall) firewallWire {
 	if w.Rules == nil {
 		w.Rules = defaultFirewallRules
 	}
-	for _, id := range sortedKeys(e.st.instances) {
-		if in := e.st.instances[id]; in.FirewallID == f.ID {
-			w.Entities = append(w.Entities, firewallEntity{
-				ID: in.ID, Type: "linode", Label: in.Label, URL: fmt.Sprintf("/v4/linode/instances/%d", in.ID),
-			})
-		}
+	for _, d := range e.firewallDevices(f) {
+		w.Entities = append(w.Entities, d.Entity)
 	}
 	return w
 }
@@ -82,9 +79,13 @@ func (e *Emulator) getFirewall(r *http.Request) (any, *apiError) {
 }
 
 type firewallCreateRequest struct {
-	Label string          `json:"label"`
-	Tags  []string        `json:"tags"`
-	Rules json.RawMessage `json:"rules"`
+	Label   string          `json:"label"`
+	Tags    []string        `json:"tags"`
+	Rules   json.RawMessage `json:"rules"`
+	Devices struct {
+		Linodes          []int `json:"linodes"`
+		LinodeInterfaces []int `json:"linode_interfaces"`
+	} `json:"devices"`
 }
 
 func (e *Emulator) createFirewall(r *http.Request) (any, *apiError) {
@@ -100,9 +101,18 @@ func (e *Emulator) createFirewall(r *http.Request) (any, *apiError) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.validateFirewallDevices(req.Devices.Linodes, req.Devices.LinodeInterfaces); err != nil {
+		return nil, err
+	}
 	f := e.addFirewallLocked(req.Label, req.Tags)
 	if len(req.Rules) > 0 {
 		f.Rules = firewallRulesWithVersion(req.Rules)
+	}
+	for _, id := range req.Devices.Linodes {
+		_ = e.attachDevice(f.ID, "", deviceLinode, id)
+	}
+	for _, id := range req.Devices.LinodeInterfaces {
+		_ = e.attachDevice(f.ID, "", deviceLinodeInterface, id)
 	}
 	return e.firewallToWire(f), nil
 }
@@ -149,7 +159,9 @@ type vpc struct {
 	Description string
 	Region      string
 	// Type is vpcTypeRegular or vpcTypeRDMA; its subnets report it too.
-	Type             string
+	Type string
+	// IPv4 are the ranges the VPC's subnets draw from; nil for Linode's defaults.
+	IPv4             []ipv4Range
 	Created, Updated time.Time
 }
 
@@ -245,6 +257,9 @@ func (e *Emulator) vpcToWire(v *vpc) vpcWire {
 		IPv4: vpcPrivateRanges, Subnets: []subnetWire{}, VPCType: v.Type,
 		Created: apiTime(v.Created), Updated: apiTime(v.Updated),
 	}
+	if v.IPv4 != nil {
+		w.IPv4 = v.IPv4
+	}
 	for _, s := range e.subnetsOf(v.ID) {
 		w.Subnets = append(w.Subnets, e.subnetToWire(s))
 	}
@@ -291,6 +306,7 @@ type vpcCreateRequest struct {
 	Description string                `json:"description"`
 	Region      string                `json:"region"`
 	VPCType     string                `json:"vpc_type"`
+	IPv4        []ipv4Range           `json:"ipv4"`
 	IPv6        []ipv4Range           `json:"ipv6"`
 	Subnets     []subnetCreateRequest `json:"subnets"`
 }
@@ -319,17 +335,31 @@ func (e *Emulator) createVPC(r *http.Request) (any, *apiError) {
 			return nil, err
 		}
 	}
+	if err := validateVPCRanges(req.IPv4); err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, err := e.validateRegion("region", req.Region, capVPCs); err != nil {
 		return nil, err
 	}
 	v := e.addVPCLocked(req.Label, req.Region)
-	v.Description, v.Type = req.Description, req.VPCType
+	v.Description, v.Type, v.IPv4 = req.Description, req.VPCType, req.IPv4
 	for _, s := range req.Subnets {
 		e.addSubnetLocked(v.ID, s.Label, s.IPv4)
 	}
 	return e.vpcToWire(v), nil
+}
+
+// validateVPCRanges checks the IPv4 ranges a VPC asks for: private ranges in CIDR notation.
+func validateVPCRanges(ranges []ipv4Range) *apiError {
+	for i, r := range ranges {
+		p, err := netip.ParsePrefix(r.Range)
+		if err != nil || !p.Addr().Is4() || !p.Addr().IsPrivate() {
+			return errInvalid(fmt.Sprintf("ipv4[%d].range", i), "Must be a private IPv4 range in CIDR notation")
+		}
+	}
+	return nil
 }
 
 func validateSubnet(prefix string, s subnetCreateRequest) *apiError {
@@ -430,8 +460,9 @@ func (e *Emulator) updateSubnet(r *http.Request) (any, *apiError) {
 // updateVPC renames a VPC or changes its description.
 func (e *Emulator) updateVPC(r *http.Request) (any, *apiError) {
 	var req struct {
-		Label       *string `json:"label"`
-		Description *string `json:"description"`
+		Label       *string     `json:"label"`
+		Description *string     `json:"description"`
+		IPv4        []ipv4Range `json:"ipv4"`
 	}
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
@@ -440,6 +471,9 @@ func (e *Emulator) updateVPC(r *http.Request) (any, *apiError) {
 		if err := validateVPCLabel("label", *req.Label); err != nil {
 			return nil, err
 		}
+	}
+	if err := validateVPCRanges(req.IPv4); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -452,6 +486,9 @@ func (e *Emulator) updateVPC(r *http.Request) (any, *apiError) {
 	}
 	if req.Description != nil {
 		v.Description = *req.Description
+	}
+	if req.IPv4 != nil {
+		v.IPv4 = req.IPv4
 	}
 	v.Updated = e.clock.Now()
 	return e.vpcToWire(v), nil

@@ -30,6 +30,16 @@ var newerThanDescription = map[string]string{
 	"DELETE /networking/reserved/ips/{address}":         "linodego v1.41.0, DeleteReservedIPAddress; recording TestReservedIPAddresses_EndToEndTest",
 	"GET /lke/tiers/{tier}/versions":                    "linodego v1.48.1, ListLKETierVersions; recording TestLKETierVersion_ListAndGet",
 	"GET /vpcs/default-ranges":                          "linodego v2.3.0, GetVPCDefaultRanges; recording TestVPC_DefaultRanges",
+	// Linode Interfaces: linodego v1.69.1 interfaces.go and Linode's API reference
+	// (techdocs.akamai.com/linode-api/reference/post-linode-interface); no recording shows them.
+	"GET /linode/instances/{linodeId}/interfaces":                         "linodego v1.69.1, ListInterfaces",
+	"POST /linode/instances/{linodeId}/interfaces":                        "linodego v1.69.1, CreateInterface",
+	"GET /linode/instances/{linodeId}/interfaces/settings":                "linodego v1.69.1, GetInterfaceSettings",
+	"PUT /linode/instances/{linodeId}/interfaces/settings":                "linodego v1.69.1, UpdateInterfaceSettings",
+	"GET /linode/instances/{linodeId}/interfaces/{interfaceId}":           "linodego v1.69.1, GetInterface",
+	"PUT /linode/instances/{linodeId}/interfaces/{interfaceId}":           "linodego v1.69.1, UpdateInterface",
+	"DELETE /linode/instances/{linodeId}/interfaces/{interfaceId}":        "linodego v1.69.1, DeleteInterface",
+	"GET /linode/instances/{linodeId}/interfaces/{interfaceId}/firewalls": "linodego v1.69.1, ListInterfaceFirewalls",
 }
 
 // TestRoutesExistInOpenAPI checks every route the emulator serves against

@@ -2,6 +2,8 @@ package emulator
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 )
 
@@ -92,12 +94,25 @@ func (e *Emulator) routes() []route {
 		list("/linode/instances/{linodeId}/configs", e.listConfigs),
 		post("/linode/instances/{linodeId}/configs", e.createConfig),
 		get("/linode/instances/{linodeId}/configs/{configId}", e.getConfig),
+		get("/linode/instances/{linodeId}/configs/{configId}/interfaces", e.listConfigInterfaces),
+		post("/linode/instances/{linodeId}/configs/{configId}/interfaces", e.appendConfigInterface),
+		get("/linode/instances/{linodeId}/configs/{configId}/interfaces/{interfaceId}", e.getConfigInterface),
+		del("/linode/instances/{linodeId}/configs/{configId}/interfaces/{interfaceId}", e.deleteConfigInterface),
 		get("/linode/instances/{linodeId}/ips", e.getInstanceIPs),
 		post("/linode/instances/{linodeId}/ips", e.addInstanceIP),
 		del("/linode/instances/{linodeId}/ips/{address}", e.removeInstanceIP),
+		list("/linode/instances/{linodeId}/interfaces", e.listLinodeInterfaces),
+		post("/linode/instances/{linodeId}/interfaces", e.createLinodeInterface),
+		get("/linode/instances/{linodeId}/interfaces/settings", e.getInterfaceSettings),
+		put("/linode/instances/{linodeId}/interfaces/settings", e.updateInterfaceSettings),
+		get("/linode/instances/{linodeId}/interfaces/{interfaceId}", e.getLinodeInterface),
+		put("/linode/instances/{linodeId}/interfaces/{interfaceId}", e.updateLinodeInterface),
+		del("/linode/instances/{linodeId}/interfaces/{interfaceId}", e.deleteLinodeInterface),
+		list("/linode/instances/{linodeId}/interfaces/{interfaceId}/firewalls", e.listLinodeInterfaceFirewalls),
 		list("/linode/instances/{linodeId}/disks", e.listDisks),
 		get("/linode/instances/{linodeId}/disks/{diskId}", e.getDisk),
 
+		get("/account/settings", e.getAccountSettings),
 		list("/account/events", e.listEvents),
 		get("/account/events/{eventId}", e.getEvent),
 		list("/account/maintenance", e.listMaintenances),
@@ -115,6 +130,10 @@ func (e *Emulator) routes() []route {
 		del("/networking/firewalls/rulesets/{rulesetId}", e.deleteFirewallRuleSet),
 		post("/networking/firewalls", e.createFirewall),
 		get("/networking/firewalls/{firewallId}", e.getFirewall),
+		list("/networking/firewalls/{firewallId}/devices", e.listFirewallDevices),
+		post("/networking/firewalls/{firewallId}/devices", e.createFirewallDevice),
+		get("/networking/firewalls/{firewallId}/devices/{deviceId}", e.getFirewallDevice),
+		del("/networking/firewalls/{firewallId}/devices/{deviceId}", e.deleteFirewallDevice),
 		del("/networking/firewalls/{firewallId}", e.deleteFirewall),
 
 		list("/networking/ips", e.listIPAddresses),
@@ -122,6 +141,10 @@ func (e *Emulator) routes() []route {
 		post("/networking/ips/assign", e.assignIPAddresses),
 		get("/networking/ips/{address}", e.getIPAddress),
 		put("/networking/ips/{address}", e.updateIPAddress),
+		list("/networking/ipv6/ranges", e.listIPv6Ranges),
+		post("/networking/ipv6/ranges", e.createIPv6Range),
+		get("/networking/ipv6/ranges/{range}", e.getIPv6Range),
+		del("/networking/ipv6/ranges/{range}", e.deleteIPv6Range),
 		list("/networking/reserved/ips", e.listReservedIPs),
 		post("/networking/reserved/ips", e.reserveIP),
 		list("/networking/reserved/ips/types", e.listReservedIPTypes),
@@ -150,21 +173,99 @@ func (e *Emulator) routes() []route {
 	}
 }
 
+// buildHandler serves the API routes under each prefix through apiRouter, and the admin and
+// metadata endpoints through the mux; anything else is a 404.
 func (e *Emulator) buildHandler() http.Handler {
 	mux := http.NewServeMux()
-	for _, rt := range e.routes() {
-		h := e.serveRoute(rt)
-		for _, prefix := range apiPrefixes {
-			mux.Handle(rt.method+" "+prefix+rt.path, h)
-		}
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		e.obs.record(r, "", http.StatusNotFound, time.Now())
+		writeError(w, errNotFound())
+	}
+	router := newAPIRouter(e.routes(), e.serveRoute)
+	for _, prefix := range apiPrefixes {
+		mux.Handle(prefix+"/", http.StripPrefix(prefix, router.handler(notFound)))
 	}
 	e.registerAdmin(mux)
 	e.registerMetadata(mux)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		e.obs.record(r, "", http.StatusNotFound, time.Now())
-		writeError(w, errNotFound())
-	})
+	mux.HandleFunc("/", notFound)
 	return mux
+}
+
+// apiRouter picks the route of a request. net/http's ServeMux refuses patterns where neither is
+// more specific, and the API has them: /networking/firewalls/templates/{slug} and
+// /networking/firewalls/{firewallId}/devices both match .../templates/devices. The router
+// prefers, at the first segment where two matching routes differ, the one with a literal there.
+type apiRouter struct {
+	routes   []route
+	handlers []http.Handler
+}
+
+func newAPIRouter(routes []route, serve func(route) http.Handler) *apiRouter {
+	r := &apiRouter{routes: routes}
+	for _, rt := range routes {
+		r.handlers = append(r.handlers, serve(rt))
+	}
+	return r
+}
+
+func (a *apiRouter) handler(notFound http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		segments := strings.Split(r.URL.EscapedPath(), "/")
+		best, bestParams := -1, map[string]string(nil)
+		for i, rt := range a.routes {
+			if rt.method != r.Method {
+				continue
+			}
+			params, ok := matchSegments(strings.Split(rt.path, "/"), segments)
+			if ok && (best < 0 || moreSpecific(rt.path, a.routes[best].path)) {
+				best, bestParams = i, params
+			}
+		}
+		if best < 0 {
+			notFound(w, r)
+			return
+		}
+		for name, value := range bestParams {
+			r.SetPathValue(name, value)
+		}
+		a.handlers[best].ServeHTTP(w, r)
+	})
+}
+
+// matchSegments matches a path's escaped segments against a template's and returns the
+// template's parameters, unescaped.
+func matchSegments(template, segments []string) (map[string]string, bool) {
+	if len(template) != len(segments) {
+		return nil, false
+	}
+	params := map[string]string{}
+	for i, t := range template {
+		if strings.HasPrefix(t, "{") {
+			value, err := url.PathUnescape(segments[i])
+			if err != nil || value == "" {
+				return nil, false
+			}
+			params[strings.Trim(t, "{}")] = value
+			continue
+		}
+		if t != segments[i] {
+			return nil, false
+		}
+	}
+	return params, true
+}
+
+// moreSpecific reports whether template a has a literal segment where b has a parameter before
+// the reverse happens.
+func moreSpecific(a, b string) bool {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := range as {
+		aParam, bParam := strings.HasPrefix(as[i], "{"), strings.HasPrefix(bs[i], "{")
+		if aParam != bParam {
+			return bParam
+		}
+	}
+	return false
 }
 
 // serveRoute runs a request through authentication, rate limiting and fault

@@ -21,7 +21,9 @@ type state struct {
 	// reservedIPs are the account's reserved public addresses, by address.
 	reservedIPs map[string]*reservedIP
 	// rdns are the reverse DNS entries users set, by address; null restores Linode\'s own.
-	rdns            map[string]*string
+	rdns map[string]*string
+	// ipv6Ranges are the IPv6 ranges routed to Linodes, by their first address.
+	ipv6Ranges      map[string]*ipv6Range
 	vpcs            map[int]*vpc
 	subnets         map[int]*subnet
 	placementGroups map[int]*placementGroup
@@ -70,6 +72,8 @@ var firstIDs = map[string]int{
 	"interface":      4000000,
 	"image":          30000000,
 	"event":          600000000,
+	"ipv6Range":      0x1000,
+	"firewallDevice": 11000000,
 }
 
 func newState(seed int64, cat *catalogue) *state {
@@ -82,6 +86,7 @@ func newState(seed int64, cat *catalogue) *state {
 		ruleSets:         map[int]*ruleSet{},
 		reservedIPs:      map[string]*reservedIP{},
 		rdns:             map[string]*string{},
+		ipv6Ranges:       map[string]*ipv6Range{},
 		vpcs:             map[int]*vpc{},
 		subnets:          map[int]*subnet{},
 		placementGroups:  map[int]*placementGroup{},
