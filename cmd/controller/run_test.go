@@ -14,15 +14,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 
 // TestControllerAsTheChartRunsIt runs the built controller with the environment the Helm chart
 // gives it, against a real apiserver and the Linode emulator: it becomes ready, serves metrics,
-// launches an LKE pool for a pending pod, and never writes the token anywhere.
+// launches an LKE pool for a pending pod, exports every metric the chart's dashboards query, and
+// never writes the token anywhere.
 func TestControllerAsTheChartRunsIt(t *testing.T) {
 	env := startCluster(t)
-	e := startEmulator(t)
+	// Linode's rate limits, whose headers the controller reports for the dashboards.
+	e := startEmulator(t, emulator.WithRateLimits(emulator.DefaultRateLimits()))
 	clusterID := e.Clusters()[0].ID
 	ctx := context.Background()
 
@@ -34,7 +37,8 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 			"metrics":     map[string]any{"port": metricsPort},
 			"healthProbe": map[string]any{"port": probePort},
 		},
-		"webhook": map[string]any{"port": webhookPort},
+		"webhook":    map[string]any{"port": webhookPort},
+		"dashboards": map[string]any{"enabled": true},
 	})
 	applyAsHelm(ctx, t, env.Client, objects)
 	controllerEnv["KUBECONFIG"] = env.KubeconfigPath
@@ -80,6 +84,7 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkDashboardMetrics(t, objects, metrics)
 	p.stop(t)
 	written := p.output.String() + metrics + allEvents(ctx, t, env.Client)
 	if strings.Contains(written, token) {

@@ -29,8 +29,8 @@ func TestDashboardsRenderOnlyWhenEnabled(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		name                          string
-		values                        map[string]any
+		name                         string
+		values                       map[string]any
 		namespace, label, labelValue string
 	}{
 		{name: "defaults", values: map[string]any{"enabled": true}, namespace: charts.Namespace, label: "grafana_dashboard", labelValue: "1"},
