@@ -99,8 +99,7 @@ var grafanaIntervals = strings.NewReplacer("$__rate_interval", "5m", "$__interva
 // MetricNames parses the query with Prometheus' own parser and returns the metric names it
 // selects. Other Grafana variables may appear only inside label matchers' strings.
 func MetricNames(expr string) ([]string, error) {
-	// Prometheus' defaults: no experimental functions or syntax.
-	parsed, err := parser.NewParser(parser.Options{}).ParseExpr(grafanaIntervals.Replace(expr))
+	parsed, err := parser.ParseExpr(grafanaIntervals.Replace(expr))
 	if err != nil {
 		return nil, err
 	}
