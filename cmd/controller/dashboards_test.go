@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"errors"
-	"sort"
 	"strings"
 	"testing"
 
@@ -36,7 +35,8 @@ var seriesAfterEvents = map[string]string{
 
 // checkDashboardMetrics checks that every metric the chart's dashboards query is one the
 // controller exports: a family on its /metrics (a histogram's by its _bucket, _sum and _count
-// series), or, for the metrics in seriesAfterEvents, one its code registers.
+// series) with the labels the query matches or groups by, or, for the metrics in
+// seriesAfterEvents, one its code registers (whose labels are not checked).
 func checkDashboardMetrics(t *testing.T, objects []*unstructured.Unstructured, exposition string) {
 	t.Helper()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
@@ -51,52 +51,87 @@ func checkDashboardMetrics(t *testing.T, objects []*unstructured.Unstructured, e
 	if len(queries) == 0 {
 		t.Fatal("the chart rendered no dashboard queries")
 	}
-	checked := map[string]bool{}
 	for _, q := range queries {
-		names, err := charts.MetricNames(q.Expr)
+		parsed, err := charts.ParseQuery(q.Expr)
 		if err != nil {
 			t.Errorf("%s: %v", q, err)
 			continue
 		}
-		for _, name := range names {
+		for _, selection := range parsed.Selections {
+			name := selection.Metric
+			family := familyOf(name, families)
 			switch {
-			case familyOf(name, families) != "":
+			case family != nil:
+				for _, label := range selection.Labels {
+					if !carries(family, name, label) {
+						t.Errorf("%s: %s has no label %s on /metrics", q, name, label)
+					}
+				}
 			case afterEventsOf(name):
 				if !registered(baseName(name)) {
 					t.Errorf("%s: no metric %s is registered by the controller's code", q, name)
 				}
 			default:
 				t.Errorf("%s: the running controller exports no %s on /metrics", q, name)
-				continue
 			}
-			checked[name] = true
+		}
+		for _, grouping := range parsed.Groupings {
+			for _, label := range grouping.Labels {
+				if !groupable(grouping.Metrics, label, families) {
+					t.Errorf("%s: grouped by %s, which none of %v carries on /metrics", q, label, grouping.Metrics)
+				}
+			}
 		}
 	}
-	var names []string
-	for name := range checked {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	t.Logf("dashboard metrics checked: %s", strings.Join(names, ", "))
 }
 
-// familyOf is the name of the family on /metrics that has the metric's series, or "".
-func familyOf(name string, families map[string]*dto.MetricFamily) string {
-	if _, ok := families[name]; ok {
-		return name
+// groupable says whether one of the metrics carries the label, or none is on /metrics to tell.
+func groupable(metrics []string, label string, families map[string]*dto.MetricFamily) bool {
+	seen := false
+	for _, name := range metrics {
+		if family := familyOf(name, families); family != nil {
+			seen = true
+			if carries(family, name, label) {
+				return true
+			}
+		}
+	}
+	return !seen
+}
+
+// carries says whether a series of the family carries the label; a histogram's _bucket series
+// carry le.
+func carries(family *dto.MetricFamily, name, label string) bool {
+	if label == "le" && family.GetType() == dto.MetricType_HISTOGRAM && strings.HasSuffix(name, "_bucket") {
+		return true
+	}
+	for _, m := range family.GetMetric() {
+		for _, pair := range m.GetLabel() {
+			if pair.GetName() == label {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// familyOf is the family on /metrics that has the metric's series, or nil.
+func familyOf(name string, families map[string]*dto.MetricFamily) *dto.MetricFamily {
+	if family, ok := families[name]; ok {
+		return family
 	}
 	base := baseName(name)
 	if family, ok := families[base]; ok && base != name {
 		switch family.GetType() {
 		case dto.MetricType_HISTOGRAM:
-			return base
+			return family
 		case dto.MetricType_SUMMARY:
 			if !strings.HasSuffix(name, "_bucket") {
-				return base
+				return family
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 func afterEventsOf(name string) bool {

@@ -96,23 +96,60 @@ func collect(file, panel string, node any, queries []Query) []Query {
 // the parser sees a duration in their place, as Prometheus does.
 var grafanaIntervals = strings.NewReplacer("$__rate_interval", "5m", "$__interval", "1m", "$__range", "1h")
 
-// MetricNames parses the query with Prometheus' own parser and returns the metric names it
-// selects. Other Grafana variables may appear only inside label matchers' strings.
-func MetricNames(expr string) ([]string, error) {
+// Selection is what a query reads of one metric: its name and the labels its matchers name.
+type Selection struct {
+	Metric string
+	Labels []string
+}
+
+// Grouping is an aggregation's by() labels and the metrics beneath it, one of which at least
+// must carry each label.
+type Grouping struct {
+	Labels, Metrics []string
+}
+
+// ParsedQuery is what a query reads, as Prometheus' own parser understands it.
+type ParsedQuery struct {
+	Selections []Selection
+	Groupings  []Grouping
+}
+
+// ParseQuery parses the query with Prometheus' parser. Other Grafana variables than the
+// intervals may appear only inside label matchers' strings.
+func ParseQuery(expr string) (ParsedQuery, error) {
 	parsed, err := parser.ParseExpr(grafanaIntervals.Replace(expr))
 	if err != nil {
-		return nil, err
+		return ParsedQuery{}, err
 	}
-	var names []string
+	var query ParsedQuery
 	var unnamed error
 	parser.Inspect(parsed, func(node parser.Node, _ []parser.Node) error {
-		if selector, ok := node.(*parser.VectorSelector); ok {
-			if selector.Name == "" {
-				unnamed = fmt.Errorf("%s selects no metric by name", selector)
+		switch node := node.(type) {
+		case *parser.VectorSelector:
+			if node.Name == "" {
+				unnamed = fmt.Errorf("%s selects no metric by name", node)
 			}
-			names = append(names, selector.Name)
+			selection := Selection{Metric: node.Name}
+			for _, matcher := range node.LabelMatchers {
+				if matcher.Name != "__name__" {
+					selection.Labels = append(selection.Labels, matcher.Name)
+				}
+			}
+			query.Selections = append(query.Selections, selection)
+		case *parser.AggregateExpr:
+			if node.Without || len(node.Grouping) == 0 {
+				return nil
+			}
+			grouping := Grouping{Labels: node.Grouping}
+			parser.Inspect(node.Expr, func(inner parser.Node, _ []parser.Node) error {
+				if selector, ok := inner.(*parser.VectorSelector); ok {
+					grouping.Metrics = append(grouping.Metrics, selector.Name)
+				}
+				return nil
+			})
+			query.Groupings = append(query.Groupings, grouping)
 		}
 		return nil
 	})
-	return names, unnamed
+	return query, unnamed
 }

@@ -101,7 +101,7 @@ func TestDashboardQueriesParse(t *testing.T) {
 		t.Fatal("the dashboards have no queries")
 	}
 	for _, q := range queries {
-		if _, err := charts.MetricNames(q.Expr); err != nil {
+		if _, err := charts.ParseQuery(q.Expr); err != nil {
 			t.Errorf("%s: %v", q, err)
 		}
 	}
