@@ -2,8 +2,10 @@ package main_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -161,4 +163,66 @@ func registered(name string) bool {
 	}
 	var already prometheus.AlreadyRegisteredError
 	return errors.As(err, &already) || strings.Contains(err.Error(), "previously registered descriptor with the same fully-qualified name")
+}
+
+// checkBudgetsAsTheAPICounts checks that the controller counts each of its Linode API requests
+// against the budget the API (the emulator, with Linode's limits) charges it to: for every
+// budget, the requests the controller counted are those the API's last answer said the window
+// has used. The emulator's clock stands still, so its windows hold every request of the test.
+func checkBudgetsAsTheAPICounts(t *testing.T, metricsURL string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mismatch := budgetMismatch(metricsURL)
+		if mismatch == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Error(mismatch)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// budgetMismatch describes how the controller's count of requests differs from the API's, or
+// is empty when they agree.
+func budgetMismatch(metricsURL string) string {
+	_, exposition, err := get(metricsURL)
+	if err != nil {
+		return err.Error()
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(exposition))
+	if err != nil {
+		return err.Error()
+	}
+	byBudget := func(name string) map[string]float64 {
+		values := map[string]float64{}
+		for _, m := range families[name].GetMetric() {
+			for _, label := range m.GetLabel() {
+				if label.GetName() == "budget" {
+					values[label.GetValue()] += m.GetGauge().GetValue() + m.GetCounter().GetValue()
+				}
+			}
+		}
+		return values
+	}
+	limits, remaining := byBudget("karpenter_linode_api_rate_limit"), byBudget("karpenter_linode_api_rate_limit_remaining")
+	counted := byBudget("karpenter_linode_api_requests_total")
+	if limits["list"] == 0 {
+		return "the controller reports no limit of the list budget: it read no rate-limit header"
+	}
+	var mismatches []string
+	for budget, limit := range limits {
+		if used := limit - remaining[budget]; used != counted[budget] {
+			mismatches = append(mismatches, fmt.Sprintf("%s: the API counted %v requests, the controller %v", budget, used, counted[budget]))
+		}
+	}
+	for budget := range counted {
+		if _, ok := limits[budget]; !ok {
+			mismatches = append(mismatches, fmt.Sprintf("%s: the controller counted %v requests the API charged to no such budget", budget, counted[budget]))
+		}
+	}
+	return strings.Join(mismatches, "; ")
 }

@@ -20,8 +20,9 @@ import (
 
 // TestControllerAsTheChartRunsIt runs the built controller with the environment the Helm chart
 // gives it, against a real apiserver and the Linode emulator: it becomes ready, serves metrics,
-// launches an LKE pool for a pending pod, exports every metric the chart's dashboards query, and
-// never writes the token anywhere.
+// launches an LKE pool for a pending pod, exports every metric the chart's dashboards query,
+// counts its Linode API requests against Linode's rate limits as the API does, and never writes
+// the token anywhere.
 func TestControllerAsTheChartRunsIt(t *testing.T) {
 	env := startCluster(t)
 	// Linode's rate limits, whose headers the controller reports for the dashboards.
@@ -85,6 +86,7 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDashboardMetrics(t, objects, metrics)
+	checkBudgetsAsTheAPICounts(t, "http://127.0.0.1:"+metricsPort+"/metrics")
 	p.stop(t)
 	written := p.output.String() + metrics + allEvents(ctx, t, env.Client)
 	if strings.Contains(written, token) {
