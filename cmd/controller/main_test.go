@@ -164,9 +164,9 @@ func eventually(t *testing.T, p *process, timeout time.Duration, what string, co
 	}
 }
 
-func startEmulator(t *testing.T) *test.Emulator {
+func startEmulator(t *testing.T, opts ...emulator.Option) *test.Emulator {
 	t.Helper()
-	e := test.StartEmulatorForTest(t, emulator.WithToken(token))
+	e := test.StartEmulatorForTest(t, append([]emulator.Option{emulator.WithToken(token)}, opts...)...)
 	if _, err := e.AddLKECluster("prod", "us-ord", "standard"); err != nil {
 		t.Fatal(err)
 	}

@@ -15,14 +15,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 )
 
 // TestControllerAsTheChartRunsIt runs the built controller with the environment the Helm chart
 // gives it, against a real apiserver and the Linode emulator: it becomes ready, serves metrics,
-// launches an LKE pool for a pending pod, and never writes the token anywhere.
+// launches an LKE pool for a pending pod, exports every metric the chart's dashboards query,
+// counts its Linode API requests against Linode's rate limits as the API does, and never writes
+// the token anywhere.
 func TestControllerAsTheChartRunsIt(t *testing.T) {
 	env := startCluster(t)
-	e := startEmulator(t)
+	// Linode's rate limits, whose headers the controller reports for the dashboards.
+	e := startEmulator(t, emulator.WithRateLimits(emulator.DefaultRateLimits()))
 	clusterID := e.Clusters()[0].ID
 	ctx := context.Background()
 
@@ -34,7 +38,8 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 			"metrics":     map[string]any{"port": metricsPort},
 			"healthProbe": map[string]any{"port": probePort},
 		},
-		"webhook": map[string]any{"port": webhookPort},
+		"webhook":    map[string]any{"port": webhookPort},
+		"dashboards": map[string]any{"enabled": true},
 	})
 	applyAsHelm(ctx, t, env.Client, objects)
 	controllerEnv["KUBECONFIG"] = env.KubeconfigPath
@@ -80,6 +85,8 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkDashboardMetrics(t, objects, metrics)
+	checkBudgetsAsTheAPICounts(t, "http://127.0.0.1:"+metricsPort+"/metrics")
 	p.stop(t)
 	written := p.output.String() + metrics + allEvents(ctx, t, env.Client)
 	if strings.Contains(written, token) {

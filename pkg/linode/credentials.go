@@ -256,6 +256,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	t.credentials.observe(req.URL.Path, resp.StatusCode, body)
+	recordAnswer(req, resp)
 	return resp, nil
 }
 

@@ -30,4 +30,10 @@ var (
 		Name:      "expected_fleet_price",
 		Help:      "Hourly price in USD of the new nodes the sizing policy expects Karpenter to launch for the NodePool's pending pods, in this provisioning round and the later ones for deferred pods.",
 	}, []opmetrics.Label{nodePoolLabel}, opmetrics.Beta)
+	cheapestFleetPrice = opmetrics.NewPrometheusGauge(crmetrics.Registry, prometheus.GaugeOpts{
+		Namespace: metrics.Namespace,
+		Subsystem: subsystem,
+		Name:      "cheapest_fleet_price",
+		Help:      "Hourly price in USD of the cheapest fleet the sizing policy found for the NodePool's pending pods; the expected fleet costs more when fewer, larger nodes were worth the difference.",
+	}, []opmetrics.Label{nodePoolLabel}, opmetrics.Beta)
 )

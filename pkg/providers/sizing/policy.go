@@ -245,6 +245,7 @@ func (p *Policy) offerAll(ctx context.Context, nodePool string, previous *memo, 
 	priceCeiling.Delete(labels)
 	deferredPods.Delete(labels)
 	expectedFleetPrice.Delete(labels)
+	cheapestFleetPrice.Delete(labels)
 	delete(p.decisions, nodePool)
 }
 
@@ -257,6 +258,7 @@ func (p *Policy) report(ctx context.Context, nodePool string, previous, next *me
 	}
 	deferredPods.Set(float64(decision.deferred), labels)
 	expectedFleetPrice.Set(decision.fleet.price, labels)
+	cheapestFleetPrice.Set(decision.cheapest.price, labels)
 	if previous != nil && previous.logged && previous.ceiling == next.ceiling && previous.floor == next.floor && slices.Equal(previous.passedOver, next.passedOver) {
 		next.logged = true
 		return

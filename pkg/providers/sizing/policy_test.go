@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	corecloudprovider "sigs.k8s.io/karpenter/pkg/cloudprovider"
 	nodeclaimdisruption "sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/disruption"
@@ -62,6 +63,27 @@ func offered() map[string]*corecloudprovider.InstanceType {
 
 func available(it *corecloudprovider.InstanceType) bool { return len(it.Offerings.Available()) > 0 }
 
+// sizingGauge is the value of the sizing policy's gauge for the NodePool.
+func sizingGauge(name string) float64 {
+	GinkgoHelper()
+	families, err := crmetrics.Registry.Gather()
+	Expect(err).ToNot(HaveOccurred())
+	for _, family := range families {
+		if family.GetName() != name {
+			continue
+		}
+		for _, m := range family.GetMetric() {
+			for _, label := range m.GetLabel() {
+				if label.GetName() == "nodepool" && label.GetValue() == nodePool.Name {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	Fail(fmt.Sprintf("no %s for NodePool %s", name, nodePool.Name))
+	return 0
+}
+
 // launchedPlans are the plans of the NodeClaims core created, by pod.
 func launchedPlans(bindings map[*corev1.Pod]*Binding) map[string]string {
 	plans := map[string]string{}
@@ -100,6 +122,9 @@ var _ = Describe("Sizing", func() {
 		for name, it := range instanceTypes {
 			Expect(available(it)).To(Equal(it.Offerings[0].Price <= ceiling && !isGPU(it)), name)
 		}
+		// Ten such nodes: the cheapest fleet, and the one expected, the NodePool being small.
+		Expect(sizingGauge("karpenter_linode_sizing_cheapest_fleet_price")).To(BeNumerically("~", 10*ceiling, 1e-9))
+		Expect(sizingGauge("karpenter_linode_sizing_expected_fleet_price")).To(BeNumerically("~", 10*ceiling, 1e-9))
 	})
 
 	It("offers one of the plans of a price alone when core would fill NodeClaims to a shape neither holds well", func() {
