@@ -256,7 +256,9 @@ type differentialFleet struct {
 	rounds                 int
 }
 
-func (f differentialFleet) agrees() bool { return f.expected-f.launched < 0.005 && f.launched-f.expected < 0.005 }
+func (f differentialFleet) agrees() bool {
+	return f.expected-f.launched < 0.005 && f.launched-f.expected < 0.005
+}
 
 // String is e.g. "default $0.864 expected, $0.864 on 1× g6-dedicated-16; fallback ...".
 func (f differentialFleet) String() string {
