@@ -73,9 +73,14 @@ func shapeOf(p *corev1.Pod, ignorePreferences bool) *podShape {
 		s.levels = append(s.levels, level(withTerms(p, terms, i), !ignorePreferences))
 	}
 	if !ignorePreferences && scheduling.HasPreferredNodeAffinity(p) {
+		// Core relaxes preferred pod affinity and anti-affinity before preferred node affinity,
+		// and ScheduleAnyway spreads after.
 		relaxed := withTerms(p, terms, max(0, len(terms)-1))
 		relaxed.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = nil
-		s.levels = append(s.levels, level(relaxed, false))
+		if a := relaxed.Spec.Affinity.PodAntiAffinity; a != nil {
+			relaxed.Spec.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: a.RequiredDuringSchedulingIgnoredDuringExecution}
+		}
+		s.levels = append(s.levels, level(relaxed, true))
 	}
 	s.requirements, s.perNode, s.group = s.levels[0].requirements, s.levels[0].perNode, s.levels[0].group
 	var key strings.Builder
