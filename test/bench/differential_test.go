@@ -11,12 +11,15 @@ import (
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 )
 
+// quickMixes is how many mixes the quick run, in CI, draws.
+const quickMixes = 30
+
 // differentialMixCount is how many mixes TestPolicyAgreesWithCore draws: a few dozen by default,
 // which CI runs in seconds, and DIFFERENTIAL_MIXES for a longer run, e.g. 300.
 func differentialMixCount(t *testing.T) int {
 	value, ok := os.LookupEnv("DIFFERENTIAL_MIXES")
 	if !ok {
-		return 30
+		return quickMixes
 	}
 	n, err := strconv.Atoi(value)
 	if err != nil || n < 1 {
@@ -64,19 +67,33 @@ func TestPolicyAgreesWithCore(t *testing.T) {
 			fmt.Fprintf(&table, "  %-40s %3d of %3d\n", c, counts[0], counts[1])
 		}
 		t.Log(table.String())
-		if rate := float64(agreed) / float64(len(mixes)); rate < minimumAgreement[preferences] {
-			t.Errorf("%s: agreement %.2f, below the %.2f reached", preferences, rate, minimumAgreement[preferences])
+		minimum := minimumAgreement[preferences]
+		if len(mixes) == quickMixes {
+			minimum = quickAgreement[preferences]
+		}
+		if rate := float64(agreed) / float64(len(mixes)); rate < minimum-1e-9 {
+			t.Errorf("%s: agreement %.3f, below the %.3f reached", preferences, rate, minimum)
 		}
 	}
 }
 
 // minimumAgreement is the share of mixes whose fleets agree, by preference policy: what the model
-// reaches today, so that it can only get better. The policy sizes each NodePool as if it had
-// the pods it can take to itself: a pod a dearer, lower-weight NodePool could also take is
-// counted there too.
+// reaches, so that it can only get better. Over 300 mixes 258 agree under Respect and 255 under
+// Ignore; the 30 of the quick run, 30 and 29. What remains is one kind of miss: the policy sizes
+// each NodePool for the pods core gives it a new NodeClaim for, but core first puts a pod on any
+// NodeClaim already open in the round, whichever NodePool opened it, so a pod counted for one
+// NodePool can join a NodeClaim another NodePool opened for a bigger pod only it takes (a
+// premium plan of the fallback, a dedicated plan of the default beside the NodePool of small
+// plans). Sizing that would need one simulation over every NodePool, each with its own ceiling.
 var minimumAgreement = map[coreoptions.PreferencePolicy]float64{
-	coreoptions.PreferencePolicyRespect: 0.06,
-	coreoptions.PreferencePolicyIgnore:  0.1,
+	coreoptions.PreferencePolicyRespect: 0.86,
+	coreoptions.PreferencePolicyIgnore:  0.85,
+}
+
+// quickAgreement is what the quick run's mixes, the first 30 of the 300, reach.
+var quickAgreement = map[coreoptions.PreferencePolicy]float64{
+	coreoptions.PreferencePolicyRespect: 1,
+	coreoptions.PreferencePolicyIgnore:  29.0 / 30,
 }
 
 // allConstraints are the kinds of constraint a differential mix can carry, in the table's order.
