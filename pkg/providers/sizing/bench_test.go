@@ -34,7 +34,7 @@ func BenchmarkDecide(b *testing.B) {
 		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse(g.cpu), corev1.ResourceMemory: resource.MustParse(g.memory),
 		}}}}}}
-		groups = append(groups, &podGroup{shape: shapeOf(pod), pods: g.pods})
+		groups = append(groups, &podGroup{shape: shapeOf(pod, false), pods: g.pods})
 	}
 	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
 	b.ReportAllocs()

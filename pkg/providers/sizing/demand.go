@@ -17,6 +17,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 	"sigs.k8s.io/karpenter/pkg/utils/pod"
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
@@ -32,42 +33,112 @@ type podShape struct {
 	tolerations  []corev1.Toleration
 	perNode      int
 	group        string
+	// levels are the ways core's scheduler tries to place the pod, in its order (shapeLevel);
+	// requirements, perNode and group are the first's.
+	levels []shapeLevel
 }
 
-// shapeOf describes a pod. Only required constraints count: core relaxes preferences when they
-// do not fit, and a zone spread means nothing on Linode, whose region is its only zone.
-func shapeOf(p *corev1.Pod) *podShape {
+// shapeLevel is one way core's scheduler tries to place a pod: with each of its OR'd required
+// node selector terms in turn and, under its Respect preference policy, its preferences as if
+// required (the heaviest preferred node affinity term, preferred anti-affinity and ScheduleAnyway
+// spreads over hostnames), then without its preferred node affinity. Core moves to the next way
+// only when no NodeClaim and no NodePool takes the pod the way before.
+type shapeLevel struct {
+	requirements scheduling.Requirements
+	perNode      int
+	group        string
+}
+
+// shapeOf describes a pod as core's scheduler sees it under its preference policy: Respect,
+// unless ignorePreferences. A zone spread means nothing on Linode, whose region is its only zone.
+func shapeOf(p *corev1.Pod, ignorePreferences bool) *podShape {
 	s := &podShape{
-		requests:     resources.RequestsForPods(p),
-		requirements: scheduling.NewStrictPodRequirements(p),
-		tolerations:  p.Spec.Tolerations,
+		requests:    resources.RequestsForPods(p),
+		tolerations: p.Spec.Tolerations,
 	}
 	s.cpu, s.memory = s.requests.Cpu().MilliValue(), s.requests.Memory().MilliValue()
-	s.perNode, s.group = spreadOverHostnames(p)
+	var terms []corev1.NodeSelectorTerm
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		terms = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	}
+	level := func(p *corev1.Pod, respect bool) shapeLevel {
+		l := shapeLevel{requirements: scheduling.NewStrictPodRequirements(p)}
+		if respect {
+			l.requirements = scheduling.NewPodRequirements(p)
+		}
+		l.perNode, l.group = spreadOverHostnames(p, respect)
+		return l
+	}
+	for i := range max(1, len(terms)) {
+		s.levels = append(s.levels, level(withTerms(p, terms, i), !ignorePreferences))
+	}
+	if !ignorePreferences && scheduling.HasPreferredNodeAffinity(p) {
+		// Core relaxes preferred pod affinity and anti-affinity before preferred node affinity,
+		// and ScheduleAnyway spreads after.
+		relaxed := withTerms(p, terms, max(0, len(terms)-1))
+		relaxed.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = nil
+		if a := relaxed.Spec.Affinity.PodAntiAffinity; a != nil {
+			relaxed.Spec.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: a.RequiredDuringSchedulingIgnoredDuringExecution}
+		}
+		s.levels = append(s.levels, level(relaxed, true))
+	}
+	s.requirements, s.perNode, s.group = s.levels[0].requirements, s.levels[0].perNode, s.levels[0].group
 	var key strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(s.requests)) {
 		quantity := s.requests[name]
 		fmt.Fprintf(&key, "%s=%s,", name, quantity.String())
 	}
-	fmt.Fprintf(&key, "|%s|", s.requirements.String())
+	for _, l := range s.levels {
+		fmt.Fprintf(&key, "|%s|", l.requirements.String())
+		if l.perNode > 0 {
+			fmt.Fprintf(&key, "%d/%s", l.perNode, l.group)
+		}
+	}
 	for _, t := range s.tolerations {
 		fmt.Fprintf(&key, "%s:%s:%s:%s,", t.Key, t.Operator, t.Value, t.Effect)
-	}
-	if s.perNode > 0 {
-		fmt.Fprintf(&key, "|%d/%s", s.perNode, s.group)
 	}
 	s.key = key.String()
 	return s
 }
 
+// at is the shape placed its level'th way.
+func (s *podShape) at(level int) *podShape {
+	if level == 0 {
+		return s
+	}
+	out := *s
+	l := s.levels[level]
+	out.requirements, out.perNode, out.group = l.requirements, l.perNode, l.group
+	out.key = fmt.Sprintf("%s@%d", s.key, level)
+	return &out
+}
+
+// withTerms is the pod with its required node selector terms from the first'th on; the pod
+// itself when it has none. Its affinity is a copy.
+func withTerms(p *corev1.Pod, terms []corev1.NodeSelectorTerm, first int) *corev1.Pod {
+	if len(terms) == 0 && (p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil) {
+		return p
+	}
+	out := *p
+	affinity := *p.Spec.Affinity
+	nodeAffinity := *affinity.NodeAffinity
+	if len(terms) > 0 {
+		nodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: terms[first:]}
+	}
+	affinity.NodeAffinity = &nodeAffinity
+	out.Spec.Affinity = &affinity
+	return &out
+}
+
 // spreadOverHostnames is the most pods of a group that core puts on one new node: a hostname
-// topology spread that must be satisfied and selects the pod itself allows maxSkew (core counts
-// a new node's domain from zero), and required anti-affinity to itself over hostnames allows
-// one. group names the pods counted together, 0 means no limit.
-func spreadOverHostnames(p *corev1.Pod) (perNode int, group string) {
+// topology spread that must be satisfied (or, when core respects preferences, any) and selects
+// the pod itself allows maxSkew (core counts a new node's domain from zero), and anti-affinity
+// to itself over hostnames, required (or, respecting preferences, preferred), allows one. group
+// names the pods counted together, 0 means no limit.
+func spreadOverHostnames(p *corev1.Pod, respectPreferences bool) (perNode int, group string) {
 	own := labels.Set(p.Labels)
 	for _, tsc := range p.Spec.TopologySpreadConstraints {
-		if tsc.TopologyKey != corev1.LabelHostname || tsc.WhenUnsatisfiable != corev1.DoNotSchedule || !selects(tsc.LabelSelector, own) {
+		if tsc.TopologyKey != corev1.LabelHostname || (tsc.WhenUnsatisfiable != corev1.DoNotSchedule && !respectPreferences) || !selects(tsc.LabelSelector, own) {
 			continue
 		}
 		if perNode == 0 || int(tsc.MaxSkew) < perNode {
@@ -75,7 +146,13 @@ func spreadOverHostnames(p *corev1.Pod) (perNode int, group string) {
 		}
 	}
 	if p.Spec.Affinity != nil && p.Spec.Affinity.PodAntiAffinity != nil {
-		for _, term := range p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+		terms := p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		if respectPreferences {
+			for _, weighted := range p.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+				terms = append(slices.Clip(terms), weighted.PodAffinityTerm)
+			}
+		}
+		for _, term := range terms {
 			if term.TopologyKey == corev1.LabelHostname && selects(term.LabelSelector, own) &&
 				(len(term.Namespaces) == 0 || slices.Contains(term.Namespaces, p.Namespace)) {
 				return 1, p.Namespace + "/anti/" + metav1.FormatLabelSelector(term.LabelSelector)
@@ -138,6 +215,7 @@ const stuckAfter = time.Minute
 // are left out. Shapes are cached by pod UID and resource version, since core asks often and
 // pods rarely change.
 func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendingDemand, error) {
+	ignorePreferences := ignoresPreferences(ctx)
 	var list corev1.PodList
 	// The manager's cache indexes pods by node name, as core's own listing of pending pods uses;
 	// the objects are only read.
@@ -165,8 +243,8 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 		}
 		seen[item.UID] = true
 		cached, ok := p.shapes[item.UID]
-		if !ok || cached.resourceVersion != item.ResourceVersion {
-			cached = cachedShape{resourceVersion: item.ResourceVersion, shape: shapeOf(item), refused: refusedByCore(ctx, item)}
+		if !ok || cached.resourceVersion != item.ResourceVersion || cached.ignorePreferences != ignorePreferences {
+			cached = cachedShape{resourceVersion: item.ResourceVersion, ignorePreferences: ignorePreferences, shape: shapeOf(item, ignorePreferences), refused: refusedByCore(ctx, item)}
 			p.shapes[item.UID] = cached
 		}
 		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
@@ -202,10 +280,22 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 }
 
 type cachedShape struct {
-	resourceVersion string
-	shape           *podShape
+	resourceVersion   string
+	ignorePreferences bool
+	shape             *podShape
 	// refused says that core's provisioner ignores the pod (refusedByCore).
 	refused bool
+}
+
+// ignoresPreferences says whether core's scheduler runs with its Ignore preference policy; it
+// respects preferences when its settings are not in the context, as by default.
+func ignoresPreferences(ctx context.Context) (ignore bool) {
+	defer func() {
+		if recover() != nil {
+			ignore = false
+		}
+	}()
+	return coreoptions.FromContext(ctx).PreferencePolicy == coreoptions.PreferencePolicyIgnore
 }
 
 // stuck says whether core has failed to place the pod since it first tried, longer ago than
@@ -248,16 +338,97 @@ type podGroup struct {
 	pods, coming int
 	// deferred says that core tried to place some of the pods and could not.
 	deferred bool
+	// elsewhere says that, should this NodePool's plans offered not hold the pods, core would
+	// place them another way this round (rankedNodePools.place), so they cannot be left to a
+	// later round.
+	elsewhere bool
+}
+
+// rankedNodePool is a NodePool core's scheduler may give new NodeClaims to.
+type rankedNodePool struct {
+	name     string
+	template *corescheduling.NodeClaimTemplate
+	taints   scheduling.Taints
+}
+
+// rankedNodePools are the NodePools in the order core tries them for a pod no NodeClaim takes:
+// highest weight first. Which of them takes a pod, and which way (shapeLevel), is decided by
+// every plan they allow; a ceiling must then keep the pods where they are placed.
+type rankedNodePools struct {
+	pools         []rankedNodePool
+	instanceTypes []*cloudprovider.InstanceType
+	daemons       []*corev1.Pod
+	rooms         map[[2]int]corev1.ResourceList
+	placements    map[string]placement
+}
+
+// placement is where core's scheduler places pods of a shape: the NodePool (an index, -1 when
+// none takes them), the way (an index into the shape's levels), and whether another NodePool or
+// way would take them were that one's plans withheld.
+type placement struct {
+	pool, level int
+	elsewhere   bool
+}
+
+// place finds where core places pods of the shape: the first way, in its order, for which a
+// NodePool takes them, and the first such NodePool in weight order.
+func (r *rankedNodePools) place(s *podShape) placement {
+	if found, ok := r.placements[s.key]; ok {
+		return found
+	}
+	found := placement{pool: -1}
+	for level := range s.levels {
+		for pool := range r.pools {
+			if !r.takes(pool, s, level) {
+				continue
+			}
+			if found.pool >= 0 {
+				found.elsewhere = true
+				break
+			}
+			found.pool, found.level = pool, level
+		}
+		if found.elsewhere {
+			break
+		}
+	}
+	r.placements[s.key] = found
+	return found
+}
+
+// takes says whether a new NodeClaim of the NodePool could hold a pod of the shape placed its
+// level'th way, on some plan with room for it after the DaemonSets.
+func (r *rankedNodePools) takes(pool int, s *podShape, level int) bool {
+	np := r.pools[pool]
+	requirements := s.levels[level].requirements
+	if np.taints.Tolerates(s.tolerations) != nil || !np.template.Requirements.IsCompatible(requirements, scheduling.AllowUndefinedWellKnownLabels) {
+		return false
+	}
+	both := scheduling.NewRequirements(np.template.Requirements.Values()...)
+	both.Add(requirements.Values()...)
+	for i, it := range r.instanceTypes {
+		if it.Requirements.Intersects(both) != nil || !it.Offerings.Available().HasCompatible(both) {
+			continue
+		}
+		room, ok := r.rooms[[2]int{pool, i}]
+		if !ok {
+			room = resources.Subtract(it.Allocatable(), daemonOverhead(np.template, np.taints, it, r.daemons))
+			r.rooms[[2]int{pool, i}] = room
+		}
+		if resources.Fits(s.requests, room) {
+			return true
+		}
+	}
+	return false
 }
 
 // groupRun is a run of pods of one group in core's scheduling queue.
 type groupRun = runOf[*podGroup]
 
-// groupPending groups the pending pods the NodePool can take (its requirements allow them and
-// they tolerate its taints) by shape, in the order first seen, with the pods coming like them,
-// and lays the groups' pods out in the order core's scheduling queue takes them (inQueueOrder).
-func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingPod, coming []comingPods, placements Placements) ([]*podGroup, []groupRun) {
-	taints := hardTaints(template)
+// groupPending groups the pending pods core gives the NodePool (the pool'th of pools) by shape,
+// placed the way core places them, in the order first seen, with the pods coming like them, and
+// lays the groups' pods out in the order core's scheduling queue takes them (inQueueOrder).
+func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming []comingPods, placements Placements) ([]*podGroup, []groupRun) {
 	byKey := map[string]*podGroup{}
 	refused := map[string]bool{}
 	var groups []*podGroup
@@ -270,11 +441,12 @@ func groupPending(template *corescheduling.NodeClaimTemplate, pending []pendingP
 		}
 		g, ok := byKey[s.key]
 		if !ok {
-			if taints.Tolerates(s.tolerations) != nil || !template.Requirements.IsCompatible(s.requirements, scheduling.AllowUndefinedWellKnownLabels) {
+			where := pools.place(s)
+			if where.pool != pool {
 				refused[s.key] = true
 				continue
 			}
-			g = &podGroup{shape: s}
+			g = &podGroup{shape: s.at(where.level), elsewhere: where.elsewhere}
 			byKey[s.key] = g
 			groups = append(groups, g)
 		}
@@ -378,7 +550,9 @@ type demand struct {
 	starting []startingRoom
 	// queue is the shapes' pods in the order core's scheduling queue takes them.
 	queue []run
-	// floor is the cheapest plan holding a pod core could not place before, or -1.
+	// floor is the lowest ceiling allowed (an index into plans), or -1: the cheapest plan holding
+	// a pod core could not place before, raised to the plan holding every pod core would place
+	// elsewhere if this round's plans did not hold it (podGroup.elsewhere).
 	floor int
 	// pods counts the pods of the shapes; coming those their workloads have yet to create.
 	pods, coming int
@@ -472,6 +646,9 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 	}
 	empty := make(vector, len(dims))
 	shapes := make(map[*podGroup]*shape, len(groups))
+	// placeNow is the dearest of the cheapest plans holding pods that core would place elsewhere
+	// if this round's plans did not hold them, or -1.
+	placeNow := -1
 	for _, g := range groups {
 		s := &shape{
 			key:      g.shape.key,
@@ -505,7 +682,11 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 		if s.deferred && (d.floor < 0 || s.cheapest < d.floor) {
 			d.floor = s.cheapest
 		}
+		if g.elsewhere {
+			placeNow = max(placeNow, s.cheapest)
+		}
 	}
+	d.floor = max(d.floor, placeNow)
 	for _, r := range queue {
 		if s, ok := shapes[r.of]; ok {
 			d.queue = appendRun(d.queue, run{of: s, pods: r.pods})

@@ -18,7 +18,7 @@ func TestInQueueOrder(t *testing.T) {
 	shape := func(cpu, memory string) *podShape {
 		return shapeOf(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory),
-		}}}}}})
+		}}}}}}, false)
 	}
 	start := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	type pod struct {

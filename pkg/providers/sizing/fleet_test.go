@@ -328,7 +328,7 @@ func TestDefaultTradeoff(t *testing.T) {
 	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
 	oneCPU := shapeOf(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"),
-	}}}}}})
+	}}}}}}, false)
 	for _, tc := range []struct {
 		pods, existing int
 		ceiling        string

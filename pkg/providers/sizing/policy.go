@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/operator/injection"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
+	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 )
@@ -59,6 +60,8 @@ type Policy struct {
 	// largeUntil is when each NodePool that counted as large stops counting as large, unless it
 	// does on its own again, by NodePool name.
 	largeUntil map[string]time.Time
+	// templates are other NodePools' NodeClaim templates, by NodePool name.
+	templates map[string]cachedTemplate
 	// unknownAnnotations are the values of AnnotationSizingPolicy already logged as unknown, by
 	// NodePool name.
 	unknownAnnotations map[string]string
@@ -97,6 +100,7 @@ func NewPolicy(kubeClient client.Client, tradeoff Tradeoff, clk clock.Clock) *Po
 		shapes:             map[types.UID]cachedShape{},
 		decisions:          map[string]*memo{},
 		largeUntil:         map[string]time.Time{},
+		templates:          map[string]cachedTemplate{},
 		unknownAnnotations: map[string]string{},
 	}
 }
@@ -134,21 +138,26 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		return instanceTypes, nil
 	}
 	template := p.template(nodePool, previous)
-	groups, queue := groupPending(template, pending.pods, pending.coming, holder.Placements)
-	if len(groups) == 0 {
-		p.offerAll(ctx, nodePool.Name, previous, noPendingPod)
-		return instanceTypes, nil
-	}
 	daemons, daemonsKey, err := p.daemonPods(ctx)
 	if err != nil {
 		return nil, err
+	}
+	pools, self, poolsKey, err := p.rankedNodePools(ctx, nodePool, template)
+	if err != nil {
+		return nil, err
+	}
+	pools.instanceTypes, pools.daemons = instanceTypes, daemons
+	groups, queue := groupPending(pools, self, pending.pods, pending.coming, holder.Placements)
+	if len(groups) == 0 {
+		p.offerAll(ctx, nodePool.Name, previous, noPendingPod)
+		return instanceTypes, nil
 	}
 	existing, err := p.nodeClaims(ctx, nodePool.Name)
 	if err != nil {
 		return nil, err
 	}
 	starting := startingNodes(holder.Placements, nodePool.Name, pending.placed)
-	inputs := inputsHash(nodePool, instanceTypes, daemonsKey, existing, starting, queue)
+	inputs := inputsHash(nodePool, instanceTypes, daemonsKey+"|"+poolsKey, existing, starting, queue)
 	if previous != nil && previous.inputs == inputs {
 		logDecision(ctx, nodePool.Name, previous)
 		return previous.instanceTypes, nil
@@ -228,6 +237,55 @@ func (p *Policy) template(nodePool *karpv1.NodePool, previous *memo) *coreschedu
 		return previous.template
 	}
 	return corescheduling.NewNodeClaimTemplate(nodePool)
+}
+
+// rankedNodePools are the cluster's NodePools core provisions for, in the order its scheduler
+// tries them (highest weight first), with the asking NodePool's index among them and a key that
+// changes when any of them changes. Every NodePool is taken to offer the asking NodePool's
+// catalogue: the provider lists the same plans for every NodeClass of a region.
+func (p *Policy) rankedNodePools(ctx context.Context, nodePool *karpv1.NodePool, template *corescheduling.NodeClaimTemplate) (*rankedNodePools, int, string, error) {
+	var list karpv1.NodePoolList
+	if err := p.kubeClient.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, 0, "", fmt.Errorf("listing NodePools: %w", err)
+	}
+	nodePools := []*karpv1.NodePool{nodePool}
+	for i := range list.Items {
+		np := &list.Items[i]
+		if np.Name != nodePool.Name && np.Spec.Replicas == nil && np.DeletionTimestamp.IsZero() && np.Spec.Template.Spec.NodeClassRef != nil {
+			nodePools = append(nodePools, np)
+		}
+	}
+	nodepoolutils.OrderByWeight(nodePools)
+	ranked := &rankedNodePools{rooms: map[[2]int]corev1.ResourceList{}, placements: map[string]placement{}}
+	keys := make([]string, 0, len(nodePools))
+	self := 0
+	for i, np := range nodePools {
+		t := template
+		if np.Name != nodePool.Name {
+			t = p.otherTemplate(np)
+		} else {
+			self = i
+		}
+		ranked.pools = append(ranked.pools, rankedNodePool{name: np.Name, template: t, taints: hardTaints(t)})
+		keys = append(keys, fmt.Sprintf("%s/%s/%d", np.Name, np.UID, np.Generation))
+	}
+	return ranked, self, strings.Join(keys, ","), nil
+}
+
+// otherTemplate is another NodePool's NodeClaim template, reused while its spec is unchanged.
+func (p *Policy) otherTemplate(nodePool *karpv1.NodePool) *corescheduling.NodeClaimTemplate {
+	if cached, ok := p.templates[nodePool.Name]; ok && cached.uid == nodePool.UID && cached.generation == nodePool.Generation && nodePool.Generation != 0 {
+		return cached.template
+	}
+	t := corescheduling.NewNodeClaimTemplate(nodePool)
+	p.templates[nodePool.Name] = cachedTemplate{uid: nodePool.UID, generation: nodePool.Generation, template: t}
+	return t
+}
+
+type cachedTemplate struct {
+	uid        types.UID
+	generation int64
+	template   *corescheduling.NodeClaimTemplate
 }
 
 // noPendingPod is why the policy offers every plan when nothing waits for the NodePool.
@@ -334,7 +392,7 @@ func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.Instan
 	// The queue holds every group, in an order fixed by the pods: where groups ask for the same
 	// CPU and memory, how core's queue interleaves them counts too.
 	for _, r := range queue {
-		fmt.Fprintf(h, "|%s#%d#%t", r.of.shape.key, r.pods, r.of.deferred)
+		fmt.Fprintf(h, "|%s#%d#%t#%t", r.of.shape.key, r.pods, r.of.deferred, r.of.elsewhere)
 	}
 	return h.Sum64()
 }
