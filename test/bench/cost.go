@@ -489,26 +489,7 @@ func (c *linodeCloud) createMix(ctx context.Context, mix costMix) ([]*corev1.Pod
 // solveRound is one provisioning round over the pending pods: no existing nodes (the pods placed
 // before are on NodeClaims of their own), the DaemonSets' pods, the provisioner's options.
 func (c *linodeCloud) solveRound(ctx context.Context, cluster *state.Cluster, pods, daemons []*corev1.Pod) (scheduling.Results, error) {
-	instanceTypes, err := c.cloudProvider.GetInstanceTypes(ctx, c.nodePool)
-	if err != nil {
-		return scheduling.Results{}, err
-	}
-	nodePools := []*karpv1.NodePool{c.nodePool}
-	byNodePool := map[string][]*cloudprovider.InstanceType{c.nodePool.Name: instanceTypes}
-	opts := schedulerOptions(ctx)
-	topology, err := scheduling.NewTopology(ctx, c.kubeClient, cluster, nil, nodePools, byNodePool, pods, opts...)
-	if err != nil {
-		return scheduling.Results{}, fmt.Errorf("tracking topology: %w", err)
-	}
-	scheduler := scheduling.NewScheduler(ctx, c.kubeClient, nodePools, cluster, nil, topology, byNodePool, daemons, discardEvents(), clock.RealClock{}, nil, nil, opts...)
-	solveCtx, cancel := context.WithTimeout(ctx, solveTimeout)
-	defer cancel()
-	results, err := scheduler.Solve(solveCtx, pods)
-	if err != nil {
-		return scheduling.Results{}, fmt.Errorf("solving %d pods: %w", len(pods), err)
-	}
-	// As the provisioner does before it creates the NodeClaims.
-	return results.TruncateInstanceTypes(ctx, scheduling.MaxInstanceTypes), nil
+	return solveOverNodePools(ctx, c, cluster, []*karpv1.NodePool{c.nodePool}, pods, daemons)
 }
 
 // yardsticks are what a mix's fleet is measured against, each on the room a node has after the

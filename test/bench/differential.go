@@ -412,5 +412,6 @@ func solveOverNodePools(ctx context.Context, linode *linodeCloud, cluster *state
 	if err != nil {
 		return scheduling.Results{}, fmt.Errorf("solving %d pods: %w", len(pods), err)
 	}
+	// As the provisioner does before it creates the NodeClaims.
 	return results.TruncateInstanceTypes(ctx, scheduling.MaxInstanceTypes), nil
 }
