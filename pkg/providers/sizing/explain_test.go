@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -17,9 +18,11 @@ import (
 	"sigs.k8s.io/karpenter/pkg/metrics"
 	"sigs.k8s.io/karpenter/pkg/operator/injection"
 	"sigs.k8s.io/karpenter/pkg/state/virtualpods"
+	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	linodeexpectations "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
@@ -109,12 +112,29 @@ var _ = Describe("Why this plan", func() {
 			"Normal SizingDecision The sizing policy offered NodePool default every plan: its karpenter.k8s.linode/sizing-policy annotation is disabled")))
 	})
 
-	It("tells a pod too big for the round's ceiling that it waits for a later round", func() {
-		small := pendingPods("small", 60, "500m", "1Gi")
-		big := pendingPods("big", 1, "40", "64Gi")
-		launch(append(small, big...)...)
+	It("tells a pod too big for the round's ceiling, once however often the round asks, that it waits for a later round", func() {
+		apply(pendingPods("small", 60, "500m", "1Gi"))
+		apply(pendingPods("big", 1, "40", "64Gi"))
+		asking := injection.WithControllerName(ctx, "provisioner")
+		for range 3 {
+			_, err := explained.CloudProvider.GetInstanceTypes(asking, nodePool)
+			Expect(err).ToNot(HaveOccurred())
+		}
 		prices := catalogue()
 		Expect(recorded("SizingDeferred")).To(ConsistOf(fmt.Sprintf("Normal SizingDeferred Left for a later provisioning round: NodePool default is offered plans up to "+
 			"g6-standard-6 ($%.4f/h) this round, and the cheapest plan that holds the pod is g6-dedicated-48 ($%.4f/h)", prices["g6-standard-6"], prices["g6-dedicated-48"])))
+	})
+
+	It("says every plan was offered with SIZING_POLICY=disabled", func() {
+		off := linodeexpectations.ExpectLKE(ctx, emu, env.Client, test.WithCluster("sizing-events-off", lke.TierStandard, test.Region),
+			test.WithRecorder(events.NewRecorder(recorder)), test.WithSettings(func(o *options.Options) { o.SizingPolicy = v1.SizingPolicyDisabled }))
+		nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{karpv1.NodePoolLabelKey: nodePool.Name}},
+			Spec:       karpv1.NodeClaimSpec{NodeClassRef: nodePool.Spec.Template.Spec.NodeClassRef},
+		})
+		ExpectApplied(ctx, env.Client, nodeClaim)
+		_, err := ExpectNodeClaimDeployedNoNode(ctx, env.Client, off.CloudProvider, nodeClaim)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(recorded("SizingDecision")).To(ConsistOf("Normal SizingDecision The sizing policy offered NodePool default every plan: SIZING_POLICY is disabled"))
 	})
 })
