@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
@@ -49,8 +50,9 @@ type CloudProvider struct {
 	instanceTypes InstanceTypeProvider
 	nodes         nodeprovider.Provider
 	// mode decides which NodeClass fields the drift hash covers.
-	mode  mode.Mode
-	sizer Sizer
+	mode     mode.Mode
+	sizer    Sizer
+	recorder events.Recorder
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
@@ -105,6 +107,7 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 	if !found {
 		return nil, fmt.Errorf("launched plan %s is not in the catalogue", node.InstanceType)
 	}
+	c.explainLaunch(ctx, nodeClaim)
 	launched := c.toNodeClaim(node, instanceType)
 	launched.Annotations = map[string]string{
 		v1.AnnotationNodeClassHash:        nodeClass.Hash(c.mode),

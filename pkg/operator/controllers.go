@@ -88,8 +88,8 @@ func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.R
 	if err != nil {
 		return nil, err
 	}
-	sizer := sizing.NewPolicy(kubeClient, sizing.Tradeoff{LargeFleetNodes: opts.SizingLargeFleetNodes, Tolerance: opts.SizingTolerancePercent / 100}, clk)
-	var cloudProviderOptions []cloudprovider.Option
+	sizer := sizing.NewPolicy(kubeClient, recorder, sizing.Tradeoff{LargeFleetNodes: opts.SizingLargeFleetNodes, Tolerance: opts.SizingTolerancePercent / 100}, clk)
+	cloudProviderOptions := []cloudprovider.Option{cloudprovider.WithRecorder(recorder)}
 	if opts.SizingPolicy != v1.SizingPolicyDisabled {
 		cloudProviderOptions = append(cloudProviderOptions, cloudprovider.WithSizer(sizer))
 	}

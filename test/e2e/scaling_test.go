@@ -30,6 +30,7 @@ var _ = Describe("Scaling", func() {
 				"a node's zone is its region: Linode has no zones")
 		}
 		Eventually(cluster.CheckConsistency).WithContext(ctx).Should(Succeed())
+		expectSizingDecisions(ctx, f)
 
 		framework.Scale(ctx, kube, inflate, 0)
 		Eventually(func(g Gomega) {

@@ -342,6 +342,8 @@ type podGroup struct {
 	// place them another way this round (rankedNodePools.place), so they cannot be left to a
 	// later round.
 	elsewhere bool
+	// members are the group's pending pods, without those coming.
+	members []*pendingPod
 }
 
 // rankedNodePool is a NodePool core's scheduler may give new NodeClaims to.
@@ -451,6 +453,7 @@ func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming
 			groups = append(groups, g)
 		}
 		g.pods++
+		g.members = append(g.members, p)
 		queued = append(queued, queuedPod{group: g, pod: p})
 		// Core clears a pod's success time when it fails to place it, and keeps its first decision time.
 		if !placements.PodSchedulingDecisionTime(p.key).IsZero() && placements.PodSchedulingSuccessTime(p.key).IsZero() {

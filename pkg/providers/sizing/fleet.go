@@ -277,6 +277,8 @@ type decision struct {
 	// before, if that is lower. A ceiling raised for one big pod, or chosen for pods that have all
 	// arrived, is not the size the burst's next pods are best launched at.
 	burstCeiling ceiling
+	// solver is what chose, for the alternatives (decision.alternatives).
+	solver *solver
 }
 
 // option is one way to place a set of shapes over rounds: its fleet and its first round's ceiling.
@@ -333,6 +335,7 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 	chosen := pick(s.options(-1, d.floor), tradeoff, existing, wasLarge)
 	chosen.deferred = deferredAt(d.plans, d.shapes, chosen.ceiling.top)
 	chosen.burstCeiling = chosen.ceiling
+	chosen.solver = &s
 	arriving := slices.DeleteFunc(slices.Clone(d.shapes), func(sh *shape) bool { return !sh.arriving })
 	if len(arriving) > 0 && (len(arriving) < len(d.shapes) || d.floor >= 0) {
 		// The solver's memo is by shapes left, so it serves only the same shapes.
@@ -343,6 +346,49 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 		chosen.burstCeiling = lower(d.plans, chosen.ceiling, pick(burst.options(-1, -1), tradeoff, existing, wasLarge).ceiling)
 	}
 	return chosen
+}
+
+// alternatives are the ceilings at the next price levels down and up from c, each with the
+// cheapest fleet it would start, that the policy did not choose; nil where there is no such level
+// or, down, where it holds no pending pod.
+func (d decision) alternatives(c ceiling) (cheaper, dearer *alternative) {
+	plans := d.solver.plans
+	price := plans[c.top].price
+	first, last := c.top, c.top
+	for first > 0 && plans[first-1].price == price {
+		first--
+	}
+	for last+1 < len(plans) && plans[last+1].price == price {
+		last++
+	}
+	if first > 0 {
+		cheaper = d.solver.startingAt(first - 1)
+	}
+	if last+1 < len(plans) {
+		top := last + 1
+		for top+1 < len(plans) && plans[top+1].price == plans[top].price {
+			top++
+		}
+		dearer = d.solver.startingAt(top)
+	}
+	return cheaper, dearer
+}
+
+// startingAt is the cheapest way to place the shapes whose first ceiling offers every plan up to
+// the price of last, the last plan at its price, or nil when that places no pod.
+func (s *solver) startingAt(last int) *alternative {
+	price := s.plans[last].price
+	var now []*shape
+	for _, sh := range s.shapes {
+		if s.plans[sh.cheapest].price <= price {
+			now = append(now, sh)
+		}
+	}
+	if len(now) == 0 {
+		return nil
+	}
+	placed := pack(s.plans, only(s.queue, now), ceiling{top: last}, s.starting)
+	return &alternative{ceiling: planPrice{name: s.plans[last].name, price: price}, fleet: placed.plus(s.options(last, -1)[0].fleet)}
 }
 
 // pick takes, of the options (ordered by price, each with fewer nodes than the one before), the

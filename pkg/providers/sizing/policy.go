@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
+	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/operator/injection"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
 	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
@@ -48,6 +49,7 @@ const largeFor = 10 * time.Minute
 // pods. The package documentation says why and how.
 type Policy struct {
 	kubeClient client.Client
+	recorder   events.Recorder
 	tradeoff   Tradeoff
 	clock      clock.Clock
 	placements atomic.Pointer[placementsHolder]
@@ -65,6 +67,9 @@ type Policy struct {
 	// unknownAnnotations are the values of AnnotationSizingPolicy already logged as unknown, by
 	// NodePool name.
 	unknownAnnotations map[string]string
+	// explanations are each NodePool's last *explanation, by NodePool name, read without mu: the
+	// cloud provider reads them as it launches, while a round may be sizing.
+	explanations sync.Map
 }
 
 type placementsHolder struct{ Placements }
@@ -87,14 +92,18 @@ type memo struct {
 	// the next caller whose logger keeps it.
 	summary []any
 	logged  bool
+	// explanation says what the answer offers and why, for the NodeClaims it launches.
+	explanation *explanation
 }
 
 // NewPolicy returns a policy that reads pods, DaemonSets and NodeClaims through kubeClient (the
-// manager's cached client) and trades price for fewer nodes as tradeoff says; clk times how long
-// a burst keeps a NodePool large. It offers every plan until Track gives it core's cluster state.
-func NewPolicy(kubeClient client.Client, tradeoff Tradeoff, clk clock.Clock) *Policy {
+// manager's cached client), tells the pods a ceiling holds back through recorder, and trades price
+// for fewer nodes as tradeoff says; clk times how long a burst keeps a NodePool large. It offers
+// every plan until Track gives it core's cluster state.
+func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Tradeoff, clk clock.Clock) *Policy {
 	return &Policy{
 		kubeClient:         kubeClient,
+		recorder:           recorder,
 		tradeoff:           tradeoff,
 		clock:              clk,
 		shapes:             map[types.UID]cachedShape{},
@@ -127,6 +136,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	previous := p.decisions[nodePool.Name]
 	if !p.sizes(ctx, nodePool) {
 		p.offerAll(ctx, nodePool.Name, previous, "the NodePool's "+v1.AnnotationSizingPolicy+" annotation disables sizing")
+		p.tell(ctx, nodePool.Name, &explanation{every: true, why: "its " + v1.AnnotationSizingPolicy + " annotation is " + v1.SizingPolicyDisabled}, nil)
 		return instanceTypes, nil
 	}
 	pending, err := p.pendingPods(ctx, holder.Placements)
@@ -135,6 +145,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	if len(pending.pods) == 0 {
 		p.offerAll(ctx, nodePool.Name, previous, noPendingPod)
+		p.tell(ctx, nodePool.Name, &explanation{every: true, why: noPendingPod}, nil)
 		return instanceTypes, nil
 	}
 	template := p.template(nodePool, previous)
@@ -150,6 +161,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	groups, queue := groupPending(pools, self, pending.pods, pending.coming, holder.Placements)
 	if len(groups) == 0 {
 		p.offerAll(ctx, nodePool.Name, previous, noPendingPod)
+		p.tell(ctx, nodePool.Name, &explanation{every: true, why: noPendingPod}, nil)
 		return instanceTypes, nil
 	}
 	existing, err := p.nodeClaims(ctx, nodePool.Name)
@@ -160,6 +172,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	inputs := inputsHash(nodePool, instanceTypes, daemonsKey+"|"+poolsKey, existing, starting, queue)
 	if previous != nil && previous.inputs == inputs {
 		logDecision(ctx, nodePool.Name, previous)
+		p.tell(ctx, nodePool.Name, previous.explanation, groups)
 		return previous.instanceTypes, nil
 	}
 
@@ -184,10 +197,13 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 			next.instanceTypes, next.ceiling = restrict(instanceTypes, next.floor, price, next.passedOver), price
 		}
 		p.report(ctx, nodePool.Name, previous, next, d, decision)
+		next.explanation = explain(next, d, decision)
 	} else {
 		p.offerAll(ctx, nodePool.Name, previous, noPendingPod)
+		next.explanation = &explanation{every: true, why: "no plan holds any of its pending pods"}
 	}
 	p.decisions[nodePool.Name] = next
+	p.tell(ctx, nodePool.Name, next.explanation, groups)
 	return next.instanceTypes, nil
 }
 
@@ -333,6 +349,47 @@ func (p *Policy) report(ctx context.Context, nodePool string, previous, next *me
 		"cheapestFleet", fmt.Sprintf("$%.3f/h on %d nodes", decision.cheapest.price, decision.cheapest.nodes)}
 	logDecision(ctx, nodePool, next)
 }
+
+// explain says what the decision offers and why.
+func explain(next *memo, d demand, decision decision) *explanation {
+	top := d.plans[decision.ceiling.top]
+	e := &explanation{
+		pods: d.pods, coming: d.coming, ceiling: planPrice{name: top.name, price: top.price}, passedOver: next.passedOver, floor: next.floor,
+		expected: decision.fleet, cheapest: decision.cheapest, deferred: decision.deferred, held: map[string]planPrice{},
+	}
+	e.cheaper, e.dearer = decision.alternatives(decision.ceiling)
+	for _, sh := range d.shapes {
+		if cheapest := d.plans[sh.cheapest]; cheapest.price > top.price {
+			e.held[sh.key] = planPrice{name: cheapest.name, price: cheapest.price}
+		}
+	}
+	return e
+}
+
+// tell keeps what a provisioning round was offered for the NodeClaims it launches, and tells
+// each of the round's pods that no plan up to the ceiling holds that it waits for a later round.
+// Other callers' answers are not what core launches from.
+func (p *Policy) tell(ctx context.Context, nodePool string, e *explanation, groups []*podGroup) {
+	if injection.GetControllerName(ctx) != provisionerName {
+		return
+	}
+	p.explanations.Store(nodePool, e)
+	if p.recorder == nil {
+		return
+	}
+	for _, g := range groups {
+		holding, ok := e.held[g.shape.key]
+		if !ok {
+			continue
+		}
+		for _, pod := range g.members {
+			p.recorder.Publish(deferredEvent(pod, nodePool, e.ceiling, holding))
+		}
+	}
+}
+
+// provisionerName is the controller name core's provisioner asks with.
+const provisionerName = "provisioner"
 
 // logDecision logs the decision's new ceiling once, through the caller's logger if it keeps logs.
 func logDecision(ctx context.Context, nodePool string, decision *memo) {
