@@ -146,6 +146,8 @@ const (
 	goScenario         = "go"
 	costScenario       = "cost"
 	costRandomScenario = "cost-random"
+	// sizingLatencyScenario is the sizing policy's time per GetInstanceTypes.
+	sizingLatencyScenario = "sizing-latency"
 )
 
 func inProcess(sel selection, goBenchmarks *bench.GoBenchmarks) []inProcessScenario {
@@ -156,6 +158,10 @@ func inProcess(sel selection, goBenchmarks *bench.GoBenchmarks) []inProcessScena
 		{costScenario, "Cost efficiency", func(ctx context.Context) ([]bench.Row, error) { return bench.CostEfficiency(ctx, sel.mixes) }},
 		{costRandomScenario, "Cost efficiency of random mixes", func(ctx context.Context) ([]bench.Row, error) {
 			return bench.RandomCostEfficiency(ctx, sel.seed, sel.random)
+		}},
+		{sizingLatencyScenario, "Sizing policy latency", func(ctx context.Context) ([]bench.Row, error) {
+			misses, hits := sizingCalls(sel.quick)
+			return bench.SizingLatency(ctx, misses, hits)
 		}},
 		{goScenario, "Go benchmarks of the hot paths", func(ctx context.Context) ([]bench.Row, error) { return goBenchmarks.Run(ctx, sel.quick) }},
 	}
@@ -172,6 +178,16 @@ func allScenarios() []string {
 // runsAny tells whether any of names was asked for; every scenario is when none was named.
 func runsAny(asked, names []string) bool {
 	return len(asked) == 0 || slices.ContainsFunc(names, func(n string) bool { return slices.Contains(asked, n) })
+}
+
+// sizingCalls are how many calls the sizing-latency scenario times on a memo miss and on a hit.
+// The quick run keeps the 5,000 pending pods, whose set-up takes most of its time, and times
+// fewer calls.
+func sizingCalls(quick bool) (misses, hits int) {
+	if quick {
+		return 100, 200
+	}
+	return 300, 1000
 }
 
 // schedulingPods are the batch sizes the scheduling-throughput scenario solves.
