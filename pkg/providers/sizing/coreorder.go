@@ -39,22 +39,20 @@ func coreOrder(bins []*bin, changed int) {
 	case changed < 0:
 		// The partial insertion sort moves the new bin left past the bins holding more pods.
 		moved := bins[n-1]
-		i := n - 1
-		for i > 0 && bins[i-1].pods > moved.pods {
-			bins[i] = bins[i-1]
-			i--
-		}
+		i, _ := slices.BinarySearchFunc(bins[:n-1], moved.pods+1, podsAtLeast)
+		copy(bins[i+1:], bins[i:n-1])
 		bins[i] = moved
 	default:
+		// It moves the bin that gained a pod right past the bins holding fewer pods.
 		moved := bins[changed]
-		i := changed
-		for i+1 < n && bins[i+1].pods < moved.pods {
-			bins[i] = bins[i+1]
-			i++
-		}
-		bins[i] = moved
+		i, _ := slices.BinarySearchFunc(bins[changed+1:], moved.pods, podsAtLeast)
+		copy(bins[changed:], bins[changed+1:changed+1+i])
+		bins[changed+i] = moved
 	}
 }
+
+// podsAtLeast orders a bin before pods when it holds fewer, for a binary search of sorted bins.
+func podsAtLeast(b *bin, pods int) int { return cmp.Compare(b.pods, pods) }
 
 // pivotSamplesInOrder says whether Go's quicksort, choosing the pivot of at least 50 bins by
 // Tukey's ninther, finds every pair it compares in order: then it tries its partial insertion
