@@ -40,12 +40,12 @@ func TestInputsHashCoversEveryInput(t *testing.T) {
 	// The provider rebuilds the plan whose offering ran out of capacity and keeps the others.
 	soldOut := slices.Clone(instanceTypes)
 	last := len(soldOut) - 1
-	rebuilt := *soldOut[last]
-	rebuilt.Offerings = slices.Clone(rebuilt.Offerings)
+	kept := soldOut[last]
+	rebuilt := &cloudprovider.InstanceType{Name: kept.Name, Requirements: kept.Requirements, Offerings: slices.Clone(kept.Offerings), Capacity: kept.Capacity, Overhead: kept.Overhead}
 	offering := *rebuilt.Offerings[0]
 	offering.Available = false
 	rebuilt.Offerings[0] = &offering
-	soldOut[last] = &rebuilt
+	soldOut[last] = rebuilt
 	if key(soldOut, false, queue(10, 0)) == base {
 		t.Errorf("%s running out of capacity leaves the key unchanged", rebuilt.Name)
 	}
