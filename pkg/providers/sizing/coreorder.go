@@ -27,27 +27,31 @@ import (
 const shortestPartialInsertion = 50
 
 // coreOrder sorts bins as core's sort.Slice sorts its NodeClaims by pods held, given that they
-// were sorted before the bin at changed took one pod (-1: before a bin was appended).
-func coreOrder(bins []*bin, changed int) {
+// were sorted before the bin at changed took one pod (-1: before a bin was appended), and
+// returns how many bins at the front kept their place.
+func coreOrder(bins []*bin, changed int) (kept int) {
 	n := len(bins)
 	switch {
 	case changed < 0 && (n < 2 || bins[n-2].pods <= bins[n-1].pods),
 		changed >= 0 && (changed == n-1 || bins[changed].pods <= bins[changed+1].pods):
-		return
+		return n
 	case n < shortestPartialInsertion || !pivotSamplesInOrder(bins):
 		slices.SortFunc(bins, fewerPods)
+		return 0
 	case changed < 0:
 		// The partial insertion sort moves the new bin left past the bins holding more pods.
 		moved := bins[n-1]
 		i, _ := slices.BinarySearchFunc(bins[:n-1], moved.pods+1, podsAtLeast)
 		copy(bins[i+1:], bins[i:n-1])
 		bins[i] = moved
+		return i
 	default:
 		// It moves the bin that gained a pod right past the bins holding fewer pods.
 		moved := bins[changed]
 		i, _ := slices.BinarySearchFunc(bins[changed+1:], moved.pods, podsAtLeast)
 		copy(bins[changed:], bins[changed+1:changed+1+i])
 		bins[changed+i] = moved
+		return changed
 	}
 }
 
