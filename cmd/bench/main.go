@@ -97,7 +97,7 @@ func run(ctx context.Context, command *bench.Command, sel selection) error {
 		errs = append(errs, err)
 	}
 	for _, s := range inProcess(sel, goBenchmarks) {
-		if !runsAny(scenarios, []string{s.name}) {
+		if !runsAny(scenarios, []string{s.name}) || (quick && s.fullRunOnly && !slices.Contains(scenarios, s.name)) {
 			continue
 		}
 		progress(s.title)
@@ -138,6 +138,9 @@ func runClusterScenarios(ctx context.Context, cfg bench.Config) ([]bench.Row, ma
 type inProcessScenario struct {
 	name, title string
 	run         func(context.Context) ([]bench.Row, error)
+	// fullRunOnly leaves the scenario out of -quick unless -scenarios names it: it costs more of
+	// CI's budget than it is worth there.
+	fullRunOnly bool
 }
 
 // Names of the in-process scenarios: the hot paths' Go benchmarks and the cost of the eight
@@ -146,18 +149,26 @@ const (
 	goScenario         = "go"
 	costScenario       = "cost"
 	costRandomScenario = "cost-random"
+	// sizingLatencyScenario is the sizing policy's time per GetInstanceTypes.
+	sizingLatencyScenario = "sizing-latency"
 )
 
 func inProcess(sel selection, goBenchmarks *bench.GoBenchmarks) []inProcessScenario {
 	return []inProcessScenario{
 		{"scheduling", "Scheduling throughput", func(ctx context.Context) ([]bench.Row, error) {
 			return bench.SchedulingThroughput(ctx, schedulingPods(sel.quick))
-		}},
-		{costScenario, "Cost efficiency", func(ctx context.Context) ([]bench.Row, error) { return bench.CostEfficiency(ctx, sel.mixes) }},
+		}, false},
+		{costScenario, "Cost efficiency", func(ctx context.Context) ([]bench.Row, error) { return bench.CostEfficiency(ctx, sel.mixes) }, false},
 		{costRandomScenario, "Cost efficiency of random mixes", func(ctx context.Context) ([]bench.Row, error) {
 			return bench.RandomCostEfficiency(ctx, sel.seed, sel.random)
-		}},
-		{goScenario, "Go benchmarks of the hot paths", func(ctx context.Context) ([]bench.Row, error) { return goBenchmarks.Run(ctx, sel.quick) }},
+		}, false},
+		// Creating 5,000 pods takes most of its 45 s on a loaded 2-core machine, over the 20 s
+		// the quick run can give it.
+		{sizingLatencyScenario, "Sizing policy latency", func(ctx context.Context) ([]bench.Row, error) {
+			misses, hits := sizingCalls(sel.quick)
+			return bench.SizingLatency(ctx, misses, hits)
+		}, true},
+		{goScenario, "Go benchmarks of the hot paths", func(ctx context.Context) ([]bench.Row, error) { return goBenchmarks.Run(ctx, sel.quick) }, false},
 	}
 }
 
@@ -172,6 +183,16 @@ func allScenarios() []string {
 // runsAny tells whether any of names was asked for; every scenario is when none was named.
 func runsAny(asked, names []string) bool {
 	return len(asked) == 0 || slices.ContainsFunc(names, func(n string) bool { return slices.Contains(asked, n) })
+}
+
+// sizingCalls are how many calls the sizing-latency scenario times on a memo miss and on a hit.
+// A quick run that names it keeps the 5,000 pending pods, whose set-up takes most of its time,
+// and times fewer calls.
+func sizingCalls(quick bool) (misses, hits int) {
+	if quick {
+		return 100, 200
+	}
+	return 300, 1000
 }
 
 // schedulingPods are the batch sizes the scheduling-throughput scenario solves.

@@ -13,31 +13,74 @@ import (
 //
 // slices.SortFunc runs the pattern-defeating quicksort sort.Slice runs, without reflection, and
 // leaves the same order (TestBinsSortLikeCore checks both ways against sort.Slice). Sorting
-// before every pod still costs most of a simulation, so coreOrder takes a shortcut where the
-// quicksort's result is known: between two sorts one bin gains one pod, and when that bin lies
-// in the first quarter of at least 50 bins, none of the positions the quicksort samples for its
-// pivot is out of order, so it takes its partial insertion sort, which moves the bin right past
-// the bins holding fewer pods and keeps every other bin's order.
+// before every pod costs time in proportion to the bins, and so most of a simulation of
+// thousands of pods, so coreOrder takes a shortcut where the quicksort's result is known: between
+// two sorts one bin gains one pod, or one bin of one pod is appended. When the bins are still in
+// order, the quicksort leaves them as they are. When they are not, and the positions the
+// quicksort samples for its pivot are in order (as they always are when the bin that changed
+// lies in the first quarter, or is the new last one), it takes its partial insertion sort on at
+// least 50 bins, which moves the bin that gained a pod right past the bins holding fewer pods,
+// or the new bin left past those holding more, and keeps every other bin's order.
 
 // shortestPartialInsertion is the slice length from which Go's quicksort tries its partial
 // insertion sort on input it samples as ascending.
 const shortestPartialInsertion = 50
 
 // coreOrder sorts bins as core's sort.Slice sorts its NodeClaims by pods held, given that they
-// were sorted before the bin at changed took one pod (-1: before a bin was appended).
-func coreOrder(bins []*bin, changed int) {
+// were sorted before the bin at changed took one pod (-1: before a bin was appended), and
+// returns how many bins at the front kept their place.
+func coreOrder(bins []*bin, changed int) (kept int) {
 	n := len(bins)
-	if changed < 0 || n < shortestPartialInsertion || changed >= n/4-1 {
+	switch {
+	case changed < 0 && (n < 2 || bins[n-2].pods <= bins[n-1].pods),
+		changed >= 0 && (changed == n-1 || bins[changed].pods <= bins[changed+1].pods):
+		return n
+	case n < shortestPartialInsertion || !pivotSamplesInOrder(bins):
 		slices.SortFunc(bins, fewerPods)
-		return
+		return 0
+	case changed < 0:
+		// The partial insertion sort moves the new bin left past the bins holding more pods.
+		moved := bins[n-1]
+		i, _ := slices.BinarySearchFunc(bins[:n-1], moved.pods+1, podsAtLeast)
+		copy(bins[i+1:], bins[i:n-1])
+		bins[i] = moved
+		return i
+	default:
+		// It moves the bin that gained a pod right past the bins holding fewer pods.
+		moved := bins[changed]
+		i, _ := slices.BinarySearchFunc(bins[changed+1:], moved.pods, podsAtLeast)
+		copy(bins[changed:], bins[changed+1:changed+1+i])
+		bins[changed+i] = moved
+		return changed
 	}
-	moved := bins[changed]
-	i := changed
-	for i+1 < n && bins[i+1].pods < moved.pods {
-		bins[i] = bins[i+1]
-		i++
+}
+
+// podsAtLeast orders a bin before pods when it holds fewer, for a binary search of sorted bins.
+func podsAtLeast(b *bin, pods int) int { return cmp.Compare(b.pods, pods) }
+
+// pivotSamplesInOrder says whether Go's quicksort, choosing the pivot of at least 50 bins by
+// Tukey's ninther, finds every pair it compares in order: then it tries its partial insertion
+// sort first.
+func pivotSamplesInOrder(bins []*bin) bool {
+	inOrder := true
+	// ordered is the quicksort's order2: the pair in ascending order, noting a pair out of order.
+	ordered := func(a, b int) (int, int) {
+		if bins[b].pods < bins[a].pods {
+			inOrder = false
+			return b, a
+		}
+		return a, b
 	}
-	bins[i] = moved
+	median := func(a, b, c int) int {
+		a, b = ordered(a, b)
+		b, _ = ordered(b, c)
+		_, b = ordered(a, b)
+		return b
+	}
+	quarter := len(bins) / 4
+	i, j, k := quarter, quarter*2, quarter*3
+	median(median(i-1, i, i+1), median(j-1, j, j+1), median(k-1, k, k+1))
+	return inOrder
 }
 
 // fewerPods orders bins by pods held, as core orders its in-flight NodeClaims.

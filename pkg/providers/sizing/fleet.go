@@ -222,11 +222,16 @@ func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) fleet {
 				left--
 			}
 		}
+		// The bins before closed are closed to s: a pod goes to the first bin that takes it, so
+		// the next pod need not try those again while they keep their place.
+		closed := 0
 		for ; left > 0; left-- {
-			coreOrder(bins, changed)
-			if changed = addToOpenBin(bins, plans, s, c); changed >= 0 {
+			closed = min(closed, coreOrder(bins, changed))
+			if changed = addToOpenBin(bins, plans, s, c, closed); changed >= 0 {
+				closed = changed
 				continue
 			}
+			closed = len(bins)
 			b := &bin{used: make(vector, dims), plans: slices.Clone(s.plans)}
 			holding := b.holdingPlan(plans, s, c)
 			if holding < 0 {
@@ -244,11 +249,12 @@ func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) fleet {
 	return f
 }
 
-// addToOpenBin adds a pod of s to the first bin that some plan up to the ceiling holds with it,
-// and returns its index, or -1 when no bin does. A bin that cannot take one pod of a shape takes
-// none of its later pods, so it is closed to the shape.
-func addToOpenBin(bins []*bin, plans []plan, s *shape, c ceiling) int {
-	for i, b := range bins {
+// addToOpenBin adds a pod of s to the first bin from the one at from that some plan up to the
+// ceiling holds with it, and returns its index, or -1 when no bin does. A bin that cannot take
+// one pod of a shape takes none of its later pods, so it is closed to the shape.
+func addToOpenBin(bins []*bin, plans []plan, s *shape, c ceiling, from int) int {
+	for i := from; i < len(bins); i++ {
+		b := bins[i]
 		if b.closedTo == s {
 			continue
 		}

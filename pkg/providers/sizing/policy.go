@@ -3,8 +3,10 @@ package sizing
 import (
 	"context"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -59,6 +61,8 @@ type Policy struct {
 	shapes map[types.UID]cachedShape
 	// decisions are each NodePool's last answer, by NodePool name.
 	decisions map[string]*memo
+	// simulating are the decisions being simulated, by NodePool name.
+	simulating map[string]*simulation
 	// largeUntil is when each NodePool that counted as large stops counting as large, unless it
 	// does on its own again, by NodePool name.
 	largeUntil map[string]time.Time
@@ -108,6 +112,7 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		clock:              clk,
 		shapes:             map[types.UID]cachedShape{},
 		decisions:          map[string]*memo{},
+		simulating:         map[string]*simulation{},
 		largeUntil:         map[string]time.Time{},
 		templates:          map[string]cachedTemplate{},
 		unknownAnnotations: map[string]string{},
@@ -132,7 +137,12 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		return instanceTypes, nil
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			p.mu.Unlock()
+		}
+	}()
 	previous := p.decisions[nodePool.Name]
 	if !p.sizes(ctx, nodePool) {
 		p.offerAll(ctx, nodePool.Name, previous, "the NodePool's "+v1.AnnotationSizingPolicy+" annotation disables sizing")
@@ -169,33 +179,44 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		return nil, err
 	}
 	starting := startingNodes(holder.Placements, nodePool.Name, pending.placed)
-	inputs := inputsHash(nodePool, instanceTypes, daemonsKey+"|"+poolsKey, existing, starting, queue)
+	wasLarge := p.wasLarge(nodePool.Name)
+	inputs := inputsHash(nodePool, instanceTypes, daemonsKey+"|"+poolsKey, existing, wasLarge, starting, queue)
 	if previous != nil && previous.inputs == inputs {
 		logDecision(ctx, nodePool.Name, previous)
 		p.tell(ctx, nodePool.Name, previous.explanation, groups)
 		return previous.instanceTypes, nil
 	}
-
-	d := nodePoolDemand(template, instanceTypes, groups, queue, daemons, starting)
-	next := &memo{inputs: inputs, instanceTypes: instanceTypes, template: template, generation: nodePool.Generation, uid: nodePool.UID}
+	// Another caller simulating the same inputs answers this one too.
+	if f, ok := p.simulating[nodePool.Name]; ok && f.inputs == inputs {
+		p.mu.Unlock()
+		locked = false
+		select {
+		case <-f.done:
+			return f.instanceTypes, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f := &simulation{inputs: inputs, done: make(chan struct{})}
+	p.simulating[nodePool.Name] = f
+	// The simulation reads nothing of the policy's: callers for other NodePools, or with answers
+	// in the memo, need not wait for it.
+	p.mu.Unlock()
+	locked = false
+	next, d, decision := simulate(p.tradeoff, template, instanceTypes, groups, queue, daemons, starting, existing, wasLarge)
+	next.inputs, next.generation, next.uid = inputs, nodePool.Generation, nodePool.UID
+	f.instanceTypes = next.instanceTypes
+	close(f.done)
+	p.mu.Lock()
+	locked = true
+	if p.simulating[nodePool.Name] == f {
+		delete(p.simulating, nodePool.Name)
+	}
+	if decision.largeOnItsOwn {
+		p.largeUntil[nodePool.Name] = p.clock.Now().Add(largeFor)
+	}
+	previous = p.decisions[nodePool.Name]
 	if len(d.shapes) > 0 {
-		decision := d.choose(p.tradeoff, existing, p.wasLarge(nodePool.Name))
-		if decision.largeOnItsOwn {
-			p.largeUntil[nodePool.Name] = p.clock.Now().Add(largeFor)
-		}
-		if template.Requirements.HasMinValues() {
-			// minValues count every plan at the ceiling's price.
-			decision.ceiling = decision.ceiling.whole(d.plans)
-		}
-		if raised := d.satisfyMinValues(decision.ceiling.top, template.Requirements); raised != decision.ceiling.top {
-			decision.ceiling, decision.deferred = ceiling{top: raised}, deferredAt(d.plans, d.shapes, raised)
-		}
-		price := d.plans[decision.ceiling.top].price
-		next.floor = d.burstFloor(decision.burstCeiling, template.Requirements)
-		next.passedOver = decision.ceiling.passedOver(d.plans)
-		if decision.ceiling.top < len(d.plans)-1 || next.floor > 0 || len(next.passedOver) > 0 {
-			next.instanceTypes, next.ceiling = restrict(instanceTypes, next.floor, price, next.passedOver), price
-		}
 		p.report(ctx, nodePool.Name, previous, next, d, decision)
 		next.explanation = explain(next, d, decision)
 	} else {
@@ -205,6 +226,41 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	p.decisions[nodePool.Name] = next
 	p.tell(ctx, nodePool.Name, next.explanation, groups)
 	return next.instanceTypes, nil
+}
+
+// simulation is a decision being simulated for a NodePool: done is closed once instanceTypes
+// holds its answer.
+type simulation struct {
+	inputs        uint64
+	done          chan struct{}
+	instanceTypes []*cloudprovider.InstanceType
+}
+
+// simulate chooses the plans to offer for the NodePool's pending pods: the memo of a decision,
+// without its inputs, generation and UID, and the demand and decision it was chosen from. With no
+// shape to size for, it offers every plan.
+func simulate(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, instanceTypes []*cloudprovider.InstanceType, groups []*podGroup, queue []groupRun,
+	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool) (*memo, demand, decision) {
+	d := nodePoolDemand(template, instanceTypes, groups, queue, daemons, starting)
+	next := &memo{instanceTypes: instanceTypes, template: template}
+	if len(d.shapes) == 0 {
+		return next, d, decision{}
+	}
+	decision := d.choose(tradeoff, existing, wasLarge)
+	if template.Requirements.HasMinValues() {
+		// minValues count every plan at the ceiling's price.
+		decision.ceiling = decision.ceiling.whole(d.plans)
+	}
+	if raised := d.satisfyMinValues(decision.ceiling.top, template.Requirements); raised != decision.ceiling.top {
+		decision.ceiling, decision.deferred = ceiling{top: raised}, deferredAt(d.plans, d.shapes, raised)
+	}
+	price := d.plans[decision.ceiling.top].price
+	next.floor = d.burstFloor(decision.burstCeiling, template.Requirements)
+	next.passedOver = decision.ceiling.passedOver(d.plans)
+	if decision.ceiling.top < len(d.plans)-1 || next.floor > 0 || len(next.passedOver) > 0 {
+		next.instanceTypes, next.ceiling = restrict(instanceTypes, next.floor, price, next.passedOver), price
+	}
+	return next, d, decision
 }
 
 // askedByDisruption says whether core's disruption controller asks. Its simulations reschedule the
@@ -439,19 +495,44 @@ func (p *Policy) nodeClaims(ctx context.Context, nodePool string) (int, error) {
 }
 
 // inputsHash identifies everything a NodePool's answer depends on: its spec, the instance types
-// (the provider returns the same slice until the catalogue or an offering changes), the
-// DaemonSets, the NodePool's node count, the room on its starting nodes and the pending pods by
-// shape and in core's queue order.
-func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, existing int, starting []startingNode, queue []groupRun) uint64 {
+// (their plans, capacity and offerings' prices and availability: the provider may rebuild some
+// of them and keep others), the DaemonSets, the NodePool's node count, whether it still counts
+// as large from an earlier burst, the room on its starting nodes and the pending pods by shape,
+// in core's queue order, with how many of each group are still to come.
+func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, existing int, wasLarge bool, starting []startingNode, queue []groupRun) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%s/%d/%p/%d/%s/%d|", nodePool.UID, nodePool.Generation, instanceTypes[0], len(instanceTypes), daemonsKey, existing)
+	fmt.Fprintf(h, "%s/%d/%s/%d/%t|", nodePool.UID, nodePool.Generation, daemonsKey, existing, wasLarge)
+	hashInstanceTypes(h, instanceTypes)
 	hashStartingNodes(h, starting)
 	// The queue holds every group, in an order fixed by the pods: where groups ask for the same
-	// CPU and memory, how core's queue interleaves them counts too.
+	// CPU and memory, how core's queue interleaves them counts too. Pods still to come count
+	// apart from those pending: they decide the floor a burst gets.
 	for _, r := range queue {
-		fmt.Fprintf(h, "|%s#%d#%t#%t", r.of.shape.key, r.pods, r.of.deferred, r.of.elsewhere)
+		fmt.Fprintf(h, "|%s#%d#%d#%t#%t", r.of.shape.key, r.pods, r.of.coming, r.of.deferred, r.of.elsewhere)
 	}
 	return h.Sum64()
+}
+
+// hashInstanceTypes adds what the simulation reads of the instance types to h.
+func hashInstanceTypes(h hash.Hash64, instanceTypes []*cloudprovider.InstanceType) {
+	for _, it := range instanceTypes {
+		fmt.Fprintf(h, "%s", it.Name)
+		overhead := corev1.ResourceList{}
+		if it.Overhead != nil {
+			overhead = it.Overhead.Total()
+		}
+		for _, list := range []corev1.ResourceList{it.Capacity, overhead} {
+			for _, name := range slices.Sorted(maps.Keys(list)) {
+				quantity := list[name]
+				fmt.Fprintf(h, ",%s=%d", name, quantity.MilliValue())
+			}
+			fmt.Fprint(h, ";")
+		}
+		for _, o := range it.Offerings {
+			fmt.Fprintf(h, "%s/%s/%g/%t;", o.Zone(), o.CapacityType(), o.Price, o.Available)
+		}
+		fmt.Fprint(h, "|")
+	}
 }
 
 // restrict returns the instance types with every available offering dearer than ceiling or

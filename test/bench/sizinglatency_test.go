@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkSizingLatency is the sizing-latency scenario's memo miss as a Go benchmark, for
+// go test -cpuprofile: each op is a GetInstanceTypes call after one more pending pod reached the
+// cache; only the call is timed.
+func BenchmarkSizingLatency(b *testing.B) {
+	ctx, err := controllerContext(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := newSizingFixture(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = f.close() })
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		if err := f.createPendingPod(ctx, f.pods); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.awaitPods(ctx, f.pods+1); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := f.call(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
