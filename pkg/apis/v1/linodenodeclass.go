@@ -38,6 +38,9 @@ type LinodeNodeClassList struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.image) && has(self.imageSelector))",message="image and imageSelector are mutually exclusive; set one of them"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.placementGroup) == has(self.placementGroup)",message="placementGroup is immutable; create a new LinodeNodeClass to use another group"
 // +kubebuilder:validation:XValidation:rule="!has(self.swapSizeMB) || !has(self.rootDiskSizeMB) || self.swapSizeMB < self.rootDiskSizeMB",message="swapSizeMB must be smaller than rootDiskSizeMB"
+// +kubebuilder:validation:XValidation:rule="!(has(self.vpc) && has(self.interfaces))",message="vpc and interfaces are mutually exclusive; put the VPC in interfaces"
+// +kubebuilder:validation:XValidation:rule="!has(self.dataDisks) || has(self.rootDiskSizeMB)",message="dataDisks need rootDiskSizeMB, to leave room for them in the plan's storage"
+// +kubebuilder:validation:XValidation:rule="!has(self.interfaces) || !self.interfaces.exists(i, has(i.firewallID)) || (has(self.interfaceGeneration) && self.interfaceGeneration == 'linode')",message="interfaces[].firewallID needs interfaceGeneration linode; with legacy_config use firewallID"
 type LinodeNodeClassSpec struct {
 	// Tags are extra Linode tags put on every node pool and Linode launched with this class.
 	// Linode limits tags to 50 characters. The provider's own tags (karpenter.sh/...,
@@ -93,9 +96,44 @@ type LinodeNodeClassSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	SwapSizeMB *int32 `json:"swapSizeMB,omitempty"`
-	// VPC attaches each node to a VPC subnet (instance mode).
+	// VPC attaches each node to a VPC subnet (instance mode), beside its public interface. For
+	// any other layout, or for Linode Interfaces, use interfaces.
 	// +optional
 	VPC *VPCConfiguration `json:"vpc,omitempty"`
+	// InterfaceGeneration is the kind of network interfaces each node gets (instance mode):
+	// legacy_config puts them in the Linode's configuration profile, linode gives them to the
+	// Linode itself ("Linode Interfaces"), each with its own firewall. When unset, the account's
+	// default (GET /account/settings) applies.
+	// +optional
+	InterfaceGeneration *InterfaceGeneration `json:"interfaceGeneration,omitempty"`
+	// Interfaces are each node's network interfaces, in order (instance mode); the first public
+	// or VPC interface carries the default route. When unset, a node has one public interface,
+	// plus the VPC interface that vpc asks for.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=3
+	// +kubebuilder:validation:XValidation:rule="self.filter(i, has(i.public)).size() <= 1 && self.filter(i, has(i.vpc)).size() <= 1",message="interfaces may hold at most one public and one vpc interface"
+	// +kubebuilder:validation:XValidation:rule="self.exists(i, has(i.public) || has(i.vpc))",message="interfaces need a public or a vpc interface: a node with VLANs alone cannot reach the cluster"
+	// +optional
+	Interfaces []NetworkInterface `json:"interfaces,omitempty"`
+	// DataDisks are extra disks of each node (instance mode), after the boot and swap disks,
+	// formatted and mounted by cloud-init where mountPath says. The boot disk then takes
+	// rootDiskSizeMB, which must leave room for them in the plan's storage.
+	// +kubebuilder:validation:MaxItems=6
+	// +listType=map
+	// +listMapKey=label
+	// +optional
+	DataDisks []DataDisk `json:"dataDisks,omitempty"`
+	// RootDiskLabel is the label of each node's boot disk (instance mode).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=48
+	// +optional
+	RootDiskLabel *string `json:"rootDiskLabel,omitempty"`
+	// Kernel is the kernel each node boots (instance mode), e.g. "linode/grub2" or
+	// "linode/latest-64bit". When unset, Linode's default for the image applies.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Kernel *string `json:"kernel,omitempty"`
 	// PrivateIP adds a private IPv4 address to each node (instance mode).
 	// +optional
 	PrivateIP *bool `json:"privateIP,omitempty"`
@@ -207,6 +245,117 @@ type PlacementGroupSelector struct {
 	// +kubebuilder:validation:Enum=strict;flexible
 	// +optional
 	Policy *string `json:"policy,omitempty"`
+	// RequireCompliance launches a node only while the group is compliant: when Linode reports
+	// the group non-compliant (a flexible group that had to break its policy), launches wait
+	// instead of adding to it.
+	// +optional
+	RequireCompliance *bool `json:"requireCompliance,omitempty"`
+}
+
+// InterfaceGeneration is a Linode interface generation, by the name the Linode API uses.
+// +kubebuilder:validation:Enum=legacy_config;linode
+type InterfaceGeneration string
+
+const (
+	InterfaceGenerationLegacyConfig InterfaceGeneration = "legacy_config"
+	InterfaceGenerationLinode       InterfaceGeneration = "linode"
+)
+
+// NetworkInterface is one network interface of a node: public, VPC or VLAN.
+// +kubebuilder:validation:XValidation:rule="[has(self.public), has(self.vpc), has(self.vlan)].filter(x, x).size() == 1",message="each interface sets exactly one of public, vpc and vlan"
+// +kubebuilder:validation:XValidation:rule="!has(self.firewallID) || !has(self.vlan)",message="a vlan interface has no firewall; set firewallID on a public or vpc interface"
+type NetworkInterface struct {
+	// Public is an interface on the public internet.
+	// +optional
+	Public *PublicInterface `json:"public,omitempty"`
+	// VPC is an interface in a VPC subnet.
+	// +optional
+	VPC *VPCInterface `json:"vpc,omitempty"`
+	// VLAN is an interface on a private VLAN.
+	// +optional
+	VLAN *VLANInterface `json:"vlan,omitempty"`
+	// FirewallID is the Cloud Firewall of this interface (interfaceGeneration linode). A change
+	// replaces the nodes.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	FirewallID *int `json:"firewallID,omitempty"`
+}
+
+// PublicInterface is a node's interface on the public internet.
+type PublicInterface struct {
+	// IPv6Ranges are routed IPv6 ranges of each node, by prefix length: "/64" or "/56".
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:items:Enum="/64";"/56"
+	// +optional
+	IPv6Ranges []string `json:"ipv6Ranges,omitempty"`
+}
+
+// VPCInterface is a node's interface in a VPC subnet.
+type VPCInterface struct {
+	VPCConfiguration `json:",inline"`
+	// IPv4Ranges are extra ranges of the subnet routed to each node, by prefix length ("/28")
+	// or as a CIDR inside the subnet: pod addresses, for a CNI that routes them natively.
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:items:MaxLength=43
+	// +optional
+	IPv4Ranges []string `json:"ipv4Ranges,omitempty"`
+	// IPv6 gives each node IPv6 on the subnet, where the VPC has an IPv6 range.
+	// +optional
+	IPv6 *VPCIPv6 `json:"ipv6,omitempty"`
+}
+
+// VPCIPv6 are the IPv6 settings of a VPC interface.
+// +kubebuilder:validation:XValidation:rule="(has(self.slaac) && self.slaac) || (has(self.range) && self.range)",message="ipv6 needs slaac or range"
+type VPCIPv6 struct {
+	// SLAAC gives each node an address of the subnet's IPv6 range by SLAAC.
+	// +optional
+	SLAAC *bool `json:"slaac,omitempty"`
+	// Range routes a /64 of the subnet's IPv6 range to each node.
+	// +optional
+	Range *bool `json:"range,omitempty"`
+	// Public makes the node's IPv6 reachable from the internet.
+	// +optional
+	Public *bool `json:"public,omitempty"`
+}
+
+// VLANInterface is a node's interface on a private VLAN.
+type VLANInterface struct {
+	// Label of the VLAN; it is created in the region when missing.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9-]+$`
+	// +required
+	Label string `json:"label"`
+	// IPAMAddress is the node's address on the VLAN in CIDR form, e.g. "10.0.0.1/24". Since
+	// every node of the class takes the same one, leave it unset unless the NodePool holds a
+	// single node.
+	// +kubebuilder:validation:MaxLength=43
+	// +optional
+	IPAMAddress *string `json:"ipamAddress,omitempty"`
+}
+
+// DataDisk is an extra disk of each node.
+type DataDisk struct {
+	// Label names the disk; cloud-init finds it as /dev/disk/by-label/<label> once formatted.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=48
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9._-]+$`
+	// +required
+	Label string `json:"label"`
+	// SizeMB is the size of the disk.
+	// +kubebuilder:validation:Minimum=1024
+	// +required
+	SizeMB int32 `json:"sizeMB"`
+	// Filesystem of the disk; raw leaves it unformatted (for local volumes). Defaults to ext4.
+	// +kubebuilder:validation:Enum=ext4;ext3;raw
+	// +optional
+	Filesystem *string `json:"filesystem,omitempty"`
+	// MountPath is where cloud-init mounts the disk, e.g. "/var/lib/containerd". Unset leaves it
+	// unmounted.
+	// +kubebuilder:validation:Pattern=`^/[^\s]*$`
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	MountPath *string `json:"mountPath,omitempty"`
 }
 
 // KubeletConfiguration mirrors the kubelet settings that change a node's allocatable resources.
@@ -261,6 +410,10 @@ type KubeletConfiguration struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	ImageGCLowThresholdPercent *int32 `json:"imageGCLowThresholdPercent,omitempty"`
+	// CPUCFSQuota enforces pods' CPU limits with CFS quota (the kubelet's default, true).
+	// Instance mode; LKE configures its own kubelets.
+	// +optional
+	CPUCFSQuota *bool `json:"cpuCFSQuota,omitempty"`
 	// ClusterDNS are the DNS server addresses the kubelet gives pods.
 	// +kubebuilder:validation:MaxItems=3
 	// +kubebuilder:validation:items:MaxLength=45
