@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,9 +122,15 @@ func (p *process) stop(t *testing.T) {
 	select {
 	case <-p.done:
 	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		t.Errorf("the controller did not stop within 15s of SIGINT")
+		// SIGQUIT makes the Go runtime print every goroutine: what the shutdown waits for.
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		t.Errorf("the controller did not stop within 15s of SIGINT; the end of its output:\n%s", goroutinesOf(p.output.String()))
 	}
 }
 
@@ -389,6 +396,22 @@ func TestStartupExitsForASettingTheAPIProvesWrongAfterAnOutage(t *testing.T) {
 }
 
 // tail returns the last n lines of text.
+// goroutinesOf keeps, of a Go runtime's SIGQUIT dump, the goroutines that run the project's code
+// or wait in controller-runtime's manager: what a hung shutdown waits for.
+func goroutinesOf(output string) string {
+	start := strings.Index(output, "SIGQUIT")
+	if start < 0 {
+		return tail(output, 40)
+	}
+	var kept []string
+	for _, goroutine := range strings.Split(output[start:], "\n\n") {
+		if strings.Contains(goroutine, "karpenter-provider-linode/pkg") || strings.Contains(goroutine, "pkg/manager.") {
+			kept = append(kept, goroutine)
+		}
+	}
+	return strings.Join(kept, "\n\n")
+}
+
 func tail(text string, n int) string {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")

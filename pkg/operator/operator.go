@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -79,7 +80,16 @@ func Run(ctx context.Context) error {
 	coreCtx, core := coreoperator.NewOperator()
 	coreCtx, cancel := context.WithCancel(coreCtx)
 	defer cancel()
-	context.AfterFunc(ctx, cancel)
+	// A controller registered while the manager stops can hang the shutdown: controller-runtime's
+	// Add holds a runnable group's lock while it hands the runnable to the group's loop, and the
+	// loop waits for the same lock once the stop has asked for it. So the signal stops the
+	// manager only between registrations, never during one.
+	registration := &sync.Mutex{}
+	context.AfterFunc(ctx, func() {
+		registration.Lock()
+		defer registration.Unlock()
+		cancel()
+	})
 	if err := checkCRDs(core.GetRESTMapper(), opts.SystemNamespace); err != nil {
 		return err
 	}
@@ -95,7 +105,7 @@ func Run(ctx context.Context) error {
 		return err
 	}
 	core.WithControllers(coreCtx, webhookControllers...)
-	if err := core.Add(&linodeControllers{coreCtx: coreCtx, core: core, api: api, credentials: credentials, mode: m, target: target}); err != nil {
+	if err := core.Add(&linodeControllers{coreCtx: coreCtx, registration: registration, core: core, api: api, credentials: credentials, mode: m, target: target}); err != nil {
 		return err
 	}
 	// Core's Start panics on the manager's error; a ConfigError found once the API answers ends
@@ -107,11 +117,14 @@ func Run(ctx context.Context) error {
 // answers the start-up check, on every replica: the manager runs the leader's share only on the
 // leader.
 type linodeControllers struct {
-	coreCtx     context.Context
-	core        *coreoperator.Operator
-	api         linode.API
-	credentials *linode.Credentials
-	mode        Mode
+	coreCtx context.Context
+	// registration is held while the controllers register, and by the shutdown while it
+	// cancels coreCtx.
+	registration *sync.Mutex
+	core         *coreoperator.Operator
+	api          linode.API
+	credentials  *linode.Credentials
+	mode         Mode
 	// target is what the first check found; nil when it could not tell.
 	target Target
 }
@@ -137,6 +150,11 @@ func (l *linodeControllers) Start(ctx context.Context) error {
 	controllers, err := NewControllers(l.coreCtx, l.core, l.api, l.credentials, target)
 	if err != nil {
 		return err
+	}
+	l.registration.Lock()
+	defer l.registration.Unlock()
+	if l.coreCtx.Err() != nil {
+		return nil
 	}
 	for _, c := range controllers {
 		if err := c.Register(l.coreCtx, l.core.Manager); err != nil {
