@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/operator/injection"
+	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
 	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 
@@ -55,6 +56,7 @@ type Policy struct {
 	tradeoff   Tradeoff
 	clock      clock.Clock
 	placements atomic.Pointer[placementsHolder]
+	overlays   atomic.Pointer[overlaysHolder]
 
 	mu sync.Mutex
 	// shapes caches each pending pod's shape by UID.
@@ -77,6 +79,14 @@ type Policy struct {
 }
 
 type placementsHolder struct{ Placements }
+
+// Overlays apply the NodeOverlays of a NodePool to its instance types, as core does to what the
+// cloud provider returns before it schedules (core's nodeoverlay.InstanceTypeStore).
+type Overlays interface {
+	ApplyAll(nodePoolName string, instanceTypes []*cloudprovider.InstanceType) ([]*cloudprovider.InstanceType, error)
+}
+
+type overlaysHolder struct{ Overlays }
 
 type memo struct {
 	// inputs identifies what the answer was computed from.
@@ -117,6 +127,29 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		templates:          map[string]cachedTemplate{},
 		unknownAnnotations: map[string]string{},
 	}
+}
+
+// ModelOverlays has the policy price and size plans as core will once it applied the NodePool's
+// NodeOverlays (with the NodeOverlay feature gate on): an overlay that makes a big plan cheap, or
+// gives a plan more room, changes the cheapest fleet, and a ceiling chosen from the list prices
+// would hide that plan from core.
+func (p *Policy) ModelOverlays(overlays Overlays) {
+	p.overlays.Store(&overlaysHolder{overlays})
+}
+
+// asCoreSees returns the instance types with the NodePool's NodeOverlays applied, when core
+// applies them; otherwise, and while core has not evaluated the NodePool's overlays (it then
+// schedules nothing for the NodePool), the instance types themselves.
+func (p *Policy) asCoreSees(ctx context.Context, nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType) []*cloudprovider.InstanceType {
+	holder := p.overlays.Load()
+	if holder == nil || !coreoptions.FromContext(ctx).FeatureGates.NodeOverlay {
+		return instanceTypes
+	}
+	overlaid, err := holder.ApplyAll(nodePool.Name, instanceTypes)
+	if err != nil || len(overlaid) != len(instanceTypes) {
+		return instanceTypes
+	}
+	return overlaid
 }
 
 // Track gives the policy core's cluster state. Core builds it from the cloud provider, which
@@ -167,7 +200,8 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	if err != nil {
 		return nil, err
 	}
-	pools.instanceTypes, pools.daemons = instanceTypes, daemons
+	priced := p.asCoreSees(ctx, nodePool, instanceTypes)
+	pools.instanceTypes, pools.daemons = priced, daemons
 	groups, queue := groupPending(pools, self, pending.pods, pending.coming, holder.Placements)
 	if len(groups) == 0 {
 		p.offerAll(ctx, nodePool.Name, previous, noPendingPod)
@@ -180,7 +214,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	starting := startingNodes(holder.Placements, nodePool.Name, pending.placed)
 	wasLarge := p.wasLarge(nodePool.Name)
-	inputs := inputsHash(nodePool, instanceTypes, daemonsKey+"|"+poolsKey, existing, wasLarge, starting, queue)
+	inputs := inputsHash(nodePool, priced, daemonsKey+"|"+poolsKey, existing, wasLarge, starting, queue)
 	if previous != nil && previous.inputs == inputs {
 		logDecision(ctx, nodePool.Name, previous)
 		p.tell(ctx, nodePool.Name, previous.explanation, groups)
@@ -203,7 +237,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	// in the memo, need not wait for it.
 	p.mu.Unlock()
 	locked = false
-	next, d, decision := simulate(p.tradeoff, template, instanceTypes, groups, queue, daemons, starting, existing, wasLarge)
+	next, d, decision := simulate(p.tradeoff, template, instanceTypes, priced, groups, queue, daemons, starting, existing, wasLarge)
 	next.inputs, next.generation, next.uid = inputs, nodePool.Generation, nodePool.UID
 	f.instanceTypes = next.instanceTypes
 	close(f.done)
@@ -238,10 +272,12 @@ type simulation struct {
 
 // simulate chooses the plans to offer for the NodePool's pending pods: the memo of a decision,
 // without its inputs, generation and UID, and the demand and decision it was chosen from. With no
-// shape to size for, it offers every plan.
-func simulate(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, instanceTypes []*cloudprovider.InstanceType, groups []*podGroup, queue []groupRun,
+// shape to size for, it offers every plan. It simulates with the instance types as core prices
+// them (priced: with the NodePool's overlays, offering for offering) and restricts those the
+// cloud provider returns.
+func simulate(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, instanceTypes, priced []*cloudprovider.InstanceType, groups []*podGroup, queue []groupRun,
 	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool) (*memo, demand, decision) {
-	d := nodePoolDemand(template, instanceTypes, groups, queue, daemons, starting)
+	d := nodePoolDemand(template, priced, groups, queue, daemons, starting)
 	next := &memo{instanceTypes: instanceTypes, template: template}
 	if len(d.shapes) == 0 {
 		return next, d, decision{}
@@ -258,7 +294,7 @@ func simulate(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, ins
 	next.floor = d.burstFloor(decision.burstCeiling, template.Requirements)
 	next.passedOver = decision.ceiling.passedOver(d.plans)
 	if decision.ceiling.top < len(d.plans)-1 || next.floor > 0 || len(next.passedOver) > 0 {
-		next.instanceTypes, next.ceiling = restrict(instanceTypes, next.floor, price, next.passedOver), price
+		next.instanceTypes, next.ceiling = restrict(instanceTypes, priced, next.floor, price, next.passedOver), price
 	}
 	return next, d, decision
 }
@@ -538,21 +574,27 @@ func hashInstanceTypes(h hash.Hash64, instanceTypes []*cloudprovider.InstanceTyp
 // restrict returns the instance types with every available offering dearer than ceiling or
 // cheaper than floor, and those of the plans passed over at the ceiling's price, marked
 // unavailable. Instance types it changes are copies: the provider's are shared.
-func restrict(instanceTypes []*cloudprovider.InstanceType, floor, ceiling float64, passedOver []string) []*cloudprovider.InstanceType {
+func restrict(instanceTypes, priced []*cloudprovider.InstanceType, floor, ceiling float64, passedOver []string) []*cloudprovider.InstanceType {
 	out := make([]*cloudprovider.InstanceType, len(instanceTypes))
 	for i, it := range instanceTypes {
 		skipped := slices.Contains(passedOver, it.Name)
-		outside := func(o *cloudprovider.Offering) bool {
+		// Core prices an offering with the NodePool's overlays, which keep the offerings' order.
+		outside := func(j int) bool {
+			o := priced[i].Offerings[j]
 			return o.Available && (skipped || o.Price > ceiling || o.Price < floor)
 		}
-		if !slices.ContainsFunc(it.Offerings, outside) {
+		restricted := false
+		for j := range it.Offerings {
+			restricted = restricted || outside(j)
+		}
+		if !restricted {
 			out[i] = it
 			continue
 		}
 		offerings := make(cloudprovider.Offerings, len(it.Offerings))
 		for j, o := range it.Offerings {
 			offerings[j] = o
-			if outside(o) {
+			if outside(j) {
 				offerings[j] = o.DeepCopy()
 				offerings[j].Available = false
 			}
