@@ -186,9 +186,9 @@ func NewSubnetResolver(api SubnetAPI, region string) *SubnetResolver {
 	return &SubnetResolver{api: api, region: region}
 }
 
-// VPCSelector is the class's choice of VPC subnet and the field that holds it: vpc, or the vpc
+// vpcSelector is the class's choice of VPC subnet and the field that holds it: vpc, or the vpc
 // interface of interfaces; nil when nodes join no VPC.
-func VPCSelector(spec *v1.LinodeNodeClassSpec) (selector *v1.VPCConfiguration, field string) {
+func vpcSelector(spec *v1.LinodeNodeClassSpec) (selector *v1.VPCConfiguration, field string) {
 	if spec.VPC != nil {
 		return spec.VPC, "vpc"
 	}
@@ -202,7 +202,7 @@ func VPCSelector(spec *v1.LinodeNodeClassSpec) (selector *v1.VPCConfiguration, f
 
 // Reconcile resolves the class's subnet.
 func (s *SubnetResolver) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
-	vpc, field := VPCSelector(&nodeClass.Spec)
+	vpc, field := vpcSelector(&nodeClass.Spec)
 	if vpc == nil {
 		nodeClass.Status.Subnet = nil
 		nodeClass.StatusConditions().SetTrue(v1.ConditionTypeSubnetReady)
@@ -376,7 +376,7 @@ func (v *Validator) sampleNode(spec v1.LinodeNodeClassSpec) bootstrap.Options {
 // Validate returns the first problem with the class.
 func (v *Validator) Validate(_ context.Context, nodeClass *v1.LinodeNodeClass) (reason, message string, err error) {
 	spec := nodeClass.Spec
-	vpc, vpcField := VPCSelector(&spec)
+	vpc, vpcField := vpcSelector(&spec)
 	for _, need := range []struct {
 		wanted     bool
 		field      string
