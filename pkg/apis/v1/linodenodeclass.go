@@ -41,7 +41,7 @@ type LinodeNodeClassList struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.vpc) && has(self.interfaces))",message="vpc and interfaces are mutually exclusive; put the VPC in interfaces"
 // +kubebuilder:validation:XValidation:rule="!has(self.dataDisks) || has(self.rootDiskSizeMB)",message="dataDisks need rootDiskSizeMB, to leave room for them in the plan's storage"
 // +kubebuilder:validation:XValidation:rule="!has(self.interfaces) || !self.interfaces.exists(i, has(i.firewallID)) || (has(self.interfaceGeneration) && self.interfaceGeneration == 'linode')",message="interfaces[].firewallID needs interfaceGeneration linode; with legacy_config use firewallID"
-// +kubebuilder:validation:XValidation:rule="!has(self.dataDisks) || !has(self.rootDiskLabel) || !self.dataDisks.exists(d, d.label == self.rootDiskLabel)",message="dataDisks[].label must differ from rootDiskLabel: cloud-init finds each disk by its label"
+// +kubebuilder:validation:XValidation:rule="!has(self.dataDisks) || !has(self.rootDiskLabel) || !self.dataDisks.exists(d, d.label == self.rootDiskLabel)",message="dataDisks[].label must differ from rootDiskLabel: labels tell a node's disks apart"
 type LinodeNodeClassSpec struct {
 	// Tags are extra Linode tags put on every node pool and Linode launched with this class.
 	// Linode limits tags to 50 characters. The provider's own tags (karpenter.sh/...,
@@ -116,9 +116,10 @@ type LinodeNodeClassSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.exists(i, has(i.public) || has(i.vpc))",message="interfaces need a public or a vpc interface: a node with VLANs alone cannot reach the cluster"
 	// +optional
 	Interfaces []NetworkInterface `json:"interfaces,omitempty"`
-	// DataDisks are extra disks of each node (instance mode), after the boot and swap disks,
-	// formatted and mounted by cloud-init where mountPath says. The boot disk then takes
-	// rootDiskSizeMB, which must leave room for them in the plan's storage.
+	// DataDisks are extra disks of each node (instance mode), created by Linode with their
+	// filesystem and put, in order, on the devices after the boot and swap disks (/dev/sdc on);
+	// cloud-init mounts each where mountPath says. The boot disk then takes rootDiskSizeMB, which
+	// must leave room for them in the plan's storage.
 	// +kubebuilder:validation:MaxItems=6
 	// +kubebuilder:validation:XValidation:rule="self.all(a, !has(a.mountPath) || self.filter(b, has(b.mountPath) && b.mountPath == a.mountPath).size() == 1)",message="dataDisks[].mountPath must differ between disks"
 	// +listType=map
@@ -349,7 +350,7 @@ type VLANInterface struct {
 // DataDisk is an extra disk of each node.
 // +kubebuilder:validation:XValidation:rule="!has(self.mountPath) || !has(self.filesystem) || self.filesystem != 'raw'",message="a raw data disk has no filesystem to mount: remove mountPath or choose ext4"
 type DataDisk struct {
-	// Label names the disk; cloud-init finds it as /dev/disk/by-label/<label> once formatted.
+	// Label names the disk in Linode; labels tell a node's disks apart.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=48
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9._-]+$`

@@ -55,6 +55,7 @@ type LinodeNodeClassSpec struct {
 	// DataDisks are extra disks (instance mode). v1: dataDisks, in device order, labelled by
 	// device when they have no label.
 	// +kubebuilder:validation:XValidation:rule="[?self.?sdb.?filesystem, ?self.?sdc.?filesystem, ?self.?sdd.?filesystem, ?self.?sde.?filesystem, ?self.?sdf.?filesystem, ?self.?sdg.?filesystem, ?self.?sdh.?filesystem].all(f, f in ['ext4', 'ext3', 'raw'])",message="dataDisks filesystems are ext4, ext3 or raw: Karpenter formats data disks for cloud-init to mount, and swap_size gives the swap disk"
+	// +kubebuilder:validation:XValidation:rule="[has(self.sdb), has(self.sdc), has(self.sdd), has(self.sde), has(self.sdf), has(self.sdg), has(self.sdh)].filter(d, d).size() <= 6",message="dataDisks hold at most 6 disks: a Linode boots with 8 devices, and the boot and swap disks take two"
 	// +kubebuilder:validation:XValidation:rule="[?self.?sdb.?diskID, ?self.?sdc.?diskID, ?self.?sdd.?diskID, ?self.?sde.?diskID, ?self.?sdf.?diskID, ?self.?sdg.?diskID, ?self.?sdh.?diskID].size() == 0",message="dataDisks diskID cannot be set: Karpenter creates each node's disks, and a disk id names a disk of one Linode"
 	// +optional
 	DataDisks *InstanceDisks `json:"dataDisks,omitempty"`

@@ -22,6 +22,7 @@ var refusals = []string{
 	"dataDisks need osDisk.size: the boot disk otherwise takes the plan's whole storage and leaves none for them",
 	"dataDisks filesystems are ext4, ext3 or raw: Karpenter formats data disks for cloud-init to mount, and swap_size gives the swap disk",
 	"dataDisks diskID cannot be set: Karpenter creates each node's disks, and a disk id names a disk of one Linode",
+	"dataDisks hold at most 6 disks: a Linode boots with 8 devices, and the boot and swap disks take two",
 	"osDisk.filesystem can only be ext4: Linode makes the boot disk from the image, as ext4",
 	"osDisk.diskID cannot be set: Karpenter creates each node's disks, and a disk id names a disk of one Linode",
 }

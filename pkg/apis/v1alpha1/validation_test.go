@@ -57,6 +57,8 @@ func TestAlphaFieldsLinodeCannotActOnAreRefused(t *testing.T) {
 			[]string{"spec.dataDisks", "dataDisks filesystems are ext4, ext3 or raw", "swap_size gives the swap disk"}},
 		{"a data disk id", "  osDisk: {size: 20Gi}\n  dataDisks: {sdh: {size: 1Gi, diskID: 4}}",
 			[]string{"spec.dataDisks", "dataDisks diskID cannot be set"}},
+		{"seven data disks", "  osDisk: {size: 20Gi}\n  dataDisks: {sdb: {size: 1Gi}, sdc: {size: 1Gi}, sdd: {size: 1Gi}, sde: {size: 1Gi}, sdf: {size: 1Gi}, sdg: {size: 1Gi}, sdh: {size: 1Gi}}",
+			[]string{"spec.dataDisks", "dataDisks hold at most 6 disks"}},
 		{"data disks without a boot disk size", "  dataDisks: {sdb: {size: 10Gi}}",
 			[]string{"spec", "dataDisks need osDisk.size"}},
 		{"IPv6 without a VPC", "  ipv6Options: {enableSLAAC: true}",
