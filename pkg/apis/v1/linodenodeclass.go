@@ -97,8 +97,8 @@ type LinodeNodeClassSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	SwapSizeMB *int32 `json:"swapSizeMB,omitempty"`
-	// VPC attaches each node to a VPC subnet (instance mode), beside its public interface. For
-	// any other layout, or for Linode Interfaces, use interfaces.
+	// VPC attaches each node to a VPC subnet (instance mode), beside its public interface, or
+	// alone when nat1To1 maps a public address onto it. For any other layout, use interfaces.
 	// +optional
 	VPC *VPCConfiguration `json:"vpc,omitempty"`
 	// InterfaceGeneration is the kind of network interfaces each node gets (instance mode):
@@ -109,7 +109,7 @@ type LinodeNodeClassSpec struct {
 	InterfaceGeneration *InterfaceGeneration `json:"interfaceGeneration,omitempty"`
 	// Interfaces are each node's network interfaces, in order (instance mode); the first public
 	// or VPC interface carries the default route. When unset, a node has one public interface,
-	// plus the VPC interface that vpc asks for.
+	// or the interfaces vpc gives.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=3
 	// +kubebuilder:validation:XValidation:rule="self.filter(i, has(i.public)).size() <= 1 && self.filter(i, has(i.vpc)).size() <= 1",message="interfaces may hold at most one public and one vpc interface"
