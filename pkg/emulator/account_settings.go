@@ -3,8 +3,9 @@ package emulator
 import "net/http"
 
 // accountSettingsWire is GET /account/settings. interfaces_for_new_linodes is the account's
-// default interface generation: legacy configuration profile interfaces, Linode interfaces
-// allowed with "interface_generation": "linode", as the recordings show it.
+// default interface generation and what it allows: by default legacy configuration profile
+// interfaces, Linode interfaces allowed with "interface_generation": "linode", as the
+// recordings show it.
 type accountSettingsWire struct {
 	Managed                 bool    `json:"managed"`
 	NetworkHelper           bool    `json:"network_helper"`
@@ -18,7 +19,14 @@ type accountSettingsWire struct {
 func (e *Emulator) getAccountSettings(*http.Request) (any, *apiError) {
 	return accountSettingsWire{
 		ObjectStorage:           "disabled",
-		InterfacesForNewLinodes: "legacy_config_default_but_linode_allowed",
+		InterfacesForNewLinodes: e.cfg.interfacesForNewLinodes,
 		MaintenancePolicy:       "linode/migrate",
 	}, nil
+}
+
+// WithInterfacesForNewLinodes sets the account's interfaces_for_new_linodes: legacy_config_only,
+// legacy_config_default_but_linode_allowed, linode_default_but_legacy_config_allowed or
+// linode_only.
+func WithInterfacesForNewLinodes(setting string) Option {
+	return func(c *config) { c.interfacesForNewLinodes = setting }
 }

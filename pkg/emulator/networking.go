@@ -517,6 +517,9 @@ type placementGroup struct {
 	Region string
 	Type   string
 	Policy string
+	// NonCompliant is set by tests: Linode reports a group non-compliant when it had to place a
+	// member against the group's policy, until it moves that member.
+	NonCompliant bool
 }
 
 type placementGroupMember struct {
@@ -535,12 +538,12 @@ type placementGroupWire struct {
 	Migrations           *struct{}              `json:"migrations"`
 }
 
-// placementGroupToWire lists the Linodes created into the group as members;
-// the emulator never breaks anti-affinity, so all are compliant.
+// placementGroupToWire lists the Linodes created into the group as members; the emulator never
+// breaks anti-affinity itself, so all are compliant, and the group too unless a test said not.
 func (e *Emulator) placementGroupToWire(pg *placementGroup) placementGroupWire {
 	w := placementGroupWire{
 		ID: pg.ID, Label: pg.Label, Region: pg.Region, PlacementGroupType: pg.Type,
-		PlacementGroupPolicy: pg.Policy, IsCompliant: true, Members: []placementGroupMember{},
+		PlacementGroupPolicy: pg.Policy, IsCompliant: !pg.NonCompliant, Members: []placementGroupMember{},
 	}
 	for _, id := range sortedKeys(e.st.instances) {
 		if e.st.instances[id].PlacementGroupID == pg.ID {

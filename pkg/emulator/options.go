@@ -93,6 +93,8 @@ type config struct {
 	requestLogSize int
 	// withoutCapabilities are region capabilities taken away, by region.
 	withoutCapabilities map[string][]string
+	// interfacesForNewLinodes is the account's interfaces_for_new_linodes setting.
+	interfacesForNewLinodes string
 }
 
 func defaultConfig() config {
@@ -105,6 +107,8 @@ func defaultConfig() config {
 		rateLimits:     DefaultRateLimits(),
 		seed:           1,
 		requestLogSize: 10000,
+
+		interfacesForNewLinodes: "legacy_config_default_but_linode_allowed",
 	}
 }
 

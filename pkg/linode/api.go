@@ -67,8 +67,10 @@ type NetworkingAPI interface {
 }
 
 // AccountAPI reads what Linode reports about the account's Linodes: scheduled host maintenance,
-// and events such as a host restarting a Linode.
+// and events such as a host restarting a Linode; and the account's settings, such as the
+// interface generations new Linodes may have.
 type AccountAPI interface {
+	GetAccountSettings(ctx context.Context) (*linodego.AccountSettings, error)
 	ListMaintenances(ctx context.Context, opts *linodego.ListOptions) ([]linodego.AccountMaintenance, error)
 	ListEvents(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Event, error)
 }

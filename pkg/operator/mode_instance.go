@@ -112,7 +112,7 @@ func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, 
 			instance.NewPlacementGroupResolver(deps.API, t.RegionInfo.ID),
 			instance.NewMaintenancePolicyResolver(deps.API, t.RegionInfo.ID),
 		},
-		Validators: []nodeclass.Validator{instance.NewValidator(t.RegionInfo, cluster)},
+		Validators: []nodeclass.Validator{instance.NewValidator(t.RegionInfo, cluster), instance.NewInterfaceGenerationValidator(deps.API)},
 		Controllers: []controller.Controller{
 			bootstraptoken.NewController(deps.KubeClient, tokens),
 			bootstraptoken.NewApprover(deps.KubeClient, reader, deps.Recorder),

@@ -41,6 +41,7 @@ type LinodeNodeClassList struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.vpc) && has(self.interfaces))",message="vpc and interfaces are mutually exclusive; put the VPC in interfaces"
 // +kubebuilder:validation:XValidation:rule="!has(self.dataDisks) || has(self.rootDiskSizeMB)",message="dataDisks need rootDiskSizeMB, to leave room for them in the plan's storage"
 // +kubebuilder:validation:XValidation:rule="!has(self.interfaces) || !self.interfaces.exists(i, has(i.firewallID)) || (has(self.interfaceGeneration) && self.interfaceGeneration == 'linode')",message="interfaces[].firewallID needs interfaceGeneration linode; with legacy_config use firewallID"
+// +kubebuilder:validation:XValidation:rule="!has(self.dataDisks) || !has(self.rootDiskLabel) || !self.dataDisks.exists(d, d.label == self.rootDiskLabel)",message="dataDisks[].label must differ from rootDiskLabel: labels tell a node's disks apart"
 type LinodeNodeClassSpec struct {
 	// Tags are extra Linode tags put on every node pool and Linode launched with this class.
 	// Linode limits tags to 50 characters. The provider's own tags (karpenter.sh/...,
@@ -96,8 +97,8 @@ type LinodeNodeClassSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	SwapSizeMB *int32 `json:"swapSizeMB,omitempty"`
-	// VPC attaches each node to a VPC subnet (instance mode), beside its public interface. For
-	// any other layout, or for Linode Interfaces, use interfaces.
+	// VPC attaches each node to a VPC subnet (instance mode), beside its public interface, or
+	// alone when nat1To1 maps a public address onto it. For any other layout, use interfaces.
 	// +optional
 	VPC *VPCConfiguration `json:"vpc,omitempty"`
 	// InterfaceGeneration is the kind of network interfaces each node gets (instance mode):
@@ -108,17 +109,19 @@ type LinodeNodeClassSpec struct {
 	InterfaceGeneration *InterfaceGeneration `json:"interfaceGeneration,omitempty"`
 	// Interfaces are each node's network interfaces, in order (instance mode); the first public
 	// or VPC interface carries the default route. When unset, a node has one public interface,
-	// plus the VPC interface that vpc asks for.
+	// or the interfaces vpc gives.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=3
 	// +kubebuilder:validation:XValidation:rule="self.filter(i, has(i.public)).size() <= 1 && self.filter(i, has(i.vpc)).size() <= 1",message="interfaces may hold at most one public and one vpc interface"
 	// +kubebuilder:validation:XValidation:rule="self.exists(i, has(i.public) || has(i.vpc))",message="interfaces need a public or a vpc interface: a node with VLANs alone cannot reach the cluster"
 	// +optional
 	Interfaces []NetworkInterface `json:"interfaces,omitempty"`
-	// DataDisks are extra disks of each node (instance mode), after the boot and swap disks,
-	// formatted and mounted by cloud-init where mountPath says. The boot disk then takes
-	// rootDiskSizeMB, which must leave room for them in the plan's storage.
+	// DataDisks are extra disks of each node (instance mode), created by Linode with their
+	// filesystem and put, in order, on the devices after the boot and swap disks (/dev/sdc on);
+	// cloud-init mounts each where mountPath says. The boot disk then takes rootDiskSizeMB, which
+	// must leave room for them in the plan's storage.
 	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !has(a.mountPath) || self.filter(b, has(b.mountPath) && b.mountPath == a.mountPath).size() == 1)",message="dataDisks[].mountPath must differ between disks"
 	// +listType=map
 	// +listMapKey=label
 	// +optional
@@ -138,9 +141,9 @@ type LinodeNodeClassSpec struct {
 	// +optional
 	PrivateIP *bool `json:"privateIP,omitempty"`
 	// PlacementGroup puts every node of the class in one Linode placement group (instance mode).
-	// It cannot change once set: nodes cannot move between groups, so a change would split the
-	// fleet across two groups and break the group's guarantee.
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="placementGroup is immutable; create a new LinodeNodeClass to use another group"
+	// The group cannot change once set: nodes cannot move between groups, so a change would split
+	// the fleet across two groups and break the group's guarantee. requireCompliance may change.
+	// +kubebuilder:validation:XValidation:rule="(has(self.id) ? has(oldSelf.id) && self.id == oldSelf.id : !has(oldSelf.id)) && (has(self.label) ? has(oldSelf.label) && self.label == oldSelf.label : !has(oldSelf.label)) && (has(self.policy) ? has(oldSelf.policy) && self.policy == oldSelf.policy : !has(oldSelf.policy))",message="placementGroup is immutable but for requireCompliance; create a new LinodeNodeClass to use another group"
 	// +optional
 	PlacementGroup *PlacementGroupSelector `json:"placementGroup,omitempty"`
 	// BackupsEnabled turns on the Linode Backup service for each node (instance mode).
@@ -206,19 +209,26 @@ type ImageSelector struct {
 	Vendor *string `json:"vendor,omitempty"`
 }
 
-// VPCConfiguration selects the VPC subnet of each node, by id or by labels.
-// +kubebuilder:validation:XValidation:rule="has(self.subnetID) != has(self.subnetLabel)",message="set exactly one of vpc.subnetID and vpc.subnetLabel"
-// +kubebuilder:validation:XValidation:rule="has(self.subnetLabel) == has(self.vpcLabel)",message="vpc.subnetLabel needs vpc.vpcLabel, and vpc.vpcLabel is only used with vpc.subnetLabel"
+// VPCConfiguration selects the VPC subnet of each node: by subnet id; by VPC id, with the
+// subnet's label or, when the VPC has a single subnet, that one; or by VPC and subnet labels.
+// +kubebuilder:validation:XValidation:rule="[has(self.subnetID), has(self.vpcID), has(self.vpcLabel)].filter(x, x).size() == 1",message="set exactly one of vpc.subnetID, vpc.vpcID and vpc.vpcLabel"
+// +kubebuilder:validation:XValidation:rule="!has(self.vpcLabel) || has(self.subnetLabel)",message="vpc.vpcLabel needs vpc.subnetLabel"
+// +kubebuilder:validation:XValidation:rule="!has(self.subnetID) || !has(self.subnetLabel)",message="vpc.subnetLabel picks a subnet of vpc.vpcID or vpc.vpcLabel; with vpc.subnetID leave it unset"
 type VPCConfiguration struct {
 	// SubnetID is the id of the subnet.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	SubnetID *int `json:"subnetID,omitempty"`
+	// VPCID is the id of the VPC that holds SubnetLabel; without SubnetLabel, the VPC must have
+	// exactly one subnet, which nodes then join.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	VPCID *int `json:"vpcID,omitempty"`
 	// VPCLabel is the label of the VPC that holds SubnetLabel.
 	// +kubebuilder:validation:MinLength=1
 	// +optional
 	VPCLabel *string `json:"vpcLabel,omitempty"`
-	// SubnetLabel is the label of the subnet inside VPCLabel.
+	// SubnetLabel is the label of the subnet inside VPCID or VPCLabel.
 	// +kubebuilder:validation:MinLength=1
 	// +optional
 	SubnetLabel *string `json:"subnetLabel,omitempty"`
@@ -243,6 +253,7 @@ type PlacementGroupSelector struct {
 	// Policy of a group created by label: strict refuses a launch that would break
 	// anti-affinity, flexible allows it. Defaults to strict.
 	// +kubebuilder:validation:Enum=strict;flexible
+	// +kubebuilder:validation:MaxLength=8
 	// +optional
 	Policy *string `json:"policy,omitempty"`
 	// RequireCompliance launches a node only while the group is compliant: when Linode reports
@@ -296,7 +307,8 @@ type VPCInterface struct {
 	// IPv4Ranges are extra ranges of the subnet routed to each node, by prefix length ("/28")
 	// or as a CIDR inside the subnet: pod addresses, for a CNI that routes them natively.
 	// +kubebuilder:validation:MaxItems=4
-	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:items:MaxLength=18
+	// +kubebuilder:validation:XValidation:rule="self.all(r, r.matches('^/([0-9]|[12][0-9]|3[0-2])$') || (isCIDR(r) && cidr(r).ip().family() == 4))",message="ipv4Ranges entries are a prefix length such as /28 or an IPv4 CIDR such as 10.0.0.16/28"
 	// +optional
 	IPv4Ranges []string `json:"ipv4Ranges,omitempty"`
 	// IPv6 gives each node IPv6 on the subnet, where the VPC has an IPv6 range.
@@ -330,20 +342,22 @@ type VLANInterface struct {
 	// every node of the class takes the same one, leave it unset unless the NodePool holds a
 	// single node.
 	// +kubebuilder:validation:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="vlan.ipamAddress is an address in CIDR form, e.g. 10.0.0.1/24"
 	// +optional
 	IPAMAddress *string `json:"ipamAddress,omitempty"`
 }
 
 // DataDisk is an extra disk of each node.
+// +kubebuilder:validation:XValidation:rule="!has(self.mountPath) || !has(self.filesystem) || self.filesystem != 'raw'",message="a raw data disk has no filesystem to mount: remove mountPath or choose ext4"
 type DataDisk struct {
-	// Label names the disk; cloud-init finds it as /dev/disk/by-label/<label> once formatted.
+	// Label names the disk in Linode; labels tell a node's disks apart.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=48
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9._-]+$`
 	// +required
 	Label string `json:"label"`
 	// SizeMB is the size of the disk.
-	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Minimum=1
 	// +required
 	SizeMB int32 `json:"sizeMB"`
 	// Filesystem of the disk; raw leaves it unformatted (for local volumes). Defaults to ext4.

@@ -61,7 +61,7 @@ var specFields = []specField{
 func specInMode(spec LinodeNodeClassSpec, m mode.Mode) LinodeNodeClassSpec {
 	fields := reflect.ValueOf(&spec).Elem()
 	for i := range fields.NumField() {
-		if !fieldAppliesIn(jsonName(fields.Type().Field(i)), m) {
+		if !FieldAppliesIn(jsonName(fields.Type().Field(i)), m) {
 			fields.Field(i).SetZero()
 		}
 	}
@@ -73,9 +73,9 @@ func jsonName(field reflect.StructField) string {
 	return name
 }
 
-// fieldAppliesIn reports whether the spec field named name applies in m. A field missing from
+// FieldAppliesIn reports whether the spec field named name applies in m. A field missing from
 // the table applies everywhere: a change to it then replaces nodes rather than going unnoticed.
-func fieldAppliesIn(name string, m mode.Mode) bool {
+func FieldAppliesIn(name string, m mode.Mode) bool {
 	i := slices.IndexFunc(specFields, func(f specField) bool { return f.name == name })
 	return i < 0 || slices.Contains(specFields[i].modes, m)
 }

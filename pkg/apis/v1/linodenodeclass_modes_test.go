@@ -40,7 +40,7 @@ func TestNotApplicableConditions(t *testing.T) {
 	}{
 		{mode: mode.LKE, want: []NotApplicableCondition{
 			{Type: ConditionTypeImageReady, Fields: []string{"image", "imageSelector"}, Modes: []mode.Mode{mode.Instance}},
-			{Type: ConditionTypeSubnetReady, Fields: []string{"vpc"}, Modes: []mode.Mode{mode.Instance}},
+			{Type: ConditionTypeSubnetReady, Fields: []string{"vpc", "interfaces"}, Modes: []mode.Mode{mode.Instance}},
 			{Type: ConditionTypePlacementGroupReady, Fields: []string{"placementGroup"}, Modes: []mode.Mode{mode.Instance}},
 		}},
 		{mode: mode.Instance, want: []NotApplicableCondition{}},

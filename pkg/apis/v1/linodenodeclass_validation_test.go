@@ -83,6 +83,42 @@ func TestValidLinodeNodeClassesAreAccepted(t *testing.T) {
 			UserData:          lo.ToPtr("#cloud-config\npackages: [htop]\n"),
 			MaintenancePolicy: lo.ToPtr(v1.MaintenancePolicyPowerOffOn),
 		},
+		"Linode Interfaces: VPC with NAT, ranges and IPv6, a firewall per interface, a VLAN": {
+			Image:               lo.ToPtr("linode/ubuntu24.04"),
+			InterfaceGeneration: lo.ToPtr(v1.InterfaceGenerationLinode),
+			Interfaces: []v1.NetworkInterface{
+				{VPC: &v1.VPCInterface{
+					VPCConfiguration: v1.VPCConfiguration{VPCLabel: lo.ToPtr("prod"), SubnetLabel: lo.ToPtr("nodes"), NAT1To1: lo.ToPtr(true)},
+					IPv4Ranges:       []string{"/28", "10.0.4.0/24"},
+					IPv6:             &v1.VPCIPv6{SLAAC: lo.ToPtr(true), Range: lo.ToPtr(true), Public: lo.ToPtr(true)},
+				}, FirewallID: lo.ToPtr(11)},
+				{Public: &v1.PublicInterface{IPv6Ranges: []string{"/64", "/56"}}, FirewallID: lo.ToPtr(12)},
+				{VLAN: &v1.VLANInterface{Label: "storage-net", IPAMAddress: lo.ToPtr("10.0.0.1/24")}},
+			},
+		},
+		"legacy interfaces: a VPC chosen by id, its only subnet": {
+			InterfaceGeneration: lo.ToPtr(v1.InterfaceGenerationLegacyConfig),
+			FirewallID:          lo.ToPtr(5),
+			Interfaces: []v1.NetworkInterface{
+				{Public: &v1.PublicInterface{}},
+				{VPC: &v1.VPCInterface{VPCConfiguration: v1.VPCConfiguration{VPCID: lo.ToPtr(3)}, IPv6: &v1.VPCIPv6{SLAAC: lo.ToPtr(true)}}},
+			},
+		},
+		"a VPC by id and subnet label": {
+			VPC: &v1.VPCConfiguration{VPCID: lo.ToPtr(3), SubnetLabel: lo.ToPtr("nodes")},
+		},
+		"disks, kernel, CFS quota and compliance": {
+			RootDiskSizeMB: lo.ToPtr[int32](20480),
+			RootDiskLabel:  lo.ToPtr("root"),
+			DataDisks: []v1.DataDisk{
+				{Label: "containerd", SizeMB: 40960, Filesystem: lo.ToPtr("ext4"), MountPath: lo.ToPtr("/var/lib/containerd")},
+				{Label: "local-volumes", SizeMB: 10240, Filesystem: lo.ToPtr("raw")},
+				{Label: "logs", SizeMB: 512, Filesystem: lo.ToPtr("ext3"), MountPath: lo.ToPtr("/var/log/pods")},
+			},
+			Kernel:         lo.ToPtr("linode/grub2"),
+			Kubelet:        &v1.KubeletConfiguration{CPUCFSQuota: lo.ToPtr(false)},
+			PlacementGroup: &v1.PlacementGroupSelector{ID: lo.ToPtr(7), RequireCompliance: lo.ToPtr(true)},
+		},
 		"image selector and subnet id": {
 			ImageSelector:  &v1.ImageSelector{Vendor: lo.ToPtr("Ubuntu"), Label: lo.ToPtr("Ubuntu 24.04")},
 			VPC:            &v1.VPCConfiguration{SubnetID: lo.ToPtr(42)},
@@ -131,10 +167,92 @@ func TestInvalidLinodeNodeClassesAreRefusedNamingTheField(t *testing.T) {
 			[]string{"spec", "swapSizeMB must be smaller than rootDiskSizeMB"}},
 		{"negative firewall id", v1.LinodeNodeClassSpec{FirewallID: lo.ToPtr(-5)},
 			[]string{"spec.firewallID", "greater than or equal to 1"}},
-		{"subnet id and label", v1.LinodeNodeClassSpec{VPC: &v1.VPCConfiguration{SubnetID: lo.ToPtr(1), SubnetLabel: lo.ToPtr("a"), VPCLabel: lo.ToPtr("b")}},
-			[]string{"spec.vpc", "exactly one of vpc.subnetID and vpc.subnetLabel"}},
-		{"subnet label without vpc label", v1.LinodeNodeClassSpec{VPC: &v1.VPCConfiguration{SubnetLabel: lo.ToPtr("a")}},
-			[]string{"spec.vpc", "vpc.subnetLabel needs vpc.vpcLabel"}},
+		{"subnet id and VPC label", v1.LinodeNodeClassSpec{VPC: &v1.VPCConfiguration{SubnetID: lo.ToPtr(1), SubnetLabel: lo.ToPtr("a"), VPCLabel: lo.ToPtr("b")}},
+			[]string{"spec.vpc", "exactly one of vpc.subnetID, vpc.vpcID and vpc.vpcLabel"}},
+		{"subnet id and VPC id", v1.LinodeNodeClassSpec{VPC: &v1.VPCConfiguration{SubnetID: lo.ToPtr(1), VPCID: lo.ToPtr(2)}},
+			[]string{"spec.vpc", "exactly one of vpc.subnetID, vpc.vpcID and vpc.vpcLabel"}},
+		{"subnet label alone", v1.LinodeNodeClassSpec{VPC: &v1.VPCConfiguration{SubnetLabel: lo.ToPtr("a")}},
+			[]string{"spec.vpc", "exactly one of vpc.subnetID, vpc.vpcID and vpc.vpcLabel"}},
+		{"VPC label without subnet label", v1.LinodeNodeClassSpec{VPC: &v1.VPCConfiguration{VPCLabel: lo.ToPtr("a")}},
+			[]string{"spec.vpc", "vpc.vpcLabel needs vpc.subnetLabel"}},
+		{"subnet id and subnet label", v1.LinodeNodeClassSpec{VPC: &v1.VPCConfiguration{SubnetID: lo.ToPtr(1), SubnetLabel: lo.ToPtr("a")}},
+			[]string{"spec.vpc", "with vpc.subnetID leave it unset"}},
+		{"VPC id not positive", v1.LinodeNodeClassSpec{VPC: &v1.VPCConfiguration{VPCID: lo.ToPtr(0)}},
+			[]string{"spec.vpc.vpcID", "greater than or equal to 1"}},
+		{"vpc and interfaces", v1.LinodeNodeClassSpec{VPC: &v1.VPCConfiguration{SubnetID: lo.ToPtr(1)}, Interfaces: []v1.NetworkInterface{{Public: &v1.PublicInterface{}}}},
+			[]string{"spec", "vpc and interfaces are mutually exclusive"}},
+		{"unknown interface generation", v1.LinodeNodeClassSpec{InterfaceGeneration: lo.ToPtr[v1.InterfaceGeneration]("new")},
+			[]string{"spec.interfaceGeneration", `"legacy_config", "linode"`}},
+		{"four interfaces", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{
+			{Public: &v1.PublicInterface{}}, {VLAN: &v1.VLANInterface{Label: "a"}}, {VLAN: &v1.VLANInterface{Label: "b"}}, {VLAN: &v1.VLANInterface{Label: "c"}},
+		}}, []string{"spec.interfaces", "must have at most 3 items"}},
+		{"two public interfaces", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{{Public: &v1.PublicInterface{}}, {Public: &v1.PublicInterface{}}}},
+			[]string{"spec.interfaces", "at most one public and one vpc interface"}},
+		{"two vpc interfaces", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{
+			{VPC: &v1.VPCInterface{VPCConfiguration: v1.VPCConfiguration{SubnetID: lo.ToPtr(1)}}}, {VPC: &v1.VPCInterface{VPCConfiguration: v1.VPCConfiguration{SubnetID: lo.ToPtr(2)}}},
+		}}, []string{"spec.interfaces", "at most one public and one vpc interface"}},
+		{"VLANs alone", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{{VLAN: &v1.VLANInterface{Label: "a"}}}},
+			[]string{"spec.interfaces", "need a public or a vpc interface"}},
+		{"an interface of no kind", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{{Public: &v1.PublicInterface{}}, {}}},
+			[]string{"spec.interfaces[1]", "exactly one of public, vpc and vlan"}},
+		{"an interface of two kinds", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{{Public: &v1.PublicInterface{}, VLAN: &v1.VLANInterface{Label: "a"}}}},
+			[]string{"spec.interfaces[0]", "exactly one of public, vpc and vlan"}},
+		{"a firewall on a VLAN", v1.LinodeNodeClassSpec{InterfaceGeneration: lo.ToPtr(v1.InterfaceGenerationLinode), Interfaces: []v1.NetworkInterface{
+			{Public: &v1.PublicInterface{}}, {VLAN: &v1.VLANInterface{Label: "a"}, FirewallID: lo.ToPtr(3)},
+		}}, []string{"spec.interfaces[1]", "a vlan interface has no firewall"}},
+		{"an interface firewall with legacy interfaces", v1.LinodeNodeClassSpec{InterfaceGeneration: lo.ToPtr(v1.InterfaceGenerationLegacyConfig), Interfaces: []v1.NetworkInterface{
+			{Public: &v1.PublicInterface{}, FirewallID: lo.ToPtr(3)},
+		}}, []string{"spec", "interfaces[].firewallID needs interfaceGeneration linode"}},
+		{"an interface firewall with the account's generation", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{
+			{Public: &v1.PublicInterface{}, FirewallID: lo.ToPtr(3)},
+		}}, []string{"spec", "interfaces[].firewallID needs interfaceGeneration linode"}},
+		{"an interface firewall id not positive", v1.LinodeNodeClassSpec{InterfaceGeneration: lo.ToPtr(v1.InterfaceGenerationLinode), Interfaces: []v1.NetworkInterface{
+			{Public: &v1.PublicInterface{}, FirewallID: lo.ToPtr(0)},
+		}}, []string{"spec.interfaces[0].firewallID", "greater than or equal to 1"}},
+		{"a public IPv6 range of another size", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{{Public: &v1.PublicInterface{IPv6Ranges: []string{"/48"}}}}},
+			[]string{"spec.interfaces[0].public.ipv6Ranges[0]", `"/64", "/56"`}},
+		{"a vpc interface without a subnet", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{{VPC: &v1.VPCInterface{VPCConfiguration: v1.VPCConfiguration{NAT1To1: lo.ToPtr(true)}}}}},
+			[]string{"spec.interfaces[0].vpc", "exactly one of vpc.subnetID, vpc.vpcID and vpc.vpcLabel"}},
+		{"an IPv4 range that is no range", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{{VPC: &v1.VPCInterface{
+			VPCConfiguration: v1.VPCConfiguration{SubnetID: lo.ToPtr(1)}, IPv4Ranges: []string{"/33"},
+		}}}}, []string{"spec.interfaces[0].vpc.ipv4Ranges", "a prefix length such as /28 or an IPv4 CIDR"}},
+		{"an IPv6 CIDR as an IPv4 range", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{{VPC: &v1.VPCInterface{
+			VPCConfiguration: v1.VPCConfiguration{SubnetID: lo.ToPtr(1)}, IPv4Ranges: []string{"fd00::/64"},
+		}}}}, []string{"spec.interfaces[0].vpc.ipv4Ranges", "a prefix length such as /28 or an IPv4 CIDR"}},
+		{"VPC IPv6 that is only public", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{{VPC: &v1.VPCInterface{
+			VPCConfiguration: v1.VPCConfiguration{SubnetID: lo.ToPtr(1)}, IPv6: &v1.VPCIPv6{SLAAC: lo.ToPtr(false), Public: lo.ToPtr(true)},
+		}}}}, []string{"spec.interfaces[0].vpc.ipv6", "ipv6 needs slaac or range"}},
+		{"a VLAN label with spaces", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{{Public: &v1.PublicInterface{}}, {VLAN: &v1.VLANInterface{Label: "my vlan"}}}},
+			[]string{"spec.interfaces[1].vlan.label", "should match"}},
+		{"a VLAN address without a prefix", v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{{Public: &v1.PublicInterface{}}, {VLAN: &v1.VLANInterface{Label: "a", IPAMAddress: lo.ToPtr("10.0.0.1")}}}},
+			[]string{"spec.interfaces[1].vlan.ipamAddress", "an address in CIDR form"}},
+		{"data disks without a root disk size", v1.LinodeNodeClassSpec{DataDisks: []v1.DataDisk{{Label: "data", SizeMB: 1024}}},
+			[]string{"spec", "dataDisks need rootDiskSizeMB"}},
+		{"two data disks by one label", v1.LinodeNodeClassSpec{RootDiskSizeMB: lo.ToPtr[int32](20480), DataDisks: []v1.DataDisk{{Label: "data", SizeMB: 1024}, {Label: "data", SizeMB: 2048}}},
+			[]string{"spec.dataDisks[1]", "Duplicate value"}},
+		{"a data disk labelled as the root disk", v1.LinodeNodeClassSpec{RootDiskSizeMB: lo.ToPtr[int32](20480), RootDiskLabel: lo.ToPtr("disk"), DataDisks: []v1.DataDisk{{Label: "disk", SizeMB: 1024}}},
+			[]string{"spec", "dataDisks[].label must differ from rootDiskLabel"}},
+		{"two data disks on one mount path", v1.LinodeNodeClassSpec{RootDiskSizeMB: lo.ToPtr[int32](20480), DataDisks: []v1.DataDisk{
+			{Label: "a", SizeMB: 1024, MountPath: lo.ToPtr("/data")}, {Label: "b", SizeMB: 1024, MountPath: lo.ToPtr("/data")},
+		}}, []string{"spec.dataDisks", "mountPath must differ between disks"}},
+		{"a raw data disk with a mount path", v1.LinodeNodeClassSpec{RootDiskSizeMB: lo.ToPtr[int32](20480), DataDisks: []v1.DataDisk{
+			{Label: "a", SizeMB: 1024, Filesystem: lo.ToPtr("raw"), MountPath: lo.ToPtr("/data")},
+		}}, []string{"spec.dataDisks[0]", "a raw data disk has no filesystem to mount"}},
+		{"a data disk of an unknown filesystem", v1.LinodeNodeClassSpec{RootDiskSizeMB: lo.ToPtr[int32](20480), DataDisks: []v1.DataDisk{{Label: "a", SizeMB: 1024, Filesystem: lo.ToPtr("xfs")}}},
+			[]string{"spec.dataDisks[0].filesystem", `"ext4", "ext3", "raw"`}},
+		{"a data disk of no size", v1.LinodeNodeClassSpec{RootDiskSizeMB: lo.ToPtr[int32](20480), DataDisks: []v1.DataDisk{{Label: "a"}}},
+			[]string{"spec.dataDisks[0].sizeMB", "greater than or equal to 1"}},
+		{"a data disk label with a slash", v1.LinodeNodeClassSpec{RootDiskSizeMB: lo.ToPtr[int32](20480), DataDisks: []v1.DataDisk{{Label: "a/b", SizeMB: 1024}}},
+			[]string{"spec.dataDisks[0].label", "should match"}},
+		{"a relative mount path", v1.LinodeNodeClassSpec{RootDiskSizeMB: lo.ToPtr[int32](20480), DataDisks: []v1.DataDisk{{Label: "a", SizeMB: 1024, MountPath: lo.ToPtr("data")}}},
+			[]string{"spec.dataDisks[0].mountPath", "should match"}},
+		{"seven data disks", v1.LinodeNodeClassSpec{RootDiskSizeMB: lo.ToPtr[int32](20480), DataDisks: []v1.DataDisk{
+			{Label: "a", SizeMB: 1}, {Label: "b", SizeMB: 1}, {Label: "c", SizeMB: 1}, {Label: "d", SizeMB: 1}, {Label: "e", SizeMB: 1}, {Label: "f", SizeMB: 1}, {Label: "g", SizeMB: 1},
+		}}, []string{"spec.dataDisks", "must have at most 6 items"}},
+		{"an empty root disk label", v1.LinodeNodeClassSpec{RootDiskLabel: lo.ToPtr("")},
+			[]string{"spec.rootDiskLabel", "at least 1 chars long"}},
+		{"an empty kernel", v1.LinodeNodeClassSpec{Kernel: lo.ToPtr("")},
+			[]string{"spec.kernel", "at least 1 chars long"}},
 		{"placement group id and label", v1.LinodeNodeClassSpec{PlacementGroup: &v1.PlacementGroupSelector{ID: lo.ToPtr(1), Label: lo.ToPtr("x")}},
 			[]string{"spec.placementGroup", "exactly one of placementGroup.id and placementGroup.label"}},
 		{"bad placement policy", v1.LinodeNodeClassSpec{PlacementGroup: &v1.PlacementGroupSelector{Label: lo.ToPtr("x"), Policy: lo.ToPtr("loose")}},
@@ -175,8 +293,10 @@ func TestInvalidLinodeNodeClassesAreRefusedNamingTheField(t *testing.T) {
 func TestPlacementGroupIsImmutable(t *testing.T) {
 	ctx := context.Background()
 	for name, change := range map[string]func(*v1.LinodeNodeClassSpec){
-		"changed": func(s *v1.LinodeNodeClassSpec) { s.PlacementGroup.Label = lo.ToPtr("other") },
-		"removed": func(s *v1.LinodeNodeClassSpec) { s.PlacementGroup = nil },
+		"changed":      func(s *v1.LinodeNodeClassSpec) { s.PlacementGroup.Label = lo.ToPtr("other") },
+		"removed":      func(s *v1.LinodeNodeClassSpec) { s.PlacementGroup = nil },
+		"policy set":   func(s *v1.LinodeNodeClassSpec) { s.PlacementGroup.Policy = lo.ToPtr("flexible") },
+		"chosen by id": func(s *v1.LinodeNodeClassSpec) { s.PlacementGroup = &v1.PlacementGroupSelector{ID: lo.ToPtr(3)} },
 	} {
 		t.Run(name, func(t *testing.T) {
 			nc := nodeClass(v1.LinodeNodeClassSpec{PlacementGroup: &v1.PlacementGroupSelector{Label: lo.ToPtr("web")}})
@@ -189,6 +309,21 @@ func TestPlacementGroupIsImmutable(t *testing.T) {
 				t.Fatalf("changing the placement group: got %v, want a refusal naming placementGroup", err)
 			}
 		})
+	}
+}
+
+// requireCompliance is when launches may join the group, not which group: it can change.
+func TestPlacementGroupComplianceCanChange(t *testing.T) {
+	ctx := context.Background()
+	nc := nodeClass(v1.LinodeNodeClassSpec{PlacementGroup: &v1.PlacementGroupSelector{Label: lo.ToPtr("web"), Policy: lo.ToPtr("flexible")}})
+	if err := env.Client.Create(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	for _, require := range []*bool{lo.ToPtr(true), lo.ToPtr(false), nil} {
+		nc.Spec.PlacementGroup.RequireCompliance = require
+		if err := env.Client.Update(ctx, nc); err != nil {
+			t.Fatalf("setting requireCompliance to %v was refused: %v", lo.FromPtr(require), err)
+		}
 	}
 }
 

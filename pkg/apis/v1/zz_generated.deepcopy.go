@@ -574,6 +574,11 @@ func (in *VPCConfiguration) DeepCopyInto(out *VPCConfiguration) {
 		*out = new(int)
 		**out = **in
 	}
+	if in.VPCID != nil {
+		in, out := &in.VPCID, &out.VPCID
+		*out = new(int)
+		**out = **in
+	}
 	if in.VPCLabel != nil {
 		in, out := &in.VPCLabel, &out.VPCLabel
 		*out = new(string)

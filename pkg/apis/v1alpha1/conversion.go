@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/samber/lo"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,6 +81,7 @@ func specToV1(in *LinodeNodeClassSpec) v1.LinodeNodeClassSpec {
 		BackupsEnabled:  in.BackupsEnabled,
 		SwapSizeMB:      toInt32(in.SwapSize),
 		RootDiskSizeMB:  diskSizeMB(in.OSDisk),
+		DataDisks:       dataDisksToV1(in.DataDisks),
 	}
 	for _, tag := range in.Tags {
 		out.Tags = append(out.Tags, v1.Tag(tag))
@@ -87,8 +89,100 @@ func specToV1(in *LinodeNodeClassSpec) v1.LinodeNodeClassSpec {
 	if in.DiskEncryption != nil {
 		out.DiskEncryption = new(v1.DiskEncryption(*in.DiskEncryption))
 	}
+	if in.OSDisk != nil {
+		out.RootDiskLabel = in.OSDisk.Label
+	}
+	if in.Configuration != nil {
+		out.Kernel = in.Configuration.Kernel
+	}
 	if in.PlacementGroup != nil {
-		out.PlacementGroup = &v1.PlacementGroupSelector{ID: new(in.PlacementGroup.ID)}
+		out.PlacementGroup = &v1.PlacementGroupSelector{ID: new(in.PlacementGroup.ID), RequireCompliance: in.PlacementGroup.CompliantOnly}
+	}
+	out.VPC, out.Interfaces = vpcToV1(in.VPCID, in.IPv6Options)
+	return out
+}
+
+// vpcToV1 maps the alpha VPC, chosen by id, with the IPv6 options of its interface. v1 gives a
+// VPC interface IPv6 only in interfaces, where the alpha layout is a public interface and the
+// VPC's, as spec.vpc gives without IPv6.
+func vpcToV1(vpcID *int, ipv6 *IPv6Options) (*v1.VPCConfiguration, []v1.NetworkInterface) {
+	if vpcID == nil {
+		return nil, nil
+	}
+	vpc := v1.VPCConfiguration{VPCID: vpcID}
+	if ipv6 == nil || (!lo.FromPtr(ipv6.EnableSLAAC) && !lo.FromPtr(ipv6.EnableRanges)) {
+		return &vpc, nil
+	}
+	return nil, []v1.NetworkInterface{
+		{Public: &v1.PublicInterface{}},
+		{VPC: &v1.VPCInterface{VPCConfiguration: vpc, IPv6: &v1.VPCIPv6{SLAAC: ipv6.EnableSLAAC, Range: ipv6.EnableRanges, Public: ipv6.IsPublicIPv6}}},
+	}
+}
+
+// vpcFromV1 is the alpha form of a VPC chosen by id alone, with nothing but the IPv6 of its
+// interface set, beside a plain public interface; nil for any other network layout.
+func vpcFromV1(in *v1.LinodeNodeClassSpec) (*int, *IPv6Options) {
+	plain := func(vpc v1.VPCConfiguration) bool {
+		return vpc.VPCID != nil && equality.Semantic.DeepEqual(vpc, v1.VPCConfiguration{VPCID: vpc.VPCID})
+	}
+	if in.VPC != nil && plain(*in.VPC) {
+		return in.VPC.VPCID, nil
+	}
+	if in.InterfaceGeneration != nil || len(in.Interfaces) != 2 {
+		return nil, nil
+	}
+	public, vpc := in.Interfaces[0], in.Interfaces[1]
+	if !equality.Semantic.DeepEqual(public, v1.NetworkInterface{Public: &v1.PublicInterface{}}) || vpc.VPC == nil || vpc.VPC.IPv6 == nil ||
+		!equality.Semantic.DeepEqual(vpc, v1.NetworkInterface{VPC: &v1.VPCInterface{VPCConfiguration: vpc.VPC.VPCConfiguration, IPv6: vpc.VPC.IPv6}}) ||
+		!plain(vpc.VPC.VPCConfiguration) {
+		return nil, nil
+	}
+	ipv6 := vpc.VPC.IPv6
+	return vpc.VPC.VPCID, &IPv6Options{EnableSLAAC: ipv6.SLAAC, EnableRanges: ipv6.Range, IsPublicIPv6: ipv6.Public}
+}
+
+// dataDiskDevices are the alpha data disks' devices, in the order v1 lists the disks.
+func dataDiskDevices(disks *InstanceDisks) []**InstanceDisk {
+	return []**InstanceDisk{&disks.SDB, &disks.SDC, &disks.SDD, &disks.SDE, &disks.SDF, &disks.SDG, &disks.SDH}
+}
+
+var dataDiskDeviceNames = []string{"sdb", "sdc", "sdd", "sde", "sdf", "sdg", "sdh"}
+
+// dataDisksToV1 lists the alpha data disks by device. v1 finds a disk by its label, so a disk
+// without one is labelled by its device; a disk of less than a MiB has no v1 size.
+func dataDisksToV1(in *InstanceDisks) []v1.DataDisk {
+	if in == nil {
+		return nil
+	}
+	var out []v1.DataDisk
+	for i, device := range dataDiskDevices(in) {
+		disk := *device
+		size := diskSizeMB(disk)
+		if size == nil || *size == 0 {
+			continue
+		}
+		out = append(out, v1.DataDisk{Label: lo.FromPtrOr(disk.Label, dataDiskDeviceNames[i]), SizeMB: *size, Filesystem: disk.Filesystem})
+	}
+	return out
+}
+
+// dataDisksFromV1 puts the disks on the alpha devices in order; nil when there are more disks
+// than devices, or a disk mounted where the alpha form cannot say.
+func dataDisksFromV1(in []v1.DataDisk) *InstanceDisks {
+	out := &InstanceDisks{}
+	devices := dataDiskDevices(out)
+	if len(in) == 0 || len(in) > len(devices) {
+		return nil
+	}
+	for i, disk := range in {
+		if disk.MountPath != nil {
+			return nil
+		}
+		*devices[i] = &InstanceDisk{
+			Size:       *resource.NewQuantity(int64(disk.SizeMB)<<20, resource.BinarySI),
+			Label:      new(disk.Label),
+			Filesystem: disk.Filesystem,
+		}
 	}
 	return out
 }
@@ -114,11 +208,16 @@ func specFromV1(in *v1.LinodeNodeClassSpec) LinodeNodeClassSpec {
 		out.SwapSize = new(int(*in.SwapSizeMB))
 	}
 	if in.RootDiskSizeMB != nil {
-		out.OSDisk = &InstanceDisk{Size: *resource.NewQuantity(int64(*in.RootDiskSizeMB)<<20, resource.BinarySI)}
+		out.OSDisk = &InstanceDisk{Size: *resource.NewQuantity(int64(*in.RootDiskSizeMB)<<20, resource.BinarySI), Label: in.RootDiskLabel}
+	}
+	if in.Kernel != nil {
+		out.Configuration = &InstanceConfiguration{Kernel: in.Kernel}
 	}
 	if in.PlacementGroup != nil && in.PlacementGroup.ID != nil {
-		out.PlacementGroup = &PlacementGroup{ID: *in.PlacementGroup.ID}
+		out.PlacementGroup = &PlacementGroup{ID: *in.PlacementGroup.ID, CompliantOnly: in.PlacementGroup.RequireCompliance}
 	}
+	out.DataDisks = dataDisksFromV1(in.DataDisks)
+	out.VPCID, out.IPv6Options = vpcFromV1(in)
 	return out
 }
 
@@ -150,6 +249,7 @@ func kubeletToV1(in *KubeletConfiguration) *v1.KubeletConfiguration {
 		EvictionSoft:              convertMap[v1.EvictionThreshold](in.EvictionSoft),
 		EvictionMaxPodGracePeriod: in.EvictionMaxPodGracePeriod,
 		ClusterDNS:                in.ClusterDNS,
+		CPUCFSQuota:               in.CPUCFSQuota,
 	}
 	for signal, period := range in.EvictionSoftGracePeriod {
 		// A period that is not a duration has no v1 form; the whole kubelet field is then
@@ -180,6 +280,7 @@ func kubeletFromV1(in *v1.KubeletConfiguration) *KubeletConfiguration {
 		EvictionHard:              convertMap[string](in.EvictionHard),
 		EvictionSoft:              convertMap[string](in.EvictionSoft),
 		EvictionMaxPodGracePeriod: in.EvictionMaxPodGracePeriod,
+		CPUCFSQuota:               in.CPUCFSQuota,
 	}
 	for signal, period := range in.EvictionSoftGracePeriod {
 		if out.EvictionSoftGracePeriod == nil {

@@ -102,32 +102,66 @@ func TestConversionToV1(t *testing.T) {
 			}},
 		},
 		{
-			name: "fields without a v1 home",
+			name: "the alpha provider's instance fields that v1 gained",
 			alpha: v1alpha1.LinodeNodeClassSpec{
-				VPCID:          new(99),
-				DataDisks:      &v1alpha1.InstanceDisks{SDB: &v1alpha1.InstanceDisk{Size: quantity("10Gi"), Label: new("data")}},
-				IPv6Options:    &v1alpha1.IPv6Options{EnableSLAAC: new(true)},
+				DataDisks: &v1alpha1.InstanceDisks{
+					SDB: &v1alpha1.InstanceDisk{Size: quantity("10Gi"), Label: new("data"), Filesystem: new("ext3")},
+					SDD: &v1alpha1.InstanceDisk{Size: quantity("2048Mi"), Filesystem: new("raw")},
+				},
 				Configuration:  &v1alpha1.InstanceConfiguration{Kernel: new("linode/latest-64bit")},
-				OSDisk:         &v1alpha1.InstanceDisk{Size: quantity("20Gi"), Filesystem: new("ext4"), Label: new("root"), DiskID: new(3)},
+				OSDisk:         &v1alpha1.InstanceDisk{Size: quantity("20Gi"), Filesystem: new("ext4"), Label: new("root")},
 				PlacementGroup: &v1alpha1.PlacementGroup{ID: 7, CompliantOnly: new(true)},
 				Kubelet:        &v1alpha1.KubeletConfiguration{MaxPods: new(int32(50)), CPUCFSQuota: new(false)},
+				VPCID:          new(99),
 			},
 			want: v1.LinodeNodeClassSpec{
 				RootDiskSizeMB: new(int32(20480)),
-				PlacementGroup: &v1.PlacementGroupSelector{ID: new(7)},
-				Kubelet:        &v1.KubeletConfiguration{MaxPods: new(int32(50))},
+				RootDiskLabel:  new("root"),
+				DataDisks: []v1.DataDisk{
+					{Label: "data", SizeMB: 10240, Filesystem: new("ext3")},
+					{Label: "sdd", SizeMB: 2048, Filesystem: new("raw")},
+				},
+				Kernel:         new("linode/latest-64bit"),
+				PlacementGroup: &v1.PlacementGroupSelector{ID: new(7), RequireCompliance: new(true)},
+				Kubelet:        &v1.KubeletConfiguration{MaxPods: new(int32(50)), CPUCFSQuota: new(false)},
+				VPC:            &v1.VPCConfiguration{VPCID: new(99)},
 			},
-			unmapped: []string{
-				"spec.configuration", "spec.dataDisks", "spec.ipv6Options", "spec.kubelet.cpuCFSQuota",
-				"spec.osDisk.diskID", "spec.osDisk.filesystem", "spec.osDisk.label",
-				"spec.placementGroup.compliant_only", "spec.vpcID",
-			},
+			// The boot disk's ext4 is what Linode makes anyway; the disks land on other devices.
 			carried: true,
 		},
 		{
-			name:  "a kubelet with nothing v1 can hold",
+			name: "IPv6 of the VPC interface",
+			alpha: v1alpha1.LinodeNodeClassSpec{
+				VPCID:       new(99),
+				IPv6Options: &v1alpha1.IPv6Options{EnableSLAAC: new(true), EnableRanges: new(false), IsPublicIPv6: new(true)},
+			},
+			want: v1.LinodeNodeClassSpec{Interfaces: []v1.NetworkInterface{
+				{Public: &v1.PublicInterface{}},
+				{VPC: &v1.VPCInterface{
+					VPCConfiguration: v1.VPCConfiguration{VPCID: new(99)},
+					IPv6:             &v1.VPCIPv6{SLAAC: new(true), Range: new(false), Public: new(true)},
+				}},
+			}},
+		},
+		{
+			name:  "a kubelet's CFS quota alone",
 			alpha: v1alpha1.LinodeNodeClassSpec{Kubelet: &v1alpha1.KubeletConfiguration{CPUCFSQuota: new(true)}},
-			want:  v1.LinodeNodeClassSpec{}, unmapped: []string{"spec.kubelet"}, carried: true,
+			want:  v1.LinodeNodeClassSpec{Kubelet: &v1.KubeletConfiguration{CPUCFSQuota: new(true)}},
+		},
+		{
+			name: "settings that act on nothing",
+			alpha: v1alpha1.LinodeNodeClassSpec{
+				VPCID:         new(99),
+				IPv6Options:   &v1alpha1.IPv6Options{EnableSLAAC: new(false)},
+				Configuration: &v1alpha1.InstanceConfiguration{},
+				OSDisk:        &v1alpha1.InstanceDisk{Size: quantity("20Gi"), DiskID: new(3)},
+			},
+			want: v1.LinodeNodeClassSpec{
+				RootDiskSizeMB: new(int32(20480)),
+				VPC:            &v1.VPCConfiguration{VPCID: new(99)},
+			},
+			unmapped: []string{"spec.configuration", "spec.ipv6Options", "spec.osDisk.diskID"},
+			carried:  true,
 		},
 		{
 			name:  "a disk size that is no whole number of MiB is rounded down, and reads back as written",
@@ -185,7 +219,7 @@ func TestConversionFromV1(t *testing.T) {
 			Tags: []v1.Tag{"team:a"}, FirewallID: new(5), Image: new("linode/ubuntu24.04"),
 			UpdateStrategy: new(v1.UpdateStrategyOnRecycle), PrivateIP: new(true), UserData: new("#cloud-config\n"),
 			VPC:            &v1.VPCConfiguration{SubnetID: new(42)},
-			PlacementGroup: &v1.PlacementGroupSelector{Label: new("web"), Policy: new("flexible")},
+			PlacementGroup: &v1.PlacementGroupSelector{Label: new("web"), Policy: new("flexible"), RequireCompliance: new(true)},
 			RootDiskSizeMB: new(int32(30720)),
 			Kubelet:        &v1.KubeletConfiguration{MaxPods: new(int32(80)), ImageGCHighThresholdPercent: new(int32(85))},
 		},
@@ -243,25 +277,76 @@ func TestConversionFromV1(t *testing.T) {
 	}
 }
 
+// TestV1FieldsWithAnAlphaFormReadAsAlpha: a v1alpha1 client sees the v1 fields that the alpha
+// provider had, in its form, and only what the alpha form cannot say is carried.
+func TestV1FieldsWithAnAlphaFormReadAsAlpha(t *testing.T) {
+	hub := &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "instances"}, Spec: v1.LinodeNodeClassSpec{
+		RootDiskSizeMB: new(int32(20480)), RootDiskLabel: new("root"),
+		DataDisks: []v1.DataDisk{
+			{Label: "containerd", SizeMB: 40960, Filesystem: new("ext4")},
+			{Label: "scratch", SizeMB: 1024, Filesystem: new("raw")},
+		},
+		Kernel:         new("linode/grub2"),
+		PlacementGroup: &v1.PlacementGroupSelector{ID: new(7), RequireCompliance: new(true)},
+		Kubelet:        &v1.KubeletConfiguration{CPUCFSQuota: new(false)},
+		Interfaces: []v1.NetworkInterface{
+			{Public: &v1.PublicInterface{}},
+			{VPC: &v1.VPCInterface{VPCConfiguration: v1.VPCConfiguration{VPCID: new(3)}, IPv6: &v1.VPCIPv6{Range: new(true)}}},
+		},
+	}}
+	alpha := fromV1(t, hub)
+	want := v1alpha1.LinodeNodeClassSpec{
+		OSDisk: &v1alpha1.InstanceDisk{Size: quantity("20Gi"), Label: new("root")},
+		DataDisks: &v1alpha1.InstanceDisks{
+			SDB: &v1alpha1.InstanceDisk{Size: quantity("40Gi"), Label: new("containerd"), Filesystem: new("ext4")},
+			SDC: &v1alpha1.InstanceDisk{Size: quantity("1Gi"), Label: new("scratch"), Filesystem: new("raw")},
+		},
+		Configuration:  &v1alpha1.InstanceConfiguration{Kernel: new("linode/grub2")},
+		PlacementGroup: &v1alpha1.PlacementGroup{ID: 7, CompliantOnly: new(true)},
+		Kubelet:        &v1alpha1.KubeletConfiguration{CPUCFSQuota: new(false)},
+		VPCID:          new(3),
+		IPv6Options:    &v1alpha1.IPv6Options{EnableRanges: new(true)},
+	}
+	if !equality.Semantic.DeepEqual(alpha.Spec, want) {
+		t.Errorf("v1alpha1 spec differs (-want +got):\n%s", diff.Diff(want, alpha.Spec))
+	}
+	if carried, ok := alpha.Annotations[v1alpha1.AnnotationV1Fields]; ok {
+		t.Errorf("fields with an alpha form are carried as well: %s", carried)
+	}
+
+	// A mount path, a firewall on an interface: the alpha form cannot say them, so the v1alpha1
+	// view carries the v1 fields and a client writing it back keeps them.
+	hub.Spec.DataDisks[0].MountPath = new("/var/lib/containerd")
+	hub.Spec.InterfaceGeneration = new(v1.InterfaceGenerationLinode)
+	hub.Spec.Interfaces[1].FirewallID = new(12)
+	alpha = fromV1(t, hub)
+	if alpha.Spec.DataDisks != nil || alpha.Spec.VPCID != nil || alpha.Spec.IPv6Options != nil {
+		t.Errorf("the v1alpha1 view shows in part what it cannot say: dataDisks %+v, vpcID %v, ipv6Options %+v", alpha.Spec.DataDisks, alpha.Spec.VPCID, alpha.Spec.IPv6Options)
+	}
+	if back := toV1(t, alpha); !equality.Semantic.DeepEqual(back.Spec, hub.Spec) {
+		t.Errorf("a v1alpha1 client writing the class back changes it (-v1 +after):\n%s", diff.Diff(hub.Spec, back.Spec))
+	}
+}
+
 // TestV1EditsWinOverCarriedAlphaFields: once a v1 client changes the field a carried alpha
 // field maps to, the v1alpha1 view shows the change, and the stale carried value is no longer
 // reported.
 func TestV1EditsWinOverCarriedAlphaFields(t *testing.T) {
 	hub := toV1(t, alphaClass(v1alpha1.LinodeNodeClassSpec{
-		OSDisk: &v1alpha1.InstanceDisk{Size: quantity("20Gi"), Filesystem: new("ext4")},
-		VPCID:  new(3),
+		OSDisk:        &v1alpha1.InstanceDisk{Size: quantity("20Gi"), Filesystem: new("ext4"), DiskID: new(4)},
+		Configuration: &v1alpha1.InstanceConfiguration{},
 	}))
-	if got := v1alpha1.UnmappedFields(hub); !equality.Semantic.DeepEqual(got, []string{"spec.osDisk.filesystem", "spec.vpcID"}) {
+	if got := v1alpha1.UnmappedFields(hub); !equality.Semantic.DeepEqual(got, []string{"spec.configuration", "spec.osDisk.diskID"}) {
 		t.Fatalf("UnmappedFields = %v", got)
 	}
 	hub.Spec.RootDiskSizeMB = new(int32(40960))
 	alpha := fromV1(t, hub)
 	want := &v1alpha1.InstanceDisk{Size: quantity("40Gi")}
-	if !equality.Semantic.DeepEqual(alpha.Spec.OSDisk, want) || alpha.Spec.VPCID == nil {
-		t.Errorf("v1alpha1 view after a v1 edit: osDisk %+v (want %+v), vpcID %v (want kept)", alpha.Spec.OSDisk, want, alpha.Spec.VPCID)
+	if !equality.Semantic.DeepEqual(alpha.Spec.OSDisk, want) || alpha.Spec.Configuration == nil {
+		t.Errorf("v1alpha1 view after a v1 edit: osDisk %+v (want %+v), configuration %v (want kept)", alpha.Spec.OSDisk, want, alpha.Spec.Configuration)
 	}
-	if got := v1alpha1.UnmappedFields(hub); !equality.Semantic.DeepEqual(got, []string{"spec.vpcID"}) {
-		t.Errorf("UnmappedFields after a v1 edit = %v, want only spec.vpcID", got)
+	if got := v1alpha1.UnmappedFields(hub); !equality.Semantic.DeepEqual(got, []string{"spec.configuration"}) {
+		t.Errorf("UnmappedFields after a v1 edit = %v, want only spec.configuration", got)
 	}
 	delete(hub.Annotations, v1alpha1.AnnotationV1Alpha1Fields)
 	if got := v1alpha1.UnmappedFields(hub); got != nil {

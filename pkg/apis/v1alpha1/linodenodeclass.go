@@ -33,7 +33,10 @@ type LinodeNodeClassList struct {
 }
 
 // LinodeNodeClassSpec is the alpha spec. Every optional field is a pointer, so that a field set
-// to its zero value reads back as written.
+// to its zero value reads back as written. The CEL rules beyond the alpha CRD's refuse what
+// Linode cannot do, rather than store a field that would not act (docs/migrating.md).
+// +kubebuilder:validation:XValidation:rule="!has(self.ipv6Options) || has(self.vpcID)",message="ipv6Options sets the IPv6 of the VPC interface, which only vpcID gives a node: set vpcID, or remove ipv6Options"
+// +kubebuilder:validation:XValidation:rule="!has(self.dataDisks) || has(self.osDisk)",message="dataDisks need osDisk.size: the boot disk otherwise takes the plan's whole storage and leaves none for them"
 type LinodeNodeClassSpec struct {
 	// AuthorizedKeys are SSH public keys for root (instance mode). v1: authorizedKeys.
 	// +listType=set
@@ -46,10 +49,14 @@ type LinodeNodeClassSpec struct {
 	// BackupsEnabled turns on Linode Backups (instance mode). v1: backupsEnabled.
 	// +optional
 	BackupsEnabled *bool `json:"backupsEnabled,omitempty"`
-	// Configuration chooses the kernel (instance mode). v1 has no equivalent.
+	// Configuration chooses the kernel (instance mode). v1: kernel.
 	// +optional
 	Configuration *InstanceConfiguration `json:"configuration,omitempty"`
-	// DataDisks are extra disks (instance mode). v1 has no equivalent.
+	// DataDisks are extra disks (instance mode). v1: dataDisks, in device order, labelled by
+	// device when they have no label.
+	// +kubebuilder:validation:XValidation:rule="[?self.?sdb.?filesystem, ?self.?sdc.?filesystem, ?self.?sdd.?filesystem, ?self.?sde.?filesystem, ?self.?sdf.?filesystem, ?self.?sdg.?filesystem, ?self.?sdh.?filesystem].all(f, f in ['ext4', 'ext3', 'raw'])",message="dataDisks filesystems are ext4, ext3 or raw: Karpenter formats data disks for cloud-init to mount, and swap_size gives the swap disk"
+	// +kubebuilder:validation:XValidation:rule="[has(self.sdb), has(self.sdc), has(self.sdd), has(self.sde), has(self.sdf), has(self.sdg), has(self.sdh)].filter(d, d).size() <= 6",message="dataDisks hold at most 6 disks: a Linode boots with 8 devices, and the boot and swap disks take two"
+	// +kubebuilder:validation:XValidation:rule="[?self.?sdb.?diskID, ?self.?sdc.?diskID, ?self.?sdd.?diskID, ?self.?sde.?diskID, ?self.?sdf.?diskID, ?self.?sdg.?diskID, ?self.?sdh.?diskID].size() == 0",message="dataDisks diskID cannot be set: Karpenter creates each node's disks, and a disk id names a disk of one Linode"
 	// +optional
 	DataDisks *InstanceDisks `json:"dataDisks,omitempty"`
 	// DiskEncryption is Linode's local disk encryption. v1: diskEncryption.
@@ -62,10 +69,11 @@ type LinodeNodeClassSpec struct {
 	// Image is the image of each node (instance mode). v1: image.
 	// +optional
 	Image *string `json:"image,omitempty"`
-	// IPv6Options asks for IPv6 ranges (instance mode). v1 has no equivalent.
+	// IPv6Options asks for IPv6 on the VPC interface of vpcID (instance mode). v1:
+	// interfaces[].vpc.ipv6.
 	// +optional
 	IPv6Options *IPv6Options `json:"ipv6Options,omitempty"`
-	// Kubelet tunes the kubelet. v1: kubelet, except cpuCFSQuota.
+	// Kubelet tunes the kubelet. v1: kubelet.
 	// +kubebuilder:validation:XValidation:message="evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod",rule="has(self.evictionSoft) ? self.evictionSoft.all(e, (e in self.evictionSoftGracePeriod)):true"
 	// +kubebuilder:validation:XValidation:message="evictionSoftGracePeriod OwnerKey does not have a matching evictionSoft",rule="has(self.evictionSoftGracePeriod) ? self.evictionSoftGracePeriod.all(e, (e in self.evictionSoft)):true"
 	// +optional
@@ -73,10 +81,13 @@ type LinodeNodeClassSpec struct {
 	// LKEK8sVersion pins the node pools' Kubernetes version (LKE Enterprise). v1: lkeK8sVersion.
 	// +optional
 	LKEK8sVersion *string `json:"lkeK8sVersion,omitempty"`
-	// OSDisk is the boot disk (instance mode). v1: rootDiskSizeMB, from its size.
+	// OSDisk is the boot disk (instance mode). v1: rootDiskSizeMB, from its size, and
+	// rootDiskLabel.
+	// +kubebuilder:validation:XValidation:rule="!has(self.filesystem) || self.filesystem == 'ext4'",message="osDisk.filesystem can only be ext4: Linode makes the boot disk from the image, as ext4"
+	// +kubebuilder:validation:XValidation:rule="!has(self.diskID)",message="osDisk.diskID cannot be set: Karpenter creates each node's disks, and a disk id names a disk of one Linode"
 	// +optional
 	OSDisk *InstanceDisk `json:"osDisk,omitempty"`
-	// PlacementGroup is the placement group of every node (instance mode). v1: placementGroup.id.
+	// PlacementGroup is the placement group of every node (instance mode). v1: placementGroup.
 	// +optional
 	PlacementGroup *PlacementGroup `json:"placementGroup,omitempty"`
 	// SwapSize is the swap disk in MiB (instance mode). v1: swapSizeMB.
@@ -86,7 +97,8 @@ type LinodeNodeClassSpec struct {
 	// +listType=set
 	// +optional
 	Tags []string `json:"tags,omitempty"`
-	// VPCID is a VPC of the nodes (instance mode). v1 selects a subnet instead: spec.vpc.
+	// VPCID is the VPC of the nodes (instance mode); it must have a single subnet. v1: vpc.vpcID,
+	// or interfaces[].vpc.vpcID with ipv6Options.
 	// +optional
 	VPCID *int `json:"vpcID,omitempty"`
 }
@@ -96,12 +108,13 @@ type PlacementGroup struct {
 	// ID of the placement group.
 	// +required
 	ID int `json:"id"`
-	// CompliantOnly launches only while the group stays compliant. v1 has no equivalent.
+	// CompliantOnly launches only while the group stays compliant. v1: requireCompliance.
 	// +optional
 	CompliantOnly *bool `json:"compliant_only,omitempty"`
 }
 
-// IPv6Options are the IPv6 settings of a Linode; each is immutable once set.
+// IPv6Options are the IPv6 settings of a Linode's VPC interface; each is immutable once set.
+// +kubebuilder:validation:XValidation:rule="!(has(self.isPublicIPv6) && self.isPublicIPv6) || (has(self.enableSLAAC) && self.enableSLAAC) || (has(self.enableRanges) && self.enableRanges)",message="ipv6Options.isPublicIPv6 makes public the IPv6 that enableSLAAC or enableRanges gives: set one of them"
 type IPv6Options struct {
 	// EnableSLAAC lets the Linode configure its own IPv6 address.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="Value is immutable"
@@ -189,7 +202,7 @@ type KubeletConfiguration struct {
 	EvictionSoftGracePeriod map[string]string `json:"evictionSoftGracePeriod,omitempty"`
 	// +optional
 	EvictionMaxPodGracePeriod *int32 `json:"evictionMaxPodGracePeriod,omitempty"`
-	// CPUCFSQuota enforces CPU limits with CFS quota. v1 has no equivalent.
+	// CPUCFSQuota enforces CPU limits with CFS quota. v1: kubelet.cpuCFSQuota.
 	// +optional
 	CPUCFSQuota *bool `json:"cpuCFSQuota,omitempty"`
 }

@@ -14,9 +14,22 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/test/alpharelease"
 )
 
-// TestV1Alpha1IsTheAlphaSchema: the v1alpha1 version we serve accepts and refuses exactly what
-// the alpha provider's CRD did (the same OpenAPI schema and CEL rules; descriptions aside), and
-// lists the same columns.
+// refusals are the messages of the CEL rules that v1alpha1 adds to the alpha CRD's: each
+// refuses, at apply time, an alpha setting that Linode cannot act on.
+var refusals = []string{
+	"ipv6Options sets the IPv6 of the VPC interface, which only vpcID gives a node: set vpcID, or remove ipv6Options",
+	"ipv6Options.isPublicIPv6 makes public the IPv6 that enableSLAAC or enableRanges gives: set one of them",
+	"dataDisks need osDisk.size: the boot disk otherwise takes the plan's whole storage and leaves none for them",
+	"dataDisks filesystems are ext4, ext3 or raw: Karpenter formats data disks for cloud-init to mount, and swap_size gives the swap disk",
+	"dataDisks diskID cannot be set: Karpenter creates each node's disks, and a disk id names a disk of one Linode",
+	"dataDisks hold at most 6 disks: a Linode boots with 8 devices, and the boot and swap disks take two",
+	"osDisk.filesystem can only be ext4: Linode makes the boot disk from the image, as ext4",
+	"osDisk.diskID cannot be set: Karpenter creates each node's disks, and a disk id names a disk of one Linode",
+}
+
+// TestV1Alpha1IsTheAlphaSchema: the v1alpha1 version we serve accepts and refuses what the alpha
+// provider's CRD did (the same OpenAPI schema and CEL rules; descriptions aside), but for the
+// refusals, and lists the same columns.
 func TestV1Alpha1IsTheAlphaSchema(t *testing.T) {
 	alpha, err := alpharelease.CRD()
 	if err != nil {
@@ -24,7 +37,7 @@ func TestV1Alpha1IsTheAlphaSchema(t *testing.T) {
 	}
 	ours := object.Unmarshal[apiextensionsv1.CustomResourceDefinition](crds.LinodeNodeClass)
 	want, got := version(t, alpha, "v1alpha1"), version(t, ours, "v1alpha1")
-	if w, g := withoutDescriptions(t, want.Schema), withoutDescriptions(t, got.Schema); w != g {
+	if w, g := withoutDescriptions(t, want.Schema, nil), withoutDescriptions(t, got.Schema, refusals); w != g {
 		t.Errorf("the v1alpha1 schema differs from the alpha CRD's:\nalpha: %s\nours:  %s", w, g)
 	}
 	if !equality.Semantic.DeepEqual(want.AdditionalPrinterColumns, got.AdditionalPrinterColumns) {
@@ -70,8 +83,9 @@ func version(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, name s
 	return nil
 }
 
-// withoutDescriptions is the schema as JSON without its descriptions, which are documentation.
-func withoutDescriptions(t *testing.T, schema *apiextensionsv1.CustomResourceValidation) string {
+// withoutDescriptions is the schema as JSON without its descriptions, which are documentation,
+// and without the CEL rules of the messages given, each of which it must hold.
+func withoutDescriptions(t *testing.T, schema *apiextensionsv1.CustomResourceValidation, rules []string) string {
 	t.Helper()
 	data, err := json.Marshal(schema)
 	if err != nil {
@@ -81,11 +95,27 @@ func withoutDescriptions(t *testing.T, schema *apiextensionsv1.CustomResourceVal
 	if err := json.Unmarshal(data, &tree); err != nil {
 		t.Fatal(err)
 	}
+	var found []string
 	var strip func(any)
 	strip = func(node any) {
 		switch n := node.(type) {
 		case map[string]any:
 			delete(n, "description")
+			if validations, ok := n["x-kubernetes-validations"].([]any); ok {
+				kept := slices.DeleteFunc(validations, func(v any) bool {
+					message, _ := v.(map[string]any)["message"].(string)
+					if slices.Contains(rules, message) {
+						found = append(found, message)
+						return true
+					}
+					return false
+				})
+				if len(kept) == 0 {
+					delete(n, "x-kubernetes-validations")
+				} else {
+					n["x-kubernetes-validations"] = kept
+				}
+			}
 			for _, child := range n {
 				strip(child)
 			}
@@ -96,6 +126,11 @@ func withoutDescriptions(t *testing.T, schema *apiextensionsv1.CustomResourceVal
 		}
 	}
 	strip(tree)
+	for _, rule := range rules {
+		if !slices.Contains(found, rule) {
+			t.Errorf("the schema lacks the CEL rule %q", rule)
+		}
+	}
 	data, err = json.Marshal(tree)
 	if err != nil {
 		t.Fatal(err)

@@ -12,10 +12,10 @@ import (
 )
 
 // UnmappedFields lists the v1alpha1 fields that nodeClass carries in AnnotationV1Alpha1Fields
-// and that v1 has no place for, as paths such as "spec.dataDisks" or
-// "spec.placementGroup.compliant_only": they have no effect on the nodes. A field carried only
-// because it reads back in another form is not listed, nor is one whose carried value no longer
-// matches the spec.
+// and that v1 has no place for, as paths such as "spec.osDisk.diskID": they have no effect on
+// the nodes. A field carried only because it reads back in another form is not listed, nor is
+// one whose carried value no longer matches the spec, nor one that asks for what Linode does
+// anyway (honoured).
 func UnmappedFields(nodeClass *v1.LinodeNodeClass) []string {
 	fields := carriedFields(nodeClass.Annotations[AnnotationV1Alpha1Fields])
 	if len(fields) == 0 {
@@ -35,7 +35,16 @@ func UnmappedFields(nodeClass *v1.LinodeNodeClass) []string {
 			spec[name] = decoded
 		}
 	}
+	honoured(spec)
 	return unmappedPaths("spec", spec, spec, convertJSON(spec))
+}
+
+// honoured removes from spec, the alpha spec in JSON form, the settings that need no v1 field
+// because every node has them: Linode makes a node's boot disk from its image as ext4.
+func honoured(spec map[string]any) {
+	if disk, ok := spec["osDisk"].(map[string]any); ok && disk["filesystem"] == "ext4" {
+		delete(disk, "filesystem")
+	}
 }
 
 // unmappedPaths returns the paths under node (a part of spec) whose removal leaves spec's v1

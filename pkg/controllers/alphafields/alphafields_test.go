@@ -59,7 +59,11 @@ var _ = Describe("Alpha fields", func() {
 	})
 
 	It("names the v1alpha1 fields that have no effect, without holding the class back", func() {
-		nodeClass := stored(v1alpha1.LinodeNodeClassSpec{Image: new("linode/ubuntu22.04"), VPCID: new(7), IPv6Options: &v1alpha1.IPv6Options{EnableRanges: new(true)}})
+		// Stored before v1alpha1 refused a disk id; IPv6 options that enable nothing.
+		nodeClass := stored(v1alpha1.LinodeNodeClassSpec{
+			Image: new("linode/ubuntu22.04"), VPCID: new(7), IPv6Options: &v1alpha1.IPv6Options{EnableRanges: new(false)},
+			OSDisk: &v1alpha1.InstanceDisk{Size: resource.MustParse("20Gi"), DiskID: new(3)},
+		})
 		ExpectApplied(ctx, env.Client, nodeClass)
 		nodeClass.StatusConditions().SetTrue(v1.ConditionTypeFirewallReady)
 		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeImageReady, "ImageNotFound", "no such image")
@@ -71,11 +75,11 @@ var _ = Describe("Alpha fields", func() {
 		condition := nodeClass.StatusConditions().Get(alphafields.ConditionType)
 		Expect(condition).ToNot(BeNil())
 		Expect(condition.IsTrue()).To(BeTrue())
-		Expect(condition.Message).To(ContainSubstring("spec.ipv6Options, spec.vpcID of karpenter.k8s.linode/v1alpha1 have no v1 equivalent"))
-		Expect(condition.Message).To(ContainSubstring("spec.vpcID: spec.vpc selects the subnet"))
+		Expect(condition.Message).To(ContainSubstring("spec.ipv6Options, spec.osDisk.diskID of karpenter.k8s.linode/v1alpha1 have no v1 equivalent"))
+		Expect(condition.Message).To(ContainSubstring("spec.ipv6Options: enableSLAAC or enableRanges give the VPC interface IPv6"))
 		Expect(*nodeClass.StatusConditions().Root()).To(Equal(readyBefore), "Ready changed")
 		Expect(nodeClass.StatusConditions().Get(v1.ConditionTypeImageReady).IsFalse()).To(BeTrue(), "another controller's condition was lost")
-		Expect(recorder.Events).To(Receive(ContainSubstring("spec.ipv6Options, spec.vpcID")))
+		Expect(recorder.Events).To(Receive(ContainSubstring("spec.ipv6Options, spec.osDisk.diskID")))
 
 		// Dropping the alpha fields for good clears the condition.
 		delete(nodeClass.Annotations, v1alpha1.AnnotationV1Alpha1Fields)
@@ -83,6 +87,24 @@ var _ = Describe("Alpha fields", func() {
 		ExpectObjectReconciled(ctx, env.Client, controller, nodeClass)
 		nodeClass = ExpectExists(ctx, env.Client, nodeClass)
 		Expect(nodeClass.StatusConditions().Get(alphafields.ConditionType)).To(BeNil())
+	})
+
+	It("adds no condition, nor event, for the alpha provider's instance fields that v1 now has", func() {
+		nodeClass := stored(v1alpha1.LinodeNodeClassSpec{
+			Image:          new("linode/ubuntu22.04"),
+			OSDisk:         &v1alpha1.InstanceDisk{Size: resource.MustParse("20Gi"), Filesystem: new("ext4"), Label: new("root")},
+			DataDisks:      &v1alpha1.InstanceDisks{SDB: &v1alpha1.InstanceDisk{Size: resource.MustParse("10Gi"), Filesystem: new("ext4")}},
+			Configuration:  &v1alpha1.InstanceConfiguration{Kernel: new("linode/grub2")},
+			Kubelet:        &v1alpha1.KubeletConfiguration{CPUCFSQuota: new(false)},
+			PlacementGroup: &v1alpha1.PlacementGroup{ID: 7, CompliantOnly: new(true)},
+			VPCID:          new(3),
+			IPv6Options:    &v1alpha1.IPv6Options{EnableSLAAC: new(true), IsPublicIPv6: new(true)},
+		})
+		ExpectApplied(ctx, env.Client, nodeClass)
+		ExpectObjectReconciled(ctx, env.Client, controller, nodeClass)
+		nodeClass = ExpectExists(ctx, env.Client, nodeClass)
+		Expect(nodeClass.StatusConditions().Get(alphafields.ConditionType)).To(BeNil())
+		Expect(recorder.Events).ToNot(Receive())
 	})
 
 	It("adds no condition to a class whose every field has a v1 home", func() {

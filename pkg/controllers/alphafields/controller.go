@@ -1,7 +1,8 @@
 // Package alphafields shows, on each LinodeNodeClass written as v1alpha1, the alpha fields that
-// v1 has no place for (spec.dataDisks, spec.vpcID, ...): the conversion keeps them in an
-// annotation so that v1alpha1 clients read back what they wrote, but they have no effect on the
-// nodes, and an operator must see that rather than find out later.
+// have no effect in v1 (an osDisk.diskID stored before v1alpha1 refused it, ipv6Options that
+// enable nothing, ...): the conversion keeps them in an annotation so that v1alpha1 clients read
+// back what they wrote, but they have no effect on the nodes, and an operator must see that
+// rather than find out later.
 //
 // The condition does not hold the class back: the alpha provider did not apply these fields
 // either (they were instance-mode fields of an instance mode that did not launch nodes), so a
@@ -41,7 +42,7 @@ const Reason = "NoV1Equivalent"
 
 // replacements say what to use instead, for the fields that have a v1 counterpart of another shape.
 var replacements = map[string]string{
-	"spec.vpcID": "spec.vpc selects the subnet of the nodes",
+	"spec.ipv6Options": "enableSLAAC or enableRanges give the VPC interface IPv6, as spec.interfaces[].vpc.ipv6 does",
 }
 
 // conflictRetry is how soon a class is looked at again when its status changed meanwhile.

@@ -74,7 +74,7 @@ func NewController(kubeClient client.Client, recorder events.Recorder, api API, 
 		kubeClient: kubeClient,
 		recorder:   recorder,
 		token:      token,
-		resolvers: append([]Resolver{&firewall{api: api}, &validation{validators: validators}, authorization{token: token},
+		resolvers: append([]Resolver{&firewall{api: api, mode: running}, &validation{validators: validators}, authorization{token: token},
 			notApplicable{mode: running}}, resolvers...),
 	}
 }

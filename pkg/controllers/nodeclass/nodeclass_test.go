@@ -72,6 +72,27 @@ var _ = Describe("LKE mode", func() {
 		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue())
 	})
 
+	It("leaves Linode Interfaces, data disks and the kernel to instance mode, firewalls of interfaces included", func() {
+		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{
+			InterfaceGeneration: new(v1.InterfaceGenerationLinode),
+			Interfaces: []v1.NetworkInterface{
+				{VPC: &v1.VPCInterface{VPCConfiguration: v1.VPCConfiguration{VPCID: new(4242)}}, FirewallID: new(4242)},
+				{Public: &v1.PublicInterface{IPv6Ranges: []string{"/64"}}},
+			},
+			RootDiskSizeMB: new(int32(20480)),
+			DataDisks:      []v1.DataDisk{{Label: "data", SizeMB: 10240, MountPath: new("/data")}},
+			Kernel:         new("linode/grub2"),
+		})
+		nodeClass.Status.Subnet = &v1.ResolvedSubnet{ID: 1, VPCID: 4242}
+		ExpectApplied(ctx, env.Client, nodeClass)
+		nodeClass = reconciled(controller, nodeClass)
+		Expect(nodeClass.Status.Subnet).To(BeNil())
+		Expect(expectCondition(nodeClass, v1.ConditionTypeSubnetReady, metav1.ConditionTrue, nodeclass.ReasonNotApplicable).Message).
+			To(Equal("vpc and interfaces apply in instance mode only, and the controller runs in lke mode"))
+		expectCondition(nodeClass, v1.ConditionTypeFirewallReady, metav1.ConditionTrue, v1.ConditionTypeFirewallReady)
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue(), "%v", nodeClass.Status.Conditions)
+	})
+
 	It("resolves the firewall", func() {
 		id := emu.AddFirewall("nodes")
 		nodeClass := newNodeClass(v1.LinodeNodeClassSpec{FirewallID: &id})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/linode/linodego"
@@ -26,12 +27,19 @@ const (
 	ReasonImageRequired = "ImageRequired"
 	// ReasonImageWithoutCloudInit: the image cannot read the user data that joins the node.
 	ReasonImageWithoutCloudInit = "ImageWithoutCloudInit"
-	// ReasonSubnetNotFound: no subnet of the region's VPCs matches the class's vpc.
+	// ReasonSubnetNotFound: no subnet of the region's VPCs matches the class's vpc, or the VPC
+	// chosen by id alone has no single subnet to join.
 	ReasonSubnetNotFound = "SubnetNotFound"
 	// ReasonPlacementGroupNotFound: the placement group does not exist in the region.
 	ReasonPlacementGroupNotFound = "PlacementGroupNotFound"
 	// ReasonPlacementGroupPolicyMismatch: the group by that label has another policy.
 	ReasonPlacementGroupPolicyMismatch = "PlacementGroupPolicyMismatch"
+	// ReasonPlacementGroupNonCompliant: the class requires compliance and Linode reports the
+	// group non-compliant; launches wait until it is compliant again.
+	ReasonPlacementGroupNonCompliant = "PlacementGroupNonCompliant"
+	// ReasonInterfaceGenerationNotAllowed: the account's interfaces_for_new_linodes setting
+	// refuses the interface generation the class asks for.
+	ReasonInterfaceGenerationNotAllowed = "InterfaceGenerationNotAllowed"
 	// ReasonRegionLacksCapability: the region does not offer what the class asks for.
 	ReasonRegionLacksCapability = "RegionLacksCapability"
 	// ReasonUnsupported: this build cannot launch with the field.
@@ -165,8 +173,9 @@ type SubnetAPI interface {
 	ListVPCs(ctx context.Context, opts *linodego.ListOptions) ([]linodego.VPC, error)
 }
 
-// SubnetResolver resolves vpc, by subnet id or by VPC and subnet labels, into status.subnet and
-// the SubnetReady condition. Only the region's VPCs count: a Linode joins a VPC of its region.
+// SubnetResolver resolves the class's VPC subnet, of vpc or of the vpc interface in interfaces,
+// into status.subnet and the SubnetReady condition. Only the region's VPCs count: a Linode joins a
+// VPC of its region.
 type SubnetResolver struct {
 	api    SubnetAPI
 	region string
@@ -177,9 +186,23 @@ func NewSubnetResolver(api SubnetAPI, region string) *SubnetResolver {
 	return &SubnetResolver{api: api, region: region}
 }
 
+// vpcSelector is the class's choice of VPC subnet and the field that holds it: vpc, or the vpc
+// interface of interfaces; nil when nodes join no VPC.
+func vpcSelector(spec *v1.LinodeNodeClassSpec) (selector *v1.VPCConfiguration, field string) {
+	if spec.VPC != nil {
+		return spec.VPC, "vpc"
+	}
+	for i, iface := range spec.Interfaces {
+		if iface.VPC != nil {
+			return &iface.VPC.VPCConfiguration, fmt.Sprintf("interfaces[%d].vpc", i)
+		}
+	}
+	return nil, ""
+}
+
 // Reconcile resolves the class's subnet.
 func (s *SubnetResolver) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
-	vpc := nodeClass.Spec.VPC
+	vpc, field := vpcSelector(&nodeClass.Spec)
 	if vpc == nil {
 		nodeClass.Status.Subnet = nil
 		nodeClass.StatusConditions().SetTrue(v1.ConditionTypeSubnetReady)
@@ -190,28 +213,50 @@ func (s *SubnetResolver) Reconcile(ctx context.Context, nodeClass *v1.LinodeNode
 		return reconcile.Result{}, fmt.Errorf("listing VPCs: %w", err)
 	}
 	vpcs = lo.Filter(vpcs, func(v linodego.VPC, _ int) bool { return v.Region == s.region })
-	var wanted string
+	subnet, problem := s.find(vpcs, vpc, field)
+	if subnet == nil {
+		nodeClass.Status.Subnet = nil
+		nodeClass.StatusConditions().SetFalse(v1.ConditionTypeSubnetReady, ReasonSubnetNotFound, problem)
+		return reconcile.Result{}, nil
+	}
+	nodeClass.Status.Subnet = subnet
+	nodeClass.StatusConditions().SetTrue(v1.ConditionTypeSubnetReady)
+	return reconcile.Result{}, nil
+}
+
+// find is the subnet vpc selects among the region's VPCs, or why there is none.
+func (s *SubnetResolver) find(vpcs []linodego.VPC, vpc *v1.VPCConfiguration, field string) (*v1.ResolvedSubnet, string) {
 	for _, candidate := range vpcs {
-		if vpc.SubnetID == nil && candidate.Label != lo.FromPtr(vpc.VPCLabel) {
+		if (vpc.VPCID != nil && candidate.ID != *vpc.VPCID) || (vpc.VPCLabel != nil && candidate.Label != *vpc.VPCLabel) {
 			continue
 		}
+		if vpc.VPCID != nil && vpc.SubnetLabel == nil {
+			if len(candidate.Subnets) != 1 {
+				labels := lo.Map(candidate.Subnets, func(subnet linodego.VPCSubnet, _ int) string { return strconv.Quote(subnet.Label) })
+				return nil, fmt.Sprintf("%s: VPC %d has %d subnets (%s), and %s.vpcID alone needs exactly one: set %s.subnetLabel to choose",
+					field, candidate.ID, len(candidate.Subnets), strings.Join(labels, ", "), field, field)
+			}
+			only := candidate.Subnets[0]
+			return &v1.ResolvedSubnet{ID: only.ID, VPCID: candidate.ID, Label: only.Label}, ""
+		}
 		for _, subnet := range candidate.Subnets {
-			if (vpc.SubnetID != nil && subnet.ID == *vpc.SubnetID) || (vpc.SubnetID == nil && subnet.Label == lo.FromPtr(vpc.SubnetLabel)) {
-				nodeClass.Status.Subnet = &v1.ResolvedSubnet{ID: subnet.ID, VPCID: candidate.ID, Label: subnet.Label}
-				nodeClass.StatusConditions().SetTrue(v1.ConditionTypeSubnetReady)
-				return reconcile.Result{}, nil
+			if (vpc.SubnetID != nil && subnet.ID == *vpc.SubnetID) || (vpc.SubnetLabel != nil && subnet.Label == *vpc.SubnetLabel) {
+				return &v1.ResolvedSubnet{ID: subnet.ID, VPCID: candidate.ID, Label: subnet.Label}, ""
 			}
 		}
 	}
-	if vpc.SubnetID != nil {
+	var wanted string
+	switch {
+	case vpc.SubnetID != nil:
 		wanted = fmt.Sprintf("subnet %d", *vpc.SubnetID)
-	} else {
-		wanted = fmt.Sprintf("subnet %q of VPC %q", *vpc.SubnetLabel, *vpc.VPCLabel)
+	case vpc.VPCID != nil && vpc.SubnetLabel != nil:
+		wanted = fmt.Sprintf("subnet %q of VPC %d", *vpc.SubnetLabel, *vpc.VPCID)
+	case vpc.VPCID != nil:
+		return nil, fmt.Sprintf("%s: VPC %d is not a VPC of region %s visible to the API token", field, *vpc.VPCID, s.region)
+	default:
+		wanted = fmt.Sprintf("subnet %q of VPC %q", lo.FromPtr(vpc.SubnetLabel), lo.FromPtr(vpc.VPCLabel))
 	}
-	nodeClass.Status.Subnet = nil
-	nodeClass.StatusConditions().SetFalse(v1.ConditionTypeSubnetReady, ReasonSubnetNotFound,
-		fmt.Sprintf("%s is not in any VPC of region %s visible to the API token", wanted, s.region))
-	return reconcile.Result{}, nil
+	return nil, fmt.Sprintf("%s: %s is not in any VPC of region %s visible to the API token", field, wanted, s.region)
 }
 
 // PlacementGroupAPI reads and creates placement groups.
@@ -248,6 +293,12 @@ func (r *PlacementGroupResolver) Reconcile(ctx context.Context, nodeClass *v1.Li
 		return reconcile.Result{}, err
 	}
 	nodeClass.Status.PlacementGroup = &v1.ResolvedPlacementGroup{ID: group.ID, Label: group.Label, Policy: string(group.PlacementGroupPolicy)}
+	if lo.FromPtr(selector.RequireCompliance) && !group.IsCompliant {
+		nodeClass.StatusConditions().SetFalse(v1.ConditionTypePlacementGroupReady, ReasonPlacementGroupNonCompliant,
+			fmt.Sprintf("placement group %q (%d, %s) is not compliant: Linode placed a member against it and has yet to move it; launches wait until it is compliant, as placementGroup.requireCompliance asks",
+				group.Label, group.ID, group.PlacementGroupType))
+		return reconcile.Result{}, nil
+	}
 	nodeClass.StatusConditions().SetTrue(v1.ConditionTypePlacementGroupReady)
 	return reconcile.Result{}, nil
 }
@@ -325,12 +376,13 @@ func (v *Validator) sampleNode(spec v1.LinodeNodeClassSpec) bootstrap.Options {
 // Validate returns the first problem with the class.
 func (v *Validator) Validate(_ context.Context, nodeClass *v1.LinodeNodeClass) (reason, message string, err error) {
 	spec := nodeClass.Spec
+	vpc, vpcField := vpcSelector(&spec)
 	for _, need := range []struct {
 		wanted     bool
 		field      string
 		capability string
 	}{
-		{spec.VPC != nil, "vpc", CapabilityVPCs},
+		{vpc != nil, vpcField, CapabilityVPCs},
 		{spec.PlacementGroup != nil, "placementGroup", CapabilityPlacementGroup},
 		{lo.FromPtr(spec.DiskEncryption) == v1.DiskEncryptionEnabled, "diskEncryption", CapabilityDiskEncryption},
 	} {
@@ -348,6 +400,44 @@ func (v *Validator) Validate(_ context.Context, nodeClass *v1.LinodeNodeClass) (
 		if _, err := v.sampleNode(spec).Render(); errors.Is(err, bootstrap.ErrUserDataTooLarge) {
 			return ReasonUserDataTooLarge, err.Error(), nil
 		}
+	}
+	return "", "", nil
+}
+
+// AccountSettingsAPI reads the account's settings.
+type AccountSettingsAPI interface {
+	GetAccountSettings(ctx context.Context) (*linodego.AccountSettings, error)
+}
+
+// InterfaceGenerationValidator checks the class's interfaceGeneration against the account's
+// interfaces_for_new_linodes setting, which decides the generations Linode accepts for a new
+// Linode.
+type InterfaceGenerationValidator struct {
+	api AccountSettingsAPI
+}
+
+// NewInterfaceGenerationValidator returns the validator.
+func NewInterfaceGenerationValidator(api AccountSettingsAPI) *InterfaceGenerationValidator {
+	return &InterfaceGenerationValidator{api: api}
+}
+
+// Validate refuses a generation the account does not allow.
+func (g *InterfaceGenerationValidator) Validate(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reason, message string, err error) {
+	generation := nodeClass.Spec.InterfaceGeneration
+	if generation == nil {
+		return "", "", nil
+	}
+	settings, err := g.api.GetAccountSettings(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("reading the account's settings: %w", err)
+	}
+	only := map[linodego.InterfacesForNewLinodes]v1.InterfaceGeneration{
+		linodego.LegacyConfigOnly: v1.InterfaceGenerationLegacyConfig,
+		linodego.LinodeOnly:       v1.InterfaceGenerationLinode,
+	}
+	if allowed, ok := only[settings.InterfacesForNewLinodes]; ok && allowed != *generation {
+		return ReasonInterfaceGenerationNotAllowed, fmt.Sprintf("interfaceGeneration is %s, but the account's interfaces_for_new_linodes is %s: Linode refuses new Linodes with %s interfaces; set interfaceGeneration to %s, or change the account setting",
+			*generation, settings.InterfacesForNewLinodes, *generation, allowed), nil
 	}
 	return "", "", nil
 }

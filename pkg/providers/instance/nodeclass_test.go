@@ -1,6 +1,7 @@
 package instance_test
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/events"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
@@ -105,8 +107,78 @@ var _ = Describe("VPC subnet", func() {
 		Entry("an unknown subnet id", func() *v1.VPCConfiguration { return &v1.VPCConfiguration{SubnetID: lo.ToPtr(subnetID + 100)} }, false, "is not in any VPC of region us-ord"),
 		Entry("a subnet of a VPC in another region", func() *v1.VPCConfiguration {
 			return &v1.VPCConfiguration{VPCLabel: lo.ToPtr("cluster"), SubnetLabel: lo.ToPtr("pods")}
-		}, false, `subnet "pods" of VPC "cluster" is not in any VPC of region us-ord`),
+		}, false, `vpc: subnet "pods" of VPC "cluster" is not in any VPC of region us-ord`),
+		Entry("by VPC id, its only subnet", func() *v1.VPCConfiguration { return &v1.VPCConfiguration{VPCID: &vpcID} }, true, ""),
+		Entry("by VPC id and subnet label", func() *v1.VPCConfiguration {
+			return &v1.VPCConfiguration{VPCID: &vpcID, SubnetLabel: lo.ToPtr("nodes")}
+		}, true, ""),
+		// The VPCs' ids are known once BeforeEach ran; the messages name them after "VPC ".
+		Entry("by the id of a VPC in another region", func() *v1.VPCConfiguration { return &v1.VPCConfiguration{VPCID: lo.ToPtr(vpcID + 1)} }, false,
+			" is not a VPC of region us-ord visible to the API token"),
+		Entry("a subnet label the VPC chosen by id lacks", func() *v1.VPCConfiguration {
+			return &v1.VPCConfiguration{VPCID: &vpcID, SubnetLabel: lo.ToPtr("pods")}
+		}, false, ` is not in any VPC of region us-ord visible to the API token`),
 	)
+
+	It("needs a subnet label when the VPC chosen by id has several subnets", func() {
+		_, err := emu.AddVPCSubnet(vpcID, "pods", "10.0.1.0/24")
+		Expect(err).ToNot(HaveOccurred())
+		nodeClass := resolved(test.LinodeNodeClass(v1.LinodeNodeClass{Spec: v1.LinodeNodeClassSpec{Image: lo.ToPtr("linode/ubuntu24.04"), VPC: &v1.VPCConfiguration{VPCID: &vpcID}}}))
+		Expect(expectCondition(nodeClass, v1.ConditionTypeSubnetReady, metav1.ConditionFalse, instance.ReasonSubnetNotFound)).To(Equal(
+			fmt.Sprintf(`vpc: VPC %d has 2 subnets ("nodes", "pods"), and vpc.vpcID alone needs exactly one: set vpc.subnetLabel to choose`, vpcID)))
+		Expect(nodeClass.Status.Subnet).To(BeNil())
+	})
+
+	It("resolves the subnet of the vpc interface, and names the interface when it is missing", func() {
+		spec := v1.LinodeNodeClassSpec{
+			Image:               lo.ToPtr("linode/ubuntu24.04"),
+			InterfaceGeneration: lo.ToPtr(v1.InterfaceGenerationLinode),
+			Interfaces: []v1.NetworkInterface{
+				{Public: &v1.PublicInterface{}},
+				{VPC: &v1.VPCInterface{
+					VPCConfiguration: v1.VPCConfiguration{VPCLabel: lo.ToPtr("cluster"), SubnetLabel: lo.ToPtr("nodes"), NAT1To1: lo.ToPtr(true)},
+					IPv6:             &v1.VPCIPv6{SLAAC: lo.ToPtr(true)},
+				}},
+			},
+		}
+		nodeClass := resolved(test.LinodeNodeClass(v1.LinodeNodeClass{Spec: spec}))
+		expectCondition(nodeClass, v1.ConditionTypeSubnetReady, metav1.ConditionTrue, v1.ConditionTypeSubnetReady)
+		Expect(nodeClass.Status.Subnet).To(Equal(&v1.ResolvedSubnet{ID: subnetID, VPCID: vpcID, Label: "nodes"}))
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue(), "%v", nodeClass.Status.Conditions)
+
+		nodeClass.Spec.Interfaces[1].VPC.SubnetLabel = lo.ToPtr("pods")
+		nodeClass = resolved(nodeClass)
+		Expect(expectCondition(nodeClass, v1.ConditionTypeSubnetReady, metav1.ConditionFalse, instance.ReasonSubnetNotFound)).To(
+			Equal(`interfaces[1].vpc: subnet "pods" of VPC "cluster" is not in any VPC of region us-ord visible to the API token`))
+		Expect(nodeClass.Status.Subnet).To(BeNil())
+	})
+})
+
+var _ = Describe("Interface firewalls", func() {
+	It("resolves each interface's firewall, and names the interface whose firewall is missing", func() {
+		vpcFirewall, publicFirewall := emu.AddFirewall("vpc"), emu.AddFirewall("public")
+		vpcID, err := emu.AddVPC("cluster", test.Region)
+		Expect(err).ToNot(HaveOccurred())
+		_, err = emu.AddVPCSubnet(vpcID, "nodes", "10.0.0.0/24")
+		Expect(err).ToNot(HaveOccurred())
+		spec := v1.LinodeNodeClassSpec{
+			Image:               lo.ToPtr("linode/ubuntu24.04"),
+			InterfaceGeneration: lo.ToPtr(v1.InterfaceGenerationLinode),
+			Interfaces: []v1.NetworkInterface{
+				{VPC: &v1.VPCInterface{VPCConfiguration: v1.VPCConfiguration{VPCID: &vpcID, NAT1To1: lo.ToPtr(true)}}, FirewallID: &vpcFirewall},
+				{Public: &v1.PublicInterface{}, FirewallID: &publicFirewall},
+			},
+		}
+		nodeClass := resolved(test.LinodeNodeClass(v1.LinodeNodeClass{Spec: spec}))
+		expectCondition(nodeClass, v1.ConditionTypeFirewallReady, metav1.ConditionTrue, v1.ConditionTypeFirewallReady)
+		Expect(nodeClass.StatusConditions().Root().IsTrue()).To(BeTrue(), "%v", nodeClass.Status.Conditions)
+
+		nodeClass.Spec.Interfaces[1].FirewallID = lo.ToPtr(4242)
+		nodeClass = resolved(nodeClass)
+		Expect(expectCondition(nodeClass, v1.ConditionTypeFirewallReady, metav1.ConditionFalse, nodeclass.ReasonFirewallNotFound)).To(
+			Equal("firewall 4242 of interfaces[1] does not exist in this Linode account: create it or change interfaces[1].firewallID"))
+		Expect(nodeClass.StatusConditions().Root().IsFalse()).To(BeTrue(), "a class whose interface firewall is missing is Ready")
+	})
 })
 
 var _ = Describe("Placement group", func() {
@@ -128,6 +200,31 @@ var _ = Describe("Placement group", func() {
 		groups, err := emu.Client.ListPlacementGroups(ctx, nil)
 		Expect(err).ToNot(HaveOccurred())
 		Expect(groups).To(HaveLen(1))
+	})
+
+	It("holds launches while a group that must be compliant is not, and only then", func() {
+		nodeClass := resolved(test.LinodeNodeClass(v1.LinodeNodeClass{Spec: v1.LinodeNodeClassSpec{
+			Image: lo.ToPtr("linode/ubuntu24.04"), PlacementGroup: &v1.PlacementGroupSelector{Label: lo.ToPtr("spread"), Policy: lo.ToPtr("flexible"), RequireCompliance: lo.ToPtr(true)},
+		}}))
+		expectCondition(nodeClass, v1.ConditionTypePlacementGroupReady, metav1.ConditionTrue, v1.ConditionTypePlacementGroupReady)
+		group := nodeClass.Status.PlacementGroup.ID
+
+		Expect(emu.SetPlacementGroupCompliance(group, false)).To(Succeed())
+		nodeClass = resolved(nodeClass)
+		Expect(expectCondition(nodeClass, v1.ConditionTypePlacementGroupReady, metav1.ConditionFalse, instance.ReasonPlacementGroupNonCompliant)).To(
+			Equal(fmt.Sprintf(`placement group "spread" (%d, anti_affinity:local) is not compliant: Linode placed a member against it and has yet to move it; launches wait until it is compliant, as placementGroup.requireCompliance asks`, group)))
+		Expect(nodeClass.Status.PlacementGroup.ID).To(Equal(group))
+
+		By("launching into it anyway once the class no longer requires compliance")
+		nodeClass.Spec.PlacementGroup.RequireCompliance = lo.ToPtr(false)
+		nodeClass = resolved(nodeClass)
+		expectCondition(nodeClass, v1.ConditionTypePlacementGroupReady, metav1.ConditionTrue, v1.ConditionTypePlacementGroupReady)
+
+		By("launching again once Linode restores compliance")
+		nodeClass.Spec.PlacementGroup.RequireCompliance = lo.ToPtr(true)
+		Expect(emu.SetPlacementGroupCompliance(group, true)).To(Succeed())
+		nodeClass = resolved(nodeClass)
+		expectCondition(nodeClass, v1.ConditionTypePlacementGroupReady, metav1.ConditionTrue, v1.ConditionTypePlacementGroupReady)
 	})
 
 	It("refuses a group by id that does not exist", func() {
@@ -157,6 +254,43 @@ var _ = Describe("Validation", func() {
 		}}))
 		Expect(expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, instance.ReasonUserDataTooLarge)).To(And(
 			ContainSubstring("more than the 65535 Linode accepts"), ContainSubstring("spec.userData is 16060 bytes of it"), ContainSubstring("shorten spec.userData")))
+	})
+
+	DescribeTable("refuses an interface generation the account does not allow",
+		func(accountSetting string, generation v1.InterfaceGeneration, message string) {
+			emu = ExpectEmulator(emulator.WithInterfacesForNewLinodes(accountSetting))
+			recorder = record.NewFakeRecorder(100)
+			cloud = ExpectInstance(ctx, emu, env.Client, env.Config, test.WithInstanceRecorder(events.NewRecorder(recorder)))
+			nodeClass := resolved(test.LinodeNodeClass(v1.LinodeNodeClass{Spec: v1.LinodeNodeClassSpec{
+				Image: lo.ToPtr("linode/ubuntu24.04"), InterfaceGeneration: &generation,
+			}}))
+			if message == "" {
+				expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionTrue, v1.ConditionTypeValidationSucceeded)
+				return
+			}
+			Expect(expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, instance.ReasonInterfaceGenerationNotAllowed)).To(Equal(message))
+		},
+		Entry("Linode Interfaces on an account of legacy ones only", "legacy_config_only", v1.InterfaceGenerationLinode,
+			"interfaceGeneration is linode, but the account's interfaces_for_new_linodes is legacy_config_only: Linode refuses new Linodes with linode interfaces; set interfaceGeneration to legacy_config, or change the account setting"),
+		Entry("legacy interfaces on an account of Linode Interfaces only", "linode_only", v1.InterfaceGenerationLegacyConfig,
+			"interfaceGeneration is legacy_config, but the account's interfaces_for_new_linodes is linode_only: Linode refuses new Linodes with legacy_config interfaces; set interfaceGeneration to linode, or change the account setting"),
+		Entry("Linode Interfaces where the account allows them", "legacy_config_default_but_linode_allowed", v1.InterfaceGenerationLinode, ""),
+		Entry("legacy interfaces where the account allows them", "linode_default_but_legacy_config_allowed", v1.InterfaceGenerationLegacyConfig, ""),
+	)
+
+	It("refuses a VPC interface in a region without VPCs", func() {
+		emu = ExpectEmulator(emulator.WithoutRegionCapability(test.Region, instance.CapabilityVPCs))
+		recorder = record.NewFakeRecorder(100)
+		cloud = ExpectInstance(ctx, emu, env.Client, env.Config, test.WithInstanceRecorder(events.NewRecorder(recorder)))
+		nodeClass := resolved(test.LinodeNodeClass(v1.LinodeNodeClass{Spec: v1.LinodeNodeClassSpec{
+			Image: lo.ToPtr("linode/ubuntu24.04"),
+			Interfaces: []v1.NetworkInterface{
+				{Public: &v1.PublicInterface{}},
+				{VPC: &v1.VPCInterface{VPCConfiguration: v1.VPCConfiguration{SubnetID: lo.ToPtr(1)}}},
+			},
+		}}))
+		Expect(expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, instance.ReasonRegionLacksCapability)).To(
+			Equal(`interfaces[1].vpc needs the region's "VPCs" capability, which us-ord lacks`))
 	})
 
 	It("refuses a VPC in a region without VPCs", func() {
