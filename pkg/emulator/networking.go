@@ -517,6 +517,9 @@ type placementGroup struct {
 	Region string
 	Type   string
 	Policy string
+	// NonCompliant is set through the admin endpoint: the emulator itself never breaks a
+	// group's anti-affinity.
+	NonCompliant bool
 }
 
 type placementGroupMember struct {
@@ -535,17 +538,21 @@ type placementGroupWire struct {
 	Migrations           *struct{}              `json:"migrations"`
 }
 
-// placementGroupToWire lists the Linodes created into the group as members;
-// the emulator never breaks anti-affinity, so all are compliant.
+// placementGroupToWire lists the Linodes created into the group as members. A group is
+// compliant unless made otherwise (SetPlacementGroupCompliance); one that is not has its newest
+// member out of compliance.
 func (e *Emulator) placementGroupToWire(pg *placementGroup) placementGroupWire {
 	w := placementGroupWire{
 		ID: pg.ID, Label: pg.Label, Region: pg.Region, PlacementGroupType: pg.Type,
-		PlacementGroupPolicy: pg.Policy, IsCompliant: true, Members: []placementGroupMember{},
+		PlacementGroupPolicy: pg.Policy, IsCompliant: !pg.NonCompliant, Members: []placementGroupMember{},
 	}
 	for _, id := range sortedKeys(e.st.instances) {
 		if e.st.instances[id].PlacementGroupID == pg.ID {
 			w.Members = append(w.Members, placementGroupMember{LinodeID: id, IsCompliant: true})
 		}
+	}
+	if n := len(w.Members); pg.NonCompliant && n > 0 {
+		w.Members[n-1].IsCompliant = false
 	}
 	return w
 }
