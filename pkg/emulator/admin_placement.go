@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 )
@@ -35,17 +34,4 @@ func (e *Emulator) registerPlacementAdmin(mux *http.ServeMux) {
 		}
 		writeAdmin(w, emptyObject{})
 	})
-}
-
-// SetPlacementGroupCompliance makes the placement group compliant or not: a group that is not
-// shows is_compliant false, and so does its newest member, the Linode that broke the policy.
-func (e *Emulator) SetPlacementGroupCompliance(groupID int, compliant bool) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	pg, ok := e.st.placementGroups[groupID]
-	if !ok {
-		return fmt.Errorf("placement group %d does not exist", groupID)
-	}
-	pg.NonCompliant = !compliant
-	return nil
 }

@@ -245,6 +245,19 @@ func (e *Emulator) AddFirewall(label string) int {
 	return e.addFirewallLocked(label, nil).ID
 }
 
+// SetPlacementGroupCompliance makes the group report is_compliant as given, as Linode reports a
+// flexible group that had to break its policy until it restores it.
+func (e *Emulator) SetPlacementGroupCompliance(groupID int, compliant bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pg, ok := e.st.placementGroups[groupID]
+	if !ok {
+		return fmt.Errorf("placement group %d not found", groupID)
+	}
+	pg.NonCompliant = !compliant
+	return nil
+}
+
 // AddVPC creates a VPC and returns its id.
 func (e *Emulator) AddVPC(label, regionID string) (int, error) {
 	e.mu.Lock()

@@ -517,8 +517,8 @@ type placementGroup struct {
 	Region string
 	Type   string
 	Policy string
-	// NonCompliant is set through the admin endpoint: the emulator itself never breaks a
-	// group's anti-affinity.
+	// NonCompliant is set by tests: Linode reports a group non-compliant when it had to place a
+	// member against the group's policy, until it moves that member.
 	NonCompliant bool
 }
 
@@ -538,9 +538,8 @@ type placementGroupWire struct {
 	Migrations           *struct{}              `json:"migrations"`
 }
 
-// placementGroupToWire lists the Linodes created into the group as members. A group is
-// compliant unless made otherwise (SetPlacementGroupCompliance); one that is not has its newest
-// member out of compliance.
+// placementGroupToWire lists the Linodes created into the group as members; the emulator never
+// breaks anti-affinity itself, so all are compliant, and the group too unless a test said not.
 func (e *Emulator) placementGroupToWire(pg *placementGroup) placementGroupWire {
 	w := placementGroupWire{
 		ID: pg.ID, Label: pg.Label, Region: pg.Region, PlacementGroupType: pg.Type,
@@ -550,9 +549,6 @@ func (e *Emulator) placementGroupToWire(pg *placementGroup) placementGroupWire {
 		if e.st.instances[id].PlacementGroupID == pg.ID {
 			w.Members = append(w.Members, placementGroupMember{LinodeID: id, IsCompliant: true})
 		}
-	}
-	if n := len(w.Members); pg.NonCompliant && n > 0 {
-		w.Members[n-1].IsCompliant = false
 	}
 	return w
 }
