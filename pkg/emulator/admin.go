@@ -22,9 +22,11 @@ import (
 //	DELETE /_emulator/token           revoke the token: every API request answers 401
 //	GET    /_emulator/state           clusters, pools and instances
 //
-// and those of admin_maintenance.go: scheduling maintenance and failing hosts.
+// and those of admin_maintenance.go (scheduling maintenance and failing hosts) and
+// admin_placement.go (a placement group's compliance).
 func (e *Emulator) registerAdmin(mux *http.ServeMux) {
 	e.registerMaintenanceAdmin(mux)
+	e.registerPlacementAdmin(mux)
 	mux.HandleFunc("PUT "+imageUploadPath+"{token}", e.receiveImageUpload)
 	mux.HandleFunc("GET /_emulator/counters", func(w http.ResponseWriter, _ *http.Request) {
 		writeAdmin(w, e.Counters())

@@ -14,6 +14,8 @@ type deployRequest struct {
 	AuthorizedUsers []string `json:"authorized_users"`
 	BackupsEnabled  bool     `json:"backups_enabled"`
 	SwapSize        *int     `json:"swap_size"`
+	// Kernel is the kernel the configuration profile boots, instead of GRUB 2.
+	Kernel *string `json:"kernel"`
 	// Interfaces are the configuration profile's, decoded from the create's "interfaces" when
 	// its interface generation is legacy_config (decodeCreateInterfaces).
 	Interfaces []configInterfaceRequest `json:"-"`
@@ -95,6 +97,9 @@ func (e *Emulator) deploy(in *instance, req *instanceCreateRequest, now time.Tim
 	disk := e.st.nextID("disk")
 	cfg := e.newConfig("My "+img.Label+" Disk Profile", now)
 	cfg.Kernel = "linode/grub2"
+	if req.Kernel != nil {
+		cfg.Kernel = *req.Kernel
+	}
 	cfg.Devices["sda"] = &configDevice{DiskID: disk}
 	cfg.Devices["sdb"] = &configDevice{DiskID: disk + 1}
 	e.st.ids["disk"] = disk + 1

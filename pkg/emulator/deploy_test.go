@@ -247,3 +247,26 @@ func TestPrivateImages(t *testing.T) {
 	_, err = c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Image: plain, AuthorizedKeys: []string{testSSHKey}, Metadata: userData})
 	wantField(t, err, "metadata.user_data")
 }
+
+func TestDeployedProfileBootsTheKernelTheCreateNames(t *testing.T) {
+	_, c, _ := startEmulator(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		label  string
+		kernel *string
+		want   string
+	}{
+		{"default-kernel", nil, "linode/grub2"},
+		{"latest-kernel", ptr("linode/latest-64bit"), "linode/latest-64bit"},
+	} {
+		in, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{
+			Region: "us-ord", Type: "g6-standard-2", Label: tc.label, Image: "linode/ubuntu24.04", AuthorizedKeys: []string{testSSHKey}, Kernel: tc.kernel,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mustConfigs(t, c, in.ID)[0].Kernel; got != tc.want {
+			t.Errorf("%s: the profile boots %q, want %q", tc.label, got, tc.want)
+		}
+	}
+}

@@ -101,8 +101,8 @@
 //     a shutdown "shutting_down" for ShuttingDown (25 s), then "offline"; a
 //     boot of an offline Linode "booting" for Booting.
 //   - A Linode deployed from an image gets the configuration profile the API
-//     creates ("My <image label> Disk Profile") with the requested
-//     interfaces; a VPC interface takes the next free address of its subnet
+//     creates ("My <image label> Disk Profile"), booting GRUB 2 or the create's
+//     "kernel", with the requested interfaces; a VPC interface takes the next free address of its subnet
 //     (the first two are reserved) and, with nat_1_1 "any", the Linode's
 //     public address. Interfaces are active while the Linode is up with that
 //     profile, and subnets list the Linodes on them.
@@ -166,7 +166,10 @@
 // again; live_migration and migrate move it to a new host while it runs.
 // FailHost (POST /_emulator/host-failures) powers off every Linode of a
 // Linode's host at once, with a host_reboot event, and optionally boots them
-// on another host later. Both take durations on the emulator's clock: tests
+// on another host later. SetPlacementGroupCompliance (PUT
+// /_emulator/placement-groups/{groupId}/compliance) makes a placement group
+// report is_compliant false, as Linode does for a flexible group that had to
+// break its anti-affinity. Both take durations on the emulator's clock: tests
 // that scale the emulator's delays scale them too. maintenance_policy on
 // Linodes accepts the slugs /maintenance/policies lists (linode/migrate, the
 // default, and linode/power_off_on).

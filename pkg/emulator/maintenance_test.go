@@ -358,3 +358,55 @@ func TestMaintenanceAdminEndpoints(t *testing.T) {
 		t.Fatalf("unknown Linode: %d", status)
 	}
 }
+
+func TestPlacementGroupComplianceAdminEndpoint(t *testing.T) {
+	e, c, _ := startEmulator(t)
+	ctx := context.Background()
+	pg, err := c.CreatePlacementGroup(ctx, linodego.PlacementGroupCreateOptions{
+		Label: "spread", Region: "us-east", PlacementGroupType: linodego.PlacementGroupTypeAntiAffinityLocal,
+		PlacementGroupPolicy: linodego.PlacementGroupPolicyFlexible,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var members []int
+	for range 2 {
+		in, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-east", Type: "g6-standard-1", PlacementGroup: &linodego.InstanceCreatePlacementGroupOptions{ID: pg.ID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, in.ID)
+	}
+	put := func(path, body string) int {
+		req, _ := http.NewRequest(http.MethodPut, e.URL()+path, strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	compliance := "/_emulator/placement-groups/" + strconv.Itoa(pg.ID) + "/compliance"
+	if status := put(compliance, `{"compliant": false}`); status != http.StatusOK {
+		t.Fatalf("break compliance: %d", status)
+	}
+	got, err := c.GetPlacementGroup(ctx, pg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.IsCompliant || len(got.Members) != len(members) {
+		t.Errorf("a group out of compliance: %+v", got)
+	}
+	if status := put(compliance, `{"compliant": true}`); status != http.StatusOK {
+		t.Fatalf("restore compliance: %d", status)
+	}
+	if got, err := c.GetPlacementGroup(ctx, pg.ID); err != nil || !got.IsCompliant {
+		t.Errorf("a group compliant again: %+v, %v", got, err)
+	}
+	if status := put("/_emulator/placement-groups/999999/compliance", `{"compliant": false}`); status != http.StatusNotFound {
+		t.Errorf("an unknown group: %d", status)
+	}
+	if status := put(compliance, `{}`); status != http.StatusBadRequest {
+		t.Errorf("no compliant: %d", status)
+	}
+}

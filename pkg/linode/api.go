@@ -53,9 +53,12 @@ type InstanceAPI interface {
 	DeleteInstance(ctx context.Context, linodeID int) error
 	RebootInstance(ctx context.Context, linodeID int, configID int) error
 	ListInstanceConfigs(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.InstanceConfig, error)
+	ListInterfaces(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.LinodeInterface, error)
+	GetInstanceIPAddresses(ctx context.Context, linodeID int) (*linodego.InstanceIPAddressResponse, error)
 }
 
-// NetworkingAPI resolves the firewalls, VPC subnets and placement groups a NodeClass names.
+// NetworkingAPI resolves the firewalls, VPC subnets and placement groups a NodeClass names, and
+// routes the IPv6 ranges it asks for.
 type NetworkingAPI interface {
 	GetFirewall(ctx context.Context, firewallID int) (*linodego.Firewall, error)
 	ListVPCs(ctx context.Context, opts *linodego.ListOptions) ([]linodego.VPC, error)
@@ -64,6 +67,7 @@ type NetworkingAPI interface {
 	ListPlacementGroups(ctx context.Context, opts *linodego.ListOptions) ([]linodego.PlacementGroup, error)
 	GetPlacementGroup(ctx context.Context, id int) (*linodego.PlacementGroup, error)
 	CreatePlacementGroup(ctx context.Context, opts linodego.PlacementGroupCreateOptions) (*linodego.PlacementGroup, error)
+	CreateIPv6Range(ctx context.Context, opts linodego.IPv6RangeCreateOptions) (*linodego.IPv6Range, error)
 }
 
 // AccountAPI reads what Linode reports about the account's Linodes: scheduled host maintenance,

@@ -59,6 +59,7 @@ var listPaths = [][]string{
 	{"lke", "versions"}, {"lke", "tiers", "*", "versions"}, {"lke", "types"}, {"lke", "clusters"},
 	{"lke", "clusters", "*", "pools"}, {"lke", "clusters", "*", "api-endpoints"},
 	{"linode", "instances"}, {"linode", "instances", "*", "configs"}, {"linode", "instances", "*", "disks"},
+	{"linode", "instances", "*", "interfaces"}, {"networking", "ipv6", "ranges"},
 	{"account", "events"}, {"account", "maintenance"}, {"maintenance", "policies"},
 	{"networking", "firewalls"}, {"networking", "firewalls", "templates"}, {"networking", "firewalls", "rulesets"},
 	{"networking", "ips"}, {"networking", "reserved", "ips"}, {"networking", "reserved", "ips", "types"},

@@ -117,6 +117,9 @@ func TestPlainLinodeJoinsByTLSBootstrap(t *testing.T) {
 	if node.Annotations[nodesim.AnnotationKwokNode] != "fake" {
 		t.Errorf("kwok does not run the node: annotations %v", node.Annotations)
 	}
+	if len(node.Status.Addresses) != 0 {
+		t.Errorf("addresses %v: a Linode outside any VPC registers without addresses, which kwok then gives it", node.Status.Addresses)
+	}
 
 	// The node authenticated with its bootstrap token, and kube-controller-manager approved and
 	// signed its certificate.
@@ -236,4 +239,70 @@ func TestStoppedLinodesNodeStopsReporting(t *testing.T) {
 		t.Fatal(err)
 	}
 	nextEvent(t, events, 10*time.Second)
+}
+
+func TestPlainLinodeInAVPCHasItsVPCAddressInternalAndItsNATAddressExternal(t *testing.T) {
+	ctx := context.Background()
+	emu, linode, events := startSimulatorWithEvents(t, time.Minute)
+	vpcID, err := emu.AddVPC("cluster", "us-ord")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subnetID, err := emu.AddVPCSubnet(vpcID, "nodes", "10.0.0.0/24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto := "auto"
+	for _, tc := range []struct {
+		name  string
+		setUp func(*linodego.InstanceCreateOptions)
+	}{
+		{"vpc-nat-linode-interfaces", func(create *linodego.InstanceCreateOptions) {
+			create.InterfaceGeneration = linodego.GenerationLinode
+			create.LinodeInterfaces = []linodego.LinodeInterfaceCreateOptions{{VPC: &linodego.VPCInterfaceCreateOptions{
+				SubnetID: subnetID,
+				IPv4:     &linodego.VPCInterfaceIPv4CreateOptions{Addresses: &[]linodego.VPCInterfaceIPv4AddressCreateOptions{{Address: &auto, NAT1To1Address: &auto}}},
+			}}}
+		}},
+		{"vpc-nat-config-profile", func(create *linodego.InstanceCreateOptions) {
+			create.Interfaces = []linodego.InstanceConfigInterfaceCreateOptions{{Purpose: linodego.InterfacePurposeVPC, SubnetID: &subnetID, Primary: true, IPv4: &linodego.VPCIPv4{NAT1To1: new("any")}}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := joinOptions(t, tc.name)
+			userData, err := opts.Render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Label: tc.name, Image: "linode/ubuntu24.04", AuthorizedKeys: []string{testSSHKey},
+				Metadata: &linodego.InstanceMetadataOptions{UserData: bootstrap.Encode(userData)}}
+			tc.setUp(&create)
+			instance, err := linode.CreateInstance(ctx, create)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev := nextEvent(t, events, time.Minute); ev.Err != nil || !ev.Registered || ev.InstanceID != instance.ID {
+				t.Fatalf("event %+v, want the node registered", ev)
+			}
+			ips, err := linode.GetInstanceIPAddresses(ctx, instance.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ips.IPv4.VPC) != 1 || ips.IPv4.VPC[0].NAT1To1 == nil || len(ips.IPv4.Public) != 1 || ips.IPv4.Public[0].Address != *ips.IPv4.VPC[0].NAT1To1 {
+				t.Fatalf("the Linode's addresses: VPC %+v, public %+v; want one VPC address whose NAT is its public address", ips.IPv4.VPC, ips.IPv4.Public)
+			}
+			node := &corev1.Node{}
+			if err := env.Client.Get(ctx, types.NamespacedName{Name: tc.name}, node); err != nil {
+				t.Fatal(err)
+			}
+			want := []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: *ips.IPv4.VPC[0].Address},
+				{Type: corev1.NodeExternalIP, Address: *ips.IPv4.VPC[0].NAT1To1},
+				{Type: corev1.NodeHostName, Address: tc.name},
+			}
+			if !slices.Equal(node.Status.Addresses, want) {
+				t.Errorf("node addresses %v, want %v", node.Status.Addresses, want)
+			}
+		})
+	}
 }

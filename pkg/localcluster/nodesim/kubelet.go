@@ -197,8 +197,9 @@ func (k *kubeletSetup) tlsBootstrap(ctx context.Context) (kubernetes.Interface, 
 	return kubernetes.NewForConfig(nodeConfig)
 }
 
-// register creates the Node as kubelet does, with the node's own client certificate.
-func (k *kubeletSetup) register(ctx context.Context, nodeClient kubernetes.Interface, capacity, allocatable corev1.ResourceList) (*corev1.Node, error) {
+// register creates the Node as kubelet does, with the node's own client certificate, and the
+// addresses it has.
+func (k *kubeletSetup) register(ctx context.Context, nodeClient kubernetes.Interface, capacity, allocatable corev1.ResourceList, addresses []corev1.NodeAddress) (*corev1.Node, error) {
 	labels := map[string]string{
 		corev1.LabelHostname:   k.nodeName,
 		corev1.LabelOSStable:   "linux",
@@ -217,6 +218,7 @@ func (k *kubeletSetup) register(ctx context.Context, nodeClient kubernetes.Inter
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: allocatable,
+			Addresses:   addresses,
 			NodeInfo:    corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
 		},
 	}

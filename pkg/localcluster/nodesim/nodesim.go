@@ -29,7 +29,9 @@
 // registers its Node with that certificate, with the name, labels, taints and provider ID the
 // user data asked for, and the capacity its configuration gives it. Nothing is taken from
 // anywhere else: a wrong endpoint, CA or token in the user data makes the join fail, reported as
-// an Event with Err.
+// an Event with Err. The one thing the simulator adds is what Linode's cloud controller manager
+// would: a Linode in a VPC has its Node's addresses, the VPC address as InternalIP and its public
+// (1:1 NAT) addresses as ExternalIP.
 package nodesim
 
 import (

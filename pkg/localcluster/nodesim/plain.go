@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -106,6 +107,10 @@ func (s *Simulator) join(ctx context.Context, ev emulator.InstanceEvent) (string
 		return kubelet.nodeName, err
 	}
 	capacity, allocatable := s.model.KubeletResources(plan, kubelet.config)
+	addresses, err := s.cloudAddresses(ctx, ev.InstanceID, kubelet.nodeName)
+	if err != nil {
+		return kubelet.nodeName, err
+	}
 	// Like kubelet, keep trying: the cluster may approve the request late, or be briefly away.
 	var nodeClient kubernetes.Interface
 	var last error
@@ -116,11 +121,41 @@ func (s *Simulator) join(ctx context.Context, ev emulator.InstanceEvent) (string
 					return false, nil
 				}
 			}
-			_, last = kubelet.register(ctx, nodeClient, capacity, allocatable)
+			_, last = kubelet.register(ctx, nodeClient, capacity, allocatable, addresses)
 			return last == nil, nil
 		})
 	if last == nil && ctx.Err() != nil {
 		last = ctx.Err()
 	}
 	return kubelet.nodeName, last
+}
+
+// cloudAddresses are the addresses Linode's cloud controller manager gives the Node of a Linode
+// in a VPC, from the Linode's addresses (GET /linode/instances/{id}/ips): its VPC address as
+// InternalIP, its public IPv4 addresses (a 1:1 NAT address among them) as ExternalIP, and its
+// name as Hostname. The Node registers with them, as if the cloud controller manager had set them
+// at once, so that kwok never gives it an address of its own. A Linode outside any VPC gets none
+// here: kwok gives its Node the addresses it always had.
+func (s *Simulator) cloudAddresses(ctx context.Context, linodeID int, nodeName string) ([]corev1.NodeAddress, error) {
+	ips, err := s.linode.GetInstanceIPAddresses(ctx, linodeID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the Linode's addresses: %w", err)
+	}
+	if ips.IPv4 == nil {
+		return nil, nil
+	}
+	var addresses []corev1.NodeAddress
+	for _, vpc := range ips.IPv4.VPC {
+		if vpc.Address != nil {
+			addresses = append(addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: *vpc.Address})
+			break
+		}
+	}
+	if len(addresses) == 0 {
+		return nil, nil
+	}
+	for _, public := range ips.IPv4.Public {
+		addresses = append(addresses, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: public.Address})
+	}
+	return append(addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: nodeName}), nil
 }

@@ -36,8 +36,8 @@ func (p *Provider) IsDrifted(ctx context.Context, nodeClass *v1.LinodeNodeClass,
 	if group := nodeClass.Status.PlacementGroup; nodeClass.Spec.PlacementGroup != nil && group != nil && node.Instance.PlacementGroupID != group.ID {
 		return DriftReasonPlacementGroup, nil
 	}
-	if subnet := nodeClass.Status.Subnet; nodeClass.Spec.VPC != nil && subnet != nil {
-		current, err := p.subnets.of(ctx, node.InstanceID)
+	if subnet := nodeClass.Status.Subnet; hasVPC(nodeClass) && subnet != nil {
+		current, err := p.subnets.of(ctx, node.InstanceID, node.Instance.LinodeInterfaces)
 		if err != nil {
 			return "", err
 		}
@@ -48,8 +48,9 @@ func (p *Provider) IsDrifted(ctx context.Context, nodeClass *v1.LinodeNodeClass,
 	return "", nil
 }
 
-// subnetCache remembers the VPC subnet of each Linode's configuration profile. A Linode keeps the
-// interfaces it was created with, so one read per Linode is enough.
+// subnetCache remembers the VPC subnet of each Linode: of its configuration profile's VPC
+// interface, or of its own with Linode interfaces. A Linode keeps the interfaces it was created
+// with, so one read per Linode is enough.
 type subnetCache struct {
 	api     API
 	mu      sync.Mutex
@@ -61,30 +62,55 @@ func newSubnetCache(api API) *subnetCache {
 }
 
 // of returns the subnet of the Linode's VPC interface, 0 when it has none.
-func (c *subnetCache) of(ctx context.Context, instanceID int) (int, error) {
+func (c *subnetCache) of(ctx context.Context, instanceID int, linodeInterfaces bool) (int, error) {
 	c.mu.Lock()
 	subnet, known := c.subnets[instanceID]
 	c.mu.Unlock()
 	if known {
 		return subnet, nil
 	}
-	configs, err := c.api.ListInstanceConfigs(ctx, instanceID, nil)
-	if err != nil {
-		return 0, fmt.Errorf("reading the configuration profiles of Linode %d: %w", instanceID, err)
+	var err error
+	if linodeInterfaces {
+		subnet, err = c.ofLinodeInterfaces(ctx, instanceID)
+	} else {
+		subnet, err = c.ofConfigProfile(ctx, instanceID)
 	}
-	subnet = 0
-	if len(configs) > 0 {
-		for _, iface := range configs[0].Interfaces {
-			if iface.Purpose == linodego.InterfacePurposeVPC && iface.SubnetID != nil {
-				subnet = *iface.SubnetID
-				break
-			}
-		}
+	if err != nil {
+		return 0, err
 	}
 	c.mu.Lock()
 	c.subnets[instanceID] = subnet
 	c.mu.Unlock()
 	return subnet, nil
+}
+
+func (c *subnetCache) ofConfigProfile(ctx context.Context, instanceID int) (int, error) {
+	configs, err := c.api.ListInstanceConfigs(ctx, instanceID, nil)
+	if err != nil {
+		return 0, fmt.Errorf("reading the configuration profiles of Linode %d: %w", instanceID, err)
+	}
+	if len(configs) == 0 {
+		return 0, nil
+	}
+	for _, iface := range configs[0].Interfaces {
+		if iface.Purpose == linodego.InterfacePurposeVPC && iface.SubnetID != nil {
+			return *iface.SubnetID, nil
+		}
+	}
+	return 0, nil
+}
+
+func (c *subnetCache) ofLinodeInterfaces(ctx context.Context, instanceID int) (int, error) {
+	interfaces, err := c.api.ListInterfaces(ctx, instanceID, nil)
+	if err != nil {
+		return 0, fmt.Errorf("reading the interfaces of Linode %d: %w", instanceID, err)
+	}
+	for _, iface := range interfaces {
+		if iface.VPC != nil {
+			return iface.VPC.SubnetID, nil
+		}
+	}
+	return 0, nil
 }
 
 // forget drops a deleted Linode.

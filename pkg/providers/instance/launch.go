@@ -45,8 +45,9 @@ func (p *Provider) createOptions(ctx context.Context, nodeClass *v1.LinodeNodeCl
 		BackupsEnabled:  lo.FromPtr(nodeClass.Spec.BackupsEnabled),
 		PrivateIP:       lo.FromPtr(nodeClass.Spec.PrivateIP),
 		Metadata:        &linodego.InstanceMetadataOptions{UserData: bootstrap.Encode(userData)},
-		Interfaces:      interfaces(nodeClass),
+		Kernel:          nodeClass.Spec.Kernel,
 	}
+	setInterfaces(&opts, nodeClass)
 	if len(opts.AuthorizedKeys) == 0 && len(opts.AuthorizedUsers) == 0 {
 		// Linode deploys an image only with a way in. Rather than a root password, which would have
 		// to be kept or would be lost, the Linode gets the public half of a key nobody holds.
@@ -67,6 +68,30 @@ func (p *Provider) createOptions(ctx context.Context, nodeClass *v1.LinodeNodeCl
 	}
 	SetMaintenancePolicy(&opts, nodeClass)
 	return opts, nil
+}
+
+// ReasonPlacementGroupNotCompliant: the class requires its placement group to be compliant, and
+// Linode reports it is not.
+const ReasonPlacementGroupNotCompliant = "PlacementGroupNotCompliant"
+
+// placementGroupCompliant holds the launch back while the class's placement group, which it
+// requires to be compliant, is not: a flexible group that had to break its anti-affinity. Core
+// retries the launch, so the NodeClaim waits, its Launched condition naming the group, until
+// Linode reports the group compliant again or the launch times out.
+func (p *Provider) placementGroupCompliant(ctx context.Context, nodeClass *v1.LinodeNodeClass) error {
+	selector, group := nodeClass.Spec.PlacementGroup, nodeClass.Status.PlacementGroup
+	if selector == nil || group == nil || !lo.FromPtr(selector.RequireCompliance) {
+		return nil
+	}
+	current, err := p.api.GetPlacementGroup(ctx, group.ID)
+	if err != nil {
+		return fmt.Errorf("reading placement group %q (%d): %w", group.Label, group.ID, err)
+	}
+	if current.IsCompliant {
+		return nil
+	}
+	message := fmt.Sprintf("placement group %q (%d) is not compliant with its %s policy; placementGroup.requireCompliance holds launches until Linode reports it compliant", current.Label, current.ID, current.PlacementGroupPolicy)
+	return cloudprovider.NewCreateError(errors.New(message), ReasonPlacementGroupNotCompliant, message)
 }
 
 // userData renders the cloud-init configuration that joins the Linode's kubelet to the cluster
@@ -136,22 +161,6 @@ func nodeLabels(nodeClaim *karpv1.NodeClaim) map[string]string {
 	}
 	maps.Copy(labels, nodeClaim.Labels)
 	return labels
-}
-
-// interfaces are the Linode's network interfaces: the default (one public interface) without a
-// VPC; with one, a VPC interface on the resolved subnet, which reaches the internet through the
-// public interface or, with nat1To1, through its own 1:1 NAT address.
-func interfaces(nodeClass *v1.LinodeNodeClass) []linodego.InstanceConfigInterfaceCreateOptions {
-	if nodeClass.Spec.VPC == nil || nodeClass.Status.Subnet == nil {
-		return nil
-	}
-	vpc := linodego.InstanceConfigInterfaceCreateOptions{Purpose: linodego.InterfacePurposeVPC, SubnetID: lo.ToPtr(nodeClass.Status.Subnet.ID)}
-	if lo.FromPtr(nodeClass.Spec.VPC.NAT1To1) {
-		vpc.Primary = true
-		vpc.IPv4 = &linodego.VPCIPv4{NAT1To1: lo.ToPtr("any")}
-		return []linodego.InstanceConfigInterfaceCreateOptions{vpc}
-	}
-	return []linodego.InstanceConfigInterfaceCreateOptions{{Purpose: linodego.InterfacePurposePublic, Primary: true}, vpc}
 }
 
 // linodeLabelRepeats are runs of separators, which Linode labels may not have.

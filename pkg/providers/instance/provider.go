@@ -30,6 +30,10 @@ type API interface {
 	DeleteInstance(ctx context.Context, linodeID int) error
 	RebootInstance(ctx context.Context, linodeID int, configID int) error
 	ListInstanceConfigs(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.InstanceConfig, error)
+	ListInterfaces(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.LinodeInterface, error)
+	GetInstanceIPAddresses(ctx context.Context, linodeID int) (*linodego.InstanceIPAddressResponse, error)
+	CreateIPv6Range(ctx context.Context, opts linodego.IPv6RangeCreateOptions) (*linodego.IPv6Range, error)
+	GetPlacementGroup(ctx context.Context, id int) (*linodego.PlacementGroup, error)
 }
 
 const (
@@ -130,10 +134,13 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	}
 	if existing, found := byNodeClaim(listing.Items, nodeClaim.Name); found {
 		log.FromContext(ctx).WithValues("linode-id", existing.ID).V(1).Info("found the Linode an earlier launch created")
-		return p.nodeOf(existing), nil
+		return p.launched(ctx, nodeClass, existing)
 	}
 	instanceType, err := nodeprovider.CheapestLaunchable(nodeClaim, instanceTypes, p.region, p.unavailable)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.placementGroupCompliant(ctx, nodeClass); err != nil {
 		return nil, err
 	}
 	createOptions, err := p.createOptions(ctx, nodeClass, nodeClaim, instanceType)
@@ -143,13 +150,23 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	created, err := p.api.CreateInstance(ctx, createOptions)
 	if err != nil {
 		if labelTaken(err) {
-			return p.earlierLaunch(ctx, nodeClaim, createOptions.Label, err)
+			return p.earlierLaunch(ctx, nodeClass, nodeClaim, createOptions.Label, err)
 		}
 		return nil, p.launchError(ctx, err, instanceType.Name)
 	}
 	p.instances.Put(*created)
 	log.FromContext(ctx).WithValues("linode-id", created.ID, "instance-type", instanceType.Name).V(1).Info("created Linode")
-	return p.nodeOf(*created), nil
+	return p.launched(ctx, nodeClass, *created)
+}
+
+// launched completes the launch of the NodeClaim's Linode with what Linode sets up only once a
+// Linode exists. A launch retried after an interrupted one gets here with the Linode the first
+// created, so each step must do only what is still missing.
+func (p *Provider) launched(ctx context.Context, nodeClass *v1.LinodeNodeClass, in linodego.Instance) (*nodeprovider.Node, error) {
+	if err := p.routeIPv6Ranges(ctx, nodeClass, in.ID); err != nil {
+		return nil, err
+	}
+	return p.nodeOf(in), nil
 }
 
 // labelTaken reports whether Linode refused a create because another of the account's Linodes has
@@ -166,7 +183,7 @@ func labelTaken(err error) bool {
 // the first Linode running, and billed, out of garbage collection's sight. The Linode is the
 // NodeClaim's only if it still carries the NodeClaim's tag (see ours); one that does not keeps the
 // NodeClaim from launching, and the error names it.
-func (p *Provider) earlierLaunch(ctx context.Context, nodeClaim *karpv1.NodeClaim, label string, refused error) (*nodeprovider.Node, error) {
+func (p *Provider) earlierLaunch(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, label string, refused error) (*nodeprovider.Node, error) {
 	holders, err := p.api.ListInstances(ctx, &linodego.ListOptions{Filter: fmt.Sprintf(`{"label": %q}`, label)})
 	if err != nil {
 		return nil, fmt.Errorf("looking for the Linode labelled %s, which Linode says exists (%w): %w", label, refused, err)
@@ -179,7 +196,7 @@ func (p *Provider) earlierLaunch(ctx context.Context, nodeClaim *karpv1.NodeClai
 	}
 	p.instances.Put(earlier)
 	log.FromContext(ctx).WithValues("linode-id", earlier.ID).Info("found the Linode an earlier launch created, without this cluster's ownership tag")
-	return p.nodeOf(earlier), nil
+	return p.launched(ctx, nodeClass, earlier)
 }
 
 // launchError classifies a failed create: capacity sends Karpenter to another offering, a refused
@@ -294,7 +311,7 @@ func (p *Provider) nodeOf(in linodego.Instance) *nodeprovider.Node {
 		Status:        string(in.Status),
 		Tags:          in.Tags,
 		Created:       lo.FromPtr(in.Created),
-		Instance:      &nodeprovider.InstanceNode{Label: in.Label, Image: in.Image},
+		Instance:      &nodeprovider.InstanceNode{Label: in.Label, Image: in.Image, LinodeInterfaces: in.InterfaceGeneration == linodego.GenerationLinode},
 	}
 	if in.PlacementGroup != nil {
 		node.Instance.PlacementGroupID = in.PlacementGroup.ID

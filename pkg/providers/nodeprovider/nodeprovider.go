@@ -79,6 +79,9 @@ type InstanceNode struct {
 	Image string
 	// PlacementGroupID is the Linode's placement group, 0 when none.
 	PlacementGroupID int
+	// LinodeInterfaces is whether the Linode's network interfaces are its own (Linode
+	// interfaces) rather than its configuration profile's.
+	LinodeInterfaces bool
 }
 
 // LKENode locates a node inside an LKE cluster.

@@ -419,6 +419,9 @@ func (o Options) kubeletConfiguration() *kubeletv1beta1.KubeletConfiguration {
 	if len(kubelet.ClusterDNS) > 0 {
 		config.ClusterDNS = slices.Clone(kubelet.ClusterDNS)
 	}
+	if kubelet.CPUCFSQuota != nil {
+		config.CPUCFSQuota = kubelet.CPUCFSQuota
+	}
 	return config
 }
 

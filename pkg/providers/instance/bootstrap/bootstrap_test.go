@@ -201,6 +201,7 @@ func TestUserDataCarriesTheNodeClassKubeletSettings(t *testing.T) {
 		ImageGCHighThresholdPercent: lo.ToPtr[int32](80),
 		ImageGCLowThresholdPercent:  lo.ToPtr[int32](60),
 		ClusterDNS:                  []string{"169.254.20.10"},
+		CPUCFSQuota:                 lo.ToPtr(false),
 	}
 	kubelet := render(t, opts).kubelet(t)
 	for _, check := range []struct {
@@ -220,6 +221,7 @@ func TestUserDataCarriesTheNodeClassKubeletSettings(t *testing.T) {
 		{"evictionMaxPodGracePeriod", kubelet.EvictionMaxPodGracePeriod, int32(60)},
 		{"imageGCHighThresholdPercent", *kubelet.ImageGCHighThresholdPercent, int32(80)},
 		{"imageGCLowThresholdPercent", *kubelet.ImageGCLowThresholdPercent, int32(60)},
+		{"cpuCFSQuota", lo.FromPtrOr(kubelet.CPUCFSQuota, true), false},
 	} {
 		if check.got != check.want {
 			t.Errorf("%s: %v, want %v", check.what, check.got, check.want)
