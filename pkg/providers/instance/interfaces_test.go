@@ -223,7 +223,7 @@ var _ = Describe("Placement group compliance", func() {
 		var createErr *cloudprovider.CreateError
 		Expect(errors.As(err, &createErr)).To(BeTrue(), "got %v", err)
 		Expect(cloudprovider.IsInsufficientCapacityError(err)).To(BeFalse(), "the plan is not at fault: the NodeClaim waits")
-		Expect(createErr.ConditionReason).To(Equal(instance.ReasonPlacementGroupNotCompliant))
+		Expect(createErr.ConditionReason).To(Equal(instance.ReasonPlacementGroupNonCompliant))
 		Expect(createErr.ConditionMessage).To(ContainSubstring(`placement group "spread"`))
 		Expect(emu.Instances()).To(HaveLen(1))
 		Expect(ExpectExists(ctx, env.Client, nodeClass).LaunchRejected()).To(BeFalse(), "the class is not at fault either")

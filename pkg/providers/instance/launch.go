@@ -70,10 +70,6 @@ func (p *Provider) createOptions(ctx context.Context, nodeClass *v1.LinodeNodeCl
 	return opts, nil
 }
 
-// ReasonPlacementGroupNotCompliant: the class requires its placement group to be compliant, and
-// Linode reports it is not.
-const ReasonPlacementGroupNotCompliant = "PlacementGroupNotCompliant"
-
 // placementGroupCompliant holds the launch back while the class's placement group, which it
 // requires to be compliant, is not: a flexible group that had to break its anti-affinity. Core
 // retries the launch, so the NodeClaim waits, its Launched condition naming the group, until
@@ -91,7 +87,7 @@ func (p *Provider) placementGroupCompliant(ctx context.Context, nodeClass *v1.Li
 		return nil
 	}
 	message := fmt.Sprintf("placement group %q (%d) is not compliant with its %s policy; placementGroup.requireCompliance holds launches until Linode reports it compliant", current.Label, current.ID, current.PlacementGroupPolicy)
-	return cloudprovider.NewCreateError(errors.New(message), ReasonPlacementGroupNotCompliant, message)
+	return cloudprovider.NewCreateError(errors.New(message), ReasonPlacementGroupNonCompliant, message)
 }
 
 // userData renders the cloud-init configuration that joins the Linode's kubelet to the cluster
