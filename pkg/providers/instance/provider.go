@@ -30,6 +30,7 @@ type API interface {
 	DeleteInstance(ctx context.Context, linodeID int) error
 	RebootInstance(ctx context.Context, linodeID int, configID int) error
 	ListInstanceConfigs(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.InstanceConfig, error)
+	linode.InstanceDiskAPI
 }
 
 const (
@@ -130,6 +131,9 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	}
 	if existing, found := byNodeClaim(listing.Items, nodeClaim.Name); found {
 		log.FromContext(ctx).WithValues("linode-id", existing.ID).V(1).Info("found the Linode an earlier launch created")
+		if err := p.finishLaunch(ctx, nodeClass, existing.ID); err != nil {
+			return nil, err
+		}
 		return p.nodeOf(existing), nil
 	}
 	instanceType, err := nodeprovider.CheapestLaunchable(nodeClaim, instanceTypes, p.region, p.unavailable)
@@ -143,12 +147,22 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	created, err := p.api.CreateInstance(ctx, createOptions)
 	if err != nil {
 		if labelTaken(err) {
-			return p.earlierLaunch(ctx, nodeClaim, createOptions.Label, err)
+			earlier, err := p.earlierLaunch(ctx, nodeClaim, createOptions.Label, err)
+			if err != nil {
+				return nil, err
+			}
+			if err := p.finishLaunch(ctx, nodeClass, earlier.InstanceID); err != nil {
+				return nil, err
+			}
+			return earlier, nil
 		}
 		return nil, p.launchError(ctx, err, instanceType.Name)
 	}
 	p.instances.Put(*created)
 	log.FromContext(ctx).WithValues("linode-id", created.ID, "instance-type", instanceType.Name).V(1).Info("created Linode")
+	if err := p.finishLaunch(ctx, nodeClass, created.ID); err != nil {
+		return nil, err
+	}
 	return p.nodeOf(*created), nil
 }
 
