@@ -16,6 +16,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
 // A node's disks. Linode deploys the image onto a boot disk of rootDiskSizeMB (boot_size) and
@@ -126,12 +127,14 @@ func validateDisks(spec *v1.LinodeNodeClassSpec) (reason, message string) {
 	return "", ""
 }
 
-// finishLaunch takes a Linode created for the class through the steps after its create, from
-// wherever an earlier attempt stopped, and boots it. A Linode still provisioning, or busy with a
-// disk, is an error to retry: Karpenter calls Create again, which finds the Linode and goes on.
-func (p *Provider) finishLaunch(ctx context.Context, nodeClass *v1.LinodeNodeClass, linodeID int) error {
-	spec := &nodeClass.Spec
-	if !needsFinishing(spec) {
+// finishLaunch takes the node's Linode through the steps after its create, from wherever an
+// earlier attempt stopped, and boots it. A Linode that has booted is done: its launch ended with
+// the boot. One still provisioning, or busy with a disk, is an error to retry: Karpenter calls
+// Create again, which finds the Linode and goes on. A Linode left powered off is booted even if
+// the class no longer asks for the steps: nothing else would start it.
+func (p *Provider) finishLaunch(ctx context.Context, nodeClass *v1.LinodeNodeClass, node *nodeprovider.Node) error {
+	spec, linodeID := &nodeClass.Spec, node.InstanceID
+	if node.Status != string(linodego.InstanceOffline) && node.Status != string(linodego.InstanceProvisioning) {
 		return nil
 	}
 	in, err := p.api.GetInstance(ctx, linodeID)
@@ -141,9 +144,13 @@ func (p *Provider) finishLaunch(ctx context.Context, nodeClass *v1.LinodeNodeCla
 	switch in.Status {
 	case linodego.InstanceOffline:
 	case linodego.InstanceProvisioning:
+		if !needsFinishing(spec) {
+			// Created to boot by itself, unless the class changed since; a Linode that then stays
+			// off is replaced by the OfflineController.
+			return nil
+		}
 		return fmt.Errorf("Linode %d is provisioning; its disks are added once it has", linodeID)
 	default:
-		// It booted: the launch finished with that.
 		return nil
 	}
 	disks, err := p.api.ListInstanceDisks(ctx, linodeID, nil)

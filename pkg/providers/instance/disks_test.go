@@ -177,3 +177,19 @@ var _ = Describe("Data disks", func() {
 			"dataDisks[a].mountPath"),
 	)
 })
+
+var _ = Describe("A launch left powered off", func() {
+	It("is booted by the retried Create even after the class dropped its data disks", func() {
+		nodeClass := dataDiskClass()
+		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2")
+		emu.InjectFault(emulator.Fault{Method: http.MethodPost, Route: disksRoute, Sequence: []int{http.StatusInternalServerError}})
+		_, err := cloud.CloudProvider.Create(ctx, nodeClaim)
+		Expect(err).To(HaveOccurred())
+
+		nodeClass.Spec.DataDisks, nodeClass.Spec.RootDiskLabel = nil, nil
+		resolved(nodeClass)
+		created := launched(nodeClaim)
+		Expect(linodeOf(created.Status.ProviderID).Status).To(Equal(string(linodego.InstanceRunning)))
+		Expect(emu.Counters()).To(HaveKeyWithValue("POST "+bootRoute, 1))
+	})
+})

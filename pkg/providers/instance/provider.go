@@ -131,10 +131,11 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	}
 	if existing, found := byNodeClaim(listing.Items, nodeClaim.Name); found {
 		log.FromContext(ctx).WithValues("linode-id", existing.ID).V(1).Info("found the Linode an earlier launch created")
-		if err := p.finishLaunch(ctx, nodeClass, existing.ID); err != nil {
+		node := p.nodeOf(existing)
+		if err := p.finishLaunch(ctx, nodeClass, node); err != nil {
 			return nil, err
 		}
-		return p.nodeOf(existing), nil
+		return node, nil
 	}
 	instanceType, err := nodeprovider.CheapestLaunchable(nodeClaim, instanceTypes, p.region, p.unavailable)
 	if err != nil {
@@ -151,7 +152,7 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 			if err != nil {
 				return nil, err
 			}
-			if err := p.finishLaunch(ctx, nodeClass, earlier.InstanceID); err != nil {
+			if err := p.finishLaunch(ctx, nodeClass, earlier); err != nil {
 				return nil, err
 			}
 			return earlier, nil
@@ -160,10 +161,13 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	}
 	p.instances.Put(*created)
 	log.FromContext(ctx).WithValues("linode-id", created.ID, "instance-type", instanceType.Name).V(1).Info("created Linode")
-	if err := p.finishLaunch(ctx, nodeClass, created.ID); err != nil {
-		return nil, err
+	node := p.nodeOf(*created)
+	if needsFinishing(&nodeClass.Spec) {
+		if err := p.finishLaunch(ctx, nodeClass, node); err != nil {
+			return nil, err
+		}
 	}
-	return p.nodeOf(*created), nil
+	return node, nil
 }
 
 // labelTaken reports whether Linode refused a create because another of the account's Linodes has
