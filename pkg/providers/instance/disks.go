@@ -35,12 +35,8 @@ import (
 // twice. Once the Linode has booted there is nothing left to do: the disks are the class's as it
 // was at launch, as the user data that mounts them is.
 
-const (
-	// ReasonDisksDoNotFit: the plan's disk cannot hold the class's boot, swap and data disks.
-	ReasonDisksDoNotFit = "DisksDoNotFit"
-	// ReasonDiskRefused: Linode refused a step of the disks' set-up.
-	ReasonDiskRefused = "DiskRefused"
-)
+// ReasonDisksDoNotFit: the plan's disk cannot hold the class's boot, swap and data disks.
+const ReasonDisksDoNotFit = "DisksDoNotFit"
 
 // dataDiskSlots are the boot profile's slots of the data disks, in the order of dataDisks: after
 // the boot disk in sda and swap in sdb. Linode gives the disk in slot sdX the device /dev/sdX.
@@ -173,7 +169,7 @@ func (p *Provider) finishLaunch(ctx context.Context, nodeClass *v1.LinodeNodeCla
 				Label: want.Label, Size: int(want.SizeMB), Filesystem: filesystemOf(want),
 			})
 			if err != nil {
-				return p.diskError(err, linodeID, fmt.Sprintf("creating data disk %s", want.Label))
+				return stepError(err, node, fmt.Sprintf("creating data disk %s", want.Label))
 			}
 			log.FromContext(ctx).WithValues("linode-id", linodeID, "disk", want.Label, "disk-id", created.ID).V(1).Info("created data disk")
 			disk = *created
@@ -185,18 +181,18 @@ func (p *Provider) finishLaunch(ctx context.Context, nodeClass *v1.LinodeNodeCla
 		root, found := lo.Find(disks, func(d linodego.InstanceDisk) bool { return d.ID == rootID })
 		if !found || root.Label != *label {
 			if _, err := p.api.UpdateInstanceDisk(ctx, linodeID, rootID, linodego.InstanceDiskUpdateOptions{Label: *label}); err != nil {
-				return p.diskError(err, linodeID, "labelling the boot disk "+*label)
+				return stepError(err, node, "labelling the boot disk "+*label)
 			}
 		}
 	}
 	if moved {
 		// The whole map, the slots Linode filled included: the API replaces the profile's devices.
 		if _, err := p.api.UpdateInstanceConfig(ctx, linodeID, boot.ID, linodego.InstanceConfigUpdateOptions{Devices: &devices}); err != nil {
-			return p.diskError(err, linodeID, "adding the data disks to the boot profile")
+			return stepError(err, node, "adding the data disks to the boot profile")
 		}
 	}
 	if err := p.api.BootInstance(ctx, linodeID, boot.ID); err != nil {
-		return p.diskError(err, linodeID, "booting it")
+		return stepError(err, node, "booting it")
 	}
 	log.FromContext(ctx).WithValues("linode-id", linodeID, "data-disks", len(spec.DataDisks)).V(1).Info("booted Linode with its disks")
 	return nil
@@ -215,12 +211,14 @@ func setSlot(devices *linodego.InstanceConfigDeviceMap, slot string, diskID int)
 	return true
 }
 
-// diskError classifies a failed step: Linode refusing it means the class asks for what the plan or
-// Linode cannot give, and the launch cannot finish as it is; anything else ("Linode busy.", rate
+// stepError classifies a failed step. Linode refusing it means the class asks for what the plan or
+// Linode cannot give: like a refused create, the class is marked rejected until its spec changes,
+// and the powered-off Linode is left to garbage collection. Anything else ("Linode busy.", rate
 // limits, a lost answer) is retried with the next Create.
-func (p *Provider) diskError(err error, linodeID int, step string) error {
+func stepError(err error, node *nodeprovider.Node, step string) error {
+	wrapped := fmt.Errorf("%s on Linode %d: %w", step, node.InstanceID, err)
 	if linode.IsInvalidRequest(err) {
-		return cloudprovider.NewCreateError(fmt.Errorf("%s on Linode %d: %w", step, linodeID, err), ReasonDiskRefused, linode.Reason(err))
+		return nodeprovider.NewInvalidLaunchError(wrapped, node.InstanceType, linode.Reason(err))
 	}
-	return fmt.Errorf("%s on Linode %d: %w", step, linodeID, err)
+	return wrapped
 }

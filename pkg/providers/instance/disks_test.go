@@ -16,6 +16,7 @@ import (
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	corecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
@@ -131,6 +132,17 @@ var _ = Describe("Data disks", func() {
 		Expect(errors.As(err, &createErr)).To(BeFalse(), "busy is no reason to reject the class: %v", err)
 		Expect(ExpectExists(ctx, env.Client, nodeClass).LaunchRejected()).To(BeFalse())
 		expectDataDisks(launched(nodeClaim).Status.ProviderID)
+	})
+
+	It("that Linode refuses mark the class rejected, as a refused create does", func() {
+		nodeClass := dataDiskClass()
+		emu.InjectFault(emulator.Fault{Method: http.MethodPost, Route: disksRoute, Sequence: []int{http.StatusBadRequest}, Field: "size", Reason: "Not enough free space"})
+		_, err := cloud.CloudProvider.Create(ctx, nodeClaimOf(nodeClass, "g6-standard-2"))
+		var createErr *cloudprovider.CreateError
+		Expect(errors.As(err, &createErr)).To(BeTrue(), "got %v", err)
+		Expect(createErr.ConditionReason).To(Equal(corecloudprovider.LaunchRejectedReason))
+		Expect(createErr.ConditionMessage).To(ContainSubstring("Not enough free space"))
+		Expect(ExpectExists(ctx, env.Client, nodeClass).LaunchRejected()).To(BeTrue())
 	})
 
 	It("are added once the Linode has provisioned", func() {
