@@ -27,7 +27,7 @@ import (
 //  1. creates each data disk Linode lacks, by label, in the free space (Linode formats ext4 and
 //     ext3 disks as it creates them),
 //  2. renames the boot disk to rootDiskLabel,
-//  3. puts the data disks in the boot profile's slots sdc to sdh, in the order of dataDisks,
+//  3. puts the data disks in the boot profile's slots after swap, in the order of dataDisks,
 //  4. boots the Linode.
 //
 // Each step reads what Linode has before it acts, so a launch retried after a crash, a lost
@@ -38,9 +38,20 @@ import (
 // ReasonDisksDoNotFit: the plan's disk cannot hold the class's boot, swap and data disks.
 const ReasonDisksDoNotFit = "DisksDoNotFit"
 
-// dataDiskSlots are the boot profile's slots of the data disks, in the order of dataDisks: after
-// the boot disk in sda and swap in sdb. Linode gives the disk in slot sdX the device /dev/sdX.
-var dataDiskSlots = []string{"sdc", "sdd", "sde", "sdf", "sdg", "sdh"}
+// profileSlots are a boot profile's device slots.
+var profileSlots = []string{"sda", "sdb", "sdc", "sdd", "sde", "sdf", "sdg", "sdh"}
+
+// dataDiskSlots are the boot profile's slots of the class's data disks, in the order of dataDisks:
+// right after the boot disk in sda and swap in sdb, or in sdb when swapSizeMB is 0. The disks'
+// slots leave no gap: a guest names its disks in the order it finds them, so only then is the
+// disk in slot sdX sure to be /dev/sdX, the device the user data mounts.
+func dataDiskSlots(spec *v1.LinodeNodeClassSpec) []string {
+	first := 2
+	if lo.FromPtrOr(spec.SwapSizeMB, instancetype.DefaultSwapMB) == 0 {
+		first = 1
+	}
+	return profileSlots[first : first+min(len(spec.DataDisks), len(profileSlots)-first)]
+}
 
 // filesystemRaw is an unformatted data disk.
 const filesystemRaw = "raw"
@@ -84,11 +95,10 @@ func planDiskMB(instanceType *cloudprovider.InstanceType) int {
 // dataDiskMounts are the class's data disks that have a mount path, as the user data mounts them.
 func dataDiskMounts(spec *v1.LinodeNodeClassSpec) []bootstrap.Mount {
 	var mounts []bootstrap.Mount
-	for i, disk := range spec.DataDisks {
-		if disk.MountPath == nil || i >= len(dataDiskSlots) {
-			continue
+	for i, slot := range dataDiskSlots(spec) {
+		if disk := spec.DataDisks[i]; disk.MountPath != nil {
+			mounts = append(mounts, bootstrap.Mount{Device: "/dev/" + slot, Path: *disk.MountPath, Filesystem: filesystemOf(disk)})
 		}
-		mounts = append(mounts, bootstrap.Mount{Device: "/dev/" + dataDiskSlots[i], Path: *disk.MountPath, Filesystem: filesystemOf(disk)})
 	}
 	return mounts
 }
@@ -162,7 +172,8 @@ func (p *Provider) finishLaunch(ctx context.Context, nodeClass *v1.LinodeNodeCla
 	}
 	boot := configs[0]
 	devices, moved := *boot.Devices, false
-	for i, want := range spec.DataDisks {
+	for i, slot := range dataDiskSlots(spec) {
+		want := spec.DataDisks[i]
 		disk, found := lo.Find(disks, func(d linodego.InstanceDisk) bool { return d.Label == want.Label })
 		if !found {
 			created, err := p.api.CreateInstanceDisk(ctx, linodeID, linodego.InstanceDiskCreateOptions{
@@ -174,7 +185,7 @@ func (p *Provider) finishLaunch(ctx context.Context, nodeClass *v1.LinodeNodeCla
 			log.FromContext(ctx).WithValues("linode-id", linodeID, "disk", want.Label, "disk-id", created.ID).V(1).Info("created data disk")
 			disk = *created
 		}
-		moved = setSlot(&devices, dataDiskSlots[i], disk.ID) || moved
+		moved = setSlot(&devices, slot, disk.ID) || moved
 	}
 	if label := spec.RootDiskLabel; label != nil {
 		rootID := boot.Devices.SDA.DiskID
@@ -198,11 +209,11 @@ func (p *Provider) finishLaunch(ctx context.Context, nodeClass *v1.LinodeNodeCla
 	return nil
 }
 
-// setSlot puts the disk in the profile's slot, one of sdc to sdh, and reports whether the slot
+// setSlot puts the disk in the profile's slot, one of sdb to sdh, and reports whether the slot
 // held something else.
 func setSlot(devices *linodego.InstanceConfigDeviceMap, slot string, diskID int) bool {
 	target := map[string]**linodego.InstanceConfigDevice{
-		"sdc": &devices.SDC, "sdd": &devices.SDD, "sde": &devices.SDE, "sdf": &devices.SDF, "sdg": &devices.SDG, "sdh": &devices.SDH,
+		"sdb": &devices.SDB, "sdc": &devices.SDC, "sdd": &devices.SDD, "sde": &devices.SDE, "sdf": &devices.SDF, "sdg": &devices.SDG, "sdh": &devices.SDH,
 	}[slot]
 	if *target != nil && (*target).DiskID == diskID && (*target).VolumeID == 0 {
 		return false

@@ -90,6 +90,30 @@ var _ = Describe("Data disks", func() {
 			"the containerd disk is mounted from its slot; the raw disk is not")
 	})
 
+	It("follow the boot disk in sdb when the class has no swap, so that no slot is left empty", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{
+			RootDiskSizeMB: lo.ToPtr[int32](20480),
+			SwapSizeMB:     lo.ToPtr[int32](0),
+			DataDisks:      []v1.DataDisk{{Label: "containerd", SizeMB: 40960, MountPath: lo.ToPtr("/var/lib/containerd")}},
+		})
+		created := launched(nodeClaimOf(nodeClass, "g6-standard-2"))
+		id, err := nodeprovider.ParseProviderID(created.Status.ProviderID)
+		Expect(err).ToNot(HaveOccurred())
+		disks, err := emu.Client.ListInstanceDisks(ctx, id, nil)
+		Expect(err).ToNot(HaveOccurred())
+		data, found := lo.Find(disks, func(d linodego.InstanceDisk) bool { return d.Label == "containerd" })
+		Expect(found).To(BeTrue())
+		configs, err := emu.Client.ListInstanceConfigs(ctx, id, nil)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(configs[0].Devices.SDB).To(HaveValue(HaveField("DiskID", data.ID)))
+		Expect(configs[0].Devices.SDC).To(BeNil())
+		meta, err := emu.NewMetadataClient(ctx, id)
+		Expect(err).ToNot(HaveOccurred())
+		userData, err := meta.GetUserData(ctx)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(string(userData)).To(ContainSubstring("- /dev/sdb\n  - /var/lib/containerd\n  - ext4"))
+	})
+
 	It("are not offered on plans too small for them", func() {
 		nodeClass := dataDiskClass()
 		_, err := cloud.CloudProvider.Create(ctx, nodeClaimOf(nodeClass, "g6-standard-1"))
