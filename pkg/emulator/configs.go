@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -361,6 +362,80 @@ func (e *Emulator) createConfig(r *http.Request) (any, *apiError) {
 	cfg.Interfaces = e.newInterfaces(req.Interfaces, in.publicIPv4())
 	in.Deployment.Configs = append(in.Deployment.Configs, cfg)
 	return configToWire(in, cfg), nil
+}
+
+// updateConfig changes a profile's label, kernel, comments and devices; the devices given replace
+// the profile's, and each must be a disk of the Linode. Interfaces change through the profile's
+// interfaces routes: null, as linodego sends when it has none to give, leaves them as they are.
+func (e *Emulator) updateConfig(r *http.Request) (any, *apiError) {
+	var req struct {
+		configCreateRequest
+		Interfaces *[]configInterfaceRequest `json:"interfaces"`
+	}
+	present, err := decodeBodyKeys(r, &req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Interfaces != nil {
+		return nil, errInvalid("interfaces", "The emulator changes a profile's interfaces through its interfaces routes only")
+	}
+	if present["label"] && (len(req.Label) < 1 || len(req.Label) > 48) {
+		return nil, errInvalid("label", "Length must be 1-48 characters")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, cfg, err := e.lookupConfig(r)
+	if err != nil {
+		return nil, err
+	}
+	if req.Devices != nil {
+		if err := validateDevices(in, req.Devices); err != nil {
+			return nil, err
+		}
+		cfg.Devices = map[string]*configDevice{}
+		for slot, dev := range req.Devices {
+			if dev != nil {
+				cfg.Devices[slot] = dev
+			}
+		}
+	}
+	if req.Label != "" {
+		cfg.Label = req.Label
+	}
+	if req.Kernel != "" {
+		cfg.Kernel = req.Kernel
+	}
+	if present["comments"] {
+		cfg.Comments = req.Comments
+	}
+	cfg.Updated = e.clock.Now()
+	return configToWire(in, cfg), nil
+}
+
+// validateDevices accepts device slots sda to sdh holding disks of the Linode, each in one slot
+// at most. Volumes are not emulated.
+func validateDevices(in *instance, devices map[string]*configDevice) *apiError {
+	used := map[int]string{}
+	for _, slot := range slices.Sorted(maps.Keys(devices)) {
+		dev := devices[slot]
+		if !slices.Contains(configDevices, slot) {
+			return errInvalid("devices", "Unknown device "+slot)
+		}
+		if dev == nil {
+			continue
+		}
+		if dev.VolumeID != nil {
+			return errInvalid("devices."+slot+".volume_id", "The emulator has no volumes")
+		}
+		if !slices.ContainsFunc(in.Deployment.Disks, func(d *instanceDisk) bool { return d.ID == dev.DiskID }) {
+			return errInvalid("devices."+slot+".disk_id", fmt.Sprintf("Disk %d is not a disk of this Linode", dev.DiskID))
+		}
+		if other, taken := used[dev.DiskID]; taken {
+			return errInvalid("devices."+slot+".disk_id", fmt.Sprintf("Disk %d is already in %s", dev.DiskID, other))
+		}
+		used[dev.DiskID] = slot
+	}
+	return nil
 }
 
 // lookupConfig finds the profile of the request's Linode.

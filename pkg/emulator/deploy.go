@@ -16,6 +16,9 @@ type deployRequest struct {
 	SwapSize        *int     `json:"swap_size"`
 	// Kernel is the kernel the configuration profile boots, instead of GRUB 2.
 	Kernel *string `json:"kernel"`
+	// BootSize is the size of the image's disk, in MiB; the rest of the plan's disk that swap
+	// does not take is left free for disks created later. Unset, the image's disk takes it all.
+	BootSize *int `json:"boot_size"`
 	// Interfaces are the configuration profile's, decoded from the create's "interfaces" when
 	// its interface generation is legacy_config (decodeCreateInterfaces).
 	Interfaces []configInterfaceRequest `json:"-"`
@@ -44,6 +47,18 @@ type instanceDisk struct {
 // defaultSwapSize is the swap disk a deployment makes unless swap_size says otherwise, in MiB.
 const defaultSwapSize = 512
 
+// minBootSize is the smallest boot_size the emulator deploys an image onto, in MiB: its public
+// images are no larger. Linode's own minimum is the image's size.
+const minBootSize = 1024
+
+// swapSize is the swap disk a create asks for.
+func swapSize(req *instanceCreateRequest) int {
+	if req.SwapSize != nil {
+		return *req.SwapSize
+	}
+	return defaultSwapSize
+}
+
 // Limits the API documents for credentials.
 const (
 	minRootPassLength = 7
@@ -63,6 +78,9 @@ func (e *Emulator) validateDeploy(req *instanceCreateRequest) *apiError {
 		return errInvalid("root_pass", fmt.Sprintf("Length must be %d-%d characters", minRootPassLength, maxRootPassLength))
 	}
 	if req.Image == "" {
+		if req.BootSize != nil {
+			return errInvalid("boot_size", "boot_size needs an image to deploy")
+		}
 		return e.validateInterfaces("interfaces", req.Region, req.Interfaces)
 	}
 	img, ok := e.imageByID(req.Image)
@@ -77,6 +95,9 @@ func (e *Emulator) validateDeploy(req *instanceCreateRequest) *apiError {
 	}
 	if req.SwapSize != nil && (*req.SwapSize < 0 || *req.SwapSize > e.cat.typeByID[req.Type].Disk/2) {
 		return errInvalid("swap_size", "Swap size must be at least 0 and at most half the plan's disk")
+	}
+	if req.BootSize != nil && (*req.BootSize < minBootSize || *req.BootSize+swapSize(req) > e.cat.typeByID[req.Type].Disk) {
+		return errInvalid("boot_size", fmt.Sprintf("Boot size must be at least %d MB, and with the swap disk fit in the plan's %d MB", minBootSize, e.cat.typeByID[req.Type].Disk))
 	}
 	return e.validateInterfaces("interfaces", req.Region, req.Interfaces)
 }
@@ -103,12 +124,13 @@ func (e *Emulator) deploy(in *instance, req *instanceCreateRequest, now time.Tim
 	cfg.Devices["sda"] = &configDevice{DiskID: disk}
 	cfg.Devices["sdb"] = &configDevice{DiskID: disk + 1}
 	e.st.ids["disk"] = disk + 1
-	swap := defaultSwapSize
-	if req.SwapSize != nil {
-		swap = *req.SwapSize
+	swap := swapSize(req)
+	boot := e.cat.typeByID[in.Type].Disk - swap
+	if req.BootSize != nil {
+		boot = *req.BootSize
 	}
 	in.Deployment.Disks = []*instanceDisk{
-		{ID: disk, Label: img.Label + " Disk", Filesystem: "ext4", Size: e.cat.typeByID[in.Type].Disk - swap, Created: now},
+		{ID: disk, Label: img.Label + " Disk", Filesystem: "ext4", Size: boot, Created: now},
 		{ID: disk + 1, Label: fmt.Sprintf("%d MB Swap Image", swap), Filesystem: "swap", Size: swap, Created: now},
 	}
 	cfg.Interfaces = e.newInterfaces(req.Interfaces, in.publicIPv4())

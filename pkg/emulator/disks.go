@@ -1,14 +1,18 @@
 package emulator
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// A Linode's disks (GET .../disks) and images captured from one (POST /images). The emulator
-// knows the disks a deployment makes; creating, resizing or deleting disks is not emulated.
+// A Linode's disks (GET, POST .../disks, PUT .../disks/{diskId}) and images captured from one
+// (POST /images). A deployment makes the image's disk and swap; more disks are created blank in
+// the plan's space they leave free. Resizing, deleting and deploying an image onto a disk are not
+// emulated.
 
 type diskWire struct {
 	ID             int     `json:"id"`
@@ -58,6 +62,102 @@ func (e *Emulator) getDisk(r *http.Request) (any, *apiError) {
 	i := slices.IndexFunc(in.Deployment.Disks, func(d *instanceDisk) bool { return d.ID == id })
 	if convErr != nil || i < 0 {
 		return nil, errNotFound()
+	}
+	return diskToWire(in, in.Deployment.Disks[i]), nil
+}
+
+// Disk limits the API documents (POST /linode/instances/{linodeId}/disks).
+const (
+	maxDisks           = 50
+	maxDiskLabelLength = 48
+)
+
+// diskFilesystems are the filesystems a disk can have; ext4 is the default.
+var diskFilesystems = []string{"raw", "swap", "ext3", "ext4", "initrd"}
+
+// createDisk adds a blank disk to a Linode, formatted with its filesystem, in the plan's space
+// the Linode's disks leave free. Linode refuses disk jobs while the Linode provisions ("Linode
+// busy."). The reasons' wording for a disk that does not fit could not be confirmed against the
+// live API; the field is the API's.
+func (e *Emulator) createDisk(r *http.Request) (any, *apiError) {
+	var req struct {
+		Label      string `json:"label"`
+		Size       int    `json:"size"`
+		Filesystem string `json:"filesystem"`
+		Image      string `json:"image"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Image != "" {
+		return nil, errInvalid("image", "The emulator creates blank disks only")
+	}
+	if len(req.Label) < 1 || len(req.Label) > maxDiskLabelLength {
+		return nil, errInvalid("label", fmt.Sprintf("Length must be 1-%d characters", maxDiskLabelLength))
+	}
+	if req.Filesystem == "" {
+		req.Filesystem = "ext4"
+	}
+	if !slices.Contains(diskFilesystems, req.Filesystem) {
+		return nil, errInvalid("filesystem", "Must be one of "+strings.Join(diskFilesystems, ", "))
+	}
+	if req.Size < 1 {
+		return nil, errInvalid("size", "Size must be at least 1 MB")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	if in.Status == statusProvisioning {
+		return nil, errBusy()
+	}
+	if len(in.Deployment.Disks) >= maxDisks {
+		return nil, errInvalid("", fmt.Sprintf("A Linode can have at most %d disks", maxDisks))
+	}
+	if free := e.freeDiskSpace(in); req.Size > free {
+		return nil, errInvalid("size", fmt.Sprintf("Not enough free space on this Linode: %d MB are free", free))
+	}
+	now := e.clock.Now()
+	d := &instanceDisk{ID: e.st.nextID("disk"), Label: req.Label, Filesystem: req.Filesystem, Size: req.Size, Created: now}
+	in.Deployment.Disks = append(in.Deployment.Disks, d)
+	return diskToWire(in, d), nil
+}
+
+// freeDiskSpace is the part of the plan's disk the Linode's disks leave free, in MiB.
+func (e *Emulator) freeDiskSpace(in *instance) int {
+	free := e.cat.typeByID[in.Type].Disk
+	for _, d := range in.Deployment.Disks {
+		free -= d.Size
+	}
+	return free
+}
+
+// updateDisk renames a disk, the one thing PUT .../disks/{diskId} changes.
+func (e *Emulator) updateDisk(r *http.Request) (any, *apiError) {
+	var req struct {
+		Label *string `json:"label"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Label != nil && (len(*req.Label) < 1 || len(*req.Label) > maxDiskLabelLength) {
+		return nil, errInvalid("label", fmt.Sprintf("Length must be 1-%d characters", maxDiskLabelLength))
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, err
+	}
+	id, convErr := strconv.Atoi(r.PathValue("diskId"))
+	i := slices.IndexFunc(in.Deployment.Disks, func(d *instanceDisk) bool { return d.ID == id })
+	if convErr != nil || i < 0 {
+		return nil, errNotFound()
+	}
+	if req.Label != nil {
+		in.Deployment.Disks[i].Label = *req.Label
 	}
 	return diskToWire(in, in.Deployment.Disks[i]), nil
 }

@@ -19,9 +19,10 @@
 // lke/clusters/{id}/pools (list, create, get, update, delete, recycle),
 // lke/clusters/{id}/nodes/{nodeId} (get, delete, recycle), linode/instances
 // (list, create, get, update, delete, reboot, boot, shutdown, clone) with
-// their configs (list, create, get; their interfaces, list, append, get,
-// delete), Linode interfaces (list, create, get, update, delete; settings,
-// get and update; an interface's firewalls), disks (list, get) and ips (get,
+// their configs (list, create, get, update; their interfaces, list, append,
+// get, delete), Linode interfaces (list, create, get, update, delete; settings,
+// get and update; an interface's firewalls), disks (list, create, get,
+// rename) and ips (get,
 // add, remove), networking/firewalls (list, create, get, delete; devices,
 // list, add, get and remove; settings, get and update; templates, list and
 // get; rulesets, list, create, get, update and delete), networking/ips (list,
@@ -194,7 +195,10 @@
 // capture of a Linode's disk "creating" for Provisioning; replication stores
 // an image in the regions named. Deploying an image makes its disk and a
 // swap disk (512 MiB unless swap_size says otherwise), which together fill
-// the plan's disk; a clone copies them.
+// the plan's disk unless boot_size gives the image's disk a smaller size; a
+// clone copies them. Blank disks (any filesystem) can be added, once the
+// Linode has provisioned, in the space left free, and put in a profile's
+// device slots (sda to sdh) by updating the profile.
 //
 // # Metadata service
 //

@@ -94,6 +94,7 @@ func (e *Emulator) routes() []route {
 		list("/linode/instances/{linodeId}/configs", e.listConfigs),
 		post("/linode/instances/{linodeId}/configs", e.createConfig),
 		get("/linode/instances/{linodeId}/configs/{configId}", e.getConfig),
+		put("/linode/instances/{linodeId}/configs/{configId}", e.updateConfig),
 		get("/linode/instances/{linodeId}/configs/{configId}/interfaces", e.listConfigInterfaces),
 		post("/linode/instances/{linodeId}/configs/{configId}/interfaces", e.appendConfigInterface),
 		get("/linode/instances/{linodeId}/configs/{configId}/interfaces/{interfaceId}", e.getConfigInterface),
@@ -110,7 +111,9 @@ func (e *Emulator) routes() []route {
 		del("/linode/instances/{linodeId}/interfaces/{interfaceId}", e.deleteLinodeInterface),
 		list("/linode/instances/{linodeId}/interfaces/{interfaceId}/firewalls", e.listLinodeInterfaceFirewalls),
 		list("/linode/instances/{linodeId}/disks", e.listDisks),
+		post("/linode/instances/{linodeId}/disks", e.createDisk),
 		get("/linode/instances/{linodeId}/disks/{diskId}", e.getDisk),
+		put("/linode/instances/{linodeId}/disks/{diskId}", e.updateDisk),
 
 		get("/account/settings", e.getAccountSettings),
 		list("/account/events", e.listEvents),

@@ -55,6 +55,16 @@ type InstanceAPI interface {
 	ListInstanceConfigs(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.InstanceConfig, error)
 	ListInterfaces(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.LinodeInterface, error)
 	GetInstanceIPAddresses(ctx context.Context, linodeID int) (*linodego.InstanceIPAddressResponse, error)
+	InstanceDiskAPI
+}
+
+// InstanceDiskAPI adds a new Linode's data disks to its boot profile before it first boots.
+type InstanceDiskAPI interface {
+	ListInstanceDisks(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.InstanceDisk, error)
+	CreateInstanceDisk(ctx context.Context, linodeID int, opts linodego.InstanceDiskCreateOptions) (*linodego.InstanceDisk, error)
+	UpdateInstanceDisk(ctx context.Context, linodeID int, diskID int, opts linodego.InstanceDiskUpdateOptions) (*linodego.InstanceDisk, error)
+	UpdateInstanceConfig(ctx context.Context, linodeID int, configID int, opts linodego.InstanceConfigUpdateOptions) (*linodego.InstanceConfig, error)
+	BootInstance(ctx context.Context, linodeID int, configID int) error
 }
 
 // NetworkingAPI resolves the firewalls, VPC subnets and placement groups a NodeClass names, and

@@ -63,6 +63,9 @@ func (p *Provider) createOptions(ctx context.Context, nodeClass *v1.LinodeNodeCl
 	if swap := nodeClass.Spec.SwapSizeMB; swap != nil {
 		opts.SwapSize = lo.ToPtr(int(*swap))
 	}
+	if err := setDiskOptions(&opts, nodeClass, instanceType); err != nil {
+		return linodego.InstanceCreateOptions{}, err
+	}
 	if group := nodeClass.Status.PlacementGroup; nodeClass.Spec.PlacementGroup != nil && group != nil {
 		opts.PlacementGroup = &linodego.InstanceCreatePlacementGroupOptions{ID: group.ID}
 	}
@@ -111,6 +114,7 @@ func (p *Provider) userData(ctx context.Context, nodeClass *v1.LinodeNodeClass, 
 		BaseKubelet:     baseKubelet,
 		Kubelet:         nodeClass.Spec.Kubelet,
 		UserData:        nodeClass.Spec.UserData,
+		Mounts:          dataDiskMounts(&nodeClass.Spec),
 	}
 	if overhead := instanceType.Overhead; overhead != nil {
 		opts.Reserved = bootstrap.Reserved{KubeReserved: overhead.KubeReserved, SystemReserved: overhead.SystemReserved}

@@ -369,7 +369,7 @@ func (v *Validator) sampleNode(spec v1.LinodeNodeClassSpec) bootstrap.Options {
 	return bootstrap.Options{
 		ClusterEndpoint: v.cluster.Endpoint, ClusterCA: v.cluster.CA,
 		Token: bootstrap.Token("000000.0000000000000000"), NodeName: strings.Repeat("n", 63),
-		Kubelet: spec.Kubelet, UserData: spec.UserData,
+		Kubelet: spec.Kubelet, UserData: spec.UserData, Mounts: dataDiskMounts(&spec),
 	}
 }
 
@@ -390,8 +390,8 @@ func (v *Validator) Validate(_ context.Context, nodeClass *v1.LinodeNodeClass) (
 			return ReasonRegionLacksCapability, fmt.Sprintf("%s needs the region's %q capability, which %s lacks", need.field, need.capability, v.region.ID), nil
 		}
 	}
-	if spec.RootDiskSizeMB != nil {
-		return ReasonUnsupported, "rootDiskSizeMB is not supported by this build: remove it, and each node's root disk takes the plan's whole disk less swap", nil
+	if reason, message := validateDisks(&spec); reason != "" {
+		return reason, message, nil
 	}
 	if spec.UserData != nil {
 		if err := bootstrap.ValidateUserData(*spec.UserData); err != nil {

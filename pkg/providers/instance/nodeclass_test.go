@@ -242,7 +242,6 @@ var _ = Describe("Validation", func() {
 			nodeClass := resolved(test.LinodeNodeClass(v1.LinodeNodeClass{Spec: spec}))
 			Expect(expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, reason)).To(ContainSubstring(message))
 		},
-		Entry("a root disk size", v1.LinodeNodeClassSpec{RootDiskSizeMB: lo.ToPtr[int32](20480)}, instance.ReasonUnsupported, "rootDiskSizeMB is not supported"),
 		Entry("user data that is not cloud-config", v1.LinodeNodeClassSpec{UserData: lo.ToPtr("#!/bin/sh\necho hi\n")}, instance.ReasonUserDataInvalid, "userData must be a cloud-config document"),
 	)
 

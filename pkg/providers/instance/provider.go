@@ -34,6 +34,7 @@ type API interface {
 	GetInstanceIPAddresses(ctx context.Context, linodeID int) (*linodego.InstanceIPAddressResponse, error)
 	CreateIPv6Range(ctx context.Context, opts linodego.IPv6RangeCreateOptions) (*linodego.IPv6Range, error)
 	GetPlacementGroup(ctx context.Context, id int) (*linodego.PlacementGroup, error)
+	linode.InstanceDiskAPI
 }
 
 const (
@@ -134,7 +135,7 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	}
 	if existing, found := byNodeClaim(listing.Items, nodeClaim.Name); found {
 		log.FromContext(ctx).WithValues("linode-id", existing.ID).V(1).Info("found the Linode an earlier launch created")
-		return p.launched(ctx, nodeClass, existing)
+		return p.launched(ctx, nodeClass, existing, true)
 	}
 	instanceType, err := nodeprovider.CheapestLaunchable(nodeClaim, instanceTypes, p.region, p.unavailable)
 	if err != nil {
@@ -156,17 +157,24 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	}
 	p.instances.Put(*created)
 	log.FromContext(ctx).WithValues("linode-id", created.ID, "instance-type", instanceType.Name).V(1).Info("created Linode")
-	return p.launched(ctx, nodeClass, *created)
+	return p.launched(ctx, nodeClass, *created, needsFinishing(&nodeClass.Spec))
 }
 
 // launched completes the launch of the NodeClaim's Linode with what Linode sets up only once a
-// Linode exists. A launch retried after an interrupted one gets here with the Linode the first
-// created, so each step must do only what is still missing.
-func (p *Provider) launched(ctx context.Context, nodeClass *v1.LinodeNodeClass, in linodego.Instance) (*nodeprovider.Node, error) {
+// Linode exists: its IPv6 ranges and, when it was left powered off (unfinished says it may
+// be), its disks and first boot. A launch retried after an interrupted one gets here with the
+// Linode the first created, so each step must do only what is still missing.
+func (p *Provider) launched(ctx context.Context, nodeClass *v1.LinodeNodeClass, in linodego.Instance, unfinished bool) (*nodeprovider.Node, error) {
 	if err := p.routeIPv6Ranges(ctx, nodeClass, in.ID); err != nil {
 		return nil, err
 	}
-	return p.nodeOf(in), nil
+	node := p.nodeOf(in)
+	if unfinished {
+		if err := p.finishLaunch(ctx, nodeClass, node); err != nil {
+			return nil, err
+		}
+	}
+	return node, nil
 }
 
 // labelTaken reports whether Linode refused a create because another of the account's Linodes has
@@ -196,7 +204,7 @@ func (p *Provider) earlierLaunch(ctx context.Context, nodeClass *v1.LinodeNodeCl
 	}
 	p.instances.Put(earlier)
 	log.FromContext(ctx).WithValues("linode-id", earlier.ID).Info("found the Linode an earlier launch created, without this cluster's ownership tag")
-	return p.launched(ctx, nodeClass, earlier)
+	return p.launched(ctx, nodeClass, earlier, true)
 }
 
 // launchError classifies a failed create: capacity sends Karpenter to another offering, a refused

@@ -71,9 +71,11 @@ var _ Provider = (*DefaultProvider)(nil)
 
 // memoEntry is one NodeClass's instance types and what they were computed from. The kubelet
 // settings are compared by value: they are the only part of a NodeClass that changes a plan's
-// allocatable resources.
+// allocatable resources, with the class's disk layout, which rules out plans and sizes the
+// ephemeral storage.
 type memoEntry struct {
 	kubelet        *v1.KubeletConfiguration
+	disks          diskLayout
 	catalogueSeq   uint64
 	unavailableSeq uint64
 	capacitySeq    uint64
@@ -95,16 +97,20 @@ func NewDefaultProvider(api linode.CatalogueAPI, region string, mode mode.Mode, 
 	}
 }
 
-// List returns the instance types of every plan the mode can launch, for the NodeClass.
+// List returns the instance types of every plan the mode can launch, for the NodeClass. In
+// instance mode that leaves out the plans whose disk cannot hold the class's disks (DiskNeedMB),
+// so that Karpenter never plans a node on one, and a node's ephemeral storage is the disk that
+// holds the kubelet's directory.
 func (p *DefaultProvider) List(_ context.Context, nodeClass *v1.LinodeNodeClass) ([]*cloudprovider.InstanceType, error) {
 	cat := p.catalogue.Load()
 	if cat == nil {
 		return nil, ErrNoCatalogue
 	}
+	disks := layoutOf(&nodeClass.Spec, p.mode)
 	unavailableSeq, capacitySeq := p.unavailable.SeqNum(), p.capacity.seqNum()
 	fresh := func(entry *memoEntry) bool {
 		return entry != nil && entry.catalogueSeq == cat.seq && entry.unavailableSeq == unavailableSeq &&
-			entry.capacitySeq == capacitySeq && reflect.DeepEqual(entry.kubelet, nodeClass.Spec.Kubelet)
+			entry.capacitySeq == capacitySeq && entry.disks == disks && reflect.DeepEqual(entry.kubelet, nodeClass.Spec.Kubelet)
 	}
 	p.mu.RLock()
 	entry := p.memo[nodeClass.Name]
@@ -120,10 +126,14 @@ func (p *DefaultProvider) List(_ context.Context, nodeClass *v1.LinodeNodeClass)
 	}
 	instanceTypes := make([]*cloudprovider.InstanceType, 0, len(cat.plans))
 	for _, plan := range cat.plans {
-		instanceTypes = append(instanceTypes, p.newInstanceType(cat, plan, nodeClass.Spec.Kubelet))
+		if plan.Disk < disks.needMB {
+			continue
+		}
+		instanceTypes = append(instanceTypes, p.newInstanceType(cat, plan, nodeClass.Spec.Kubelet, disks))
 	}
 	p.memo[nodeClass.Name] = &memoEntry{
 		kubelet:        nodeClass.Spec.Kubelet.DeepCopy(),
+		disks:          disks,
 		catalogueSeq:   cat.seq,
 		unavailableSeq: unavailableSeq,
 		capacitySeq:    capacitySeq,

@@ -21,9 +21,9 @@ const (
 	defaultMaxPods = 110
 )
 
-// newInstanceType describes a plan for a NodeClass's kubelet settings.
-func (p *DefaultProvider) newInstanceType(cat *catalogue, plan *plan, kubelet *v1.KubeletConfiguration) *cloudprovider.InstanceType {
-	capacity := p.capacityOf(plan, kubelet)
+// newInstanceType describes a plan for a NodeClass's kubelet settings and disks.
+func (p *DefaultProvider) newInstanceType(cat *catalogue, plan *plan, kubelet *v1.KubeletConfiguration, disks diskLayout) *cloudprovider.InstanceType {
+	capacity := p.capacityOf(plan, kubelet, disks)
 	return &cloudprovider.InstanceType{
 		Name:         plan.ID,
 		Requirements: p.requirements(plan),
@@ -81,8 +81,9 @@ func (p *DefaultProvider) offering(plan *plan) *cloudprovider.Offering {
 
 // capacityOf is what the kubelet of a node of the plan reports as capacity. Memory is the plan's
 // memory as registered Nodes of the plan reported it, or, before any did, the plan's memory less
-// the hypervisor's share.
-func (p *DefaultProvider) capacityOf(plan *plan, kubelet *v1.KubeletConfiguration) corev1.ResourceList {
+// the hypervisor's share. Ephemeral storage is the plan's disk, or the class's disk that holds the
+// kubelet's directory.
+func (p *DefaultProvider) capacityOf(plan *plan, kubelet *v1.KubeletConfiguration, disks diskLayout) corev1.ResourceList {
 	memory, learned := p.capacity.memory(plan.ID)
 	if !learned {
 		planBytes := int64(plan.Memory) * mebibyte
@@ -90,10 +91,14 @@ func (p *DefaultProvider) capacityOf(plan *plan, kubelet *v1.KubeletConfiguratio
 		// Whole KiB, as a kubelet reports it.
 		memory = (planBytes - hypervisorBytes) / 1024 * 1024
 	}
+	nodeFSMB := plan.Disk
+	if disks.nodeFSMB > 0 {
+		nodeFSMB = disks.nodeFSMB
+	}
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewQuantity(int64(plan.VCPUs), resource.DecimalSI),
 		corev1.ResourceMemory:           *resource.NewQuantity(memory, resource.BinarySI),
-		corev1.ResourceEphemeralStorage: *resource.NewQuantity(int64(plan.Disk)*mebibyte, resource.BinarySI),
+		corev1.ResourceEphemeralStorage: *resource.NewQuantity(int64(nodeFSMB)*mebibyte, resource.BinarySI),
 		corev1.ResourcePods:             *resource.NewQuantity(maxPods(plan.VCPUs, kubelet), resource.DecimalSI),
 	}
 	if plan.GPUs > 0 {

@@ -12,7 +12,12 @@
 //	/etc/systemd/system/kubelet.service.d/20-karpenter-linode.conf
 //	                                              kubelet's flags: the files above, node name, labels
 //
-// then restarts kubelet, which authenticates with the bootstrap token, asks for a client
+// A node with data disks mounts them first (bootcmd, before any of those files is written, so
+// that a disk mounted at /var/lib/kubelet does not hide the kubelet's configuration), puts them in
+// /etc/fstab (mounts) and makes containerd and kubelet require them at every boot (drop-ins).
+// Linode formats ext4 and ext3 disks when it creates them: nothing is formatted here.
+//
+// It then restarts kubelet, which authenticates with the bootstrap token, asks for a client
 // certificate with a CertificateSigningRequest, and registers its Node with that certificate once
 // the cluster has approved and signed it. The provider ID, linode://<id>, is filled in at boot
 // from the Metadata service: cloud-init renders the configuration as a Jinja template, where
@@ -143,6 +148,8 @@ type Options struct {
 	MaxPods int32
 	// UserData is the user's own cloud-config, merged before the provider's.
 	UserData *string
+	// Mounts are the data disks to mount, before the container runtime and kubelet start.
+	Mounts []Mount
 }
 
 // Reserved are the resources the kubelet keeps from pods.
@@ -187,6 +194,9 @@ func (o Options) Validate() error {
 		if err := ValidateUserData(*o.UserData); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := o.validateMounts(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -288,6 +298,13 @@ func (o Options) cloudConfig() ([]byte, error) {
 			{"systemctl", "restart", "kubelet"},
 		},
 	}
+	if len(o.Mounts) > 0 {
+		doc.BootCmd = o.mountCommands()
+		doc.Mounts = o.fstab()
+		doc.WriteFiles = append(doc.WriteFiles,
+			writeFile{Path: PathContainerdMountsDropIn, Permissions: "0644", Content: o.mountsDropIn()},
+			writeFile{Path: PathKubeletMountsDropIn, Permissions: "0644", Content: o.mountsDropIn()})
+	}
 	body, err := yaml.Marshal(doc)
 	if err != nil {
 		return nil, err
@@ -342,6 +359,8 @@ RequiredBy=kubelet.service
 
 type cloudConfig struct {
 	MergeHow   []merger    `json:"merge_how"`
+	BootCmd    [][]string  `json:"bootcmd,omitempty"`
+	Mounts     [][]string  `json:"mounts,omitempty"`
 	WriteFiles []writeFile `json:"write_files"`
 	RunCmd     [][]string  `json:"runcmd"`
 }
