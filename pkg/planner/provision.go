@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/operator/injection"
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
+	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
 	"github.com/linode/karpenter-provider-linode/pkg/providers/sizing"
 )
@@ -74,7 +75,8 @@ type ProvisionOptions struct {
 // pending pods over the NodePools in weight order; the cloud provider launches each NodeClaim,
 // core's cluster state records it and the pods placed on it, and the pods core could not place
 // yet go to the next round. The pods placed on NodeClaims of earlier rounds are on nodes of their
-// own; the rounds see no other node.
+// own; the rounds see no other node, but what earlier rounds launched counts against each
+// NodePool's limits, as core counts the nodes a NodePool has.
 func Provision(ctx context.Context, cloud Cloud, nodePools []*karpv1.NodePool, pods, daemons []*corev1.Pod, opts ProvisionOptions) (Provisioning, error) {
 	nodePools = slices.Clone(nodePools)
 	nodepoolutils.OrderByWeight(nodePools)
@@ -83,9 +85,10 @@ func Provision(ctx context.Context, cloud Cloud, nodePools []*karpv1.NodePool, p
 		cloud.Sizing.Track(cluster)
 	}
 	var out Provisioning
+	launchedCapacity := map[string]corev1.ResourceList{}
 	for pending := pods; len(pending) > 0; {
 		out.Rounds++
-		results, err := SolveRound(ctx, cloud.KubeClient, cloud.CloudProvider, cluster, nodePools, pending, daemons)
+		results, err := SolveRound(ctx, cloud.KubeClient, cloud.CloudProvider, cluster, withinLimits(nodePools, launchedCapacity), pending, daemons)
 		if err != nil {
 			return Provisioning{}, err
 		}
@@ -109,6 +112,7 @@ func Provision(ctx context.Context, cloud Cloud, nodePools []*karpv1.NodePool, p
 			if err := cloud.KubeClient.Create(ctx, nodeClaim); err != nil {
 				return Provisioning{}, err
 			}
+			launchedCapacity[planned.NodePoolName] = resources.MergeInto(launchedCapacity[planned.NodePoolName], launched.Status.Capacity)
 			cluster.UpdateNodeClaim(nodeClaim)
 			cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: planned.Pods})
 			out.Launched = append(out.Launched, Launched{
@@ -120,6 +124,20 @@ func Provision(ctx context.Context, cloud Cloud, nodePools []*karpv1.NodePool, p
 		pending = slices.Collect(maps.Keys(results.PodErrors))
 	}
 	return out, nil
+}
+
+// withinLimits are the NodePools with their limits less what they launched, nil limits kept nil.
+func withinLimits(nodePools []*karpv1.NodePool, launched map[string]corev1.ResourceList) []*karpv1.NodePool {
+	out := make([]*karpv1.NodePool, len(nodePools))
+	for i, nodePool := range nodePools {
+		out[i] = nodePool
+		if len(nodePool.Spec.Limits) == 0 || len(launched[nodePool.Name]) == 0 {
+			continue
+		}
+		out[i] = nodePool.DeepCopy()
+		out[i].Spec.Limits = karpv1.Limits(resources.Subtract(corev1.ResourceList(nodePool.Spec.Limits), launched[nodePool.Name]))
+	}
+	return out
 }
 
 // SolveRound is one provisioning round over the pending pods for the NodePools, ordered by weight,
