@@ -18,7 +18,7 @@ import (
 
 // cluster is what a live cluster holds for the plan, and what its nodes cost now.
 type cluster struct {
-	manifests
+	planner.Manifests
 	current planner.CurrentFleet
 }
 

@@ -40,7 +40,7 @@ func TestPlanLiveCluster(t *testing.T) {
 	defer cancel()
 	kube := env.Client
 
-	in, err := readManifests([]string{readmeNodePool}, nil)
+	in, err := planner.ReadManifests([]string{readmeNodePool}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return fail(err)
 	}
-	in, err := readManifests(paths, stdin)
+	in, err := planner.ReadManifests(paths, stdin)
 	if err != nil {
 		return fail(err)
 	}
@@ -111,18 +111,18 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		if err != nil {
 			return fail(fmt.Errorf("reading the cluster: %w", err))
 		}
-		in.merge(live.manifests)
+		in.Merge(live.Manifests)
 		current = &live.current
 	}
-	defaulted := in.defaults()
+	defaulted := in.Defaults()
 	report, err := planner.Plan(ctx, planner.Settings{Region: *region, Mode: m, Catalogue: catalogue}, in.Workloads)
 	if err != nil {
 		return fail(err)
 	}
 	report.Current = current
-	report.Skipped = in.skipped
+	report.Skipped = in.Skipped
 	if defaulted {
-		report.Notes = append(report.Notes, "no NodePool given: planned for the README's NodePool and LinodeNodeClass ("+defaultNodePoolSource+")")
+		report.Notes = append(report.Notes, "no NodePool given: planned for the README's NodePool and LinodeNodeClass ("+planner.DefaultNodePoolSource+")")
 	}
 	if *output == "json" {
 		encoder := json.NewEncoder(stdout)

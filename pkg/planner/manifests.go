@@ -1,4 +1,4 @@
-package main
+package planner
 
 import (
 	"bufio"
@@ -25,14 +25,13 @@ import (
 	"github.com/linode/karpenter-provider-linode/examples"
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/planner"
 )
 
-// manifests are the workloads read from files, and the objects they held that are not workloads.
-type manifests struct {
-	planner.Workloads
-	// skipped name the objects of kinds the planner does not plan for, with where they are.
-	skipped []string
+// Manifests are the workloads read from files, and the objects they held that are not workloads.
+type Manifests struct {
+	Workloads
+	// Skipped name the objects of kinds the planner does not plan for, with where they are.
+	Skipped []string
 	// seen is where each object planned for was read, by kind, namespace and name.
 	seen map[string]string
 }
@@ -46,10 +45,10 @@ type parseError struct {
 
 func (e *parseError) Error() string { return fmt.Sprintf("%s:%d: %v", e.file, e.line, e.err) }
 
-// readManifests reads every path: a file, a directory (its .yaml, .yml and .json files, in
+// ReadManifests reads every path: a file, a directory (its .yaml, .yml and .json files, in
 // subdirectories too), or "-" for stdin.
-func readManifests(paths []string, stdin io.Reader) (*manifests, error) {
-	m := &manifests{}
+func ReadManifests(paths []string, stdin io.Reader) (*Manifests, error) {
+	m := &Manifests{}
 	for _, path := range paths {
 		if path == "-" {
 			data, err := io.ReadAll(stdin)
@@ -88,7 +87,7 @@ func readManifests(paths []string, stdin io.Reader) (*manifests, error) {
 	return m, nil
 }
 
-func (m *manifests) addFile(file string) error {
+func (m *Manifests) addFile(file string) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -97,7 +96,7 @@ func (m *manifests) addFile(file string) error {
 }
 
 // add reads the YAML documents (or a JSON object) of a file.
-func (m *manifests) add(file string, data []byte) error {
+func (m *Manifests) add(file string, data []byte) error {
 	for _, doc := range splitDocuments(data) {
 		var object map[string]any
 		if err := yaml.Unmarshal(doc.data, &object); err != nil {
@@ -170,7 +169,7 @@ func cleanYAMLError(err error) error {
 }
 
 // addObject adds a workload, a NodePool or a LinodeNodeClass; other kinds are skipped.
-func (m *manifests) addObject(u *unstructured.Unstructured, file string, line int) error {
+func (m *Manifests) addObject(u *unstructured.Unstructured, file string, line int) error {
 	at := fmt.Sprintf("%s:%d", file, line)
 	decode := func(into any) error {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
@@ -260,13 +259,13 @@ func (m *manifests) addObject(u *unstructured.Unstructured, file string, line in
 		if u.GetNamespace() != "" {
 			name = u.GetNamespace() + "/" + name
 		}
-		m.skipped = append(m.skipped, fmt.Sprintf("%s %s (%s)", u.GetKind(), name, at))
+		m.Skipped = append(m.Skipped, fmt.Sprintf("%s %s (%s)", u.GetKind(), name, at))
 	}
 	return nil
 }
 
 // once refuses a second object of the same kind, namespace and name: the cluster would hold one.
-func (m *manifests) once(u *unstructured.Unstructured, at string) error {
+func (m *Manifests) once(u *unstructured.Unstructured, at string) error {
 	key := u.GetKind() + " " + u.GetName()
 	if u.GetNamespace() != "" {
 		key = u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
@@ -306,7 +305,7 @@ func namespaceOf(meta metav1.ObjectMeta) string {
 }
 
 // addPods adds n pods of the template, named after the workload.
-func (m *manifests) addPods(owner metav1.ObjectMeta, template corev1.PodTemplateSpec, n int) {
+func (m *Manifests) addPods(owner metav1.ObjectMeta, template corev1.PodTemplateSpec, n int) {
 	for i := range n {
 		m.Pods = append(m.Pods, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{
@@ -318,27 +317,27 @@ func (m *manifests) addPods(owner metav1.ObjectMeta, template corev1.PodTemplate
 	}
 }
 
-// merge adds the other manifests' objects.
-func (m *manifests) merge(other manifests) {
+// Merge adds the other manifests' objects.
+func (m *Manifests) Merge(other Manifests) {
 	m.Pods = append(m.Pods, other.Pods...)
 	m.DaemonSets = append(m.DaemonSets, other.DaemonSets...)
 	m.NodePools = append(m.NodePools, other.NodePools...)
 	m.NodeClasses = append(m.NodeClasses, other.NodeClasses...)
-	m.skipped = append(m.skipped, other.skipped...)
+	m.Skipped = append(m.Skipped, other.Skipped...)
 }
 
-// defaultNodePoolSource names the NodePool the planner uses when given none.
-const defaultNodePoolSource = examples.DefaultFile
+// DefaultNodePoolSource names the NodePool the planner uses when given none.
+const DefaultNodePoolSource = examples.DefaultFile
 
-// defaults adds the README's NodePool and LinodeNodeClass when no NodePool is given, and says
+// Defaults adds the README's NodePool and LinodeNodeClass when no NodePool is given, and says
 // whether it did. A LinodeNodeClass of the same name given with the manifests is kept.
-func (m *manifests) defaults() bool {
+func (m *Manifests) Defaults() bool {
 	if len(m.NodePools) > 0 {
 		return false
 	}
-	readme := &manifests{}
-	if err := readme.add(defaultNodePoolSource, examples.Default); err != nil {
-		panic(fmt.Sprintf("the built-in %s: %v", defaultNodePoolSource, err))
+	readme := &Manifests{}
+	if err := readme.add(DefaultNodePoolSource, examples.Default); err != nil {
+		panic(fmt.Sprintf("the built-in %s: %v", DefaultNodePoolSource, err))
 	}
 	m.NodePools = readme.NodePools
 	for _, nodeClass := range readme.NodeClasses {
