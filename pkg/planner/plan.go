@@ -193,7 +193,7 @@ func Plan(ctx context.Context, settings Settings, w Workloads) (*Report, error) 
 	}, clock.RealClock{})
 	cloudProvider := cloudprovider.New(kubeClient, instanceTypes, &paperNodes{region: settings.Region, unavailable: unavailable}, settings.Mode, cloudprovider.WithSizer(sizer))
 
-	report := &Report{Region: settings.Region, Mode: string(settings.Mode), Catalogue: catalogueNote(settings.Catalogue), Warnings: nodePoolWarnings(w)}
+	report := &Report{Region: settings.Region, Mode: string(settings.Mode), Catalogue: catalogueNote(settings.Catalogue), Warnings: nodePoolWarnings(w), Unplaceable: []Unplaceable{}}
 	provisioned, err := Provision(ctx, Cloud{KubeClient: kubeClient, CloudProvider: cloudProvider, Sizing: sizer}, w.NodePools, pods, daemons, ProvisionOptions{
 		NodeClaimName: func(round, i int) string { return fmt.Sprintf("plan-%d-%04d", round, i) },
 	})
