@@ -3,6 +3,7 @@ package planner
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -165,7 +166,7 @@ func cleanYAMLError(err error) error {
 	message := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
 	message = strings.TrimPrefix(message, "yaml: ")
 	message = yamlLine.ReplaceAllString(message, "")
-	return fmt.Errorf("%s", strings.TrimLeft(message, ": "))
+	return errors.New(strings.TrimLeft(message, ": "))
 }
 
 // addObject adds a workload, a NodePool or a LinodeNodeClass; other kinds are skipped.
@@ -189,7 +190,7 @@ func (m *Manifests) addObject(u *unstructured.Unstructured, file string, line in
 		for _, item := range items {
 			object, ok := item.(map[string]any)
 			if !ok {
-				return &parseError{file: file, line: line, err: fmt.Errorf("a List item is not an object")}
+				return &parseError{file: file, line: line, err: errors.New("a List item is not an object")}
 			}
 			if err := m.addObject(&unstructured.Unstructured{Object: object}, file, line); err != nil {
 				return err
@@ -253,7 +254,7 @@ func (m *Manifests) addObject(u *unstructured.Unstructured, file string, line in
 		}
 		m.NodeClasses = append(m.NodeClasses, &c)
 	case u.GetKind() == "":
-		return &parseError{file: file, line: line, err: fmt.Errorf("the object has no kind")}
+		return &parseError{file: file, line: line, err: errors.New("the object has no kind")}
 	default:
 		name := u.GetName()
 		if u.GetNamespace() != "" {
