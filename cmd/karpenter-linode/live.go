@@ -16,16 +16,29 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
 )
 
-// cluster is what a live cluster holds for the plan, and what its nodes cost now.
+// cluster is what a live cluster holds for the plan, and its nodes.
 type cluster struct {
 	planner.Manifests
-	current planner.CurrentFleet
+	nodes []corev1.Node
+}
+
+// region is the region the cluster's nodes are in, "" when they are in none or several.
+func (c *cluster) region() string {
+	region := ""
+	for _, node := range c.nodes {
+		switch r := node.Labels[corev1.LabelTopologyRegion]; {
+		case r == "" || (region != "" && r != region):
+			return ""
+		default:
+			region = r
+		}
+	}
+	return region
 }
 
 // readCluster reads the cluster's pending and running pods (not those of DaemonSets, nor static
-// pods, nor pods on their way out), its DaemonSets, NodePools and LinodeNodeClasses, and prices its
-// nodes.
-func readCluster(ctx context.Context, kubeconfig string, catalogue *planner.Catalogue, region string) (*cluster, error) {
+// pods, nor pods on their way out), its DaemonSets, NodePools, LinodeNodeClasses and nodes.
+func readCluster(ctx context.Context, kubeconfig string) (*cluster, error) {
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
@@ -70,7 +83,7 @@ func readCluster(ctx context.Context, kubeconfig string, catalogue *planner.Cata
 	if err := kube.List(ctx, &nodes); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
-	c.current = planner.PriceNodes(catalogue, region, nodes.Items)
+	c.nodes = nodes.Items
 	return c, nil
 }
 

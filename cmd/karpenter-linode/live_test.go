@@ -25,7 +25,7 @@ import (
 // a Deployment (made by kube-controller-manager, still pending) and a bare pod already on a node
 // count, as if provisioned from nothing; a finished pod and a DaemonSet's pod do not, the
 // DaemonSet counting as overhead on every node instead; the cluster's own NodePool is used; and
-// its node is priced beside the plan. The plan equals the plan for the same objects as manifests.
+// its node is priced beside the plan, in the node's region. The plan equals the plan for the same objects as manifests.
 func TestPlanLiveCluster(t *testing.T) {
 	env, err := environment.New(environment.WithControllerManager())
 	if err != nil {
@@ -44,7 +44,7 @@ func TestPlanLiveCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "old-node", Labels: map[string]string{corev1.LabelInstanceTypeStable: "g6-standard-4"}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "old-node", Labels: map[string]string{corev1.LabelInstanceTypeStable: "g6-standard-4", corev1.LabelTopologyRegion: "us-east"}}}
 	web := deployment("web", 3, "500m")
 	logs := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "logs", Namespace: corev1.NamespaceDefault},
@@ -79,8 +79,9 @@ func TestPlanLiveCluster(t *testing.T) {
 	}
 
 	live := planJSON(t, "--kubeconfig", env.KubeconfigPath)
-	if live.Pods != 3+1 || len(live.Notes) > 0 {
-		t.Errorf("%d pods planned for (notes %v), want web's 3 and the bound pod on the cluster's NodePool", live.Pods, live.Notes)
+	if live.Pods != 3+1 || live.Region != "us-east" || len(live.Notes) != 1 {
+		t.Errorf("%d pods planned for in %s (notes %v), want web's 3 and the bound pod on the cluster's NodePool, in its nodes' region",
+			live.Pods, live.Region, live.Notes)
 	}
 	if live.Current == nil || live.Current.Nodes != 1 || live.Current.Plans["g6-standard-4"] != 1 || live.Current.Hourly != 0.072 || live.Current.Monthly != 48 {
 		t.Errorf("current fleet %+v, want the node's g6-standard-4 at $0.072/h, $48/month", live.Current)
@@ -103,7 +104,7 @@ func TestPlanLiveCluster(t *testing.T) {
 	if err := os.WriteFile(manifest, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	files := planJSON(t, "-f", readmeNodePool, "-f", manifest)
+	files := planJSON(t, "-f", readmeNodePool, "-f", manifest, "--region", "us-east")
 	if !equality.Semantic.DeepEqual(live.NodePools, files.NodePools) || live.Fleet != files.Fleet {
 		t.Errorf("the live cluster's plan %+v differs from the manifests' %+v", live.NodePools, files.NodePools)
 	}

@@ -67,7 +67,7 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.SetOutput(stderr)
 	var paths files
 	fs.Var(&paths, "f", "a manifest file or directory (.yaml, .yml, .json), or - for standard input; repeatable")
-	region := fs.String("region", "us-ord", "the Linode region the fleet runs in")
+	region := fs.String("region", "us-ord", "the Linode region the fleet runs in; with --kubeconfig, by default the region of the cluster's nodes")
 	catalogueFile := fs.String("catalogue", "", "a catalogue file (the API's regions, types and availability, as pkg/emulator/catalogue.json); without it, the Linode API when LINODE_TOKEN is set, else the catalogue built into the binary")
 	kubeconfig := fs.String("kubeconfig", "", "plan for this cluster's pending and running pods, as if provisioned from nothing, beside what its nodes cost now")
 	output := fs.String("o", "table", "output format: table or json")
@@ -106,13 +106,19 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return fail(err)
 	}
 	var current *planner.CurrentFleet
+	var notes []string
 	if *kubeconfig != "" {
-		live, err := readCluster(ctx, *kubeconfig, catalogue, *region)
+		live, err := readCluster(ctx, *kubeconfig)
 		if err != nil {
 			return fail(fmt.Errorf("reading the cluster: %w", err))
 		}
 		in.Merge(live.Manifests)
-		current = &live.current
+		if nodesRegion := live.region(); !flagSet(fs, "region") && nodesRegion != "" {
+			*region = nodesRegion
+			notes = append(notes, "the region is the cluster's nodes'")
+		}
+		priced := planner.PriceNodes(catalogue, *region, live.nodes)
+		current = &priced
 	}
 	defaulted := in.Defaults()
 	report, err := planner.Plan(ctx, planner.Settings{Region: *region, Mode: m, Catalogue: catalogue}, in.Workloads)
@@ -121,6 +127,7 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	report.Current = current
 	report.Skipped = in.Skipped
+	report.Notes = notes
 	if defaulted {
 		report.Notes = append(report.Notes, "no NodePool given: planned for the README's NodePool and LinodeNodeClass ("+planner.DefaultNodePoolSource+")")
 	}
@@ -137,6 +144,13 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return exitUnplaceable
 	}
 	return exitPlaced
+}
+
+// flagSet says whether the command line set the flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // loadCatalogue reads the catalogue file, else the Linode API with the token, else takes the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,7 +248,7 @@ func TestPlanJSON(t *testing.T) {
 	for _, plan := range report.NodePools[0].Plans {
 		sum += plan.Hourly
 	}
-	if report.Fleet.Hourly <= 0 || sum != report.Fleet.Hourly || report.LowerBound <= 0 || report.LowerBound > report.Fleet.Hourly ||
+	if report.Fleet.Hourly <= 0 || math.Abs(sum-report.Fleet.Hourly) > 1e-6 || report.LowerBound <= 0 || report.LowerBound > report.Fleet.Hourly ||
 		report.OnePlan == nil || report.OnePlan.Hourly < report.LowerBound {
 		t.Fatalf("fleet $%.3f/h (plans $%.3f/h), bound $%.3f/h, one plan %+v: want plans summing to the fleet, the bound at most the fleet and the one-plan fleet",
 			report.Fleet.Hourly, sum, report.LowerBound, report.OnePlan)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,6 +121,12 @@ type Price struct {
 	Hourly  float64 `json:"hourly"`
 	Monthly float64 `json:"monthly"`
 }
+
+// cents rounds a price to a millionth of a dollar: sums of float prices and the lower bound's
+// linear program leave noise below that.
+func cents(price float64) float64 { return math.Round(price*1e6) / 1e6 }
+
+func (p Price) rounded() Price { return Price{Hourly: cents(p.Hourly), Monthly: cents(p.Monthly)} }
 
 // PoolFleet is what one NodePool launches.
 type PoolFleet struct {
@@ -374,7 +381,7 @@ func (r *Report) addFleets(settings Settings, w Workloads, daemons []*corev1.Pod
 		if err != nil {
 			return fmt.Errorf("NodePool %s: the lower bound: %w", name, err)
 		}
-		fleet.LowerBound = bound
+		fleet.Price, fleet.LowerBound = fleet.rounded(), cents(bound)
 		if one, err := CheapestPlanFleet(plans, kinds); err == nil {
 			p, err := price(one.Plan, one.Nodes)
 			if err != nil {
@@ -394,8 +401,12 @@ func (r *Report) addFleets(settings Settings, w Workloads, daemons []*corev1.Pod
 		r.Fleet.Monthly += fleet.Monthly
 		r.LowerBound += bound
 	}
+	r.Fleet, r.LowerBound = r.Fleet.rounded(), cents(r.LowerBound)
 	if r.LowerBound > 0 {
-		r.Ratio = r.Fleet.Hourly / r.LowerBound
+		r.Ratio = math.Round(r.Fleet.Hourly/r.LowerBound*1e4) / 1e4
+	}
+	if onePlanTotal != nil {
+		*onePlanTotal = onePlanTotal.rounded()
 	}
 	if len(byPool) > 0 {
 		r.OnePlan = onePlanTotal
