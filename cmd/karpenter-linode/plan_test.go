@@ -167,6 +167,17 @@ spec:
 			stdout: []string{"tiny      g6-standard-4  1      3", "default/inflate-3: NodePool limits: NodePool tiny is limited to cpu 4", "default/inflate-4: NodePool limits"},
 		},
 		{
+			name: "a NodePool whose pods no single plan holds has no one-plan fleet, and the report says so",
+			files: map[string]string{
+				"pods.yaml": pod("fast", "1", "  nodeSelector: {karpenter.k8s.linode/instance-class: dedicated}") + "---\n" +
+					pod("big-memory", "1", "  nodeSelector: {karpenter.k8s.linode/instance-class: highmem}") + "---\n" + pod("plain", "1"),
+				"pools.yaml": strings.Replace(strings.SplitN(tinyNodePool, "---", 2)[0], "  limits:", "  weight: 100\n  limits:", 1),
+			},
+			args:   []string{"-f", "@pods.yaml", "-f", "@pools.yaml", "-f", readmeNodePool},
+			want:   exitPlaced,
+			stdout: []string{"tiny      g6-standard-", "Cheapest fleet of one plan: none, no single plan holds every pod of some NodePool."},
+		},
+		{
 			name:   "no manifest",
 			args:   []string{"--region", "us-ord"},
 			want:   exitError,

@@ -105,6 +105,7 @@ func PriceNodes(catalogue *Catalogue, region string, nodes []corev1.Node) Curren
 		current.Hourly += hourly
 		current.Monthly += monthly
 	}
+	current.Price = current.rounded()
 	return current
 }
 
@@ -122,11 +123,13 @@ type Price struct {
 	Monthly float64 `json:"monthly"`
 }
 
-// cents rounds a price to a millionth of a dollar: sums of float prices and the lower bound's
-// linear program leave noise below that.
-func cents(price float64) float64 { return math.Round(price*1e6) / 1e6 }
+// roundPrice rounds a price to a millionth of a dollar: sums of float prices and the lower
+// bound's linear program leave noise below that.
+func roundPrice(price float64) float64 { return math.Round(price*1e6) / 1e6 }
 
-func (p Price) rounded() Price { return Price{Hourly: cents(p.Hourly), Monthly: cents(p.Monthly)} }
+func (p Price) rounded() Price {
+	return Price{Hourly: roundPrice(p.Hourly), Monthly: roundPrice(p.Monthly)}
+}
 
 // PoolFleet is what one NodePool launches.
 type PoolFleet struct {
@@ -344,6 +347,41 @@ func (r *Report) addFleets(settings Settings, w Workloads, daemons []*corev1.Pod
 	for _, l := range launched {
 		byPool[l.NodePool] = append(byPool[l.NodePool], l)
 	}
+	var onePlan Price
+	everyPoolHasOnePlan := true
+	for _, name := range slices.Sorted(maps.Keys(byPool)) {
+		nodePool := w.NodePools[slices.IndexFunc(w.NodePools, func(p *karpv1.NodePool) bool { return p.Name == name })]
+		fleet, pods, err := measurePool(settings, nodePool, byPool[name], offered[name], daemonsOn(nodePool, daemons))
+		if err != nil {
+			return fmt.Errorf("NodePool %s: %w", name, err)
+		}
+		if fleet.OnePlan == nil {
+			everyPoolHasOnePlan = false
+		} else {
+			onePlan.Hourly += fleet.OnePlan.Hourly
+			onePlan.Monthly += fleet.OnePlan.Monthly
+		}
+		r.NodePools = append(r.NodePools, fleet)
+		r.Pods += pods
+		r.Fleet.Hourly += fleet.Hourly
+		r.Fleet.Monthly += fleet.Monthly
+		r.LowerBound += fleet.LowerBound
+	}
+	r.Fleet, r.LowerBound = r.Fleet.rounded(), roundPrice(r.LowerBound)
+	if r.LowerBound > 0 {
+		r.Ratio = math.Round(r.Fleet.Hourly/r.LowerBound*1e4) / 1e4
+	}
+	if len(byPool) > 0 && everyPoolHasOnePlan {
+		onePlan = onePlan.rounded()
+		r.OnePlan = &onePlan
+	}
+	return nil
+}
+
+// measurePool is the NodePool's fleet of the nodes launched for it, with the lower bound and the
+// cheapest fleet of one plan for their pods on the plans it allows, each node's room less what
+// the DaemonSets that run there ask for; and how many pods it runs.
+func measurePool(settings Settings, nodePool *karpv1.NodePool, nodes []Launched, offered []*corecloudprovider.InstanceType, daemons []*corev1.Pod) (PoolFleet, int, error) {
 	price := func(plan string, nodes int) (Price, error) {
 		hourly, monthly, ok := settings.Catalogue.Price(plan, settings.Region)
 		if !ok {
@@ -351,67 +389,48 @@ func (r *Report) addFleets(settings Settings, w Workloads, daemons []*corev1.Pod
 		}
 		return Price{Hourly: hourly * float64(nodes), Monthly: monthly * float64(nodes)}, nil
 	}
-	onePlanTotal := &Price{}
-	for _, name := range slices.Sorted(maps.Keys(byPool)) {
-		nodes := byPool[name]
-		fleet := PoolFleet{NodePool: name}
-		perPlan := map[string][]int{}
-		var pods []*corev1.Pod
-		for _, n := range nodes {
-			perPlan[n.Plan] = append(perPlan[n.Plan], len(n.Pods))
-			pods = append(pods, n.Pods...)
-		}
-		for plan, counts := range perPlan {
-			p, err := price(plan, len(counts))
-			if err != nil {
-				return err
-			}
-			slices.SortFunc(counts, func(a, b int) int { return b - a })
-			fleet.Plans = append(fleet.Plans, PlanCount{Plan: plan, Nodes: len(counts), PodsPerNode: counts, Price: p})
-			fleet.Hourly += p.Hourly
-			fleet.Monthly += p.Monthly
-		}
-		slices.SortFunc(fleet.Plans, func(a, b PlanCount) int {
-			return cmp.Or(b.Nodes-a.Nodes, strings.Compare(a.Plan, b.Plan))
-		})
-		nodePool := w.NodePools[slices.IndexFunc(w.NodePools, func(p *karpv1.NodePool) bool { return p.Name == name })]
-		plans := PlanRooms(offered[name], resources.RequestsForPods(daemonsOn(nodePool, daemons)...))
-		kinds := WithoutPerNodeLimits(podKinds(pods))
-		bound, err := LowerBound(plans, kinds)
+	fleet := PoolFleet{NodePool: nodePool.Name}
+	perPlan := map[string][]int{}
+	var pods []*corev1.Pod
+	for _, n := range nodes {
+		perPlan[n.Plan] = append(perPlan[n.Plan], len(n.Pods))
+		pods = append(pods, n.Pods...)
+	}
+	for plan, counts := range perPlan {
+		p, err := price(plan, len(counts))
 		if err != nil {
-			return fmt.Errorf("NodePool %s: the lower bound: %w", name, err)
+			return PoolFleet{}, 0, err
 		}
-		fleet.Price, fleet.LowerBound = fleet.rounded(), cents(bound)
-		if one, err := CheapestPlanFleet(plans, kinds); err == nil {
-			p, err := price(one.Plan, one.Nodes)
-			if err != nil {
-				return err
-			}
-			fleet.OnePlan = &OnePlanFleet{Plan: one.Plan, Nodes: one.Nodes, Price: p}
-			onePlanTotal.Hourly += p.Hourly
-			onePlanTotal.Monthly += p.Monthly
-		} else if !errors.Is(err, ErrNoPlanHoldsPods) {
-			return err
-		} else {
-			onePlanTotal = nil
+		slices.SortFunc(counts, func(a, b int) int { return b - a })
+		fleet.Plans = append(fleet.Plans, PlanCount{Plan: plan, Nodes: len(counts), PodsPerNode: counts, Price: p})
+		fleet.Hourly += p.Hourly
+		fleet.Monthly += p.Monthly
+	}
+	slices.SortFunc(fleet.Plans, func(a, b PlanCount) int {
+		return cmp.Or(b.Nodes-a.Nodes, strings.Compare(a.Plan, b.Plan))
+	})
+	fleet.Price = fleet.rounded()
+
+	plans := PlanRooms(offered, resources.RequestsForPods(daemons...))
+	kinds := WithoutPerNodeLimits(podKinds(pods))
+	bound, err := LowerBound(plans, kinds)
+	if err != nil {
+		return PoolFleet{}, 0, fmt.Errorf("the lower bound: %w", err)
+	}
+	fleet.LowerBound = roundPrice(bound)
+	one, err := CheapestPlanFleet(plans, kinds)
+	switch {
+	case errors.Is(err, ErrNoPlanHoldsPods):
+	case err != nil:
+		return PoolFleet{}, 0, err
+	default:
+		p, err := price(one.Plan, one.Nodes)
+		if err != nil {
+			return PoolFleet{}, 0, err
 		}
-		r.NodePools = append(r.NodePools, fleet)
-		r.Pods += len(pods)
-		r.Fleet.Hourly += fleet.Hourly
-		r.Fleet.Monthly += fleet.Monthly
-		r.LowerBound += bound
+		fleet.OnePlan = &OnePlanFleet{Plan: one.Plan, Nodes: one.Nodes, Price: p.rounded()}
 	}
-	r.Fleet, r.LowerBound = r.Fleet.rounded(), cents(r.LowerBound)
-	if r.LowerBound > 0 {
-		r.Ratio = math.Round(r.Fleet.Hourly/r.LowerBound*1e4) / 1e4
-	}
-	if onePlanTotal != nil {
-		*onePlanTotal = onePlanTotal.rounded()
-	}
-	if len(byPool) > 0 {
-		r.OnePlan = onePlanTotal
-	}
-	return nil
+	return fleet, len(pods), nil
 }
 
 // daemonsOn are the DaemonSets' pods that run on the NodePool's nodes: those that tolerate its
