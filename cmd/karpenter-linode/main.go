@@ -68,7 +68,7 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	var paths files
 	fs.Var(&paths, "f", "a manifest file or directory (.yaml, .yml, .json), or - for standard input; repeatable")
 	region := fs.String("region", "us-ord", "the Linode region the fleet runs in; with --kubeconfig, by default the region of the cluster's nodes")
-	catalogueFile := fs.String("catalogue", "", "a catalogue file (the API's regions, types and availability, as pkg/emulator/catalogue.json); without it, the Linode API when LINODE_TOKEN is set, else the catalogue built into the binary")
+	catalogueFile := fs.String("catalogue", "", "a catalogue file (the API's regions, types and availability, as pkg/emulator/catalogue.json); without it, the Linode API when LINODE_TOKEN is set, else the catalogue built into the binary (LINODE_URL changes the API's root, as for the controller)")
 	kubeconfig := fs.String("kubeconfig", "", "plan for this cluster's pending and running pods, as if provisioned from nothing, beside what its nodes cost now")
 	output := fs.String("o", "table", "output format: table or json")
 	modeName := fs.String("mode", string(mode.LKE), "the controller's mode: lke or instance (instance mode also launches Nanodes)")
@@ -97,7 +97,7 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if !slices.Contains(mode.All, m) {
 		return fail(fmt.Errorf("--mode %s: want lke or instance", *modeName))
 	}
-	catalogue, err := loadCatalogue(ctx, *catalogueFile, getenv("LINODE_TOKEN"))
+	catalogue, err := loadCatalogue(ctx, *catalogueFile, getenv("LINODE_TOKEN"), getenv("LINODE_URL"))
 	if err != nil {
 		return fail(err)
 	}
@@ -153,9 +153,9 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// loadCatalogue reads the catalogue file, else the Linode API with the token, else takes the
-// built-in one.
-func loadCatalogue(ctx context.Context, file, token string) (*planner.Catalogue, error) {
+// loadCatalogue reads the catalogue file, else the Linode API with the token (at apiURL when it
+// is not empty, as the controller's LINODE_URL), else takes the built-in one.
+func loadCatalogue(ctx context.Context, file, token, apiURL string) (*planner.Catalogue, error) {
 	switch {
 	case file != "":
 		data, err := os.ReadFile(file)
@@ -172,10 +172,14 @@ func loadCatalogue(ctx context.Context, file, token string) (*planner.Catalogue,
 		credentials := linode.StaticCredentials(token)
 		options := linode.DefaultClientOptions()
 		options.Credentials = credentials
+		if apiURL != "" {
+			options.URL = apiURL
+		}
 		api, err := linode.NewClient(options)
 		if err != nil {
 			return nil, err
 		}
+		api.SetLogger(quiet{})
 		c, err := planner.ReadCatalogue(ctx, api)
 		if err != nil {
 			return nil, errors.New(credentials.Redact(err.Error()))
@@ -185,3 +189,10 @@ func loadCatalogue(ctx context.Context, file, token string) (*planner.Catalogue,
 		return planner.BuiltInCatalogue()
 	}
 }
+
+// quiet drops linodego's own log lines: the plan command prints the error the call returns.
+type quiet struct{}
+
+func (quiet) Errorf(string, ...any) {}
+func (quiet) Warnf(string, ...any)  {}
+func (quiet) Debugf(string, ...any) {}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 const (
@@ -240,6 +241,40 @@ func runPlan(t *testing.T, args []string, stdin string) (stdout, stderr string, 
 	var out, errOut bytes.Buffer
 	status = plan(context.Background(), args, strings.NewReader(stdin), &out, &errOut, func(string) string { return "" })
 	return out.String(), errOut.String(), status
+}
+
+// TestPlanReadsTheCatalogueFromTheAPI: with LINODE_TOKEN the catalogue comes from the Linode API
+// (here the emulator, at LINODE_URL), read today; a token the API refuses fails the plan without
+// the token appearing in what it prints.
+func TestPlanReadsTheCatalogueFromTheAPI(t *testing.T) {
+	e := test.StartEmulatorForTest(t)
+	run := func(token string) (string, string, int) {
+		var out, errOut bytes.Buffer
+		env := map[string]string{"LINODE_TOKEN": token, "LINODE_URL": e.URL()}
+		status := plan(context.Background(), []string{"-f", readmeNodePool, "-f", workloads + "/inflate.yaml", "-o", "json"}, strings.NewReader(""), &out, &errOut,
+			func(name string) string { return env[name] })
+		return out.String(), errOut.String(), status
+	}
+	stdout, stderr, status := run(e.Token())
+	if status != exitPlaced {
+		t.Fatalf("exit status %d: %s", status, stderr)
+	}
+	var report planner.Report
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatal(err)
+	}
+	if report.Catalogue.Source != "the Linode API" || report.Catalogue.AgeDays != 0 || report.Pods != 5 {
+		t.Fatalf("catalogue %+v, %d pods: want today's from the API, and inflate's 5 pods", report.Catalogue, report.Pods)
+	}
+
+	const wrong = "not-the-token-0123456789abcdef"
+	stdout, stderr, status = run(wrong)
+	if status != exitError || !strings.Contains(stderr, "Invalid Token") {
+		t.Fatalf("exit status %d, stderr %q: want 1 and the API's refusal", status, stderr)
+	}
+	if strings.Contains(stdout+stderr, wrong) {
+		t.Fatalf("the token is printed: %s%s", stdout, stderr)
+	}
 }
 
 // TestPlanJSON: -o json holds the whole plan for scripts, the same as the table.
