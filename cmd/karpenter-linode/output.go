@@ -59,8 +59,13 @@ func writeTable(w io.Writer, r *planner.Report) {
 		for _, pool := range r.NodePools {
 			pools = append(pools, fmt.Sprintf("%s %d× %s", pool.NodePool, pool.OnePlan.Nodes, pool.OnePlan.Plan))
 		}
-		fmt.Fprintf(w, "Cheapest fleet of one plan per NodePool (what an LKE pool with its own autoscaler needs): %s, $%.3f/h ($%.2f/month).\n",
-			strings.Join(pools, "; "), r.OnePlan.Hourly, r.OnePlan.Monthly)
+		// LKE's own autoscaler grows a pool of one plan; a self-managed cluster's, a node group of one.
+		who := "an LKE pool with its own autoscaler"
+		if r.Mode != string(mode.LKE) {
+			who = "a node group of one plan and an autoscaler"
+		}
+		fmt.Fprintf(w, "Cheapest fleet of one plan per NodePool (what %s needs): %s, $%.3f/h ($%.2f/month).\n",
+			who, strings.Join(pools, "; "), r.OnePlan.Hourly, r.OnePlan.Monthly)
 	} else if len(r.NodePools) > 0 {
 		fmt.Fprintln(w, "Cheapest fleet of one plan: none, no single plan holds every pod of some NodePool.")
 	}
