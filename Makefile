@@ -39,6 +39,11 @@ endif
 demo: ## The README walk-through on a local cluster and the Linode API emulator (no Linode account); DEMO_FLAGS=--keep
 	go run ./cmd/demo $(DEMO_FLAGS)
 
+.PHONY: plan
+plan: ## Build bin/karpenter-linode (karpenter-linode plan) and bin/kubectl-linode_plan, the kubectl plugin `kubectl linode-plan`
+	go build -o $(BIN_DIR)/karpenter-linode ./cmd/karpenter-linode
+	ln -sf karpenter-linode $(BIN_DIR)/kubectl-linode_plan
+
 .PHONY: e2e
 e2e: k8s-binaries ## Only the end-to-end suites: the controller on a local cluster with kwok kubelets and the emulator
 	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" go test -count=1 -timeout 30m ./test/e2e/...

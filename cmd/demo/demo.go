@@ -45,6 +45,10 @@ type demo struct {
 	// scaleUpStart and scaleUpEnd bound the scale-up the timeline describes.
 	scaleUpStart, scaleUpEnd time.Time
 	manualNode               string
+	// planned is the fleet karpenter-linode plan answered before the deployment, by plan, and
+	// launched the fleet Karpenter launched for it.
+	planned, launched map[string]int
+	plannedHourly     float64
 }
 
 func newDemo(ctx context.Context, mode string, cluster *localcluster.Cluster, replicas int, timeScale float64) *demo {
@@ -84,6 +88,7 @@ func (d *demo) run(ctx context.Context) error {
 	}
 	d.printTimeline()
 	d.printCost(ctx)
+	d.printPlan()
 	fmt.Println("\n✓ Every step happened; the Linode account is empty again.")
 	return nil
 }
@@ -154,6 +159,9 @@ func tuneDisruption(nodePool *unstructured.Unstructured) {
 }
 
 func (d *demo) scaleUp(ctx context.Context) error {
+	if err := d.plan(ctx); err != nil {
+		return err
+	}
 	deployment := inflate()
 	if err := d.kube.Create(ctx, deployment); err != nil {
 		return err
@@ -236,8 +244,10 @@ func (d *demo) showNodes(ctx context.Context) error {
 	pods := d.pods(ctx)
 	fmt.Printf("  %-32s %-16s %-8s %-6s %8s %9s\n", "NODE", "PLAN", "REGION", "PODS", "$/HOUR", "$/MONTH")
 	var hourly, monthly float64
+	d.launched = map[string]int{}
 	for _, node := range nodes.Items {
 		plan, region := node.Labels[corev1.LabelInstanceTypeStable], node.Labels[corev1.LabelTopologyRegion]
+		d.launched[plan]++
 		price, err := d.price(ctx, plan, region)
 		if err != nil {
 			return err

@@ -3,13 +3,15 @@
 // kwok kubelets, the Linode API emulator and the controller), then
 //
 //  1. applies the default LinodeNodeClass and NodePool (examples/default.yaml),
-//  2. deploys inflate (pause containers asking for 1 CPU each) and scales it to 5,
+//  2. asks karpenter-linode plan's planner what Karpenter will launch for inflate's 5 replicas,
+//     then deploys inflate (pause containers asking for 1 CPU each) and scales it to 5,
 //  3. waits for every pod to run and shows the nodes Karpenter launched, with their prices,
 //  4. deletes a node by hand and follows the finalizer as it drains the node and the Linode goes,
 //  5. deletes the deployment and follows consolidation as it removes the empty nodes,
 //
-// and ends with a timeline of the scale-up and the fleet's cost. It exits 0 only when every step
-// happened and the emulator's account is empty at the end.
+// and ends with a timeline of the scale-up, the fleet's cost, and the planner's answer beside the
+// fleet Karpenter launched. It exits 0 only when every step happened and the emulator's account
+// is empty at the end.
 package main
 
 import (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 )
 
 const (
@@ -83,4 +86,36 @@ func inflate() *appsv1.Deployment {
 			},
 		},
 	}
+}
+
+// plan asks the planner, before the deployment exists, what Karpenter will launch for inflate's
+// replicas on the README's NodePool, at the prices the emulator's catalogue lists.
+func (d *demo) plan(ctx context.Context) error {
+	in, err := planner.ReadManifests([]string{manifestsOf(d.mode)}, nil)
+	if err != nil {
+		return err
+	}
+	catalogue, err := planner.ReadCatalogue(ctx, d.linode)
+	if err != nil {
+		return err
+	}
+	template := inflate().Spec.Template
+	for i := range d.replicas {
+		in.Pods = append(in.Pods, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", deploymentName, i), Namespace: demoNamespace, Labels: template.Labels},
+			Spec:       *template.Spec.DeepCopy(),
+		})
+	}
+	report, err := planner.Plan(ctx, planner.Settings{Region: d.cluster.Region(), Mode: mode.Mode(d.mode), Catalogue: catalogue}, in.Workloads)
+	if err != nil {
+		return fmt.Errorf("planning: %w", err)
+	}
+	d.planned, d.plannedHourly = map[string]int{}, report.Fleet.Hourly
+	for _, pool := range report.NodePools {
+		for _, plan := range pool.Plans {
+			d.planned[plan.Plan] += plan.Nodes
+		}
+	}
+	fmt.Printf("  karpenter-linode plan, before the deployment: %s, $%.3f/h\n", planner.FormatPlans(d.planned), d.plannedHourly)
+	return nil
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
+
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 )
 
 // count is how many pods satisfy pred.
@@ -104,4 +107,17 @@ func (d *demo) printCost(ctx context.Context) {
 	fmt.Printf("  %-16s %-11s %6.1f node-minutes  $%.5f\n", "total", plural(len(linodes), "Linode"), totalUp.Minutes(), total)
 	fmt.Printf("  At its peak the fleet cost $%.3f an hour ($%.2f a month). Linode bills by the hour,\n"+
 		"  capped at the monthly price; boot delays here are %g× Linode's.\n", d.peakHourly, d.peakMonthly, d.timeScale)
+}
+
+// printPlan puts karpenter-linode plan's answer, from before the deployment, beside the fleet
+// Karpenter launched.
+func (d *demo) printPlan() {
+	fmt.Println("\n▶ karpenter-linode plan's answer beside what Karpenter launched")
+	fmt.Printf("  planned before the deployment: %-40s $%.3f/h\n", planner.FormatPlans(d.planned), d.plannedHourly)
+	fmt.Printf("  launched:                      %-40s $%.3f/h\n", planner.FormatPlans(d.launched), d.peakHourly)
+	if maps.Equal(d.planned, d.launched) {
+		fmt.Println("  ✓ the same fleet, plan for plan")
+	} else {
+		fmt.Println("  ✗ the fleets differ")
+	}
 }

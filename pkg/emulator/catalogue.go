@@ -16,6 +16,11 @@ import (
 //go:embed catalogue.json
 var catalogueJSON []byte
 
+// CatalogueJSON is a copy of catalogue.json: "regions", "types" and "availability" as the API
+// lists them, and "as_of", the day the file last changed. The planner (pkg/planner) builds it
+// into the binary as the catalogue to use without a Linode account.
+func CatalogueJSON() []byte { return slices.Clone(catalogueJSON) }
+
 // Region capabilities the emulator enforces.
 const (
 	capKubernetes           = "Kubernetes"

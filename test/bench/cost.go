@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,16 +17,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/utils/clock"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
-	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
-	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	corescheduling "sigs.k8s.io/karpenter/pkg/scheduling"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
@@ -35,6 +30,7 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 )
 
 // gpuPlans are the GPU plans the catalogue lists; Linode sells them in limited numbers and the
@@ -223,7 +219,7 @@ type variantFleets struct {
 // inProcessFleets provisions each mix in process for the NodePool open to every plan, then for
 // the README's.
 func inProcessFleets(ctx context.Context, mixes []costMix) ([]variantFleets, error) {
-	ctx, err := controllerContext(ctx)
+	ctx, err := planner.ControllerContext(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -279,10 +275,10 @@ func (f mixFleet) coreRatio() float64 { return f.price / f.coreBound }
 
 func (f mixFleet) row(where string) Row {
 	note := fmt.Sprintf("fleet $%.3f/h on %s; lower bound $%.3f/h in %s; cheapest fleet of one plan the NodePool allows: $%.3f/h on %d× %s (%.2f× the bound)",
-		f.price, formatPlans(f.plans), f.bound, benchRegion, f.onePlan.price, f.onePlan.nodes, f.onePlan.plan, f.onePlan.price/f.bound)
+		f.price, planner.FormatPlans(f.plans), f.bound, benchRegion, f.onePlan.Price, f.onePlan.Nodes, f.onePlan.Plan, f.onePlan.Price/f.bound)
 	if f.mix.spreadsOverHostnames() {
 		note += fmt.Sprintf("; under core's placement of pods spread over hostnames (at most maxSkew of them a node): lower bound $%.3f/h (fleet %.2f× it), cheapest fleet of one plan $%.3f/h on %d× %s",
-			f.coreBound, f.coreRatio(), f.coreOnePlan.price, f.coreOnePlan.nodes, f.coreOnePlan.plan)
+			f.coreBound, f.coreRatio(), f.coreOnePlan.Price, f.coreOnePlan.Nodes, f.coreOnePlan.Plan)
 	}
 	if f.rounds > 0 {
 		note += fmt.Sprintf("; %d provisioning round(s)", f.rounds)
@@ -304,8 +300,8 @@ func summaryRows(fleets []mixFleet, where, pools string) []Row {
 	logSum, dearer := 0.0, []string{}
 	for _, f := range fleets {
 		logSum += math.Log(f.ratio())
-		if f.price > f.onePlan.price+1e-9 {
-			dearer = append(dearer, fmt.Sprintf("%s ($%.3f against $%.3f)", f.mix.name, f.price, f.onePlan.price))
+		if f.price > f.onePlan.Price+1e-9 {
+			dearer = append(dearer, fmt.Sprintf("%s ($%.3f against $%.3f)", f.mix.name, f.price, f.onePlan.Price))
 		}
 	}
 	note := "none"
@@ -330,8 +326,8 @@ func corePlacementRows(fleets []mixFleet, scenario, what string) []Row {
 		if f.coreRatio() > 1.2 {
 			above = append(above, fmt.Sprintf("%s %.2f×", f.mix.name, f.coreRatio()))
 		}
-		if f.price > f.coreOnePlan.price+1e-9 {
-			dearer = append(dearer, fmt.Sprintf("%s ($%.3f against $%.3f)", f.mix.name, f.price, f.coreOnePlan.price))
+		if f.price > f.coreOnePlan.Price+1e-9 {
+			dearer = append(dearer, fmt.Sprintf("%s ($%.3f against $%.3f)", f.mix.name, f.price, f.coreOnePlan.Price))
 		}
 	}
 	const placement = " under core's placement of pods spread over hostnames (at most maxSkew of them a node)"
@@ -382,39 +378,22 @@ func provisionInProcess(ctx context.Context, mix costMix, pool costNodePool) (mi
 		return mixFleet{}, err
 	}
 
-	cluster := state.NewCluster(clock.RealClock{}, linode.kubeClient, linode.cloudProvider)
-	linode.sizing.Track(cluster)
-	pending := pods
-	for len(pending) > 0 {
-		fleet.rounds++
-		results, err := linode.solveRound(ctx, cluster, pending, daemons)
-		if err != nil {
-			return mixFleet{}, err
-		}
-		if fleet.rounds == 1 {
-			if fleet.expected, err = expectedFleetPrice(nodePool.Name); err != nil {
-				return mixFleet{}, err
+	provisioned, err := planner.Provision(ctx, linode.cloud(), []*karpv1.NodePool{nodePool}, pods, daemons, planner.ProvisionOptions{
+		NodeClaimName: func(round, i int) string { return fmt.Sprintf("%s-%d-%04d", mix.name, round, i) },
+		AfterSolve: func(round int) error {
+			if round == 1 {
+				fleet.expected, err = expectedFleetPrice(nodePool.Name)
 			}
-		}
-		if len(results.NewNodeClaims) == 0 {
-			return mixFleet{}, fmt.Errorf("round %d placed none of %d pending pods: %w", fleet.rounds, len(pending), firstPodErrors(results.PodErrors, 3))
-		}
-		for i, planned := range results.NewNodeClaims {
-			nodeClaim := planned.ToNodeClaim()
-			nodeClaim.Name = fmt.Sprintf("%s-%d-%04d", mix.name, fleet.rounds, i)
-			if _, err := linode.cloudProvider.Create(ctx, nodeClaim); err != nil {
-				return mixFleet{}, fmt.Errorf("launching NodeClaim %d of %d: %w", i+1, len(results.NewNodeClaims), err)
-			}
-			// As the provisioner records a NodeClaim it created and the pods it placed there.
-			if err := linode.kubeClient.Create(ctx, nodeClaim); err != nil {
-				return mixFleet{}, err
-			}
-			cluster.UpdateNodeClaim(nodeClaim)
-			cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: planned.Pods})
-		}
-		cluster.MarkPodSchedulingDecisions(ctx, results.PodErrors, results.NodePoolToPodMapping(), nil)
-		pending = slices.Collect(maps.Keys(results.PodErrors))
+			return err
+		},
+	})
+	if err != nil {
+		return mixFleet{}, err
 	}
+	if len(provisioned.Unplaced) > 0 {
+		return mixFleet{}, fmt.Errorf("round %d placed none of %d pending pods: %w", provisioned.Rounds, len(provisioned.Unplaced), planner.FirstPodErrors(provisioned.Unplaced, 3))
+	}
+	fleet.rounds = provisioned.Rounds
 
 	// The fleet is what the emulator's account holds, priced as the catalogue prices the region.
 	prices := map[string]float64{}
@@ -486,12 +465,6 @@ func (c *linodeCloud) createMix(ctx context.Context, mix costMix) ([]*corev1.Pod
 	return pods, daemons, nil
 }
 
-// solveRound is one provisioning round over the pending pods: no existing nodes (the pods placed
-// before are on NodeClaims of their own), the DaemonSets' pods, the provisioner's options.
-func (c *linodeCloud) solveRound(ctx context.Context, cluster *state.Cluster, pods, daemons []*corev1.Pod) (scheduling.Results, error) {
-	return solveOverNodePools(ctx, c, cluster, []*karpv1.NodePool{c.nodePool}, pods, daemons)
-}
-
 // yardsticks are what a mix's fleet is measured against, each on the room a node has after the
 // mix's DaemonSets.
 type yardsticks struct {
@@ -499,13 +472,13 @@ type yardsticks struct {
 	// allows, so that both NodePools' ratios compare.
 	bound float64
 	// onePlan is the cheapest fleet of one plan the NodePool allows.
-	onePlan planFleet
+	onePlan planner.PlanFleet
 	// coreBound and coreOnePlan are the same under core's placement of pods spread over
-	// hostnames (hostnameSpreadLimit): what is left above them is the provider's to win, what
+	// hostnames (planner.HostnameSpreadLimit): what is left above them is the provider's to win, what
 	// lies between them and bound and onePlan is core's scheduler's. They equal bound and
 	// onePlan for mixes without such pods.
 	coreBound   float64
-	coreOnePlan planFleet
+	coreOnePlan planner.PlanFleet
 }
 
 // mixYardsticks measures the mix's pods against the region's plans and the NodePool's.
@@ -514,12 +487,12 @@ func mixYardsticks(instanceTypes []*cloudprovider.InstanceType, nodePool *karpv1
 	if len(daemons) > 0 {
 		overhead = resources.RequestsForPods(daemons...)
 	}
-	all := boundPlans(instanceTypes, overhead)
+	all := planner.PlanRooms(instanceTypes, overhead)
 	allowed := corescheduling.NewNodeSelectorRequirementsWithMinValues(nodePool.Spec.Template.Spec.Requirements...)
-	var allowedPlans []boundPlan
+	var allowedPlans []planner.PlanRoom
 	for _, it := range instanceTypes {
 		if it.Requirements.Intersects(allowed) == nil {
-			if j := slices.IndexFunc(all, func(p boundPlan) bool { return p.name == it.Name }); j >= 0 {
+			if j := slices.IndexFunc(all, func(p planner.PlanRoom) bool { return p.Name == it.Name }); j >= 0 {
 				allowedPlans = append(allowedPlans, all[j])
 			}
 		}
@@ -527,17 +500,17 @@ func mixYardsticks(instanceTypes []*cloudprovider.InstanceType, nodePool *karpv1
 	var y yardsticks
 	var err error
 	kinds := podKinds(mix, pods)
-	unlimited := withoutPerNodeLimits(kinds)
-	if y.bound, err = lowerBound(all, unlimited); err != nil {
+	unlimited := planner.WithoutPerNodeLimits(kinds)
+	if y.bound, err = planner.LowerBound(all, unlimited); err != nil {
 		return yardsticks{}, err
 	}
-	if y.onePlan, err = cheapestPlanFleet(allowedPlans, unlimited); err != nil {
+	if y.onePlan, err = planner.CheapestPlanFleet(allowedPlans, unlimited); err != nil {
 		return yardsticks{}, err
 	}
-	if y.coreBound, err = lowerBound(all, kinds); err != nil {
+	if y.coreBound, err = planner.LowerBound(all, kinds); err != nil {
 		return yardsticks{}, err
 	}
-	if y.coreOnePlan, err = cheapestPlanFleet(allowedPlans, kinds); err != nil {
+	if y.coreOnePlan, err = planner.CheapestPlanFleet(allowedPlans, kinds); err != nil {
 		return yardsticks{}, err
 	}
 	return y, nil
@@ -545,73 +518,16 @@ func mixYardsticks(instanceTypes []*cloudprovider.InstanceType, nodePool *karpv1
 
 // podKinds groups the mix's pods by Deployment: identical requests and node requirements, and
 // the most of them core places on a node.
-func podKinds(mix costMix, pods []*corev1.Pod) []podCount {
-	var kinds []podCount
+func podKinds(mix costMix, pods []*corev1.Pod) []planner.PodKind {
+	var kinds []planner.PodKind
 	for _, d := range mix.deployments {
 		i := slices.IndexFunc(pods, func(p *corev1.Pod) bool { return p.Labels[appLabel] == mix.name+"-"+d.name })
-		kinds = append(kinds, podCount{
-			n: d.replicas, requests: resources.RequestsForPods(pods[i]), requirements: corescheduling.NewStrictPodRequirements(pods[i]),
-			perNodeMost: hostnameSpreadLimit(pods[i]),
+		kinds = append(kinds, planner.PodKind{
+			N: d.replicas, Requests: resources.RequestsForPods(pods[i]), Requirements: corescheduling.NewStrictPodRequirements(pods[i]),
+			PerNodeMost: planner.HostnameSpreadLimit(pods[i]),
 		})
 	}
 	return kinds
-}
-
-// hostnameSpreadLimit is the most pods of the pod's kind that core's scheduler places on one
-// node when the pod must spread over hostnames: the constraint's maxSkew, 0 without one. Core
-// counts a node it could still create as a hostname domain holding none of them (domainMinCount
-// is 0 for hostnames, in v1.15's topologygroup.go), so a node takes another such pod only while
-// it holds fewer than maxSkew, when provisioning and in consolidation's simulations alike.
-// Kubernetes allows more wherever every node holds as many, so the lower bound proper ignores
-// this limit; the yardsticks under core's placement count it.
-func hostnameSpreadLimit(pod *corev1.Pod) int64 {
-	most := int64(0)
-	for _, c := range pod.Spec.TopologySpreadConstraints {
-		if c.TopologyKey != corev1.LabelHostname || c.WhenUnsatisfiable != corev1.DoNotSchedule {
-			continue
-		}
-		if selector, err := metav1.LabelSelectorAsSelector(c.LabelSelector); err != nil || !selector.Matches(labels.Set(pod.Labels)) {
-			continue
-		}
-		if most == 0 || int64(c.MaxSkew) < most {
-			most = int64(c.MaxSkew)
-		}
-	}
-	return most
-}
-
-// withoutPerNodeLimits are the kinds with room the only limit on how many share a node.
-func withoutPerNodeLimits(kinds []podCount) []podCount {
-	out := slices.Clone(kinds)
-	for i := range out {
-		out[i].perNodeMost = 0
-	}
-	return out
-}
-
-// formatRequests is e.g. "250m CPU, 512Mi" or "1 GPU, 4 CPU, 16Gi".
-func formatRequests(requests corev1.ResourceList) string {
-	var parts []string
-	if gpus, ok := requests["nvidia.com/gpu"]; ok {
-		parts = append(parts, gpus.String()+" GPU")
-	}
-	parts = append(parts, requests.Cpu().String()+" CPU", requests.Memory().String())
-	return strings.Join(parts, ", ")
-}
-
-// formatPlans is e.g. "3× g6-dedicated-48, 1× g6-standard-6", most used first.
-func formatPlans(plans map[string]int) string {
-	names := slices.SortedFunc(maps.Keys(plans), func(a, b string) int {
-		if plans[a] != plans[b] {
-			return plans[b] - plans[a]
-		}
-		return strings.Compare(a, b)
-	})
-	parts := make([]string, 0, len(names))
-	for _, name := range names {
-		parts = append(parts, fmt.Sprintf("%d× %s", plans[name], name))
-	}
-	return strings.Join(parts, ", ")
 }
 
 func extendedResources(requests corev1.ResourceList) corev1.ResourceList {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 )
 
 // Every mix, for both NodePools, launches a fleet no cheaper than its lower bound (a fleet
@@ -85,7 +86,7 @@ spec:
 // policy expected is the fleet launched, to the cent. Seed 11's mix 29 adds 41 pods spread over
 // hostnames beside 54 unspread of the same requests, which core takes after the spread ones.
 func TestPolicyExpectsTheFleetCoreLaunches(t *testing.T) {
-	ctx, err := controllerContext(context.Background())
+	ctx, err := planner.ControllerContext(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestPolicyExpectsTheFleetCoreLaunches(t *testing.T) {
 		}
 		compared++
 		if math.Abs(fleet.expected-fleet.price) > 0.005 {
-			t.Errorf("%s (%s): expected $%.3f/h, launched $%.3f/h on %s", mix.name, mix.describe(), fleet.expected, fleet.price, formatPlans(fleet.plans))
+			t.Errorf("%s (%s): expected $%.3f/h, launched $%.3f/h on %s", mix.name, mix.describe(), fleet.expected, fleet.price, planner.FormatPlans(fleet.plans))
 		}
 	}
 	if compared < 30 {

@@ -12,18 +12,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
-	"sigs.k8s.io/karpenter/pkg/cloudprovider"
-	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
-	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
-	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 )
 
 // The differential check: the sizing policy chooses the plans it offers each NodePool by
@@ -185,7 +181,7 @@ func (m differentialMix) describe() string {
 			}
 			constraints = append(constraints, "requires "+strings.Join(terms, " or "))
 		}
-		part := fmt.Sprintf("%d× %s", d.replicas, formatRequests(d.requests))
+		part := fmt.Sprintf("%d× %s", d.replicas, planner.FormatRequests(d.requests))
 		if len(constraints) > 0 {
 			part += " (" + strings.Join(constraints, ", ") + ")"
 		}
@@ -195,7 +191,7 @@ func (m differentialMix) describe() string {
 	if len(m.daemonSets) > 0 {
 		var ds []string
 		for _, d := range m.daemonSets {
-			ds = append(ds, formatRequests(d.requests))
+			ds = append(ds, planner.FormatRequests(d.requests))
 		}
 		out += "; DaemonSets " + strings.Join(ds, " + ")
 	}
@@ -264,7 +260,7 @@ func (f differentialFleet) agrees() bool {
 func (f differentialFleet) String() string {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(f.expectedBy)) {
-		parts = append(parts, fmt.Sprintf("%s: expected $%.3f, launched $%.3f on %s", name, f.expectedBy[name], f.launchedBy[name], formatPlans(f.plans[name])))
+		parts = append(parts, fmt.Sprintf("%s: expected $%.3f, launched $%.3f on %s", name, f.expectedBy[name], f.launchedBy[name], planner.FormatPlans(f.plans[name])))
 	}
 	return fmt.Sprintf("%d round(s); %s", f.rounds, strings.Join(parts, "; "))
 }
@@ -295,7 +291,6 @@ func provisionDifferential(ctx context.Context, mix differentialMix, preferences
 		}
 		nodePools = append(nodePools, nodePool)
 	}
-	nodepoolutils.OrderByWeight(nodePools)
 	pods, daemons, err := createDifferentialMix(ctx, linode, mix)
 	if err != nil {
 		return differentialFleet{}, err
@@ -308,49 +303,38 @@ func provisionDifferential(ctx context.Context, mix differentialMix, preferences
 	}
 
 	fleet := differentialFleet{expectedBy: map[string]float64{}, launchedBy: map[string]float64{}, plans: map[string]map[string]int{}}
-	cluster := state.NewCluster(clock.RealClock{}, linode.kubeClient, linode.cloudProvider)
-	linode.sizing.Track(cluster)
-	for pending := pods; len(pending) > 0; {
-		fleet.rounds++
-		results, err := solveOverNodePools(ctx, linode, cluster, nodePools, pending, daemons)
-		if err != nil {
-			return differentialFleet{}, err
-		}
-		if fleet.rounds == 1 {
+	provisioned, err := planner.Provision(ctx, linode.cloud(), nodePools, pods, daemons, planner.ProvisionOptions{
+		NodeClaimName: func(round, i int) string { return fmt.Sprintf("%s%d-%04d", prefix, round, i) },
+		AfterSolve: func(round int) error {
+			if round > 1 {
+				return nil
+			}
 			for _, p := range nodePools {
 				expected, err := expectedFleetPrice(p.Name)
 				if err != nil {
-					return differentialFleet{}, err
+					return err
 				}
 				fleet.expectedBy[strings.TrimPrefix(p.Name, prefix)] = expected
 				fleet.expected += expected
 			}
+			return nil
+		},
+	})
+	if err != nil {
+		return differentialFleet{}, err
+	}
+	if len(provisioned.Unplaced) > 0 {
+		return differentialFleet{}, fmt.Errorf("round %d placed none of %d pending pods: %w", provisioned.Rounds, len(provisioned.Unplaced), planner.FirstPodErrors(provisioned.Unplaced, 3))
+	}
+	fleet.rounds = provisioned.Rounds
+	for _, launched := range provisioned.Launched {
+		pool := strings.TrimPrefix(launched.NodePool, prefix)
+		fleet.launched += prices[launched.Plan]
+		fleet.launchedBy[pool] += prices[launched.Plan]
+		if fleet.plans[pool] == nil {
+			fleet.plans[pool] = map[string]int{}
 		}
-		if len(results.NewNodeClaims) == 0 {
-			return differentialFleet{}, fmt.Errorf("round %d placed none of %d pending pods: %w", fleet.rounds, len(pending), firstPodErrors(results.PodErrors, 3))
-		}
-		for i, planned := range results.NewNodeClaims {
-			nodeClaim := planned.ToNodeClaim()
-			nodeClaim.Name = fmt.Sprintf("%s%d-%04d", prefix, fleet.rounds, i)
-			launched, err := linode.cloudProvider.Create(ctx, nodeClaim)
-			if err != nil {
-				return differentialFleet{}, fmt.Errorf("launching NodeClaim %d of %d: %w", i+1, len(results.NewNodeClaims), err)
-			}
-			if err := linode.kubeClient.Create(ctx, nodeClaim); err != nil {
-				return differentialFleet{}, err
-			}
-			cluster.UpdateNodeClaim(nodeClaim)
-			cluster.UpdatePodToNodeClaimMapping(map[string][]*corev1.Pod{nodeClaim.Name: planned.Pods})
-			plan, pool := launched.Labels[corev1.LabelInstanceTypeStable], strings.TrimPrefix(planned.NodePoolName, prefix)
-			fleet.launched += prices[plan]
-			fleet.launchedBy[pool] += prices[plan]
-			if fleet.plans[pool] == nil {
-				fleet.plans[pool] = map[string]int{}
-			}
-			fleet.plans[pool][plan]++
-		}
-		cluster.MarkPodSchedulingDecisions(ctx, results.PodErrors, results.NodePoolToPodMapping(), nil)
-		pending = slices.Collect(maps.Keys(results.PodErrors))
+		fleet.plans[pool][launched.Plan]++
 	}
 	return fleet, nil
 }
@@ -387,31 +371,4 @@ func createDifferentialMix(ctx context.Context, linode *linodeCloud, mix differe
 		daemons = append(daemons, daemonset.PodForDaemonSet(ds))
 	}
 	return pods, daemons, nil
-}
-
-// solveOverNodePools is one provisioning round over the pending pods for the NodePools, ordered
-// by weight, as the provisioner runs it.
-func solveOverNodePools(ctx context.Context, linode *linodeCloud, cluster *state.Cluster, nodePools []*karpv1.NodePool, pods, daemons []*corev1.Pod) (scheduling.Results, error) {
-	byNodePool := map[string][]*cloudprovider.InstanceType{}
-	for _, p := range nodePools {
-		instanceTypes, err := linode.cloudProvider.GetInstanceTypes(ctx, p)
-		if err != nil {
-			return scheduling.Results{}, err
-		}
-		byNodePool[p.Name] = instanceTypes
-	}
-	opts := schedulerOptions(ctx)
-	topology, err := scheduling.NewTopology(ctx, linode.kubeClient, cluster, nil, nodePools, byNodePool, pods, opts...)
-	if err != nil {
-		return scheduling.Results{}, fmt.Errorf("tracking topology: %w", err)
-	}
-	scheduler := scheduling.NewScheduler(ctx, linode.kubeClient, nodePools, cluster, nil, topology, byNodePool, daemons, discardEvents(), clock.RealClock{}, nil, nil, opts...)
-	solveCtx, cancel := context.WithTimeout(ctx, solveTimeout)
-	defer cancel()
-	results, err := scheduler.Solve(solveCtx, pods)
-	if err != nil {
-		return scheduling.Results{}, fmt.Errorf("solving %d pods: %w", len(pods), err)
-	}
-	// As the provisioner does before it creates the NodeClaims.
-	return results.TruncateInstanceTypes(ctx, scheduling.MaxInstanceTypes), nil
 }

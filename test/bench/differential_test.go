@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
+
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 )
 
 // quickMixes is how many mixes the quick run, in CI, draws.
@@ -33,7 +35,7 @@ func differentialMixCount(t *testing.T) int {
 // preference policies. The test prints the agreement, by the constraints the mixes carry, and
 // every miss with both fleets.
 func TestPolicyAgreesWithCore(t *testing.T) {
-	ctx, err := controllerContext(context.Background())
+	ctx, err := planner.ControllerContext(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

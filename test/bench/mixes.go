@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 )
 
@@ -127,7 +128,7 @@ func (m costMix) spreadsOverHostnames() bool {
 func (m costMix) describe() string {
 	var parts []string
 	for _, d := range m.deployments {
-		part := fmt.Sprintf("%d× %s", d.replicas, formatRequests(d.requests))
+		part := fmt.Sprintf("%d× %s", d.replicas, planner.FormatRequests(d.requests))
 		if d.spread {
 			part += " spread over hostnames"
 		}
@@ -137,7 +138,7 @@ func (m costMix) describe() string {
 	if len(m.daemonSets) > 0 {
 		var ds []string
 		for _, d := range m.daemonSets {
-			ds = append(ds, formatRequests(d.requests))
+			ds = append(ds, planner.FormatRequests(d.requests))
 		}
 		out += "; DaemonSets " + strings.Join(ds, " + ")
 	}

@@ -71,8 +71,8 @@ func randomSummaryRows(fleets []mixFleet, seed int64, pools string) []Row {
 				spread = append(spread, f.mix.name)
 			}
 		}
-		if f.price > f.onePlan.price+1e-9 {
-			dearer = append(dearer, fmt.Sprintf("%s ($%.3f against $%.3f)", f.mix.name, f.price, f.onePlan.price))
+		if f.price > f.onePlan.Price+1e-9 {
+			dearer = append(dearer, fmt.Sprintf("%s ($%.3f against $%.3f)", f.mix.name, f.price, f.onePlan.Price))
 			if spreads {
 				dearerSpread = append(dearerSpread, f.mix.name)
 			}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 )
 
 func TestRandomMixes(t *testing.T) {
@@ -23,7 +25,7 @@ func TestRandomMixes(t *testing.T) {
 		for _, d := range m.deployments {
 			cpu, memory := d.requests.Cpu().MilliValue(), d.requests.Memory().Value()
 			if d.replicas < 1 || d.replicas > 80 || cpu < 100 || cpu > 8000 || memory < 64<<20 || memory > 16<<30*cpu/1000 {
-				t.Fatalf("%s: %d× %s out of range", m.name, d.replicas, formatRequests(d.requests))
+				t.Fatalf("%s: %d× %s out of range", m.name, d.replicas, planner.FormatRequests(d.requests))
 			}
 			if d.spread {
 				spread++

@@ -4,14 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"maps"
-	"math"
 	"math/rand"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -29,13 +24,11 @@ import (
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
-	"sigs.k8s.io/karpenter/pkg/events"
-	"sigs.k8s.io/karpenter/pkg/operator/injection"
-	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/sizing"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
@@ -48,8 +41,6 @@ const (
 	benchClusterName = "bench"
 	nodePoolName     = "default"
 	nodeClassName    = "default"
-	// solveTimeout is the provisioner's own bound on one Solve.
-	solveTimeout = time.Minute
 	// solveRounds is how many times each catalogue solves each pod count.
 	solveRounds = 3
 )
@@ -59,7 +50,7 @@ const (
 // and once over core's kwok catalogue, and reports pods solved per second for both. Only Solve
 // is timed: building the scheduler and the topology is set-up the provisioner does once a batch.
 func SchedulingThroughput(ctx context.Context, podCounts []int) ([]Row, error) {
-	ctx, err := controllerContext(ctx)
+	ctx, err := planner.ControllerContext(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -110,24 +101,11 @@ func SchedulingThroughput(ctx context.Context, podCounts []int) ([]Row, error) {
 			Unit:     "pods/s",
 			Kwok:     &kwokRate,
 			Note: fmt.Sprintf("median of %d Solves each, %d scheduling worker(s) as the controller runs; %s into %d NodeClaims over %d plans in %d zone (the region); kwok: %s into %d NodeClaims over %d instance types in %d zones",
-				solveRounds, schedulingWorkers(ctx), ours.elapsed.Round(time.Millisecond), ours.nodeClaims, len(linode.instanceTypes), zoneCount(linode.instanceTypes),
+				solveRounds, planner.SchedulingWorkers(ctx), ours.elapsed.Round(time.Millisecond), ours.nodeClaims, len(linode.instanceTypes), zoneCount(linode.instanceTypes),
 				theirs.elapsed.Round(time.Millisecond), theirs.nodeClaims, len(kwokTypes), zoneCount(kwokTypes)),
 		})
 	}
 	return rows, nil
-}
-
-// controllerContext carries Karpenter core's settings parsed as the controller parses them
-// (flags' defaults, overridden by the environment): the scheduler reads its concurrency, its
-// preference and minValues policies from them.
-func controllerContext(ctx context.Context) (context.Context, error) {
-	fs := &coreoptions.FlagSet{FlagSet: flag.NewFlagSet("karpenter", flag.ContinueOnError)}
-	core := &coreoptions.Options{}
-	core.AddFlags(fs)
-	if err := core.Parse(fs); err != nil {
-		return nil, fmt.Errorf("parsing Karpenter core's settings: %w", err)
-	}
-	return injection.WithControllerName(core.ToContext(ctx), "provisioner"), nil
 }
 
 // schedulingCloud is a cloud provider with the NodePool the scheduler provisions for.
@@ -199,6 +177,11 @@ func newLinodeCloud(ctx context.Context, e *test.Emulator, setup func(*emulator.
 
 func (c *linodeCloud) close() { _ = c.emulator.Close() }
 
+// cloud is what planner.Provision runs the provisioning rounds on.
+func (c *linodeCloud) cloud() planner.Cloud {
+	return planner.Cloud{KubeClient: c.kubeClient, CloudProvider: c.cloudProvider, Sizing: c.sizing}
+}
+
 // newKwokCloud is core's kwok cloud provider over its built-in catalogue.
 func newKwokCloud(ctx context.Context) (*schedulingCloud, error) {
 	// The catalogue reads its optional file path from kwok's settings; none means the built-in one.
@@ -226,12 +209,6 @@ func benchNodePool(nodeClassRef *karpv1.NodeClassReference) *karpv1.NodePool {
 			},
 		}}},
 	}
-}
-
-// schedulingWorkers is how many nodes and NodeClaims the provisioner's scheduler tries a pod
-// against at once: one per requested core of the controller (the chart requests 500m, hence one).
-func schedulingWorkers(ctx context.Context) int {
-	return int(math.Ceil(float64(coreoptions.FromContext(ctx).CPURequests) / 1000))
 }
 
 // zoneCount is how many zones the instance types' offerings span.
@@ -270,16 +247,16 @@ func (c *schedulingCloud) solve(ctx context.Context, pods []*corev1.Pod) (solved
 	}
 	nodePools := []*karpv1.NodePool{c.nodePool}
 	byNodePool := map[string][]*cloudprovider.InstanceType{c.nodePool.Name: instanceTypes}
-	opts := schedulerOptions(ctx)
+	opts := planner.SchedulerOptions(ctx)
 	clk := clock.RealClock{}
 	cluster := state.NewCluster(clk, c.kubeClient, c.cloudProvider)
 	topology, err := scheduling.NewTopology(ctx, c.kubeClient, cluster, nil, nodePools, byNodePool, pods, opts...)
 	if err != nil {
 		return solved{}, fmt.Errorf("tracking topology: %w", err)
 	}
-	scheduler := scheduling.NewScheduler(ctx, c.kubeClient, nodePools, cluster, nil, topology, byNodePool, nil, discardEvents(), clk, nil, nil, opts...)
+	scheduler := scheduling.NewScheduler(ctx, c.kubeClient, nodePools, cluster, nil, topology, byNodePool, nil, planner.DiscardEvents(), clk, nil, nil, opts...)
 
-	solveCtx, cancel := context.WithTimeout(ctx, solveTimeout)
+	solveCtx, cancel := context.WithTimeout(ctx, planner.SolveTimeout)
 	defer cancel()
 	// Garbage left by building the pods and the scheduler is collected now, not during Solve.
 	runtime.GC()
@@ -290,7 +267,7 @@ func (c *schedulingCloud) solve(ctx context.Context, pods []*corev1.Pod) (solved
 		return solved{}, fmt.Errorf("solving %d pods: %w", len(pods), err)
 	}
 	if len(results.PodErrors) > 0 {
-		return solved{}, fmt.Errorf("%d of %d pods could not be placed: %w", len(results.PodErrors), len(pods), firstPodErrors(results.PodErrors, 3))
+		return solved{}, fmt.Errorf("%d of %d pods could not be placed: %w", len(results.PodErrors), len(pods), planner.FirstPodErrors(results.PodErrors, 3))
 	}
 	placed := 0
 	for _, nodeClaim := range results.NewNodeClaims {
@@ -300,34 +277,6 @@ func (c *schedulingCloud) solve(ctx context.Context, pods []*corev1.Pod) (solved
 		return solved{}, fmt.Errorf("%d of %d pods placed on new NodeClaims", placed, len(pods))
 	}
 	return solved{results: results, pods: len(pods), nodeClaims: len(results.NewNodeClaims), elapsed: elapsed}, nil
-}
-
-// schedulerOptions are the options the provisioner gives core's scheduler.
-func schedulerOptions(ctx context.Context) []scheduling.Options {
-	settings := coreoptions.FromContext(ctx)
-	opts := []scheduling.Options{
-		scheduling.DisableReservedCapacityFallback,
-		scheduling.NumConcurrentReconciles(schedulingWorkers(ctx)),
-		scheduling.MinValuesPolicy(settings.MinValuesPolicy),
-	}
-	if settings.PreferencePolicy == coreoptions.PreferencePolicyIgnore {
-		opts = append(opts, scheduling.IgnorePreferences)
-	}
-	return opts
-}
-
-// discardEvents is a recorder for the scheduler's events, which nothing watches here.
-func discardEvents() events.Recorder { return events.NewRecorder(&record.FakeRecorder{}) }
-
-// firstPodErrors joins the errors of the first n pods by name, enough to say why without
-// repeating one reason for thousands of pods.
-func firstPodErrors(podErrors map[*corev1.Pod]error, n int) error {
-	pods := slices.SortedFunc(maps.Keys(podErrors), func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-	var errs []error
-	for _, pod := range pods[:min(n, len(pods))] {
-		errs = append(errs, fmt.Errorf("%s: %w", pod.Name, podErrors[pod]))
-	}
-	return errors.Join(errs...)
 }
 
 // diversePods are count pending pods in six equal kinds, after core's own scheduling benchmark,

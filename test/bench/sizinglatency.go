@@ -18,6 +18,7 @@ import (
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
@@ -41,7 +42,7 @@ const (
 // calls after one more pending pod reached the cache each time, hits calls with nothing changed.
 func SizingLatency(ctx context.Context, misses, hits int) ([]Row, error) {
 	started := time.Now()
-	ctx, err := controllerContext(ctx)
+	ctx, err := planner.ControllerContext(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -3,13 +3,15 @@ package bench
 import (
 	"context"
 	"testing"
+
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 )
 
 // BenchmarkSizingLatency is the sizing-latency scenario's memo miss as a Go benchmark, for
 // go test -cpuprofile: each op is a GetInstanceTypes call after one more pending pod reached the
 // cache; only the call is timed.
 func BenchmarkSizingLatency(b *testing.B) {
-	ctx, err := controllerContext(context.Background())
+	ctx, err := planner.ControllerContext(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package bench
+package planner
 
 import (
 	"cmp"
@@ -17,31 +17,31 @@ import (
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 )
 
-// boundPlan is a plan a mix may run on, as the bound and the single-plan fleet see it: its
-// price and the room a node of it has for the mix's pods, its allocatable resources as our
-// instance types report them less what the mix's DaemonSets ask for on every node.
-type boundPlan struct {
-	name  string
-	price float64
-	room  corev1.ResourceList
-	// requirements are the plan's labels, which a pod's node requirements must allow.
-	requirements scheduling.Requirements
+// PlanRoom is a plan pods may run on, as the bound and the single-plan fleet see it: its price and
+// the room a node of it has for the pods, its allocatable resources as our instance types report
+// them less what the DaemonSets ask for on every node.
+type PlanRoom struct {
+	Name  string
+	Price float64
+	Room  corev1.ResourceList
+	// Requirements are the plan's labels, which a pod's node requirements must allow.
+	Requirements scheduling.Requirements
 }
 
-// podCount is n identical pods.
-type podCount struct {
-	n            int
-	requests     corev1.ResourceList
-	requirements scheduling.Requirements
-	// perNodeMost is the most of them one node may hold whatever its room, 0 for no such limit:
-	// see hostnameSpreadLimit.
-	perNodeMost int64
+// PodKind is N identical pods.
+type PodKind struct {
+	N            int
+	Requests     corev1.ResourceList
+	Requirements scheduling.Requirements
+	// PerNodeMost is the most of them one node may hold whatever its room, 0 for no such limit:
+	// see HostnameSpreadLimit.
+	PerNodeMost int64
 }
 
-// boundPlans are the instance types with an available offering, priced at their cheapest, with
+// PlanRooms are the instance types with an available offering, priced at their cheapest, with
 // room after the overhead.
-func boundPlans(instanceTypes []*cloudprovider.InstanceType, overhead corev1.ResourceList) []boundPlan {
-	var plans []boundPlan
+func PlanRooms(instanceTypes []*cloudprovider.InstanceType, overhead corev1.ResourceList) []PlanRoom {
+	var plans []PlanRoom
 	for _, it := range instanceTypes {
 		offering := it.Offerings.Available().Cheapest()
 		if offering == nil {
@@ -55,32 +55,32 @@ func boundPlans(instanceTypes []*cloudprovider.InstanceType, overhead corev1.Res
 			}
 			room[name] = q
 		}
-		plans = append(plans, boundPlan{name: it.Name, price: offering.Price, room: room, requirements: it.Requirements})
+		plans = append(plans, PlanRoom{Name: it.Name, Price: offering.Price, Room: room, Requirements: it.Requirements})
 	}
 	return plans
 }
 
 // perNode is how many pods of the kind alone fit on a node of the plan, at most the kind's
 // per-node limit: 0 when the plan's labels do not allow them.
-func (p boundPlan) perNode(pods podCount) int64 {
-	if p.requirements.Intersects(pods.requirements) != nil {
+func (p PlanRoom) perNode(pods PodKind) int64 {
+	if p.Requirements.Intersects(pods.Requirements) != nil {
 		return 0
 	}
 	most := int64(math.MaxInt64)
-	for name, request := range pods.requests {
+	for name, request := range pods.Requests {
 		if request.IsZero() {
 			continue
 		}
-		room := p.room[name]
+		room := p.Room[name]
 		most = min(most, room.MilliValue()/request.MilliValue())
 	}
-	if pods.perNodeMost > 0 {
-		most = min(most, pods.perNodeMost)
+	if pods.PerNodeMost > 0 {
+		most = min(most, pods.PerNodeMost)
 	}
 	return max(most, 0)
 }
 
-// lowerBound is the least an hourly fleet can cost for the pods, from a linear program no real
+// LowerBound is the least an hourly fleet can cost for the pods, from a linear program no real
 // fleet can beat: the relaxation of bin packing that Gilmore and Gomory gave for cutting stock.
 // A pattern is what one node can hold: a plan and a whole number of pods of each kind that fit
 // its room together, no more of a kind than the kind's per-node limit or its count. With λ_j
@@ -102,7 +102,7 @@ func (p boundPlan) perNode(pods podCount) int64 {
 // (patternBound). Where its value is less than whole nodes, no fleet reaches it either, so the
 // bound is at least what whole nodes cost for each kind alone (wholeNodesFor: fourteen 100m
 // pods, nine to a g6-standard-1, need two of them or a g6-standard-2, not 14/9 of the first).
-func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
+func LowerBound(plans []PlanRoom, kinds []PodKind) (float64, error) {
 	kinds = mergeIdentical(kinds)
 	if len(kinds) == 0 {
 		return 0, nil
@@ -111,7 +111,7 @@ func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 	used := usablePlans(plans, kinds, names)
 	for s, kind := range kinds {
 		if !slices.ContainsFunc(used, func(u usablePlan) bool { return u.perNode[s] > 0 }) {
-			return 0, fmt.Errorf("no plan holds a pod of %s", formatRequests(kind.requests))
+			return 0, fmt.Errorf("no plan holds a pod of %s", FormatRequests(kind.Requests))
 		}
 	}
 	price, err := patternBound(used, kinds, names)
@@ -127,15 +127,15 @@ func lowerBound(plans []boundPlan, kinds []podCount) (float64, error) {
 // wholeNodesFor is the least whole nodes cost that hold the pods of kind s alone: the cheapest
 // way to reach n_s with nodes of ⌊k_sp⌋ pods each, any mix of plans, found by dynamic
 // programming over the pod count. The other kinds only add to it.
-func wholeNodesFor(plans []usablePlan, kinds []podCount, s int) float64 {
-	n := kinds[s].n
+func wholeNodesFor(plans []usablePlan, kinds []PodKind, s int) float64 {
+	n := kinds[s].N
 	// cheapest[m] is the least whole nodes cost that hold m of the pods.
 	cheapest := make([]float64, n+1)
 	for m := 1; m <= n; m++ {
 		cheapest[m] = math.Inf(1)
 		for _, u := range plans {
 			if k := int(u.perNode[s]); k > 0 {
-				cheapest[m] = min(cheapest[m], u.plan.price+cheapest[max(0, m-k)])
+				cheapest[m] = min(cheapest[m], u.plan.Price+cheapest[max(0, m-k)])
 			}
 		}
 	}
@@ -143,10 +143,10 @@ func wholeNodesFor(plans []usablePlan, kinds []podCount, s int) float64 {
 }
 
 // requestedResources are the resources the pods ask for; others do not constrain them.
-func requestedResources(kinds []podCount) []corev1.ResourceName {
+func requestedResources(kinds []PodKind) []corev1.ResourceName {
 	var names []corev1.ResourceName
 	for _, kind := range kinds {
-		for name, q := range kind.requests {
+		for name, q := range kind.Requests {
 			if !q.IsZero() && !slices.Contains(names, name) {
 				names = append(names, name)
 			}
@@ -159,7 +159,7 @@ func requestedResources(kinds []podCount) []corev1.ResourceName {
 // usablePlan is a plan some kind of pod fits, with the most pods of each kind alone that fit one
 // of its nodes (⌊k_sp⌋, within the kind's per-node limit).
 type usablePlan struct {
-	plan    boundPlan
+	plan    PlanRoom
 	perNode []int64
 }
 
@@ -167,7 +167,7 @@ type usablePlan struct {
 // less room in what the pods ask for, takes every kind the other does): whatever a node of the
 // dominated plan holds, a node of the other holds for no more, so the bound is the same without
 // it and the program smaller.
-func usablePlans(plans []boundPlan, kinds []podCount, names []corev1.ResourceName) []usablePlan {
+func usablePlans(plans []PlanRoom, kinds []PodKind, names []corev1.ResourceName) []usablePlan {
 	var candidates []usablePlan
 	for _, p := range plans {
 		u := usablePlan{plan: p, perNode: make([]int64, len(kinds))}
@@ -179,7 +179,7 @@ func usablePlans(plans []boundPlan, kinds []podCount, names []corev1.ResourceNam
 		}
 	}
 	dominates := func(a, b usablePlan) bool {
-		if a.plan.price > b.plan.price {
+		if a.plan.Price > b.plan.Price {
 			return false
 		}
 		for s := range kinds {
@@ -188,7 +188,7 @@ func usablePlans(plans []boundPlan, kinds []podCount, names []corev1.ResourceNam
 			}
 		}
 		for _, name := range names {
-			if a.plan.room.Name(name, resource.DecimalSI).Cmp(*b.plan.room.Name(name, resource.DecimalSI)) < 0 {
+			if a.plan.Room.Name(name, resource.DecimalSI).Cmp(*b.plan.Room.Name(name, resource.DecimalSI)) < 0 {
 				return false
 			}
 		}
@@ -215,7 +215,7 @@ type nodePattern struct {
 // patternRounds bounds the column generation; the bound is valid after any round.
 const patternRounds = 200
 
-// patternBound solves lowerBound's program by column generation. It starts from one pattern per
+// patternBound solves LowerBound's program by column generation. It starts from one pattern per
 // kind and plan (as many pods of the kind as fit) and solves the program's dual over the patterns
 // it has, which prices each kind's pods (π_s, dollars a pod). A pattern worth more at those prices
 // than its plan costs would make the program cheaper: each plan's most valuable pattern is a
@@ -223,12 +223,12 @@ const patternRounds = 200
 // program for the next round. π scaled down by the most any pattern is worth over its price is
 // feasible for the dual of the whole program, so Σ n_s π_s over that ratio is a lower bound
 // after every round, and the program's optimum once no pattern is worth more.
-func patternBound(plans []usablePlan, kinds []podCount, names []corev1.ResourceName) (float64, error) {
+func patternBound(plans []usablePlan, kinds []PodKind, names []corev1.ResourceName) (float64, error) {
 	requests := make([][]int64, len(kinds))
 	for s, kind := range kinds {
 		requests[s] = make([]int64, len(names))
 		for r, name := range names {
-			q := kind.requests[name]
+			q := kind.Requests[name]
 			requests[s][r] = q.MilliValue()
 		}
 	}
@@ -238,12 +238,12 @@ func patternBound(plans []usablePlan, kinds []podCount, names []corev1.ResourceN
 	for p, u := range plans {
 		rooms[p] = make([]int64, len(names))
 		for r, name := range names {
-			q := u.plan.room[name]
+			q := u.plan.Room[name]
 			rooms[p][r] = q.MilliValue()
 		}
 		limits[p] = make([]int64, len(kinds))
 		for s, kind := range kinds {
-			limits[p][s] = min(u.perNode[s], int64(kind.n))
+			limits[p][s] = min(u.perNode[s], int64(kind.N))
 			if limits[p][s] > 0 {
 				pods := make([]int64, len(kinds))
 				pods[s] = limits[p][s]
@@ -259,15 +259,15 @@ func patternBound(plans []usablePlan, kinds []podCount, names []corev1.ResourceN
 		}
 		value := 0.0
 		for s, kind := range kinds {
-			value += float64(kind.n) * prices[s]
+			value += float64(kind.N) * prices[s]
 		}
 		// worth is the most any pattern is worth over its plan's price, at least 1.
 		worth := 1.0
 		added := false
 		for p, u := range plans {
 			best := bestPattern(rooms[p], requests, limits[p], prices)
-			worth = max(worth, best.most/u.plan.price)
-			if best.value > u.plan.price*(1+1e-9) {
+			worth = max(worth, best.most/u.plan.Price)
+			if best.value > u.plan.Price*(1+1e-9) {
 				patterns = append(patterns, nodePattern{plan: p, pods: best.pods})
 				added = true
 			}
@@ -280,17 +280,17 @@ func patternBound(plans []usablePlan, kinds []podCount, names []corev1.ResourceN
 	return bound, nil
 }
 
-// podPrices solves the dual of lowerBound's program over the patterns: the prices π_s ≥ 0 of a
+// podPrices solves the dual of LowerBound's program over the patterns: the prices π_s ≥ 0 of a
 // pod of each kind that maximise Σ n_s π_s while no pattern's pods are worth more than its plan
 // costs (Σ_s a_sj π_s ≤ price_j). In the standard form gonum's simplex takes, each pattern's
 // inequality has a slack, and the slacks are the first basis (π = 0).
-func podPrices(plans []usablePlan, kinds []podCount, patterns []nodePattern) ([]float64, error) {
+func podPrices(plans []usablePlan, kinds []PodKind, patterns []nodePattern) ([]float64, error) {
 	rows, cols := len(patterns), len(kinds)+len(patterns)
 	a := mat.NewDense(rows, cols, nil)
 	b := make([]float64, rows)
 	c := make([]float64, cols)
 	for s, kind := range kinds {
-		c[s] = -float64(kind.n)
+		c[s] = -float64(kind.N)
 	}
 	basis := make([]int, rows)
 	for j, pattern := range patterns {
@@ -298,7 +298,7 @@ func podPrices(plans []usablePlan, kinds []podCount, patterns []nodePattern) ([]
 			a.Set(j, s, float64(n))
 		}
 		a.Set(j, len(kinds)+j, 1)
-		b[j] = plans[pattern.plan].plan.price - pricePerturbation(j)
+		b[j] = plans[pattern.plan].plan.Price - pricePerturbation(j)
 		basis[j] = len(kinds) + j
 	}
 	_, x, err := lp.Simplex(c, a, b, 1e-10, basis)
@@ -429,18 +429,18 @@ func (k *knapsack) upper(i int, free []int64) float64 {
 // the whole-node floor counts them together. Kinds with a per-node limit stay apart: each
 // Deployment spread over hostnames is limited on its own, so two of the same pods may each put
 // their maxSkew on one node.
-func mergeIdentical(kinds []podCount) []podCount {
-	var merged []podCount
+func mergeIdentical(kinds []PodKind) []PodKind {
+	var merged []PodKind
 	for _, kind := range kinds {
-		i := slices.IndexFunc(merged, func(m podCount) bool {
-			return m.perNodeMost == 0 && kind.perNodeMost == 0 &&
-				equality.Semantic.DeepEqual(m.requests, kind.requests) && m.requirements.String() == kind.requirements.String()
+		i := slices.IndexFunc(merged, func(m PodKind) bool {
+			return m.PerNodeMost == 0 && kind.PerNodeMost == 0 &&
+				equality.Semantic.DeepEqual(m.Requests, kind.Requests) && m.Requirements.String() == kind.Requirements.String()
 		})
 		if i < 0 {
 			merged = append(merged, kind)
 			continue
 		}
-		merged[i].n += kind.n
+		merged[i].N += kind.N
 	}
 	return merged
 }
@@ -453,30 +453,30 @@ func mergeIdentical(kinds []podCount) []podCount {
 // so the bound stays a lower bound, lower by far less than a cent.
 func pricePerturbation(j int) float64 { return 1e-9 * (1 + float64(j%97)/97) }
 
-// planFleet is a fleet of nodes of one plan.
-type planFleet struct {
-	plan  string
-	nodes int
-	price float64
+// PlanFleet is a fleet of nodes of one plan.
+type PlanFleet struct {
+	Plan  string
+	Nodes int
+	Price float64
 }
 
-// errNoPlanHoldsPods says that no single plan holds every pod of a mix.
-var errNoPlanHoldsPods = errors.New("no plan holds every kind of pod of the mix")
+// ErrNoPlanHoldsPods says that no single plan holds every pod.
+var ErrNoPlanHoldsPods = errors.New("no plan holds every kind of pod")
 
-// cheapestPlanFleet is the cheapest fleet of nodes of one plan that holds the pods, each plan's
+// CheapestPlanFleet is the cheapest fleet of nodes of one plan that holds the pods, each plan's
 // nodes filled first-fit with the pods in decreasing order (most CPU, then most memory, as core
 // orders them), on the room the plan's nodes have and no more of a kind on a node than its
 // per-node limit.
-func cheapestPlanFleet(plans []boundPlan, kinds []podCount) (planFleet, error) {
+func CheapestPlanFleet(plans []PlanRoom, kinds []PodKind) (PlanFleet, error) {
 	// Each pod by the index of its kind.
 	var pods []int
 	for k, kind := range kinds {
-		for range kind.n {
+		for range kind.N {
 			pods = append(pods, k)
 		}
 	}
 	sort.SliceStable(pods, func(i, j int) bool {
-		a, b := kinds[pods[i]].requests, kinds[pods[j]].requests
+		a, b := kinds[pods[i]].Requests, kinds[pods[j]].Requests
 		if c := a.Cpu().Cmp(*b.Cpu()); c != 0 {
 			return c > 0
 		}
@@ -487,30 +487,30 @@ func cheapestPlanFleet(plans []boundPlan, kinds []podCount) (planFleet, error) {
 		// held counts the node's pods of each kind.
 		held map[int]int64
 	}
-	best := planFleet{price: math.Inf(1)}
+	best := PlanFleet{Price: math.Inf(1)}
 	for _, p := range plans {
-		if slices.ContainsFunc(kinds, func(k podCount) bool { return p.perNode(k) == 0 }) {
+		if slices.ContainsFunc(kinds, func(k PodKind) bool { return p.perNode(k) == 0 }) {
 			continue
 		}
 		var nodes []node
 		for _, k := range pods {
 			kind := kinds[k]
 			i := slices.IndexFunc(nodes, func(n node) bool {
-				return (kind.perNodeMost == 0 || n.held[k] < kind.perNodeMost) && fitsIn(p.room, n.used, kind.requests)
+				return (kind.PerNodeMost == 0 || n.held[k] < kind.PerNodeMost) && fitsIn(p.Room, n.used, kind.Requests)
 			})
 			if i < 0 {
 				nodes = append(nodes, node{used: corev1.ResourceList{}, held: map[int]int64{}})
 				i = len(nodes) - 1
 			}
-			addTo(nodes[i].used, kind.requests)
+			addTo(nodes[i].used, kind.Requests)
 			nodes[i].held[k]++
 		}
-		if price := float64(len(nodes)) * p.price; price < best.price {
-			best = planFleet{plan: p.name, nodes: len(nodes), price: price}
+		if price := float64(len(nodes)) * p.Price; price < best.Price {
+			best = PlanFleet{Plan: p.Name, Nodes: len(nodes), Price: price}
 		}
 	}
-	if best.plan == "" {
-		return planFleet{}, errNoPlanHoldsPods
+	if best.Plan == "" {
+		return PlanFleet{}, ErrNoPlanHoldsPods
 	}
 	return best, nil
 }
