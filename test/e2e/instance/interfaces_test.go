@@ -19,7 +19,7 @@ import (
 )
 
 var _ = Describe("Linode interfaces", func() {
-	It("launches nodes in a VPC with a 1:1 NAT and a firewall per interface, addressed by their VPC and NAT addresses, and replaces them one at a time when the VPC interface's firewall changes", func(ctx SpecContext) {
+	It("launches nodes in a VPC with a 1:1 NAT, a firewall per interface and a data disk, addressed by their VPC and NAT addresses, and replaces them one at a time when the VPC interface's firewall changes", func(ctx SpecContext) {
 		vpcID, err := cluster.Emulator.AddVPC("e2e-interfaces", cluster.Region())
 		Expect(err).NotTo(HaveOccurred())
 		subnetID, err := cluster.Emulator.AddVPCSubnet(vpcID, "nodes", "10.8.0.0/24")
@@ -32,6 +32,8 @@ var _ = Describe("Linode interfaces", func() {
 				{VPC: &v1.VPCInterface{VPCConfiguration: v1.VPCConfiguration{SubnetID: &subnetID, NAT1To1: lo.ToPtr(true)}}, FirewallID: &firewall},
 				{Public: &v1.PublicInterface{IPv6Ranges: []string{"/64"}}, FirewallID: &firewall},
 			},
+			RootDiskSizeMB: lo.ToPtr[int32](10240),
+			DataDisks:      []v1.DataDisk{{Label: "containerd", SizeMB: 8192, MountPath: lo.ToPtr("/var/lib/containerd")}},
 		})
 		f.NodePool.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "1"}}
 		f.Create(ctx)
@@ -60,6 +62,8 @@ var _ = Describe("Linode interfaces", func() {
 			Expect(addressesOf(node, corev1.NodeExternalIP)).To(ConsistOf(public))
 			Expect(ips.IPv6.Global).To(ConsistOf(HaveField("Prefix", 64)), "the public interface's IPv6 range")
 			Expect(interfaceFirewalls(ctx, Default, linode, id)).To(Equal(map[string]int{"vpc": firewall, "public": firewall}))
+			Expect(dataDisk(ctx, linode, id)).To(And(HaveField("Label", "containerd"), HaveField("Size", 8192), HaveField("Filesystem", linodego.FilesystemExt4)),
+				"the data disk, in the boot profile's third slot (after the boot and swap disks)")
 		}
 
 		By("replacing the nodes, at most one old node draining at a time, when the VPC interface's firewall changes")
@@ -117,4 +121,16 @@ func interfaceFirewalls(ctx context.Context, g Gomega, linode *linodego.Client, 
 		out[kind] = firewalls[0].ID
 	}
 	return out
+}
+
+// dataDisk is the disk in the slot after the boot and swap disks of the Linode's boot profile.
+func dataDisk(ctx context.Context, linode *linodego.Client, linodeID int) *linodego.InstanceDisk {
+	GinkgoHelper()
+	configs, err := linode.ListInstanceConfigs(ctx, linodeID, nil)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(configs).NotTo(BeEmpty())
+	Expect(configs[0].Devices.SDC).NotTo(BeNil(), "a disk in the boot profile's sdc slot")
+	disk, err := linode.GetInstanceDisk(ctx, linodeID, configs[0].Devices.SDC.DiskID)
+	Expect(err).NotTo(HaveOccurred())
+	return disk
 }
