@@ -108,18 +108,14 @@ func filesystemOf(disk v1.DataDisk) string {
 }
 
 // validateDisks returns what the class's disks ask that no node can have, for the NodeClass's
-// Ready condition.
+// Ready condition: mount paths cloud-init cannot take, or that name one directory two ways. The
+// CRD's rules refuse the rest (a raw disk with a mount path, a data disk labelled as the boot
+// disk, paths written the same).
 func validateDisks(spec *v1.LinodeNodeClassSpec) (reason, message string) {
 	mountedAt := map[string]string{}
 	for _, disk := range spec.DataDisks {
-		if spec.RootDiskLabel != nil && disk.Label == *spec.RootDiskLabel {
-			return ReasonUnsupported, fmt.Sprintf("dataDisks[%s] has the label rootDiskLabel gives the boot disk: labels tell a node's disks apart", disk.Label)
-		}
 		if disk.MountPath == nil {
 			continue
-		}
-		if filesystemOf(disk) == filesystemRaw {
-			return ReasonUnsupported, fmt.Sprintf("dataDisks[%s] is raw, which has no filesystem to mount at mountPath %s: remove mountPath, or give it a filesystem", disk.Label, *disk.MountPath)
 		}
 		if err := bootstrap.ValidateMountPath(*disk.MountPath); err != nil {
 			return ReasonUnsupported, fmt.Sprintf("dataDisks[%s].mountPath: %s", disk.Label, err)

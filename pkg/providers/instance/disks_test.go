@@ -203,10 +203,6 @@ var _ = Describe("Data disks", func() {
 			nodeClass := resolved(test.LinodeNodeClass(v1.LinodeNodeClass{Spec: spec}))
 			Expect(expectCondition(nodeClass, v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, instance.ReasonUnsupported)).To(ContainSubstring(message))
 		},
-		Entry("a raw disk with a mount path", v1.LinodeNodeClassSpec{DataDisks: []v1.DataDisk{{Label: "local", SizeMB: 1024, Filesystem: lo.ToPtr("raw"), MountPath: lo.ToPtr("/mnt/local")}}},
-			"dataDisks[local] is raw, which has no filesystem to mount at mountPath /mnt/local"),
-		Entry("a data disk labelled as the boot disk", v1.LinodeNodeClassSpec{RootDiskLabel: lo.ToPtr("data"), DataDisks: []v1.DataDisk{{Label: "data", SizeMB: 1024}}},
-			"dataDisks[data] has the label rootDiskLabel gives the boot disk"),
 		Entry("two disks on one path", v1.LinodeNodeClassSpec{DataDisks: []v1.DataDisk{{Label: "a", SizeMB: 1024, MountPath: lo.ToPtr("/data")}, {Label: "b", SizeMB: 1024, MountPath: lo.ToPtr("/data/")}}},
 			"dataDisks[a] and dataDisks[b] are both mounted at /data"),
 		Entry("a mount path cloud-init would read as a template", v1.LinodeNodeClassSpec{DataDisks: []v1.DataDisk{{Label: "a", SizeMB: 1024, MountPath: lo.ToPtr("/data/{{v1.region}}")}}},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -31,7 +32,7 @@ func TestServesConversionReviews(t *testing.T) {
 			UID:               types.UID("review-1"),
 			DesiredAPIVersion: "karpenter.k8s.linode/v1",
 			Objects: []runtime.RawExtension{{Raw: []byte(`{"apiVersion":"karpenter.k8s.linode/v1alpha1","kind":"LinodeNodeClass",` +
-				`"metadata":{"name":"default"},"spec":{"image":"linode/ubuntu22.04","swap_size":512,"vpcID":7}}`)}},
+				`"metadata":{"name":"default"},"spec":{"image":"linode/ubuntu22.04","swap_size":512,"vpcID":7,"osDisk":{"size":"20Gi","filesystem":"ext4"}}}`)}},
 		},
 	}
 	body, err := json.Marshal(review)
@@ -58,10 +59,12 @@ func TestServesConversionReviews(t *testing.T) {
 	if err := json.Unmarshal(answer.Response.ConvertedObjects[0].Raw, &converted); err != nil {
 		t.Fatal(err)
 	}
-	if converted.APIVersion != "karpenter.k8s.linode/v1" || converted.Spec["image"] != "linode/ubuntu22.04" || converted.Spec["swapSizeMB"] != float64(512) {
+	if converted.APIVersion != "karpenter.k8s.linode/v1" || converted.Spec["image"] != "linode/ubuntu22.04" || converted.Spec["swapSizeMB"] != float64(512) ||
+		!reflect.DeepEqual(converted.Spec["vpc"], map[string]any{"vpcID": float64(7)}) {
 		t.Errorf("converted = %s", answer.Response.ConvertedObjects[0].Raw)
 	}
-	if carried := converted.Metadata.Annotations[v1alpha1.AnnotationV1Alpha1Fields]; carried != `{"spec":{"vpcID":7}}` {
-		t.Errorf("annotation %s = %q, want the vpcID carried", v1alpha1.AnnotationV1Alpha1Fields, carried)
+	// v1 has no place for the boot disk's filesystem (Linode makes it ext4 from the image).
+	if carried := converted.Metadata.Annotations[v1alpha1.AnnotationV1Alpha1Fields]; carried != `{"spec":{"osDisk":{"size":"20Gi","filesystem":"ext4"}}}` {
+		t.Errorf("annotation %s = %q, want osDisk carried", v1alpha1.AnnotationV1Alpha1Fields, carried)
 	}
 }
