@@ -87,14 +87,16 @@ func NewLKE(ctx context.Context, emu *Emulator, kubeClient client.Client, opts .
 	if err != nil {
 		return nil, err
 	}
-	api := emu.Client
+	var api linode.API = emu.Client
 	if o.credentials != nil {
 		// The controller's client: the token the credentials hold, their verdict learnt from each answer.
 		clientOptions := linode.DefaultClientOptions()
 		clientOptions.URL, clientOptions.Credentials, clientOptions.RetryCount = emu.URL(), o.credentials, 0
-		if api, err = linode.NewClient(clientOptions); err != nil {
+		client, err := linode.NewClient(clientOptions)
+		if err != nil {
 			return nil, err
 		}
+		api = client
 	}
 	provider, err := operator.NewLinode(ctx, kubeClient, kubeClient, nil, o.recorder, emu.Clock, api, o.credentials, target)
 	if err != nil {
