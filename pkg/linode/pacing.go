@@ -102,13 +102,13 @@ type TurnError struct {
 	Class RouteClass
 	// In is how far off the turn was.
 	In time.Duration
-	// Within is how long the request could wait.
-	Within time.Duration
+	// By is the latest the request could leave.
+	By time.Time
 }
 
 func (e *TurnError) Error() string {
-	return fmt.Sprintf("not sent: the next turn in the Linode API's budget for %s is in %v, beyond the %v this request may wait",
-		e.Class, e.In.Round(time.Second), e.Within.Round(time.Second))
+	return fmt.Sprintf("not sent: its turn in the Linode API's rate limit for %s comes in %v, later than it may leave (%s)",
+		e.Class, e.In.Round(time.Second), e.By.UTC().Format(time.RFC3339))
 }
 
 // IsNoTurn reports whether err is a request the client did not send for want of a turn.
@@ -119,8 +119,9 @@ func IsNoTurn(err error) bool {
 
 type turnByKey struct{}
 
-// WithTurnBy bounds the wait for a turn of the context's requests: one whose turn comes after t is
-// not sent (TurnError).
+// WithTurnBy bounds the wait for a turn of the creates (of Linodes and LKE pools) the context
+// makes: one whose turn comes after t is not sent (TurnError). The context's other requests, such
+// as the listing a launch reads first, wait as usual.
 func WithTurnBy(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, turnByKey{}, t)
 }
@@ -155,7 +156,7 @@ func (p *Pacer) takeForAttempt(ctx context.Context, class RouteClass) error {
 // the request's bound, or the context's error when it ends first.
 func (p *Pacer) take(ctx context.Context, class RouteClass) error {
 	start := p.clock.Now()
-	latest := p.latest(ctx, start)
+	latest := p.latest(ctx, class, start)
 	for {
 		p.mu.Lock()
 		now := p.clock.Now()
@@ -171,7 +172,7 @@ func (p *Pacer) take(ctx context.Context, class RouteClass) error {
 		if turn.After(latest) {
 			p.mu.Unlock()
 			turnsRefused.Inc(map[string]string{classLabel.Name: string(class)})
-			return &TurnError{Class: class, In: turn.Sub(now), Within: latest.Sub(start)}
+			return &TurnError{Class: class, In: turn.Sub(now), By: latest}
 		}
 		for _, b := range books {
 			b.book(turn)
@@ -194,10 +195,11 @@ func (p *Pacer) take(ctx context.Context, class RouteClass) error {
 	}
 }
 
-// latest is the last moment a request asked at now may be sent.
-func (p *Pacer) latest(ctx context.Context, now time.Time) time.Time {
+// latest is the last moment a request of class asked at now may be sent.
+func (p *Pacer) latest(ctx context.Context, class RouteClass, now time.Time) time.Time {
 	latest := now.Add(p.maxWait)
-	if by, ok := ctx.Value(turnByKey{}).(time.Time); ok && by.Before(latest) {
+	creates := class == ClassLinodeCreate || class == ClassPoolCreate
+	if by, ok := ctx.Value(turnByKey{}).(time.Time); ok && creates && by.Before(latest) {
 		latest = by
 	}
 	if deadline, ok := ctx.Deadline(); ok && deadline.Before(latest) {
@@ -465,4 +467,37 @@ func (b *cancelOnClose) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()
 	return err
+}
+
+// ParseBudgets reads budgets written class=requests/window, comma-separated (e.g.
+// "linode_create=20/15s,lke_pool_create=10/1m"), over the defaults; 0 requests leaves a class
+// unpaced.
+func ParseBudgets(text string) (map[RouteClass]Budget, error) {
+	budgets := DefaultBudgets()
+	for _, entry := range strings.Split(text, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(entry, "=")
+		class := RouteClass(strings.TrimSpace(name))
+		if !ok || !slices.Contains(RouteClasses, class) {
+			return nil, fmt.Errorf("%q does not name a class of requests: use one of %v, then =requests/window", entry, RouteClasses)
+		}
+		count, window, ok := strings.Cut(value, "/")
+		requests, err := strconv.Atoi(strings.TrimSpace(count))
+		if !ok || err != nil || requests < 0 {
+			return nil, fmt.Errorf("%q is not requests/window, e.g. %s=20/15s", entry, class)
+		}
+		length, err := time.ParseDuration(strings.TrimSpace(window))
+		if err != nil || length <= 0 {
+			return nil, fmt.Errorf("%q is not requests/window, e.g. %s=20/15s", entry, class)
+		}
+		if requests == 0 {
+			delete(budgets, class)
+			continue
+		}
+		budgets[class] = Budget{Requests: requests, Window: length}
+	}
+	return budgets, nil
 }

@@ -107,7 +107,7 @@ func TestTurnBeyondTheBoundIsNotBooked(t *testing.T) {
 	}
 	err := p.take(ctx, ClassLinodeCreate)
 	var turn *TurnError
-	if !errors.As(err, &turn) || turn.Class != ClassLinodeCreate || turn.Within != time.Minute {
+	if !errors.As(err, &turn) || turn.Class != ClassLinodeCreate || !turn.By.Equal(epoch.Add(time.Minute)) {
 		t.Fatalf("second create within an hour's budget of one: %v, want a TurnError", err)
 	}
 	if n := len(p.books[ClassLinodeCreate].turns); n != 1 {
@@ -115,8 +115,13 @@ func TestTurnBeyondTheBoundIsNotBooked(t *testing.T) {
 	}
 	// A launch's own bound, earlier than the client's, is the one that counts.
 	clk.Step(time.Hour + pacingSlack)
-	if err := p.take(WithTurnBy(ctx, clk.Now().Add(-time.Second)), ClassLinodeCreate); !IsNoTurn(err) {
+	launch := WithTurnBy(ctx, clk.Now().Add(-time.Second))
+	if err := p.take(launch, ClassLinodeCreate); !IsNoTurn(err) {
 		t.Fatalf("a create whose launch's bound has passed: %v, want a TurnError", err)
+	}
+	// The launch's other requests are not bound by it.
+	if err := p.take(launch, ClassList); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -152,6 +157,27 @@ func TestClassOf(t *testing.T) {
 	} {
 		if got := classOf(tc.method, tc.path); got != tc.want {
 			t.Errorf("%s %s: %s, want %s", tc.method, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestParseBudgets(t *testing.T) {
+	budgets, err := ParseBudgets("lke_pool_create=10/1m, linode_create=0/15s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := budgets[ClassPoolCreate]; got != (Budget{Requests: 10, Window: time.Minute}) {
+		t.Errorf("lke_pool_create = %v", got)
+	}
+	if _, paced := budgets[ClassLinodeCreate]; paced {
+		t.Errorf("linode_create=0 still paces Linode creates")
+	}
+	if budgets[ClassOther] != DefaultBudgets()[ClassOther] {
+		t.Errorf("a class not named lost its default: %v", budgets[ClassOther])
+	}
+	for _, bad := range []string{"creates=20/15s", "linode_create=20", "linode_create=x/15s", "linode_create=20/soon"} {
+		if _, err := ParseBudgets(bad); err == nil {
+			t.Errorf("%q parsed", bad)
 		}
 	}
 }
