@@ -57,10 +57,10 @@ func DefaultBudgets() map[RouteClass]Budget {
 	}
 }
 
-// DefaultMaxTurnWait bounds the wait for a turn of a request whose context names no earlier
-// bound (WithTurnBy). Core deletes a NodeClaim that has not launched 5 minutes after it was
-// created; launches set their own bound from that (nodeprovider.LaunchTurnBy), and any other
-// request waiting longer than this is better failed and retried by its controller.
+// DefaultMaxTurnWait bounds the wait for a turn of a request but a launch's create, whose bound
+// is the launch's own (WithTurnBy: core deletes a NodeClaim that has not launched 5 minutes after
+// it was created). Any other request waiting longer than this is better failed and retried by its
+// controller.
 const DefaultMaxTurnWait = 2 * time.Minute
 
 // pacingSlack is added to each window: the API counts a request when it arrives, a little after
@@ -120,8 +120,9 @@ func IsNoTurn(err error) bool {
 type turnByKey struct{}
 
 // WithTurnBy bounds the wait for a turn of the creates (of Linodes and LKE pools) the context
-// makes: one whose turn comes after t is not sent (TurnError). The context's other requests, such
-// as the listing a launch reads first, wait as usual.
+// makes, in place of the client's MaxTurnWait: one whose turn comes after t is not sent
+// (TurnError). The context's other requests, such as the listing a launch reads first, wait as
+// usual.
 func WithTurnBy(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, turnByKey{}, t)
 }
@@ -199,7 +200,7 @@ func (p *Pacer) take(ctx context.Context, class RouteClass) error {
 func (p *Pacer) latest(ctx context.Context, class RouteClass, now time.Time) time.Time {
 	latest := now.Add(p.maxWait)
 	creates := class == ClassLinodeCreate || class == ClassPoolCreate
-	if by, ok := ctx.Value(turnByKey{}).(time.Time); ok && creates && by.Before(latest) {
+	if by, ok := ctx.Value(turnByKey{}).(time.Time); ok && creates {
 		latest = by
 	}
 	if deadline, ok := ctx.Deadline(); ok && deadline.Before(latest) {

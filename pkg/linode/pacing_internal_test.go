@@ -113,11 +113,26 @@ func TestTurnBeyondTheBoundIsNotBooked(t *testing.T) {
 	if n := len(p.books[ClassLinodeCreate].turns); n != 1 {
 		t.Fatalf("%d turns booked, want only the first create's", n)
 	}
-	// A launch's own bound, earlier than the client's, is the one that counts.
+	// A launch's own bound is the one that counts: a create whose launch's bound has passed is
+	// not sent although a turn is free, and one whose launch may wait longer than the client's
+	// bound books the turn an hour away.
 	clk.Step(time.Hour + pacingSlack)
 	launch := WithTurnBy(ctx, clk.Now().Add(-time.Second))
 	if err := p.take(launch, ClassLinodeCreate); !IsNoTurn(err) {
 		t.Fatalf("a create whose launch's bound has passed: %v, want a TurnError", err)
+	}
+	if err := p.take(ctx, ClassLinodeCreate); err != nil {
+		t.Fatal(err)
+	}
+	patient := WithTurnBy(ctx, clk.Now().Add(2*time.Hour))
+	booked := make(chan error)
+	go func() { booked <- p.take(patient, ClassLinodeCreate) }()
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(time.Hour + pacingSlack)
+	if err := <-booked; err != nil {
+		t.Fatalf("a create whose launch may wait two hours, its turn one hour away: %v", err)
 	}
 	// The launch's other requests are not bound by it.
 	if err := p.take(launch, ClassList); err != nil {
