@@ -189,3 +189,26 @@ func TestCreateBeyondItsBoundIsNotSent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTimeoutStartsAtTheTurn: a request's timeout bounds it from when it leaves, so a listing
+// that waited its turn longer than the timeout still goes, and a request the API never answers
+// fails once the timeout has passed.
+func TestTimeoutStartsAtTheTurn(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	emu := startLimitedEmulator(t, emulator.RateLimits{})
+	client := pacedClient(t, emu, func(o *linode.ClientOptions) {
+		o.Timeout, o.RetryCount = timeout, 0
+		o.Budgets[linode.ClassList] = linode.Budget{Requests: 1, Window: 2 * timeout}
+	})
+	ctx := context.Background()
+	for range 2 {
+		if _, err := client.ListRegions(ctx, nil); err != nil {
+			t.Fatalf("a listing that waited %v for its turn, timeout %v: %v", 2*timeout, timeout, err)
+		}
+	}
+	emu.InjectFault(emulator.Fault{Method: http.MethodGet, Route: "/regions", Hang: true})
+	start := time.Now()
+	if _, err := client.ListRegions(ctx, nil); err == nil || time.Since(start) > 4*timeout {
+		t.Fatalf("a request the API never answers: %v after %v, want a timeout after %v", err, time.Since(start), timeout)
+	}
+}
