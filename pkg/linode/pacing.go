@@ -266,8 +266,10 @@ func (p *Pacer) observe(class RouteClass, resp *http.Response) {
 	now := p.clock.Now()
 	// The headers describe the budget Linode charged, which for the unpublished classes is that
 	// of every other request; a dedicated limit Linode might give them would not match its size.
+	// Only the create budget is one operation's: a list's answer may describe a limit of that
+	// list alone (Linode allows 20 listings of images a minute), not of every list.
 	if b, ok := p.books[budgetClass(class)]; ok {
-		b.observe(now, a, budgetClass(class) == class)
+		b.observe(now, a, class == ClassLinodeCreate)
 	}
 	if a.status == http.StatusTooManyRequests {
 		if books := p.chain(class); len(books) > 0 {
@@ -357,10 +359,11 @@ func (b *turnBook) insert(t time.Time) {
 }
 
 // observe takes in the API's count of the window: a lower limit than the book's, when the answer
-// is for the budget's own class, and more requests used than the book sent in the last window,
-// counted as sent when the API's window began, so that they leave the book when it resets.
-func (b *turnBook) observe(now time.Time, a answer, ownClass bool) {
-	if ownClass && a.limit > 0 && a.limit < b.limit {
+// can only be of this budget (lowers), and more requests used than the book sent in the last
+// window, counted as sent when the API's window began, so that they leave the book when it
+// resets.
+func (b *turnBook) observe(now time.Time, a answer, lowers bool) {
+	if lowers && a.limit > 0 && a.limit < b.limit {
 		b.limit = a.limit
 	}
 	if a.limit != b.limit || a.remaining < 0 {

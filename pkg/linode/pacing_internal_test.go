@@ -96,6 +96,28 @@ func TestHeadersOfTheSharedBudgetLeaveDedicatedBudgetsAlone(t *testing.T) {
 	}
 }
 
+// TestAListsOwnLimitLeavesTheListBudgetAlone: Linode allows 20 listings of images a minute, and
+// says so on their answers; every other list keeps its budget of 200. A lower limit on a create's
+// answer lowers the create budget: it is one operation's.
+func TestAListsOwnLimitLeavesTheListBudgetAlone(t *testing.T) {
+	clk := clocktesting.NewFakeClock(epoch)
+	p := NewPacer(DefaultBudgets(), time.Minute, clk)
+	answer := func(limit, remaining string) *http.Response {
+		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}}
+		resp.Header.Set("X-RateLimit-Limit", limit)
+		resp.Header.Set("X-RateLimit-Remaining", remaining)
+		return resp
+	}
+	p.observe(ClassList, answer("20", "0"))
+	if got := p.books[ClassList]; got.limit != 200 || len(got.turns) != 0 {
+		t.Fatalf("an images listing's answer left the list budget at %d, with %d turns", got.limit, len(got.turns))
+	}
+	p.observe(ClassLinodeCreate, answer("10", "9"))
+	if got := p.books[ClassLinodeCreate].limit; got != 10 {
+		t.Fatalf("Linode creates limited to 10 by the API: the book still allows %d", got)
+	}
+}
+
 // TestTurnBeyondTheBoundIsNotBooked: a request whose turn comes after its bound fails at once
 // with a TurnError and leaves the book as it was, so the requests after it keep their turns.
 func TestTurnBeyondTheBoundIsNotBooked(t *testing.T) {
