@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/awslabs/operatorpkg/status"
 	"github.com/samber/lo"
@@ -20,11 +21,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/lifecycle"
 	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
@@ -35,6 +38,26 @@ const Name = "linode"
 // LaunchRejectedReason is the reason of a NodeClaim's Launched condition when Linode refused the
 // launch as invalid; the condition's message is Linode's own explanation.
 const LaunchRejectedReason = "LaunchRejected"
+
+// AwaitingAPITurnReason is the reason of a NodeClaim's Launched condition while its create waits
+// for a turn in the Linode API's rate limit: core retries the launch, and the create leaves once
+// a turn comes within its bound (launchTurnBy).
+const AwaitingAPITurnReason = "AwaitingLinodeAPITurn"
+
+// launchTurnMargin is the time a launch needs from its create's turn until Create returns: the
+// API's answer, and in LKE mode LKE creating the pool's Linode.
+const launchTurnMargin = time.Minute
+
+// launchTurnBy bounds the wait of the NodeClaim's create for its turn in the Linode API's rate
+// limit. Core deletes a NodeClaim that has not launched lifecycle.LaunchTimeout after it was
+// created: a create sent later would launch a node nobody waits for, so it is better not sent
+// and left for the NodeClaim that replaces this one.
+func launchTurnBy(ctx context.Context, nodeClaim *karpv1.NodeClaim) context.Context {
+	if nodeClaim.CreationTimestamp.IsZero() {
+		return ctx
+	}
+	return linode.WithTurnBy(ctx, nodeClaim.CreationTimestamp.Add(lifecycle.LaunchTimeout-launchTurnMargin))
+}
 
 // DriftReasonNodeClass: the NodeClass's spec changed since the node was launched.
 const DriftReasonNodeClass cloudprovider.DriftReason = "NodeClassDrift"
@@ -91,8 +114,11 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 	if len(compatible) == 0 {
 		return nil, cloudprovider.NewInsufficientCapacityError(errors.New("no plan satisfies the NodeClaim's requirements and resources with an available offering"))
 	}
-	node, err := c.nodes.Create(ctx, nodeClass, nodeClaim, compatible)
+	node, err := c.nodes.Create(launchTurnBy(ctx, nodeClaim), nodeClass, nodeClaim, compatible)
 	if err != nil {
+		if linode.IsNoTurn(err) {
+			return nil, cloudprovider.NewCreateError(err, AwaitingAPITurnReason, "Waiting for a turn in the Linode API's rate limit")
+		}
 		var invalid *nodeprovider.InvalidLaunchError
 		if errors.As(err, &invalid) {
 			// Retrying cannot help until the NodeClass changes: say so where the user looks.

@@ -1,10 +1,12 @@
 package cloudprovider_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/awslabs/operatorpkg/status"
 	"github.com/linode/linodego"
@@ -14,9 +16,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/controllers/node/health"
+	"sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/lifecycle"
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
@@ -24,10 +28,12 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	linodeexpectations "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
 )
 
 const poolsRoute = "/lke/clusters/{clusterId}/pools"
@@ -194,6 +200,24 @@ var _ = Describe("Create", func() {
 		Expect(validation.IsFalse()).To(BeTrue())
 		Expect(validation.Reason).To(Equal(v1.ReasonLaunchRejected))
 		Expect(validation.Message).To(ContainSubstring(createErr.ConditionMessage))
+	})
+	It("leaves unsent the create of a NodeClaim core is about to time out, and says why on its Launched condition", func() {
+		// Turns are free; the client alone would let a create wait a day for one.
+		paced := linodeexpectations.ExpectLKE(ctx, emu, env.Client, test.WithCluster("paced", lke.TierStandard, region),
+			test.WithPacer(linode.NewPacer(linode.DefaultBudgets(), 24*time.Hour, clock.RealClock{})))
+		stale := standaloneNodeClaim("g6-standard-2")
+		stale.CreationTimestamp = metav1.NewTime(time.Now().Add(-lifecycle.LaunchTimeout + 30*time.Second))
+		_, err := paced.CloudProvider.Create(ctx, stale)
+		var createErr *cloudprovider.CreateError
+		Expect(errors.As(err, &createErr)).To(BeTrue(), fmt.Sprint(err))
+		Expect(createErr.ConditionReason).To(Equal(linodecloudprovider.AwaitingAPITurnReason))
+		Expect(emu.Pools(paced.Cluster.ID)).To(BeEmpty())
+
+		fresh := standaloneNodeClaim("g6-standard-2")
+		fresh.CreationTimestamp = metav1.Now()
+		_, err = paced.CloudProvider.Create(ctx, fresh)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(emu.Pools(paced.Cluster.ID)).To(HaveLen(1))
 	})
 	It("answers exhausted capacity with InsufficientCapacity, and the next attempt picks the next plan", func() {
 		emu.SetCapacity(region, "g6-standard-1", 0)

@@ -211,7 +211,9 @@
 //
 // Per token, over fixed windows on the emulator's clock (DefaultRateLimits,
 // Linode's published figures): 200 paginated GETs per minute, 20 Linode
-// creates per 15 s, 1600 other requests per minute. Answers carry
+// creates per 15 s, 1600 other requests per minute; RateLimits.LKEPoolCreates
+// gives LKE pool creates a budget of their own, which Linode does not publish,
+// for tests of pacing them. Answers carry
 // X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset; over budget
 // is 429 with Retry-After. WithoutRateLimits disables them.
 //

@@ -67,6 +67,11 @@ type RateLimits struct {
 	// LinodeCreates bounds POST /linode/instances per LinodeCreateWindow.
 	LinodeCreates      int
 	LinodeCreateWindow time.Duration
+	// LKEPoolCreates bounds POST /lke/clusters/{clusterId}/pools per LKEPoolCreateWindow, for
+	// tests of a client that paces them. Linode publishes no such limit: zero (the default)
+	// counts them against OtherPerMinute, as every other request.
+	LKEPoolCreates      int
+	LKEPoolCreateWindow time.Duration
 }
 
 // DefaultRateLimits are Linode's published figures.

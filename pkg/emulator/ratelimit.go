@@ -12,6 +12,7 @@ const (
 	classPaginated    = "paginated"
 	classOther        = "other"
 	classLinodeCreate = "linode-create"
+	classPoolCreate   = "lke-pool-create"
 )
 
 type windowKey struct {
@@ -41,6 +42,8 @@ func (l *rateLimiter) budget(rt route) (class string, limit int, length time.Dur
 	switch {
 	case rt.method == http.MethodPost && rt.path == "/linode/instances":
 		return classLinodeCreate, l.limits.LinodeCreates, l.limits.LinodeCreateWindow
+	case rt.method == http.MethodPost && rt.path == "/lke/clusters/{clusterId}/pools" && l.limits.LKEPoolCreates > 0:
+		return classPoolCreate, l.limits.LKEPoolCreates, l.limits.LKEPoolCreateWindow
 	case rt.paginated:
 		return classPaginated, l.limits.ListsPerMinute, time.Minute
 	default:

@@ -1,6 +1,7 @@
 package linode
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/linode/linodego"
+	"k8s.io/utils/clock"
 )
 
 // ClientOptions configure NewClient.
@@ -28,13 +30,16 @@ type ClientOptions struct {
 	RetryCount int
 	// RetryMaxWait caps the wait between those retries (linodego honours Retry-After below it).
 	RetryMaxWait time.Duration
-	// Timeout bounds one HTTP request.
+	// Timeout bounds one HTTP request, from when it has its turn in the rate limits.
 	Timeout time.Duration
-	// CreatesPerWindow and CreateWindow are Linode's budget for creating Linodes: the client
-	// sends no more creates than that in any window, and holds the rest back. Zero sends them
-	// as they come.
-	CreatesPerWindow int
-	CreateWindow     time.Duration
+	// Budgets are the rate limits the client paces each class of requests to (see Pacer); a
+	// class without one is sent as it comes.
+	Budgets map[RouteClass]Budget
+	// MaxTurnWait bounds the wait for a turn of a request whose context sets no earlier bound.
+	MaxTurnWait time.Duration
+	// Pacer, when set, paces this client with the other clients of the token that share it;
+	// Budgets and MaxTurnWait are then the Pacer's.
+	Pacer *Pacer
 }
 
 // DefaultClientOptions are the production defaults; the caller fills in Token and URL.
@@ -46,14 +51,68 @@ func DefaultClientOptions() ClientOptions {
 		RetryCount:   5,
 		RetryMaxWait: 30 * time.Second,
 		Timeout:      30 * time.Second,
-		// Linode's published budget, per token.
-		CreatesPerWindow: 20,
-		CreateWindow:     15 * time.Second,
+		Budgets:      DefaultBudgets(),
+		MaxTurnWait:  DefaultMaxTurnWait,
 	}
 }
 
-// NewClient returns a linodego client configured from opts.
-func NewClient(opts ClientOptions) (*linodego.Client, error) {
+// Client is a linodego client whose requests take turns in the token's rate limits. Its creates
+// and deletes of Linodes and pools take their turn before linodego's first attempt, so that one
+// whose turn is too far off fails with a TurnError, unsent.
+type Client struct {
+	*linodego.Client
+	pacer *Pacer
+}
+
+var _ API = (*Client)(nil)
+
+// CreateInstance creates a Linode once it has a turn.
+func (c *Client) CreateInstance(ctx context.Context, opts linodego.InstanceCreateOptions) (*linodego.Instance, error) {
+	ctx, err := c.pacer.hold(ctx, ClassLinodeCreate)
+	if err != nil {
+		return nil, err
+	}
+	return c.Client.CreateInstance(ctx, opts)
+}
+
+// DeleteInstance deletes a Linode once it has a turn.
+func (c *Client) DeleteInstance(ctx context.Context, linodeID int) error {
+	ctx, err := c.pacer.hold(ctx, ClassLinodeDelete)
+	if err != nil {
+		return err
+	}
+	return c.Client.DeleteInstance(ctx, linodeID)
+}
+
+// CreateLKENodePool creates an LKE node pool once it has a turn.
+func (c *Client) CreateLKENodePool(ctx context.Context, clusterID int, opts linodego.LKENodePoolCreateOptions) (*linodego.LKENodePool, error) {
+	ctx, err := c.pacer.hold(ctx, ClassPoolCreate)
+	if err != nil {
+		return nil, err
+	}
+	return c.Client.CreateLKENodePool(ctx, clusterID, opts)
+}
+
+// DeleteLKENodePool deletes an LKE node pool once it has a turn.
+func (c *Client) DeleteLKENodePool(ctx context.Context, clusterID, poolID int) error {
+	ctx, err := c.pacer.hold(ctx, ClassPoolDelete)
+	if err != nil {
+		return err
+	}
+	return c.Client.DeleteLKENodePool(ctx, clusterID, poolID)
+}
+
+// DeleteLKENodePoolNode deletes one node of an LKE pool once it has a turn.
+func (c *Client) DeleteLKENodePoolNode(ctx context.Context, clusterID int, nodeID string) error {
+	ctx, err := c.pacer.hold(ctx, ClassPoolDelete)
+	if err != nil {
+		return err
+	}
+	return c.Client.DeleteLKENodePoolNode(ctx, clusterID, nodeID)
+}
+
+// NewClient returns a client configured from opts.
+func NewClient(opts ClientOptions) (*Client, error) {
 	if opts.Credentials == nil || opts.Credentials.Token() == "" {
 		return nil, errors.New("a Linode API token is required")
 	}
@@ -63,12 +122,15 @@ func NewClient(opts ClientOptions) (*linodego.Client, error) {
 	if opts.Version != "v4" && opts.Version != "v4beta" {
 		return nil, fmt.Errorf("Linode API version %q is not v4 or v4beta", opts.Version)
 	}
-	// The credentials' transport adds the token to each request, so that a rotated token is used
-	// from the next request on, and learns from each answer whether the API accepts it.
-	client := linodego.NewClient(&http.Client{Timeout: opts.Timeout, Transport: opts.Credentials.Transport(http.DefaultTransport)})
-	if opts.CreatesPerWindow > 0 && opts.CreateWindow > 0 {
-		client.OnBeforeRequest(newCreatePacer(opts.CreatesPerWindow, opts.CreateWindow).beforeRequest)
+	pacer := opts.Pacer
+	if pacer == nil {
+		pacer = NewPacer(opts.Budgets, opts.MaxTurnWait, clock.RealClock{})
 	}
+	// The credentials' transport adds the token to each request, so that a rotated token is used
+	// from the next request on, and learns from each answer whether the API accepts it. The
+	// pacing transport holds each request back until its turn, then times it.
+	transport := &pacingTransport{pacer: pacer, timeout: opts.Timeout, base: opts.Credentials.Transport(http.DefaultTransport)}
+	client := linodego.NewClient(&http.Client{Transport: transport})
 	client.SetUserAgent(opts.UserAgent)
 	client.SetBaseURL(strings.TrimSuffix(opts.URL, "/"))
 	client.SetAPIVersion(opts.Version)
@@ -78,7 +140,7 @@ func NewClient(opts ClientOptions) (*linodego.Client, error) {
 	// The catalogue provider refreshes on its own schedule and must see the API's answer, not a
 	// client-side copy up to a minute old.
 	client.UseCache(false)
-	return &client, nil
+	return &Client{Client: &client, pacer: pacer}, nil
 }
 
 // CheckAPIURL accepts an https URL, and an http URL only on the loopback interface (an emulator

@@ -116,9 +116,13 @@ func IsUnauthorized(err error) bool {
 	return linodego.ErrHasStatus(err, http.StatusForbidden) && !refused
 }
 
-// IsRetryable reports whether the failure is transient (rate limit, "Linode busy.", server error,
-// timeout): the same request may succeed later. Such errors never mark an offering unavailable.
+// IsRetryable reports whether the failure is transient (rate limit, a request not sent for want of
+// a turn in it, "Linode busy.", server error, timeout): the same request may succeed later. Such
+// errors never mark an offering unavailable.
 func IsRetryable(err error) bool {
+	if IsNoTurn(err) {
+		return true
+	}
 	var apiErr *linodego.Error
 	if errors.As(err, &apiErr) && isBusy(apiErr) {
 		return true

@@ -29,6 +29,18 @@ var (
 			{Name: budgetOther, Help: "Every other request (Linode allows 1600 a minute)."},
 		},
 	}
+	classLabel = opmetrics.Label{
+		Name: "class",
+		Help: "The requests paced together.",
+		Values: []opmetrics.Value{
+			{Name: string(ClassLinodeCreate), Help: "POST /linode/instances (Linode allows 20 per 15 seconds)."},
+			{Name: string(ClassLinodeDelete), Help: "DELETE /linode/instances/{id}."},
+			{Name: string(ClassPoolCreate), Help: "POST /lke/clusters/{id}/pools."},
+			{Name: string(ClassPoolDelete), Help: "The delete of an LKE pool or of one node of a pool."},
+			{Name: string(ClassList), Help: "Paginated GETs (Linode allows 200 a minute)."},
+			{Name: string(ClassOther), Help: "Every other request (Linode allows 1600 a minute)."},
+		},
+	}
 	codeLabel = opmetrics.Label{Name: "code", Help: "The HTTP status of the answer; 429 is the API refusing a request over its budget."}
 
 	apiRequests = opmetrics.NewPrometheusCounter(crmetrics.Registry, prometheus.CounterOpts{
@@ -43,6 +55,19 @@ var (
 		Name:      "rate_limit",
 		Help:      "Requests the token may make in a window of the budget, as the API's last answer for it said (X-RateLimit-Limit).",
 	}, []opmetrics.Label{budgetLabel}, opmetrics.Beta)
+	turnWait = opmetrics.NewPrometheusHistogram(crmetrics.Registry, prometheus.HistogramOpts{
+		Namespace: metrics.Namespace,
+		Subsystem: "linode_api",
+		Name:      "turn_wait_seconds",
+		Help:      "Time a request waited for its turn in the Linode API's rate limits before it was sent, by the class of requests paced together.",
+		Buckets:   []float64{0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 15, 30, 60, 120, 240},
+	}, []opmetrics.Label{classLabel}, opmetrics.Beta)
+	turnsRefused = opmetrics.NewPrometheusCounter(crmetrics.Registry, prometheus.CounterOpts{
+		Namespace: metrics.Namespace,
+		Subsystem: "linode_api",
+		Name:      "turns_refused_total",
+		Help:      "Requests not sent because their turn in the Linode API's rate limits came later than they could wait; their controllers retry them.",
+	}, []opmetrics.Label{classLabel}, opmetrics.Beta)
 	rateLimitRemaining = opmetrics.NewPrometheusGauge(crmetrics.Registry, prometheus.GaugeOpts{
 		Namespace: metrics.Namespace,
 		Subsystem: "linode_api",
@@ -76,14 +101,19 @@ func budgetOf(method, path string) string {
 	switch {
 	case method == http.MethodPost && matchesPath(segments, []string{"linode", "instances"}):
 		return budgetCreate
-	case method == http.MethodGet:
-		for _, list := range listPaths {
-			if matchesPath(segments, list) {
-				return budgetList
-			}
-		}
+	case method == http.MethodGet && isListPath(segments):
+		return budgetList
 	}
 	return budgetOther
+}
+
+func isListPath(segments []string) bool {
+	for _, list := range listPaths {
+		if matchesPath(segments, list) {
+			return true
+		}
+	}
+	return false
 }
 
 func matchesPath(segments, pattern []string) bool {

@@ -2,70 +2,506 @@ package linode
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/linode/linodego"
+	"k8s.io/utils/clock"
 )
 
-// pacingSlack is added to the window: the API counts a create when it arrives, a little after it
-// left, so a create sent exactly one window after the oldest could still land in its window.
+// RouteClass is a group of requests the client paces together: one of Linode's rate limits, or
+// a kind of write a burst of launches or deletes makes many of at once.
+type RouteClass string
+
+const (
+	// ClassLinodeCreate is POST /linode/instances, which Linode limits to 20 per 15 s per token.
+	ClassLinodeCreate RouteClass = "linode_create"
+	// ClassLinodeDelete is DELETE /linode/instances/{id}.
+	ClassLinodeDelete RouteClass = "linode_delete"
+	// ClassPoolCreate is POST /lke/clusters/{id}/pools.
+	ClassPoolCreate RouteClass = "lke_pool_create"
+	// ClassPoolDelete is the delete of a pool or of one node of a pool.
+	ClassPoolDelete RouteClass = "lke_pool_delete"
+	// ClassList is a paginated GET (a collection), which Linode limits to 200 a minute.
+	ClassList RouteClass = "list"
+	// ClassOther is every other request, which Linode limits to 1600 a minute.
+	ClassOther RouteClass = "other"
+)
+
+// RouteClasses are every class, in the order the metrics list them.
+var RouteClasses = []RouteClass{ClassLinodeCreate, ClassLinodeDelete, ClassPoolCreate, ClassPoolDelete, ClassList, ClassOther}
+
+// Budget is at most Requests in any Window.
+type Budget struct {
+	Requests int
+	Window   time.Duration
+}
+
+func (b Budget) String() string { return fmt.Sprintf("%d/%v", b.Requests, b.Window) }
+
+// DefaultBudgets are Linode's published limits per token. Linode publishes none of its own for
+// deletes of Linodes, nor for creates or deletes of LKE pools: they count against the budget of
+// every other request, and a budget set for one of them caps it on top of that.
+func DefaultBudgets() map[RouteClass]Budget {
+	return map[RouteClass]Budget{
+		ClassLinodeCreate: {Requests: 20, Window: 15 * time.Second},
+		ClassList:         {Requests: 200, Window: time.Minute},
+		ClassOther:        {Requests: 1600, Window: time.Minute},
+	}
+}
+
+// DefaultMaxTurnWait bounds the wait for a turn of a request but a launch's create, whose bound
+// is the launch's own (WithTurnBy: core deletes a NodeClaim that has not launched 5 minutes after
+// it was created). Any other request waiting longer than this is better failed and retried by its
+// controller.
+const DefaultMaxTurnWait = 2 * time.Minute
+
+// pacingSlack is added to each window: the API counts a request when it arrives, a little after
+// it left, so a request sent exactly one window after another could still land in its window.
 const pacingSlack = 100 * time.Millisecond
 
-// createPacer holds Linode creates (POST /linode/instances) back so that no more than limit leave
-// in any window. Linode's budget for them is 20 per 15 seconds per token; a launch of a hundred
-// nodes sent at once spends two of every three calls on 429 answers, each retried by linodego
-// after its Retry-After, and uses up a budget the token's other users share. Other requests pass
-// straight through.
+// Pacer gives each request a turn within its class's budgets, so that a burst of any size is sent
+// no faster than Linode accepts it instead of answered with 429s and retried: one create call per
+// node. Turns are booked in order of asking over sliding windows: Linode counts over fixed
+// windows whose start the client cannot see, and a request at most Requests per Window of any
+// sliding window fits any fixed one. (A token bucket either overruns a fixed window by its burst
+// or runs below the limit by as much.) The API's X-RateLimit-* answers correct the books: a 429
+// stops the class until its Retry-After, and fewer requests remaining than the client counted
+// (another user of the token) fill the window.
 //
-// It waits before each attempt linodego makes, retries included, and outside the HTTP client's
-// timeout, which bounds the request once it leaves.
-type createPacer struct {
-	limit  int
-	window time.Duration
+// A Pacer is safe for concurrent use; share one among the clients of a token.
+type Pacer struct {
+	clock   clock.Clock
+	maxWait time.Duration
 
-	mu sync.Mutex
-	// sent are the times the last creates left, at most limit, oldest first.
-	sent []time.Time
+	mu    sync.Mutex
+	books map[RouteClass]*turnBook
 }
 
-func newCreatePacer(limit int, window time.Duration) *createPacer {
-	return &createPacer{limit: limit, window: window + pacingSlack}
-}
-
-// beforeRequest is linodego's hook before each attempt; req.URL is still the endpoint's path. It
-// never fails: linodego's retry conditions read the response of a failed hook, which is nil. A
-// create whose context ends while it waits goes on and fails in the HTTP client, unsent.
-func (p *createPacer) beforeRequest(req *linodego.Request) error {
-	if req.Method == http.MethodPost && strings.HasSuffix(strings.TrimSuffix(req.URL, "/"), "linode/instances") {
-		p.wait(req.Context())
+// NewPacer paces the classes that have a budget; the others pass as they come.
+func NewPacer(budgets map[RouteClass]Budget, maxWait time.Duration, clk clock.Clock) *Pacer {
+	p := &Pacer{clock: clk, maxWait: maxWait, books: map[RouteClass]*turnBook{}}
+	for class, budget := range budgets {
+		if budget.Requests > 0 && budget.Window > 0 {
+			p.books[class] = &turnBook{limit: budget.Requests, length: budget.Window + pacingSlack}
+		}
 	}
-	return nil
+	return p
 }
 
-// wait returns once a create may leave, having counted it, or when ctx ends.
-func (p *createPacer) wait(ctx context.Context) {
+// TurnError is a request not sent because its turn in its class's budget comes later than it may
+// wait. The request never left: retrying it later cannot make a second Linode or pool.
+type TurnError struct {
+	Class RouteClass
+	// In is how far off the turn was.
+	In time.Duration
+	// By is the latest the request could leave.
+	By time.Time
+}
+
+func (e *TurnError) Error() string {
+	return fmt.Sprintf("not sent: its turn in the Linode API's rate limit for %s comes in %v, later than it may leave (%s)",
+		e.Class, e.In.Round(time.Second), e.By.UTC().Format(time.RFC3339))
+}
+
+// IsNoTurn reports whether err is a request the client did not send for want of a turn.
+func IsNoTurn(err error) bool {
+	var turn *TurnError
+	return errors.As(err, &turn)
+}
+
+type turnByKey struct{}
+
+// WithTurnBy bounds the wait for a turn of the creates (of Linodes and LKE pools) the context
+// makes, in place of the client's MaxTurnWait: one whose turn comes after t is not sent
+// (TurnError). The context's other requests, such as the listing a launch reads first, wait as
+// usual.
+func WithTurnBy(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, turnByKey{}, t)
+}
+
+// heldTurn is a turn taken before linodego's first attempt; the transport lets that attempt go
+// without another, and paces linodego's retries.
+type heldTurn struct {
+	class RouteClass
+	used  atomic.Bool
+}
+
+type heldTurnKey struct{}
+
+// hold takes a turn for one call of class and marks the context with it. It returns a TurnError
+// when the turn is too far off.
+func (p *Pacer) hold(ctx context.Context, class RouteClass) (context.Context, error) {
+	if err := p.take(ctx, class); err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, heldTurnKey{}, &heldTurn{class: class}), nil
+}
+
+// takeForAttempt takes a turn for one HTTP attempt, unless the call already holds one for it.
+func (p *Pacer) takeForAttempt(ctx context.Context, class RouteClass) error {
+	if held, ok := ctx.Value(heldTurnKey{}).(*heldTurn); ok && held.class == class && held.used.CompareAndSwap(false, true) {
+		return nil
+	}
+	return p.take(ctx, class)
+}
+
+// take waits for a turn of class and books it, or returns a TurnError when the turn comes after
+// the request's bound, or the context's error when it ends first.
+func (p *Pacer) take(ctx context.Context, class RouteClass) error {
+	start := p.clock.Now()
+	latest := p.latest(ctx, class, start)
 	for {
 		p.mu.Lock()
-		now := time.Now()
-		for len(p.sent) > 0 && now.Sub(p.sent[0]) >= p.window {
-			p.sent = p.sent[1:]
-		}
-		if len(p.sent) < p.limit {
-			p.sent = append(p.sent, now)
+		now := p.clock.Now()
+		books := p.chain(class)
+		if len(books) == 0 {
 			p.mu.Unlock()
-			return
+			return nil
 		}
-		delay := p.window - now.Sub(p.sent[0])
+		turn := now
+		for _, b := range books {
+			turn = latestOf(turn, b.next(now))
+		}
+		if turn.After(latest) {
+			p.mu.Unlock()
+			turnsRefused.Inc(map[string]string{classLabel.Name: string(class)})
+			return &TurnError{Class: class, In: turn.Sub(now), By: latest}
+		}
+		for _, b := range books {
+			b.book(turn)
+		}
 		p.mu.Unlock()
-		timer := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-timer.C:
+		if err := p.sleepUntil(ctx, turn); err != nil {
+			p.cancel(books, turn)
+			return err
+		}
+		p.mu.Lock()
+		// A 429 of an earlier request may have stopped the class while this one waited.
+		stopped := slices.ContainsFunc(books, func(b *turnBook) bool { return b.pausedUntil.After(turn) })
+		p.mu.Unlock()
+		if stopped {
+			p.cancel(books, turn)
+			continue
+		}
+		turnWait.Observe(p.clock.Since(start).Seconds(), map[string]string{classLabel.Name: string(class)})
+		return nil
+	}
+}
+
+// latest is the last moment a request of class asked at now may be sent.
+func (p *Pacer) latest(ctx context.Context, class RouteClass, now time.Time) time.Time {
+	latest := now.Add(p.maxWait)
+	creates := class == ClassLinodeCreate || class == ClassPoolCreate
+	if by, ok := ctx.Value(turnByKey{}).(time.Time); ok && creates {
+		latest = by
+	}
+	if deadline, ok := ctx.Deadline(); ok && deadline.Before(latest) {
+		latest = deadline
+	}
+	return latest
+}
+
+func (p *Pacer) sleepUntil(ctx context.Context, t time.Time) error {
+	d := t.Sub(p.clock.Now())
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := p.clock.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C():
+		return nil
+	}
+}
+
+func (p *Pacer) cancel(books []*turnBook, turn time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range books {
+		b.cancel(turn)
+	}
+}
+
+// budgetClass is the class whose budget Linode charges a request of class to: the unpublished
+// classes count against every other request's.
+func budgetClass(class RouteClass) RouteClass {
+	switch class {
+	case ClassLinodeCreate, ClassList:
+		return class
+	default:
+		return ClassOther
+	}
+}
+
+// chain is the books a request of class takes a turn in: its own, then its budget's when that is
+// another. Call with mu held.
+func (p *Pacer) chain(class RouteClass) []*turnBook {
+	var books []*turnBook
+	if b, ok := p.books[class]; ok {
+		books = append(books, b)
+	}
+	if budget := budgetClass(class); budget != class {
+		if b, ok := p.books[budget]; ok {
+			books = append(books, b)
 		}
 	}
+	return books
+}
+
+// observe corrects the books with what the API said of a request of class it answered at now.
+func (p *Pacer) observe(class RouteClass, resp *http.Response) {
+	a := readAnswer(resp)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	// The headers describe the budget Linode charged, which for the unpublished classes is that
+	// of every other request; a dedicated limit Linode might give them would not match its size.
+	// Only the create budget is one operation's: a list's answer may describe a limit of that
+	// list alone (Linode allows 20 listings of images a minute), not of every list.
+	if b, ok := p.books[budgetClass(class)]; ok {
+		b.observe(now, a, class == ClassLinodeCreate)
+	}
+	if a.status == http.StatusTooManyRequests {
+		if books := p.chain(class); len(books) > 0 {
+			books[0].pause(now, a)
+		}
+	}
+}
+
+// answer is what a response says of its budget; -1 or zero where a header is missing.
+type answer struct {
+	status     int
+	limit      int
+	remaining  int
+	resetIn    time.Duration
+	retryAfter time.Duration
+}
+
+func readAnswer(resp *http.Response) answer {
+	a := answer{status: resp.StatusCode, limit: -1, remaining: -1}
+	if v, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Limit")); err == nil {
+		a.limit = v
+	}
+	if v, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Remaining")); err == nil {
+		a.remaining = v
+	}
+	if v, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && v >= 0 {
+		a.retryAfter = time.Duration(v) * time.Second
+	}
+	if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+		// Reset is the API's clock; Date, its clock when it answered, makes it a delay on ours.
+		// Both are whole seconds: a second more errs on the side of waiting.
+		if date, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+			a.resetIn = time.Unix(reset, 0).Sub(date) + time.Second
+		}
+	}
+	return a
+}
+
+// turnBook books the turns of one budget over sliding windows.
+type turnBook struct {
+	limit  int
+	length time.Duration
+	// turns are the booked sends not yet a window old, in order; some may be to come.
+	turns []time.Time
+	// pausedUntil is the end of a 429's Retry-After: no turn before it.
+	pausedUntil time.Time
+}
+
+func (b *turnBook) prune(now time.Time) {
+	cut := 0
+	for cut < len(b.turns) && !b.turns[cut].After(now.Add(-b.length)) {
+		cut++
+	}
+	b.turns = b.turns[cut:]
+}
+
+// next is the earliest turn a request asking at now may book: after every booked turn (turns go
+// in order of asking), and a window after the turn limit turns before it.
+func (b *turnBook) next(now time.Time) time.Time {
+	b.prune(now)
+	t := latestOf(now, b.pausedUntil)
+	if n := len(b.turns); n > 0 {
+		t = latestOf(t, b.turns[n-1])
+		if n >= b.limit {
+			t = latestOf(t, b.turns[n-b.limit].Add(b.length))
+		}
+	}
+	return t
+}
+
+func (b *turnBook) book(t time.Time) { b.insert(t) }
+
+// cancel gives back a booked turn. The turns after it keep theirs: fewer sends only leave more
+// room in their windows.
+func (b *turnBook) cancel(t time.Time) {
+	if i := slices.IndexFunc(b.turns, func(u time.Time) bool { return u.Equal(t) }); i >= 0 {
+		b.turns = slices.Delete(b.turns, i, i+1)
+	}
+}
+
+func (b *turnBook) insert(t time.Time) {
+	i, _ := slices.BinarySearchFunc(b.turns, t, func(u, t time.Time) int { return u.Compare(t) })
+	for i < len(b.turns) && b.turns[i].Equal(t) {
+		i++
+	}
+	b.turns = slices.Insert(b.turns, i, t)
+}
+
+// observe takes in the API's count of the window: a lower limit than the book's, when the answer
+// can only be of this budget (lowers), and more requests used than the book sent in the last
+// window, counted as sent when the API's window began, so that they leave the book when it
+// resets.
+func (b *turnBook) observe(now time.Time, a answer, lowers bool) {
+	if lowers && a.limit > 0 && a.limit < b.limit {
+		b.limit = a.limit
+	}
+	if a.limit != b.limit || a.remaining < 0 {
+		return
+	}
+	b.prune(now)
+	sent := 0
+	for _, t := range b.turns {
+		if !t.After(now) {
+			sent++
+		}
+	}
+	used := min(a.limit-a.remaining, b.limit)
+	if used <= sent {
+		return
+	}
+	at := now
+	if a.resetIn > 0 && a.resetIn < b.length {
+		at = now.Add(a.resetIn - b.length)
+	}
+	for range used - sent {
+		b.insert(at)
+	}
+}
+
+// pause stops the book until the API's Retry-After, or its window's reset, or a window.
+func (b *turnBook) pause(now time.Time, a answer) {
+	wait := b.length
+	switch {
+	case a.retryAfter > 0:
+		wait = a.retryAfter
+	case a.resetIn > 0:
+		wait = a.resetIn
+	}
+	b.pausedUntil = latestOf(b.pausedUntil, now.Add(wait))
+}
+
+func latestOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// classOf names the class of a request to path (with its version prefix).
+func classOf(method, path string) RouteClass {
+	segments := strings.Split(strings.Trim(path, "/"), "/")
+	if len(segments) > 0 && strings.HasPrefix(segments[0], "v4") {
+		segments = segments[1:]
+	}
+	switch {
+	case method == http.MethodPost && matchesPath(segments, []string{"linode", "instances"}):
+		return ClassLinodeCreate
+	case method == http.MethodDelete && matchesPath(segments, []string{"linode", "instances", "*"}):
+		return ClassLinodeDelete
+	case method == http.MethodPost && matchesPath(segments, []string{"lke", "clusters", "*", "pools"}):
+		return ClassPoolCreate
+	case method == http.MethodDelete && (matchesPath(segments, []string{"lke", "clusters", "*", "pools", "*"}) ||
+		matchesPath(segments, []string{"lke", "clusters", "*", "nodes", "*"})):
+		return ClassPoolDelete
+	case method == http.MethodGet && isListPath(segments):
+		return ClassList
+	}
+	return ClassOther
+}
+
+// pacingTransport takes a turn for each attempt linodego makes, retries included, and feeds the
+// answers back to the pacer. The request's timeout starts once it has its turn: it bounds the
+// request from when it leaves until its body is read (an http.Client's timeout would count the
+// wait too).
+type pacingTransport struct {
+	pacer   *Pacer
+	timeout time.Duration
+	base    http.RoundTripper
+}
+
+func (t *pacingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	class := classOf(req.Method, req.URL.Path)
+	if err := t.pacer.takeForAttempt(req.Context(), class); err != nil {
+		return nil, err
+	}
+	cancel := func() {}
+	if t.timeout > 0 {
+		var ctx context.Context
+		ctx, cancel = context.WithTimeout(req.Context(), t.timeout)
+		req = req.WithContext(ctx)
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	t.pacer.observe(class, resp)
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends a request's timeout once its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+// ParseBudgets reads budgets written class=requests/window, comma-separated (e.g.
+// "linode_create=20/15s,lke_pool_create=10/1m"), over the defaults; 0 requests leaves a class
+// unpaced.
+func ParseBudgets(text string) (map[RouteClass]Budget, error) {
+	budgets := DefaultBudgets()
+	for _, entry := range strings.Split(text, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(entry, "=")
+		class := RouteClass(strings.TrimSpace(name))
+		if !ok || !slices.Contains(RouteClasses, class) {
+			return nil, fmt.Errorf("%q does not name a class of requests: use one of %v, then =requests/window", entry, RouteClasses)
+		}
+		count, window, ok := strings.Cut(value, "/")
+		requests, err := strconv.Atoi(strings.TrimSpace(count))
+		if !ok || err != nil || requests < 0 {
+			return nil, fmt.Errorf("%q is not requests/window, e.g. %s=20/15s", entry, class)
+		}
+		length, err := time.ParseDuration(strings.TrimSpace(window))
+		if err != nil || length <= 0 {
+			return nil, fmt.Errorf("%q is not requests/window, e.g. %s=20/15s", entry, class)
+		}
+		if requests == 0 {
+			delete(budgets, class)
+			continue
+		}
+		budgets[class] = Budget{Requests: requests, Window: length}
+	}
+	return budgets, nil
 }

@@ -2,8 +2,8 @@ package linode_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,88 +14,201 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 )
 
-// TestCreatesWithinTheBudget launches ten Linodes at once against an emulator that allows three
-// creates per 500 ms: paced to that budget, the client sends the creates in step with it;
-// unpaced and without retries, the API refuses the seven over the budget. (The pacer counts a
-// create when it leaves, the API when it arrives: on a busy machine one may arrive late enough to
-// fall in the next window over its budget, hence one refusal allowed.)
-func TestCreatesWithinTheBudget(t *testing.T) {
-	const creates, budget, window = 10, 3, 500 * time.Millisecond
-	for _, tc := range []struct {
-		name    string
-		paced   bool
-		refused func(int) bool
-	}{
-		{name: "paced", paced: true, refused: func(n int) bool { return n <= 1 }},
-		{name: "unpaced", refused: func(n int) bool { return n >= creates-budget }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			emu := emulator.New(emulator.WithDelayScale(0), emulator.WithRateLimits(emulator.RateLimits{LinodeCreates: budget, LinodeCreateWindow: window}))
-			if err := emu.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = emu.Close() })
-			options := linode.DefaultClientOptions()
-			options.URL, options.Credentials, options.RetryCount = emu.URL(), linode.StaticCredentials(emulator.DefaultToken), 0
-			options.CreatesPerWindow, options.CreateWindow = 0, 0
-			if tc.paced {
-				options.CreatesPerWindow, options.CreateWindow = budget, window
-			}
-			client, err := linode.NewClient(options)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var wg sync.WaitGroup
-			for range creates {
-				wg.Go(func() {
-					_, _ = client.CreateInstance(context.Background(), linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"})
-				})
-			}
-			wg.Wait()
-			sent, refused := 0, 0
-			for _, r := range emu.Requests() {
-				if r.Route == "POST /linode/instances" {
-					sent++
-					if r.Status == http.StatusTooManyRequests {
-						refused++
-					}
-				}
-			}
-			if sent != creates || !tc.refused(refused) {
-				t.Fatalf("%d creates sent, %d refused with 429", sent, refused)
-			}
-		})
-	}
-}
+// The emulator's budgets in these tests run the same logic as Linode's 20 creates per 15 s, ten
+// times faster.
+const (
+	fastCreates = 20
+	fastWindow  = 1500 * time.Millisecond
+	burst       = 60
+)
 
-// TestPacedCreateGivesUpWithItsContext: a create held back for the budget ends with its context.
-func TestPacedCreateGivesUpWithItsContext(t *testing.T) {
-	emu := emulator.New(emulator.WithDelayScale(0), emulator.WithoutRateLimits())
+func startLimitedEmulator(t *testing.T, limits emulator.RateLimits) *emulator.Emulator {
+	t.Helper()
+	emu := emulator.New(emulator.WithDelayScale(0), emulator.WithRateLimits(limits))
 	if err := emu.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = emu.Close() })
+	return emu
+}
+
+func pacedClient(t *testing.T, emu *emulator.Emulator, change func(*linode.ClientOptions)) *linode.Client {
+	t.Helper()
 	options := linode.DefaultClientOptions()
 	options.URL, options.Credentials = emu.URL(), linode.StaticCredentials(emulator.DefaultToken)
-	options.CreatesPerWindow, options.CreateWindow = 1, time.Hour
+	change(&options)
 	client, err := linode.NewClient(options)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return client
+}
+
+// calls counts the requests the emulator received on route, and those it answered 429.
+func calls(emu *emulator.Emulator, route string) (sent, refused int) {
+	for _, r := range emu.Requests() {
+		if r.Route == route {
+			sent++
+			if r.Status == http.StatusTooManyRequests {
+				refused++
+			}
+		}
+	}
+	return sent, refused
+}
+
+// TestBurstOfCreatesWithinTheBudget launches 60 Linodes at once, then 60 single-node LKE pools,
+// against an emulator enforcing 20 creates per 1.5 s for each: paced to that budget, the client
+// makes one create call per node, none answered 429, and the last leaves two windows after the
+// first, the floor the budget sets (3 windows of 20). Unpaced, with linodego's retries, the API
+// refuses the creates over the budget, each refusal a call more.
+func TestBurstOfCreatesWithinTheBudget(t *testing.T) {
+	floor := 2 * fastWindow
+	limits := emulator.RateLimits{LinodeCreates: fastCreates, LinodeCreateWindow: fastWindow, LKEPoolCreates: fastCreates, LKEPoolCreateWindow: fastWindow}
+	for _, kind := range []struct {
+		name, route string
+		class       linode.RouteClass
+		create      func(context.Context, *linode.Client, int, int) error
+	}{
+		{name: "instances", route: "POST /linode/instances", class: linode.ClassLinodeCreate, create: func(ctx context.Context, c *linode.Client, _, i int) error {
+			_, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Label: fmt.Sprintf("node-%d", i)})
+			return err
+		}},
+		{name: "LKE pools", route: "POST /lke/clusters/{clusterId}/pools", class: linode.ClassPoolCreate, create: func(ctx context.Context, c *linode.Client, cluster, _ int) error {
+			_, err := c.CreateLKENodePool(ctx, cluster, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
+			return err
+		}},
+	} {
+		for _, paced := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s paced %t", kind.name, paced), func(t *testing.T) {
+				emu := startLimitedEmulator(t, limits)
+				cluster, err := emu.AddLKECluster("pacing", "us-ord", "standard")
+				if err != nil {
+					t.Fatal(err)
+				}
+				client := pacedClient(t, emu, func(o *linode.ClientOptions) {
+					o.RetryMaxWait = fastWindow
+					o.Budgets[kind.class] = linode.Budget{Requests: fastCreates, Window: fastWindow}
+					if !paced {
+						o.Budgets = nil
+					}
+				})
+				start := time.Now()
+				var wg sync.WaitGroup
+				errs := make(chan error, burst)
+				for i := range burst {
+					wg.Go(func() {
+						if err := kind.create(context.Background(), client, cluster, i); err != nil {
+							errs <- err
+						}
+					})
+				}
+				wg.Wait()
+				took := time.Since(start)
+				close(errs)
+				sent, refused := calls(emu, kind.route)
+				if !paced {
+					if refused == 0 || sent == burst {
+						t.Fatalf("unpaced: %d create calls for %d nodes, %d answered 429; the test's budget does not bind", sent, burst, refused)
+					}
+					t.Logf("unpaced, %d creates: %d calls, %d answered 429, %d failed, %v", burst, sent, refused, len(errs), took.Round(time.Millisecond))
+					return
+				}
+				for err := range errs {
+					t.Error(err)
+				}
+				if sent != burst || refused != 0 {
+					t.Fatalf("%d create calls for %d nodes, %d answered 429", sent, burst, refused)
+				}
+				if took < floor || took > floor+fastWindow/2 {
+					t.Fatalf("%d creates took %v, want just over the budget's floor of %v", burst, took, floor)
+				}
+				t.Logf("%d creates: %d calls, 0 answered 429, %v (floor %v)", burst, sent, took.Round(time.Millisecond), floor)
+			})
+		}
+	}
+}
+
+// TestAnotherUserOfTheTokenLeavesLess: another client of the token spends 3 of a budget of 5
+// creates; the paced client learns it from the API's X-RateLimit-Remaining on its first answer
+// and holds the creates over what is left until the API's window resets, instead of having them
+// refused. Without the headers' count it would send all three at once into one remaining slot.
+func TestAnotherUserOfTheTokenLeavesLess(t *testing.T) {
+	const budget, window = 5, 2 * time.Second
+	emu := startLimitedEmulator(t, emulator.RateLimits{LinodeCreates: budget, LinodeCreateWindow: window})
+	other := emu.NewClient()
+	ctx := context.Background()
+	create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}
+	for range 3 {
+		if _, err := other.CreateInstance(ctx, create); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client := pacedClient(t, emu, func(o *linode.ClientOptions) {
+		o.RetryCount = 0
+		o.Budgets[linode.ClassLinodeCreate] = linode.Budget{Requests: budget, Window: window}
+	})
+	if _, err := client.CreateInstance(ctx, create); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			if _, err := client.CreateInstance(ctx, create); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if sent, refused := calls(emu, "POST /linode/instances"); sent != 7 || refused != 0 {
+		t.Fatalf("%d creates sent (3 by the other client), %d answered 429", sent, refused)
+	}
+}
+
+// TestCreateBeyondItsBoundIsNotSent: a create whose turn comes later than it may wait fails at
+// once, unsent, with an error the provider retries; other requests are not held back.
+func TestCreateBeyondItsBoundIsNotSent(t *testing.T) {
+	emu := startLimitedEmulator(t, emulator.RateLimits{})
+	client := pacedClient(t, emu, func(o *linode.ClientOptions) {
+		o.Budgets[linode.ClassLinodeCreate] = linode.Budget{Requests: 1, Window: time.Hour}
+		o.MaxTurnWait = time.Minute
+	})
 	create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}
 	if _, err := client.CreateInstance(context.Background(), create); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	if _, err := client.CreateInstance(ctx, create); err == nil || !strings.Contains(err.Error(), context.DeadlineExceeded.Error()) {
-		t.Fatalf("a second create within the hour's budget of one: %v, want the context's deadline", err)
+	start := time.Now()
+	_, err := client.CreateInstance(context.Background(), create)
+	if !linode.IsNoTurn(err) || !linode.IsRetryable(err) || time.Since(start) > time.Second {
+		t.Fatalf("a second create within the hour's budget of one: %v after %v, want a retryable TurnError at once", err, time.Since(start))
 	}
 	if n := emu.Counters()["POST /linode/instances"]; n != 1 {
 		t.Fatalf("%d creates reached the API, want 1", n)
 	}
-	// Other requests are not held back.
 	if _, err := client.ListInstances(context.Background(), nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTimeoutStartsAtTheTurn: a request's timeout bounds it from when it leaves, so a listing
+// that waited its turn longer than the timeout still goes, and a request the API never answers
+// fails once the timeout has passed.
+func TestTimeoutStartsAtTheTurn(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	emu := startLimitedEmulator(t, emulator.RateLimits{})
+	client := pacedClient(t, emu, func(o *linode.ClientOptions) {
+		o.Timeout, o.RetryCount = timeout, 0
+		o.Budgets[linode.ClassList] = linode.Budget{Requests: 1, Window: 2 * timeout}
+	})
+	ctx := context.Background()
+	for range 2 {
+		if _, err := client.ListRegions(ctx, nil); err != nil {
+			t.Fatalf("a listing that waited %v for its turn, timeout %v: %v", 2*timeout, timeout, err)
+		}
+	}
+	emu.InjectFault(emulator.Fault{Method: http.MethodGet, Route: "/regions", Hang: true})
+	start := time.Now()
+	if _, err := client.ListRegions(ctx, nil); err == nil || time.Since(start) > 4*timeout {
+		t.Fatalf("a request the API never answers: %v after %v, want a timeout after %v", err, time.Since(start), timeout)
 	}
 }

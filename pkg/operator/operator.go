@@ -172,6 +172,10 @@ func ClientOptions(opts *options.Options) linode.ClientOptions {
 	if opts.ClientTimeoutSeconds > 0 {
 		client.Timeout = time.Duration(opts.ClientTimeoutSeconds) * time.Second
 	}
+	// Validate has parsed them.
+	if budgets, err := linode.ParseBudgets(opts.APIRateLimits); err == nil {
+		client.Budgets = budgets
+	}
 	return client
 }
 

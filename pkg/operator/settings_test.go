@@ -10,6 +10,7 @@ import (
 
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
@@ -133,6 +134,11 @@ func TestParseSettings(t *testing.T) {
 			wantProblems: []string{"LINODE_CLIENT_TIMEOUT 0 is not valid: use a number of seconds"},
 		},
 		{
+			name:         "a rate limit of a class of requests Linode does not have",
+			env:          map[string]string{"LINODE_API_RATE_LIMITS": "creates=20/15s"},
+			wantProblems: []string{`LINODE_API_RATE_LIMITS: "creates=20/15s" does not name a class of requests`},
+		},
+		{
 			name: "flags override the environment",
 			env:  map[string]string{"CLUSTER_NAME": ""},
 			args: []string{"--cluster-name=prod"},
@@ -224,5 +230,24 @@ func TestAlphaEnvironmentIsHonoured(t *testing.T) {
 	}
 	if got := operator.ClientOptions(opts).Timeout; got != time.Minute {
 		t.Errorf("Linode client timeout = %v, want LINODE_CLIENT_TIMEOUT's 60s", got)
+	}
+}
+
+// TestRateLimitsSetting: LINODE_API_RATE_LIMITS changes the budgets the client paces a class to,
+// and the others keep Linode's published figures.
+func TestRateLimitsSetting(t *testing.T) {
+	t.Setenv("LINODE_TOKEN", "secret-token-value")
+	t.Setenv("CLUSTER_NAME", "prod")
+	t.Setenv("LINODE_API_RATE_LIMITS", "lke_pool_create=10/1m")
+	ctx, err := operator.ParseSettings(context.Background(), nil, io.Discard)
+	if err != nil {
+		t.Fatalf("ParseSettings: %v", err)
+	}
+	budgets := operator.ClientOptions(options.FromContext(ctx)).Budgets
+	if got := budgets[linode.ClassPoolCreate]; got != (linode.Budget{Requests: 10, Window: time.Minute}) {
+		t.Errorf("LKE pool creates paced to %v, want 10/1m", got)
+	}
+	if got := budgets[linode.ClassLinodeCreate]; got != linode.DefaultBudgets()[linode.ClassLinodeCreate] {
+		t.Errorf("Linode creates paced to %v, want Linode's 20/15s", got)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/karpenter/pkg/events"
 
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
@@ -31,6 +33,7 @@ type InstanceOptions struct {
 	endpoint *string
 	provider []option.Function[instance.Options]
 	recorder events.Recorder
+	pacer    *linode.Pacer
 }
 
 // WithInstanceRegion sets the region nodes launch in.
@@ -56,6 +59,12 @@ func WithInstanceRecorder(recorder events.Recorder) option.Function[InstanceOpti
 	return func(o *InstanceOptions) { o.recorder = recorder }
 }
 
+// WithInstancePacer builds the provider over a client of the controller's kind that takes turns
+// in the pacer's rate limits, instead of the emulator's own client.
+func WithInstancePacer(pacer *linode.Pacer) option.Function[InstanceOptions] {
+	return func(o *InstanceOptions) { o.pacer = pacer }
+}
+
 // InstanceSettings are the provider's settings in instance mode for the API server at endpoint.
 func InstanceSettings(region, endpoint string) *options.Options {
 	settings := Options()
@@ -79,7 +88,17 @@ func NewInstance(ctx context.Context, emu *Emulator, kubeClient client.Client, r
 	if err != nil {
 		return nil, err
 	}
-	provider, err := operator.NewLinode(ctx, kubeClient, kubeClient, restConfig, o.recorder, emu.Clock, emu.Client, nil, target)
+	var api linode.API = emu.Client
+	if o.pacer != nil {
+		clientOptions := linode.DefaultClientOptions()
+		clientOptions.URL, clientOptions.Credentials, clientOptions.RetryCount, clientOptions.Pacer = emu.URL(), linode.StaticCredentials(emulator.DefaultToken), 0, o.pacer
+		client, err := linode.NewClient(clientOptions)
+		if err != nil {
+			return nil, err
+		}
+		api = client
+	}
+	provider, err := operator.NewLinode(ctx, kubeClient, kubeClient, restConfig, o.recorder, emu.Clock, api, nil, target)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/karpenter/pkg/events"
 
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
@@ -33,6 +34,7 @@ type LKEOptions struct {
 	provider    []option.Function[lke.Options]
 	recorder    events.Recorder
 	credentials *linode.Credentials
+	pacer       *linode.Pacer
 	settings    []func(*options.Options)
 }
 
@@ -57,6 +59,12 @@ func WithRecorder(recorder events.Recorder) option.Function[LKEOptions] {
 // verdict.
 func WithCredentials(credentials *linode.Credentials) option.Function[LKEOptions] {
 	return func(o *LKEOptions) { o.credentials = credentials }
+}
+
+// WithPacer builds the provider over a client of the controller's kind that takes turns in the
+// pacer's rate limits, sending the emulator's token unless WithCredentials names others.
+func WithPacer(pacer *linode.Pacer) option.Function[LKEOptions] {
+	return func(o *LKEOptions) { o.pacer = pacer }
 }
 
 // WithSettings changes the provider's settings from Options' defaults.
@@ -87,14 +95,19 @@ func NewLKE(ctx context.Context, emu *Emulator, kubeClient client.Client, opts .
 	if err != nil {
 		return nil, err
 	}
-	api := emu.Client
-	if o.credentials != nil {
+	var api linode.API = emu.Client
+	if o.credentials != nil || o.pacer != nil {
 		// The controller's client: the token the credentials hold, their verdict learnt from each answer.
 		clientOptions := linode.DefaultClientOptions()
-		clientOptions.URL, clientOptions.Credentials, clientOptions.RetryCount = emu.URL(), o.credentials, 0
-		if api, err = linode.NewClient(clientOptions); err != nil {
+		clientOptions.URL, clientOptions.Credentials, clientOptions.RetryCount, clientOptions.Pacer = emu.URL(), o.credentials, 0, o.pacer
+		if clientOptions.Credentials == nil {
+			clientOptions.Credentials = linode.StaticCredentials(emulator.DefaultToken)
+		}
+		client, err := linode.NewClient(clientOptions)
+		if err != nil {
 			return nil, err
 		}
+		api = client
 	}
 	provider, err := operator.NewLinode(ctx, kubeClient, kubeClient, nil, o.recorder, emu.Clock, api, o.credentials, target)
 	if err != nil {

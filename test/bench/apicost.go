@@ -45,9 +45,12 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 	launched := e.controllerRequests()
 	claims := len(e.watch.claimsOf(pool))
 	launchNote := fmt.Sprintf("%d NodeClaims for %d one-CPU pods on %d-vCPU nodes, until all ran; per node: %s", claims, nodes, apiCostNodeCPUs, routeSummary(launched, claims))
-	if throttled := countStatus(launched, http.StatusTooManyRequests); throttled > 0 {
-		launchNote += fmt.Sprintf("; %d answered 429", throttled)
+	createRoute := "POST /lke/clusters/{clusterId}/pools"
+	if e.provider == LinodeInstance {
+		createRoute = "POST /linode/instances"
 	}
+	creates := len(slices.DeleteFunc(slices.Clone(launched), func(r emulator.RequestRecord) bool { return r.Route != createRoute }))
+	throttled := countStatus(launched, http.StatusTooManyRequests)
 
 	e.cfg.progress("  %s: %d nodes up: counting the controller's requests at rest for %v", e.provider, claims, rest)
 	e.cluster.Emulator.ResetCounters()
@@ -64,6 +67,10 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 	restNote := fmt.Sprintf("%d nodes idle for %v; %s", claims, rest, routeSummary(idle, 1))
 	rows := []Row{
 		{Scenario: e.scenario(apiCostScenario), Metric: "calls per launched node", Value: float64(len(launched)) / float64(max(claims, 1)), Unit: "calls", Note: launchNote},
+		{Scenario: e.scenario(apiCostScenario), Metric: "create calls per launched node", Value: float64(creates) / float64(max(claims, 1)), Unit: "calls", Target: "<= 1.05",
+			Note: fmt.Sprintf("%d %s for %d NodeClaims, retries of refused creates included", creates, createRoute, claims)},
+		{Scenario: e.scenario(apiCostScenario), Metric: "answers 429 while launching", Value: float64(throttled), Unit: "answers", Target: "0",
+			Note: "the API refusing a request over its rate limit; the controller paces its requests to the limits"},
 		{Scenario: e.scenario(apiCostScenario), Metric: fmt.Sprintf("calls per minute at rest, %d nodes", claims), Value: perMinute, Unit: "calls/min", Note: restNote},
 	}
 	rows = append(rows, budgetShares(e.scenario(apiCostScenario), "at rest", idle, rest, "")...)

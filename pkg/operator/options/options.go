@@ -60,6 +60,9 @@ type Options struct {
 	APIVersion string
 	// ClientTimeoutSeconds bounds each Linode API request.
 	ClientTimeoutSeconds int
+	// APIRateLimits change the budgets the client paces its requests to from Linode's published
+	// limits: class=requests/window, comma-separated (linode.ParseBudgets).
+	APIRateLimits string
 	// ClusterEndpoint is the Kubernetes API server URL nodes join (instance mode); empty in LKE
 	// mode, where LKE configures the kubelets.
 	ClusterEndpoint string
@@ -145,6 +148,7 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.StringVar(&o.APIVersion, "linode-api-version", env.WithDefaultString("LINODE_API_VERSION", "v4"), "[LINODE_API_VERSION] v4, or v4beta for LKE Enterprise clusters.")
 	o.malformedEnvironment, o.AlphaSettings = nil, nil
 	fs.IntVar(&o.ClientTimeoutSeconds, "linode-client-timeout", o.intFromEnv("LINODE_CLIENT_TIMEOUT", 30), "[LINODE_CLIENT_TIMEOUT] Seconds a Linode API request may take.")
+	fs.StringVar(&o.APIRateLimits, "linode-api-rate-limits", env.WithDefaultString("LINODE_API_RATE_LIMITS", ""), "[LINODE_API_RATE_LIMITS] Rate limits the controller paces its Linode API requests to, where they differ from Linode's published ones (linode_create=20/15s, list=200/1m, other=1600/1m): class=requests/window, comma-separated, of the classes linode_create, linode_delete, lke_pool_create, lke_pool_delete, list, other; 0 requests leaves a class unpaced.")
 	fs.StringVar(&o.ClusterEndpoint, "cluster-endpoint", env.WithDefaultString("CLUSTER_ENDPOINT", ""), "[CLUSTER_ENDPOINT] https URL of the Kubernetes API server that nodes join (instance mode).")
 	fs.Float64Var(&o.HypervisorMemoryPercent, "hypervisor-memory-percent", o.hypervisorMemoryPercentFromEnv(2.5), "[HYPERVISOR_MEMORY_PERCENT] Share of a plan's memory not visible to the node, in percent (the alpha provider's VM_MEMORY_OVERHEAD_PERCENT, as a fraction, is read too).")
 	fs.StringVar(&o.SizingPolicy, "sizing-policy", env.WithDefaultString("SIZING_POLICY", v1.SizingPolicyEnabled), "[SIZING_POLICY] enabled: offer each NodePool the plans that make the cheapest fleet for its pending pods; disabled: offer every plan, as Karpenter core does on its own. A NodePool annotated "+v1.AnnotationSizingPolicy+"=disabled is offered every plan either way.")
@@ -225,6 +229,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ClientTimeoutSeconds < 1 {
 		errs = append(errs, fmt.Errorf("LINODE_CLIENT_TIMEOUT %d is not valid: use a number of seconds, at least 1", o.ClientTimeoutSeconds))
+	}
+	if _, err := linode.ParseBudgets(o.APIRateLimits); err != nil {
+		errs = append(errs, fmt.Errorf("LINODE_API_RATE_LIMITS: %w (helm: settings.apiRateLimits)", err))
 	}
 	if err := validateClusterEndpoint(o.ClusterEndpoint); err != nil {
 		errs = append(errs, err)

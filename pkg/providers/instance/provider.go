@@ -217,6 +217,9 @@ func (p *Provider) launchError(ctx context.Context, err error, instanceType stri
 		return cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching %s in %s: %w", instanceType, p.region, err))
 	case linode.IsInvalidRequest(err):
 		return nodeprovider.NewInvalidLaunchError(err, instanceType, linode.Reason(err))
+	case linode.IsNoTurn(err):
+		// Never sent: the listing still holds every Linode there is.
+		return fmt.Errorf("creating a Linode of %s: %w", instanceType, err)
 	default:
 		// The Linode may exist although the answer never arrived: the next attempt must list anew.
 		p.instances.Invalidate()

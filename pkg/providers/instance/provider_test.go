@@ -2,10 +2,12 @@ package instance_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
@@ -13,6 +15,7 @@ import (
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
@@ -22,6 +25,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	corecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
@@ -128,6 +132,28 @@ var _ = Describe("Create", func() {
 		Expect(first.Status.ProviderID).To(Equal("linode://" + itoa(emu.Instances()[0].ID)))
 		Expect(emu.Instances()).To(HaveLen(1))
 		Expect(emu.Counters()["POST "+instancesRoute]).To(Equal(1))
+	})
+
+	It("leaves unsent a launch whose turn in the API's rate limit would come after core's launch timeout, and its retry costs no call", func() {
+		// One create an hour, and a client that would wait a day for a turn: the NodeClaim's
+		// launch timeout is the bound.
+		paced := ExpectInstance(ctx, emu, env.Client, env.Config,
+			test.WithInstancePacer(linode.NewPacer(map[linode.RouteClass]linode.Budget{linode.ClassLinodeCreate: {Requests: 1, Window: time.Hour}}, 24*time.Hour, clock.RealClock{})),
+			test.WithInstanceProviderOptions(instance.WithListingTTL(time.Minute)))
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		_, err := paced.CloudProvider.Create(ctx, nodeClaimOf(nodeClass, "g6-standard-2"))
+		Expect(err).ToNot(HaveOccurred())
+
+		second := nodeClaimOf(nodeClass, "g6-standard-2")
+		for range 2 {
+			emu.ResetCounters()
+			_, err = paced.CloudProvider.Create(ctx, second)
+			var createErr *cloudprovider.CreateError
+			Expect(errors.As(err, &createErr)).To(BeTrue(), fmt.Sprint(err))
+			Expect(createErr.ConditionReason).To(Equal(corecloudprovider.AwaitingAPITurnReason))
+			Expect(emu.Counters()).To(BeEmpty(), "a create never sent leaves the listing of Linodes fresh")
+		}
+		Expect(emu.Instances()).To(HaveLen(1))
 	})
 
 	It("sends Karpenter to another plan when the region has no capacity for one", func() {

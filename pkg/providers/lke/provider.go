@@ -229,7 +229,10 @@ func (p *Provider) launchError(ctx context.Context, err error, nodeClass *v1.Lin
 	switch {
 	case !refused:
 		// The pool may exist although the answer never arrived: the next attempt must list anew.
-		p.pools.invalidate()
+		// A create never sent (no turn in the rate limit) leaves the listing whole.
+		if !linode.IsNoTurn(err) {
+			p.pools.invalidate()
+		}
 		return fmt.Errorf("creating node pool of %s: %w", instanceType, err)
 	case refusal.Kind == linode.RefusalInvalid && slices.ContainsFunc(refusal.Fields, func(field string) bool { return slices.Contains(nodeClassFields, field) }):
 		return nodeprovider.NewInvalidLaunchError(err, instanceType, refusal.Reason)
