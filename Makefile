@@ -58,7 +58,7 @@ bench-quick: k8s-binaries ## Smaller, shorter benchmarks and the fault matrix's 
 	go run ./cmd/chaos -quick $(CHAOS_FLAGS)
 
 .PHONY: chaos
-chaos: k8s-binaries ## The fault matrix: each fault in turn on a local cluster, what it cost; table in results/ (about 35 min)
+chaos: k8s-binaries ## The fault matrix: each fault in turn on a local cluster, what it cost; table in results/ (about 37 min)
 	go run ./cmd/chaos $(CHAOS_FLAGS)
 
 .PHONY: k8s-binaries

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -67,6 +68,10 @@ type Options struct {
 	// availability list does). It is set before the controller starts, because the controller
 	// reads plan availability when it reads the catalogue.
 	PlanCapacity map[string]int
+	// ControllerReplicas is how many controller processes run (1). More than one run as the
+	// chart's Deployment runs its replicas: leader election on, with the chart's lease, each
+	// replica with ports of its own and its own endpoint of the webhook Service.
+	ControllerReplicas int
 }
 
 // DefaultDelayScale makes a Linode go from create to running in about 5 s (160 s on Linode).
@@ -95,6 +100,9 @@ func (o *Options) defaults() {
 	if o.Progress == nil {
 		o.Progress = func(string) {}
 	}
+	if o.ControllerReplicas < 1 {
+		o.ControllerReplicas = 1
+	}
 }
 
 // Cluster is a running local cluster.
@@ -120,14 +128,12 @@ type Cluster struct {
 	opts         Options
 	controlPlane *envtest.Environment
 	components   []*component.Process
-	controller   *component.Process
-	// controllerBinary and controllerPorts (metrics, health probe, webhook) stay the same when
-	// the controller restarts, so the webhook's registration stays valid.
+	// controllerBinary stays the same when the controller restarts.
 	controllerBinary string
-	controllerPorts  []int
-	// webhook is the webhook Service's endpoint, kept on the controller's readiness until
-	// stopWebhook; nil in the kwok provider's mode, which serves no webhooks.
-	webhook          *webhookEndpoint
+	// replicas are the controller's processes; the first is the one the single-replica methods
+	// (RestartController, KillController, ControllerMetricsURL) act on.
+	replicas []*controllerReplica
+	// stopWebhook stops keeping the replicas' webhook endpoints on their readiness.
 	stopWebhook      context.CancelFunc
 	webhookDone      chan struct{}
 	stopNodes        context.CancelFunc
@@ -260,10 +266,18 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 
-	opts.Progress("starting the controller")
+	if opts.ControllerReplicas == 1 {
+		opts.Progress("starting the controller")
+	} else {
+		opts.Progress(fmt.Sprintf("starting the controller's %d replicas, with leader election", opts.ControllerReplicas))
+	}
 	c.controllerBinary = controllerBinary
-	if c.controllerPorts, err = freePorts(3); err != nil {
-		return nil, err
+	for i := range opts.ControllerReplicas {
+		replica, err := newControllerReplica(i)
+		if err != nil {
+			return nil, err
+		}
+		c.replicas = append(c.replicas, replica)
 	}
 	// Core's kwok provider is not this chart's controller: it keeps the admin kubeconfig.
 	c.ControllerKubeconfigPath = c.KubeconfigPath
@@ -280,10 +294,16 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}
 		webhookCtx, stopWebhook := context.WithCancel(log.IntoContext(context.Background(), c.fileLogger("webhook-endpoint.log")))
 		c.stopWebhook, c.webhookDone = stopWebhook, make(chan struct{})
-		go func() { c.webhook.run(webhookCtx); close(c.webhookDone) }()
+		var endpoints sync.WaitGroup
+		for _, replica := range c.replicas {
+			endpoints.Go(func() { replica.webhook.run(webhookCtx) })
+		}
+		go func() { endpoints.Wait(); close(c.webhookDone) }()
 	}
-	if err := c.startController(ctx); err != nil {
-		return nil, err
+	for _, replica := range c.replicas {
+		if err := c.startReplica(ctx, replica); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -297,14 +317,21 @@ type RestartOptions struct {
 	Env []string
 }
 
-// RestartController stops the controller and starts it again with the same binary and ports,
-// waiting until it is ready. Its log continues in the same file.
+// RestartController stops the controller (its first replica) and starts it again with the same
+// binary and ports, waiting until it is ready. Its log continues in the same file.
 func (c *Cluster) RestartController(ctx context.Context, opts RestartOptions) error {
+	return c.RestartReplica(ctx, 0, opts)
+}
+
+// RestartReplica is RestartController for the controller's replica i, which may have been
+// killed with KillReplica.
+func (c *Cluster) RestartReplica(ctx context.Context, i int, opts RestartOptions) error {
+	replica := c.replicas[i]
 	var err error
 	if opts.Crash {
-		err = c.controller.Kill()
+		err = replica.process.Kill()
 	} else {
-		err = c.controller.Stop(10 * time.Second)
+		err = replica.process.Stop(10 * time.Second)
 	}
 	if err != nil {
 		return err
@@ -312,7 +339,7 @@ func (c *Cluster) RestartController(ctx context.Context, opts RestartOptions) er
 	if opts.Env != nil {
 		c.opts.ControllerEnv = opts.Env
 	}
-	return c.startController(ctx)
+	return c.startReplica(ctx, replica)
 }
 
 // RestartAPIServer stops kube-apiserver (killing it if it has not shut down within 20 s), leaves
@@ -342,13 +369,12 @@ func (c *Cluster) RestartAPIServer(downtime time.Duration) error {
 	return nil
 }
 
-func (c *Cluster) webhookPort() int32 { return int32(c.controllerPorts[2]) }
+// webhookPort is the webhook Service's port, the first replica's webhook port.
+func (c *Cluster) webhookPort() int32 { return c.replicas[0].webhookPort() }
 
-// ControllerMetricsURL is the controller's Prometheus endpoint (its METRICS_PORT), where a
-// benchmark reads its heap and CPU time.
-func (c *Cluster) ControllerMetricsURL() string {
-	return fmt.Sprintf("http://127.0.0.1:%d/metrics", c.controllerPorts[0])
-}
+// ControllerMetricsURL is the controller's (its first replica's) Prometheus endpoint (its
+// METRICS_PORT), where a benchmark reads its heap and CPU time.
+func (c *Cluster) ControllerMetricsURL() string { return c.replicas[0].metricsURL() }
 
 // fileLogger writes a part of the cluster's errors to a log file of its own, name.
 func (c *Cluster) fileLogger(name string) logr.Logger {
@@ -359,11 +385,13 @@ func (c *Cluster) fileLogger(name string) logr.Logger {
 	return logr.FromSlogHandler(slog.NewTextHandler(f, nil))
 }
 
-// startController runs the controller with the settings the Helm chart would give it (one
-// replica, so no leader election), as the chart's ServiceAccount, and waits for its readiness
-// probe, and for the webhook's endpoint to say it is ready.
-func (c *Cluster) startController(ctx context.Context) error {
-	ports := c.controllerPorts
+// startReplica runs a controller replica with the settings the Helm chart would give it, as the
+// chart's ServiceAccount, and waits for its readiness probe, and for its webhook endpoint to say
+// it is ready. One replica runs without leader election; more run with it, as the chart's
+// Deployment configures them: the lease in the release's namespace, under core's default name
+// (the one the chart's Role lets the ServiceAccount update), with core's timings.
+func (c *Cluster) startReplica(ctx context.Context, replica *controllerReplica) error {
+	ports := replica.ports
 	env := []string{
 		"KUBECONFIG=" + c.ControllerKubeconfigPath,
 		"CLUSTER_NAME=" + c.opts.ClusterName,
@@ -372,21 +400,25 @@ func (c *Cluster) startController(ctx context.Context) error {
 		"LINODE_URL=" + c.Emulator.URL(),
 		"LINODE_API_VERSION=" + c.apiVersion(),
 		"HYPERVISOR_MEMORY_PERCENT=" + strconv.FormatFloat(HypervisorMemoryPercent, 'f', -1, 64),
-		"DISABLE_LEADER_ELECTION=true",
 		"METRICS_PORT=" + strconv.Itoa(ports[0]),
 		"HEALTH_PROBE_PORT=" + strconv.Itoa(ports[1]),
 		"LOG_LEVEL=info",
+	}
+	if len(c.replicas) == 1 {
+		env = append(env, "DISABLE_LEADER_ELECTION=true")
+	} else {
+		env = append(env, "LEADER_ELECTION_NAMESPACE="+webhookNamespace)
 	}
 	// The webhook server answers the LinodeNodeClass conversion webhook in both modes, and the
 	// Node webhook in LKE mode only: it gives LKE nodes the taints LKE cannot register them with,
 	// and instance-mode kubelets register with them already.
 	switch c.opts.Mode {
 	case ModeLKE:
-		env = append(env, webhookEnv(c.webhookPort())...)
+		env = append(env, webhookEnv(replica.webhookPort())...)
 	case ModeKwokProvider:
 		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true", "SYSTEM_NAMESPACE="+webhookNamespace)
 	default:
-		env = append(env, webhookEnv(c.webhookPort())...)
+		env = append(env, webhookEnv(replica.webhookPort())...)
 		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true")
 	}
 	env = append(env, c.opts.ControllerEnv...)
@@ -395,27 +427,26 @@ func (c *Cluster) startController(ctx context.Context) error {
 			return err
 		}
 	}
-	var err error
-	c.controller, err = component.Start(component.Spec{Name: "controller", Path: c.controllerBinary, Env: env}, c.LogDir)
+	process, err := component.Start(component.Spec{Name: replica.name, Path: c.controllerBinary, Env: env}, c.LogDir)
 	if err != nil {
 		return err
 	}
-	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1])
+	replica.process, replica.killed = process, false
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
-		if err := c.controller.CheckRunning(); err != nil {
+		if err := process.CheckRunning(); err != nil {
 			return err
 		}
-		if resp, err := http.Get(readyz); err == nil {
+		if resp, err := http.Get(replica.readyzURL()); err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && (c.webhook == nil || c.webhook.isReady()) {
+			if resp.StatusCode == http.StatusOK && (replica.webhook == nil || replica.webhook.isReady()) {
 				return nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the controller was not ready within 2 minutes; the end of its log:\n%s", component.Tail(c.controller.LogPath(), 3000))
+			return fmt.Errorf("the %s was not ready within 2 minutes; the end of its log:\n%s", replica.name, component.Tail(process.LogPath(), 3000))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -443,32 +474,50 @@ func (c *Cluster) SetControllerToken(token string) error {
 	return os.Rename(next, c.tokenFile())
 }
 
-// KillController kills the controller at once (SIGKILL), leaving it down until RestartController.
-func (c *Cluster) KillController() error { return c.controller.Kill() }
+// KillController kills the controller (its first replica) at once (SIGKILL), leaving it down
+// until RestartController.
+func (c *Cluster) KillController() error { return c.replicas[0].process.Kill() }
 
-// ControllerRunning reports, with the end of its log, a controller that has exited.
-func (c *Cluster) ControllerRunning() error { return c.controller.CheckRunning() }
-
-// ControllerLog is the path of the controller's log.
-func (c *Cluster) ControllerLog() string { return filepath.Join(c.LogDir, "controller.log") }
-
-// CheckHealthy reports a component or the controller that has exited.
-func (c *Cluster) CheckHealthy() error {
+// ControllerRunning reports, with the end of its log, a replica of the controller that has
+// exited on its own (not one KillReplica killed).
+func (c *Cluster) ControllerRunning() error {
 	var errs []error
-	for _, p := range append(c.components, c.controller) {
-		if p != nil {
-			errs = append(errs, p.CheckRunning())
-		}
+	for i := range c.replicas {
+		errs = append(errs, c.ReplicaRunning(i))
 	}
 	return errors.Join(errs...)
+}
+
+// ReplicaRunning is ControllerRunning for the controller's replica i.
+func (c *Cluster) ReplicaRunning(i int) error {
+	replica := c.replicas[i]
+	if replica.process == nil || replica.killed {
+		return nil
+	}
+	return replica.process.CheckRunning()
+}
+
+// ControllerLog is the path of the controller's (its first replica's) log.
+func (c *Cluster) ControllerLog() string { return filepath.Join(c.LogDir, "controller.log") }
+
+// CheckHealthy reports a component or a replica of the controller that has exited, except a
+// replica KillReplica killed.
+func (c *Cluster) CheckHealthy() error {
+	var errs []error
+	for _, p := range c.components {
+		errs = append(errs, p.CheckRunning())
+	}
+	return errors.Join(append(errs, c.ControllerRunning())...)
 }
 
 // Stop stops the controller first, so it launches nothing more, then everything else. The work
 // directory is removed only if Start created it and everything stopped cleanly.
 func (c *Cluster) Stop() error {
 	var errs []error
-	if c.controller != nil {
-		errs = append(errs, c.controller.Stop(10*time.Second))
+	for _, replica := range c.replicas {
+		if replica.process != nil {
+			errs = append(errs, replica.process.Stop(10*time.Second))
+		}
 	}
 	if c.stopTokenRefresh != nil {
 		c.stopTokenRefresh()

@@ -33,8 +33,8 @@ const (
 // registerWebhooks installs the controller's webhooks as the charts do: the LinodeNodeClass
 // CRD's conversion webhook always, the Node webhook in LKE mode. Only where the apiserver finds
 // them differs: with no Pods here, the Service has no selector and the cluster keeps its
-// EndpointSlice itself (webhookEndpoint), pointing at the controller's webhook port on this
-// machine and ready while the controller's /readyz is, as the kubelet's readiness probe keeps a
+// EndpointSlices itself (webhookEndpoint), one per controller replica, pointing at its webhook
+// port on this machine and ready while its /readyz is, as the kubelet's readiness probe keeps a
 // pod's endpoint. The apiserver checks the certificate against the Service's DNS name, so the
 // controller's own certificate, and the caBundles it keeps, work unchanged.
 func (c *Cluster) registerWebhooks(ctx context.Context, port int32, nodeWebhook bool) error {
@@ -47,11 +47,13 @@ func (c *Cluster) registerWebhooks(ctx context.Context, port int32, nodeWebhook 
 	if err := c.Kube.Create(ctx, service); err != nil {
 		return fmt.Errorf("creating the webhook's Service: %w", err)
 	}
-	endpoint, err := newWebhookEndpoint(ctx, c.Kube, port, fmt.Sprintf("http://127.0.0.1:%d/readyz", c.controllerPorts[1]))
-	if err != nil {
-		return err
+	for _, replica := range c.replicas {
+		endpoint, err := newWebhookEndpoint(ctx, c.Kube, replica.endpointSliceName(), replica.webhookPort(), replica.readyzURL())
+		if err != nil {
+			return err
+		}
+		replica.webhook = endpoint
 	}
-	c.webhook = endpoint
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := c.Kube.Get(ctx, client.ObjectKey{Name: conversion.CustomResourceDefinitionName}, crd); err != nil {
 		return err
@@ -91,8 +93,8 @@ func webhookEnv(port int32) []string {
 // EndpointSlice.
 const webhookPortName = "https-webhook"
 
-// webhookEndpoint is the webhook Service's one endpoint, the controller, in an EndpointSlice the
-// cluster writes as kube-controller-manager would for a pod: ready while the controller's
+// webhookEndpoint is a controller replica's endpoint of the webhook Service, in an EndpointSlice
+// the cluster writes as kube-controller-manager would for a pod: ready while the replica's
 // readiness probe passes. kube-apiserver runs with --enable-aggregator-routing, so it calls a
 // ready endpoint of a webhook's Service, not the Service's cluster IP, which nothing routes here,
 // and finds none while the controller is not ready.
@@ -111,16 +113,17 @@ type webhookEndpoint struct {
 // webhookEndpointInterval is how often the controller's readiness is probed.
 const webhookEndpointInterval = 250 * time.Millisecond
 
-// newWebhookEndpoint creates the EndpointSlice, not ready, pointing at port on this machine's
-// address. The apiserver refuses loopback addresses in an EndpointSlice; the controller's
-// webhook server listens on every interface.
-func newWebhookEndpoint(ctx context.Context, kube client.Client, port int32, readyz string) (*webhookEndpoint, error) {
+// newWebhookEndpoint creates the EndpointSlice name, not ready, pointing at port on this
+// machine's address. The apiserver refuses loopback addresses in an EndpointSlice; the
+// controller's webhook server listens on every interface. Each replica has a slice of its own,
+// as its port is its own: the apiserver takes the port from the slice, matched by the port's name.
+func newWebhookEndpoint(ctx context.Context, kube client.Client, name string, port int32, readyz string) (*webhookEndpoint, error) {
 	address, addressType, err := machineAddress()
 	if err != nil {
 		return nil, err
 	}
 	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: webhookService, Namespace: webhookNamespace, Labels: map[string]string{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: webhookNamespace, Labels: map[string]string{
 			discoveryv1.LabelServiceName: webhookService,
 			discoveryv1.LabelManagedBy:   "localcluster.karpenter.k8s.linode",
 		}},
@@ -204,15 +207,19 @@ func (w *webhookEndpoint) isReady() bool {
 	return w.ready
 }
 
-// SetWebhookReachable makes the webhook's Service end at the controller while it is ready (true)
-// or at nothing (false), so that kube-apiserver cannot reach the webhooks while the controller
-// itself runs on, as when its Service or network path is broken.
+// SetWebhookReachable makes the webhook's Service end at the controller's replicas while they
+// are ready (true) or at nothing (false), so that kube-apiserver cannot reach the webhooks while
+// the controller itself runs on, as when its Service or network path is broken.
 func (c *Cluster) SetWebhookReachable(ctx context.Context, reachable bool) error {
-	c.webhook.mu.Lock()
-	c.webhook.reachable = reachable
-	c.webhook.mu.Unlock()
-	if reachable {
-		return nil
+	var errs []error
+	for _, replica := range c.replicas {
+		endpoint := replica.webhook
+		endpoint.mu.Lock()
+		endpoint.reachable = reachable
+		endpoint.mu.Unlock()
+		if !reachable {
+			errs = append(errs, endpoint.publish(ctx, false))
+		}
 	}
-	return c.webhook.publish(ctx, false)
+	return errors.Join(errs...)
 }

@@ -176,7 +176,9 @@ func RunChaos(ctx context.Context, cfg ChaosConfig) ([]ChaosRow, map[string]stri
 			"a fault that lasts starts with %[3]d pods running, scales up to %[2]d under the fault and halfway back to %[3]d, and returns to %[2]d once the fault ends; "+
 			"the API down and kube-apiserver's restart start with %[3]d and come as the scale-up to %[2]d launches; "+
 			"the others start with %[2]d: the controller is killed once a scale-down to %[3]d has Karpenter deleting a NodeClaim, and restarted after a scale-up back to %[2]d; "+
-			"the recycle and the NodeClaims' deletion hit %[2]d running pods", chaosNodeCPUs, scale.peak, scale.low),
+			"the recycle and the NodeClaims' deletion hit %[2]d running pods; "+
+			"the leader's loss runs the chart's 2 replicas with leader election, times a scale-up from %[3]d to %[2]d without the fault, "+
+			"consolidates back to %[3]d, and kills the leader (SIGKILL, left down) as the second scale-up launches", chaosNodeCPUs, scale.peak, scale.low),
 		"Clusters": "a new local cluster per fault: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, " +
 			"the Linode API emulator (Linodes boot in 5 s) and the controller as a process configured as the Helm chart configures it",
 		"Durations": fmt.Sprintf("faults that last: %v, except the 5xx storm (%v) and the API down (%v); recovery waited for up to %v after the fault's end",
@@ -248,7 +250,8 @@ func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFau
 	if err != nil {
 		return row, err
 	}
-	e, err := startEnv(ctx, Config{ControllerBinary: cfg.ControllerBinary, Progress: cfg.Progress, WorkDir: logDir}, Linode, 5*time.Second)
+	e, err := startEnv(ctx, Config{ControllerBinary: cfg.ControllerBinary, Progress: cfg.Progress, WorkDir: logDir}, Linode, 5*time.Second,
+		func(opts *localcluster.Options) { opts.ControllerReplicas = controllerReplicas(f.name) })
 	if err != nil {
 		return row, err
 	}
@@ -493,14 +496,19 @@ func (r *chaosRun) settled(ctx context.Context) bool {
 	return err == nil && notRunning == 0 && r.env.cluster.CheckConsistency(ctx) == nil
 }
 
-// keepControllerRunning starts the controller again if it exited on its own.
+// keepControllerRunning starts a replica of the controller again if it exited on its own.
 func (r *chaosRun) keepControllerRunning(ctx context.Context) error {
-	if r.env.cluster.ControllerRunning() == nil {
-		return nil
+	for i := range r.env.cluster.ControllerReplicas() {
+		if r.env.cluster.ReplicaRunning(i) == nil {
+			continue
+		}
+		r.controllerRestarts++
+		r.env.cfg.progress("  the controller exited; starting it again")
+		if err := r.env.cluster.RestartReplica(ctx, i, localcluster.RestartOptions{}); err != nil {
+			return err
+		}
 	}
-	r.controllerRestarts++
-	r.env.cfg.progress("  the controller exited; starting it again")
-	return r.env.cluster.RestartController(ctx, localcluster.RestartOptions{})
+	return nil
 }
 
 // podsNotRunning counts the replicas that are not running and ready: the target less the pods

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -30,12 +31,23 @@ const (
 	FaultWebhookDown       = "webhook-down"
 	FaultRecycleHalf       = "recycle-half"
 	FaultNodeClaimsDeleted = "nodeclaims-deleted"
+	FaultLeaderKilled      = "leader-killed"
 )
 
 // ChaosFaults are the faults, in its order.
 var ChaosFaults = []string{
 	FaultAPILatency, FaultAPIHang, Fault5xxStorm, Fault429Storm, FaultAPIDown, FaultTokenRevoked,
 	FaultAPIServerRestart, FaultControllerKilled, FaultWebhookDown, FaultRecycleHalf, FaultNodeClaimsDeleted,
+	FaultLeaderKilled,
+}
+
+// controllerReplicas is how many replicas of the controller a fault's cluster runs: the chart's
+// two, with leader election, for the leader's loss; one, as the benchmarks run it, for the others.
+func controllerReplicas(fault string) int {
+	if fault == FaultLeaderKilled {
+		return 2
+	}
+	return 1
 }
 
 // chaosFault is one fault and how a run goes through it.
@@ -107,6 +119,8 @@ func chaosFaultByName(name string) (chaosFault, bool) {
 		return chaosFault{name, "recycle of half the nodes", false, recycleHalf}, true
 	case FaultNodeClaimsDeleted:
 		return chaosFault{name, "NodeClaims deleted behind the controller's back", false, deleteHalfTheNodeClaims}, true
+	case FaultLeaderKilled:
+		return chaosFault{name, "leader killed mid-scale-up (2 replicas)", true, killLeaderMidScaleUp}, true
 	}
 	return chaosFault{}, false
 }
@@ -327,4 +341,164 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// killLeaderMidScaleUp runs the chart's two replicas through the loss of the leader's node. It
+// times a scale-up from the low to the peak without the fault, scales back down, and scales up
+// again; as soon as Karpenter has created a NodeClaim for it, it kills the leader (SIGKILL: a
+// lost node releases nothing) and leaves it down, as the node's pod stays down for minutes. The
+// fault ends when the standby holds the lease; the note compares the time to all running and
+// the Linode launches of the two scale-ups.
+func killLeaderMidScaleUp(ctx context.Context, r *chaosRun) (time.Time, error) {
+	cluster := r.env.cluster
+	atLow, err := r.claimNames(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	baseline, err := r.timedScaleUp(ctx, nil)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the scale-up without the fault: %w", err)
+	}
+	if err := r.scaleTo(ctx, r.scale.low); err != nil {
+		return time.Time{}, err
+	}
+	// Back to as many nodes as the low had, so that the second scale-up launches as many.
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+		now, err := r.claimNames(ctx)
+		return err == nil && len(now) <= len(atLow), nil
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("consolidating back to %d NodeClaims after the scale-up without the fault: %w", len(atLow), err)
+	}
+	if _, ok, err := r.awaitSettled(ctx, "the scale-down between the two scale-ups", 4*time.Minute); err != nil || !ok {
+		return time.Time{}, errors.Join(err, errors.New("the scale-down to the low did not settle within 4 minutes"))
+	}
+	var takeover leaderTakeover
+	faulted, err := r.timedScaleUp(ctx, func(ctx context.Context) error {
+		takeover, err = killLeader(ctx, cluster)
+		return err
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the scale-up with the fault: %w", err)
+	}
+	r.note("replica %d led and was killed %.1f s into the scale-up with %d NodeClaims launching; the standby held the lease %.1f s later (lease %v)",
+		takeover.killed+1, faulted.killedAfter.Seconds(), faulted.claimsAtKill, takeover.after.Seconds(), takeover.lease)
+	r.note("all %d pods running %.1f s after the scale-up, against %.1f s without the fault (%+.1f s); Linode launches %d for %d new NodeClaims, against %d for %d",
+		r.scale.peak, faulted.allRunning.Seconds(), baseline.allRunning.Seconds(), (faulted.allRunning - baseline.allRunning).Seconds(),
+		faulted.launches, faulted.newClaims, baseline.launches, baseline.newClaims)
+	return takeover.at, nil
+}
+
+// scaleUpTiming is what one scale-up from the low to the peak took.
+type scaleUpTiming struct {
+	// allRunning is from the scale-up until every replica ran.
+	allRunning time.Duration
+	// launches are the successful Linode launches (LKE pools or Linodes) during it; newClaims
+	// the NodeClaims it created that were still there when every replica ran.
+	launches, newClaims int
+	// killedAfter and claimsAtKill say when the fault came: how long into the scale-up, and how
+	// many of its NodeClaims existed then.
+	killedAfter  time.Duration
+	claimsAtKill int
+}
+
+// timedScaleUp scales the workload to its peak and waits until every replica runs. With fault,
+// it calls it as soon as Karpenter has created a NodeClaim for the scale-up.
+func (r *chaosRun) timedScaleUp(ctx context.Context, fault func(context.Context) error) (scaleUpTiming, error) {
+	var timing scaleUpTiming
+	before, err := r.claimNames(ctx)
+	if err != nil {
+		return timing, err
+	}
+	start := time.Now()
+	if fault != nil {
+		if err := r.scaleUpUntilLaunching(ctx); err != nil {
+			return timing, err
+		}
+		timing.killedAfter = time.Since(start)
+		if timing.claimsAtKill, err = r.newClaims(ctx, before); err != nil {
+			return timing, err
+		}
+		if err := fault(ctx); err != nil {
+			return timing, err
+		}
+	} else if err := r.scaleTo(ctx, r.scale.peak); err != nil {
+		return timing, err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		notRunning, err := r.podsNotRunning(ctx)
+		return err == nil && notRunning == 0, nil
+	})
+	if err != nil {
+		return timing, fmt.Errorf("waiting for %d replicas to run: %w", r.scale.peak, err)
+	}
+	timing.allRunning = time.Since(start)
+	for _, request := range r.env.cluster.Emulator.Requests() {
+		if createRoutes[request.Route] && !request.Time.Before(start) && request.Status < 300 {
+			timing.launches++
+		}
+	}
+	timing.newClaims, err = r.newClaims(ctx, before)
+	return timing, err
+}
+
+// newClaims counts the NodeClaims not in before.
+func (r *chaosRun) newClaims(ctx context.Context, before map[string]bool) (int, error) {
+	now, err := r.claimNames(ctx)
+	if err != nil {
+		return 0, err
+	}
+	count := 0
+	for name := range now {
+		if !before[name] {
+			count++
+		}
+	}
+	return count, nil
+}
+
+// leaderTakeover is what the loss of the leader took.
+type leaderTakeover struct {
+	// killed is the replica that led and was killed.
+	killed int
+	// at is when the standby took the lease (the Lease's acquire time), after the kill.
+	at    time.Time
+	after time.Duration
+	// lease is the lease's duration, the longest a standby waits for a holder that stopped.
+	lease time.Duration
+}
+
+// killLeader kills the replica that leads and waits until another holds the lease.
+func killLeader(ctx context.Context, cluster *localcluster.Cluster) (leaderTakeover, error) {
+	var takeover leaderTakeover
+	var err error
+	if takeover.killed, err = cluster.Leader(ctx); err != nil {
+		return takeover, err
+	}
+	lease, ok, err := cluster.LeaderLease(ctx)
+	if err != nil || !ok {
+		return takeover, errors.Join(err, errors.New("the leader election's Lease is missing"))
+	}
+	takeover.lease = lease.Duration
+	if err := cluster.KillReplica(takeover.killed); err != nil {
+		return takeover, err
+	}
+	killed := time.Now()
+	var taken localcluster.Lease
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		now, _, err := cluster.LeaderLease(ctx)
+		if err != nil || now.Holder == "" || now.Holder == lease.Holder {
+			return false, nil //nolint:nilerr // kube-apiserver busy: look again
+		}
+		taken = now
+		leader, err := cluster.Leader(ctx)
+		return err == nil && leader != takeover.killed, nil
+	})
+	if err != nil {
+		return takeover, fmt.Errorf("no standby held the lease within 2 minutes of the leader's kill: %w", err)
+	}
+	// The new holder stamps the lease when it takes it; the same clock killed the leader.
+	takeover.at = taken.Acquired
+	takeover.after = takeover.at.Sub(killed)
+	return takeover, nil
 }
