@@ -1,6 +1,7 @@
 // Package upkeep runs, end to end, what Linode and LKE do to running nodes and the controller
 // must carry through core's drain (LKE upgrades and recycles, scheduled maintenance and failed
-// hosts), and what the webhooks must serve through (a Linode API outage, a revoked token). It has
+// hosts), what the webhooks must serve through (a Linode API outage, a revoked token), and that
+// the cluster launches what karpenter-linode plan predicted. It has
 // a local cluster of its own (package framework), so that it runs beside the other end-to-end
 // suites rather than after them.
 package upkeep_test
