@@ -91,6 +91,9 @@ func TestHostnameSpreadLimit(t *testing.T) {
 		{"spread over hostnames", pod(mix.podSpec(spread, "pool"), mix.podLabels(spread, "pool")), 1},
 		{"not spread", pod(mix.podSpec(costDeployment{name: "d"}, "pool"), mix.podLabels(spread, "pool")), 0},
 		{"spread over pods it does not select", pod(mix.podSpec(spread, "pool"), map[string]string{appLabel: "other"}), 0},
+		// Preferences are not limits: the bound is the cheapest fleet that honours what must hold.
+		{"spread ScheduleAnyway", pod(mix.podSpec(costDeployment{name: "d", spreadAnyway: true}, "pool"), mix.podLabels(spread, "pool")), 0},
+		{"preferred anti-affinity", pod(mix.podSpec(costDeployment{name: "d", softAntiAffinity: 100}, "pool"), mix.podLabels(spread, "pool")), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := planner.HostnameSpreadLimit(tc.pod); got != tc.want {
