@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 )
@@ -24,6 +25,47 @@ type costMix struct {
 	// gpu mixes ask for GPUs: the README's default NodePool leaves GPU plans to the NodePool of
 	// examples/gpu.yaml, whose taint the pods tolerate.
 	gpu bool
+	// fallback gives the mix's NodePool weight 50 beside a dearer fallback NodePool of weight 1
+	// (fallbackRequirements), the two as users keep them: the pods select both by a label both
+	// NodePools put on their nodes, so core offers each pod to the default first.
+	fallback bool
+	// overlay, when set, is a NodeOverlay on the mix's NodePool that changes one plan's price.
+	overlay *planOverlay
+}
+
+// planOverlay is a NodeOverlay's price change for one plan: a price, or a priceAdjustment when
+// it starts with a sign ("-75%"), as core reads them.
+type planOverlay struct {
+	plan, change string
+}
+
+// fallbackRequirements are the fallback NodePool's: premium and dedicated plans, dearer than the
+// standard plans of the README's default NodePool.
+var fallbackRequirements = []karpv1.NodeSelectorRequirementWithMinValues{
+	{Key: v1.LabelInstanceClass, Operator: corev1.NodeSelectorOpIn, Values: []string{"premium", "dedicated"}},
+}
+
+// Weights of the default and fallback NodePools of a fallback mix.
+const (
+	defaultWeight  = 50
+	fallbackWeight = 1
+)
+
+// mixNodesLabel is on the nodes of both NodePools of a fallback mix, which its pods select.
+// NodePools may not set labels of the provider's domain (karpenter.k8s.linode), which core
+// restricts with its subdomains.
+const mixNodesLabel = "bench.example.com/mix"
+
+// ownsNodePools tells whether the mix brings NodePool settings of its own (a fallback, an
+// overlay): it runs on the cluster, on the README's NodePool only, and not in process.
+func (m costMix) ownsNodePools() bool { return m.fallback || m.overlay != nil }
+
+// nodeSelector pins the mix's pods to its NodePool, or for a fallback mix to both of its.
+func (m costMix) nodeSelector(nodePool string) map[string]string {
+	if m.fallback {
+		return map[string]string{mixNodesLabel: nodePool}
+	}
+	return map[string]string{karpv1.NodePoolLabelKey: nodePool}
 }
 
 type costDeployment struct {
@@ -90,6 +132,18 @@ var constrainedMixes = []costMix{
 	{name: "cpu-beside-memory", deployments: []costDeployment{
 		{name: "analytics", replicas: 24, requests: requests("3", "4Gi")},
 		{name: "cache", replicas: 12, requests: requests("500m", "16Gi")},
+	}},
+	// The default NodePool can take every pod; the biggest need a plan near its largest.
+	{name: "weighted-fallback", fallback: true, deployments: []costDeployment{
+		{name: "web", replicas: 40, requests: requests("500m", "1Gi")},
+		{name: "worker", replicas: 12, requests: requests("2", "4Gi")},
+		{name: "big", replicas: 4, requests: requests("20", "40Gi")},
+	}},
+	// A committed-use discount that makes the 32-vCPU standard plan the cheapest per vCPU and
+	// per GiB.
+	{name: "overlay-discount", overlay: &planOverlay{plan: "g6-standard-32", change: "-75%"}, deployments: []costDeployment{
+		{name: "app", replicas: 40, requests: requests("1", "2Gi")},
+		{name: "web", replicas: 30, requests: requests("500m", "1Gi")},
 	}},
 }
 
@@ -184,7 +238,7 @@ const appLabel = "app"
 func (m costMix) podSpec(d costDeployment, nodePool string) corev1.PodSpec {
 	spec := corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To[int64](0),
-		NodeSelector:                  map[string]string{karpv1.NodePoolLabelKey: nodePool},
+		NodeSelector:                  m.nodeSelector(nodePool),
 		Containers: []corev1.Container{{
 			Name: "pause", Image: "registry.k8s.io/pause:3.10",
 			// Extended resources such as GPUs must be limited as much as they are requested.
@@ -224,7 +278,7 @@ func (m costMix) podLabels(d costDeployment, nodePool string) map[string]string 
 func (m costMix) daemonSetSpec(d costDaemonSet, nodePool string) corev1.PodSpec {
 	return corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To[int64](0),
-		NodeSelector:                  map[string]string{karpv1.NodePoolLabelKey: nodePool},
+		NodeSelector:                  m.nodeSelector(nodePool),
 		Containers:                    []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{Requests: d.requests}}},
 	}
 }

@@ -156,7 +156,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		{Linode, p.duplicateBoot, ScenarioDuplicates, nil},
 		{Kwok, p.duplicateBoot, ScenarioDuplicates, nil},
 		{Linode, p.apiCostBoot, ScenarioAPICost, nil},
-		{Linode, p.costBoot, ScenarioCostFleets, costClusterPlan},
+		{Linode, p.costBoot, ScenarioCostFleets, costClusterPlan(p.cost.mixes)},
 	}
 	for _, r := range slices.Clone(counted) {
 		if r.provider == Linode && slices.Contains(p.instanceScenarios, r.scenario) {
