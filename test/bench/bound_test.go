@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
@@ -91,11 +94,52 @@ func TestHostnameSpreadLimit(t *testing.T) {
 		{"spread over hostnames", pod(mix.podSpec(spread, "pool"), mix.podLabels(spread, "pool")), 1},
 		{"not spread", pod(mix.podSpec(costDeployment{name: "d"}, "pool"), mix.podLabels(spread, "pool")), 0},
 		{"spread over pods it does not select", pod(mix.podSpec(spread, "pool"), map[string]string{appLabel: "other"}), 0},
+		// Preferences are not limits: the bound is the cheapest fleet that honours what must hold.
+		{"spread ScheduleAnyway", pod(mix.podSpec(costDeployment{name: "d", spreadAnyway: true}, "pool"), mix.podLabels(spread, "pool")), 0},
+		{"preferred anti-affinity", pod(mix.podSpec(costDeployment{name: "d", softAntiAffinity: 100}, "pool"), mix.podLabels(spread, "pool")), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := planner.HostnameSpreadLimit(tc.pod); got != tc.want {
 				t.Fatalf("limit = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// The overlay mix's fleet is bounded, and priced, at its NodeOverlay's prices: the discount makes
+// its plan a quarter of the list price and the cheapest fleet of one plan, and lowers the bound,
+// while the catalogue the other mixes are measured against keeps list prices.
+func TestOverlayPricesTheBound(t *testing.T) {
+	linode, err := startLinodeCloud(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer linode.close()
+	mix := constrainedMixes[slices.IndexFunc(constrainedMixes, func(m costMix) bool { return m.overlay != nil })]
+	listed := linode.instanceTypes
+	price := func(instanceTypes []*cloudprovider.InstanceType, plan string) float64 {
+		return instanceTypes[slices.IndexFunc(instanceTypes, func(it *cloudprovider.InstanceType) bool { return it.Name == plan })].Offerings.Cheapest().Price
+	}
+	list := price(listed, mix.overlay.plan)
+	overlaid := mix.overlaid(listed)
+	if got := price(overlaid, mix.overlay.plan); math.Abs(got-list/4) > 1e-9 {
+		t.Fatalf("%s at $%.4f/h under the overlay %s, want a quarter of $%.4f/h", mix.overlay.plan, got, mix.overlay.change, list)
+	}
+	if price(listed, mix.overlay.plan) != list {
+		t.Fatal("applying the overlay changed the listed catalogue")
+	}
+	nodePool := &karpv1.NodePool{Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{Requirements: openNodePool.requirements}}}}
+	pods := mixPods(mix, "pool")
+	atList, err := mixYardsticks(listed, nodePool, mix, pods, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atOverlay, err := mixYardsticks(overlaid, nodePool, mix, pods, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if atOverlay.bound >= atList.bound || atOverlay.onePlan.Plan != mix.overlay.plan {
+		t.Fatalf("under the overlay: bound $%.3f/h (at list prices $%.3f/h), cheapest fleet of one plan %d× %s; want a lower bound and %s",
+			atOverlay.bound, atList.bound, atOverlay.onePlan.Nodes, atOverlay.onePlan.Plan, mix.overlay.plan)
 	}
 }

@@ -195,7 +195,9 @@ func decodeNodePool(data []byte) (*karpv1.NodePool, error) {
 // fleet of one plan. It is the fast check of the cluster scenario's figures; each mix runs for a
 // NodePool open to every plan and for the README's NodePools.
 func CostEfficiency(ctx context.Context, mixNames []string) ([]Row, error) {
-	variants, err := inProcessFleets(ctx, selectMixes(costMixes, mixNames))
+	// Mixes with NodePools of their own (a fallback, an overlay) run on the cluster only.
+	mixes := slices.DeleteFunc(slices.Clone(selectMixes(costMixes, mixNames)), costMix.ownsNodePools)
+	variants, err := inProcessFleets(ctx, mixes)
 	if err != nil {
 		return nil, err
 	}

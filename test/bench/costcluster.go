@@ -14,9 +14,11 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/apis/v1alpha1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	corescheduling "sigs.k8s.io/karpenter/pkg/scheduling"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
+	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
@@ -24,6 +26,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 )
 
@@ -53,11 +56,17 @@ type costRun struct {
 }
 
 // costClusterPlan sets the GPU plans' capacity in the region before the controller reads the
-// catalogue, as Linode's availability list would for a region with GPUs to sell.
-func costClusterPlan(o *localcluster.Options) {
-	o.PlanCapacity = map[string]int{}
-	for _, plan := range gpuPlans {
-		o.PlanCapacity[plan] = 16
+// catalogue, as Linode's availability list would for a region with GPUs to sell, and turns on
+// core's NodeOverlay feature gate when a mix has an overlay.
+func costClusterPlan(mixes []costMix) func(*localcluster.Options) {
+	return func(o *localcluster.Options) {
+		o.PlanCapacity = map[string]int{}
+		for _, plan := range gpuPlans {
+			o.PlanCapacity[plan] = 16
+		}
+		if slices.ContainsFunc(mixes, func(m costMix) bool { return m.overlay != nil }) {
+			o.ControllerEnv = append(o.ControllerEnv, "FEATURE_GATES=NodeOverlay=true")
+		}
 	}
 }
 
@@ -67,6 +76,17 @@ type costPool struct {
 	pool    costNodePool
 	name    string
 	variant string
+}
+
+// fallbackName names the fallback NodePool of a fallback mix.
+func (p costPool) fallbackName() string { return p.name + "-fallback" }
+
+// nodePools are the names of the NodePools whose nodes run the pool's mix.
+func (p costPool) nodePools() []string {
+	if p.mix.fallback {
+		return []string{p.name, p.fallbackName()}
+	}
+	return []string{p.name}
 }
 
 // costOnCluster runs the mixes side by side through the controller, each on a NodePool of its
@@ -97,9 +117,18 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 			continue
 		}
 		for _, mix := range run.mixes {
+			if variant == "open" && mix.ownsNodePools() {
+				continue
+			}
 			pool := openNodePool
 			if variant == "readme" {
 				pool = readme.forMix(mix)
+			}
+			if mix.fallback {
+				pool.name += fmt.Sprintf(" at weight %d beside a fallback of weight %d (%s)", defaultWeight, fallbackWeight, formatRequirements(fallbackRequirements))
+			}
+			if mix.overlay != nil {
+				pool.name += fmt.Sprintf(" with a NodeOverlay: %s %s", mix.overlay.plan, mix.overlay.change)
 			}
 			pools = append(pools, costPool{mix: mix, pool: pool, name: variant + "-" + mix.name, variant: variant})
 		}
@@ -153,6 +182,11 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 		where = "on the cluster, consolidated"
 	}
 	rows = append(rows, fleetRows(pools, fleets, where, true)...)
+	fallback, err := e.fallbackRows(ctx, pools, instanceTypes, where)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, fallback...)
 	contracts, err := e.costContracts(ctx, pools)
 	if err != nil {
 		return nil, err
@@ -284,16 +318,58 @@ func (e *env) createCostNodeClass(ctx context.Context) error {
 }
 
 // createCostPool creates the mix's NodePool with the variant's requirements and taints and the
-// run's disruption settings, and waits until it is Ready.
+// run's disruption settings, and waits until it is Ready; for a fallback mix, the weighted
+// NodePool and its fallback; for an overlay mix, the NodeOverlay on its NodePool.
 func (e *env) createCostPool(ctx context.Context, p costPool, run costRun) error {
-	nodePool := &karpv1.NodePool{
+	if !p.mix.fallback {
+		if err := e.createCostNodePool(ctx, p.name, p.pool.requirements, p.pool.taints, nil, nil, run); err != nil {
+			return err
+		}
+	} else {
+		labels := map[string]string{mixNodesLabel: p.name}
+		if err := e.createCostNodePool(ctx, p.name, p.pool.requirements, p.pool.taints, ptr.To[int32](defaultWeight), labels, run); err != nil {
+			return err
+		}
+		if err := e.createCostNodePool(ctx, p.fallbackName(), fallbackRequirements, p.pool.taints, ptr.To[int32](fallbackWeight), labels, run); err != nil {
+			return err
+		}
+	}
+	if p.mix.overlay == nil {
+		return nil
+	}
+	overlay := &v1alpha1.NodeOverlay{
 		ObjectMeta: metav1.ObjectMeta{Name: p.name},
+		Spec: v1alpha1.NodeOverlaySpec{Requirements: []v1alpha1.NodeSelectorRequirement{
+			{Key: karpv1.NodePoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{p.name}},
+			{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{p.mix.overlay.plan}},
+		}},
+	}
+	if strings.HasPrefix(p.mix.overlay.change, "+") || strings.HasPrefix(p.mix.overlay.change, "-") {
+		overlay.Spec.PriceAdjustment = &p.mix.overlay.change
+	} else {
+		overlay.Spec.Price = &p.mix.overlay.change
+	}
+	if err := e.cluster.Kube.Create(ctx, overlay); err != nil {
+		return fmt.Errorf("creating NodeOverlay %s: %w", overlay.Name, err)
+	}
+	return nil
+}
+
+// createCostNodePool creates a NodePool of the cost run and waits until it is Ready.
+func (e *env) createCostNodePool(ctx context.Context, name string, requirements []karpv1.NodeSelectorRequirementWithMinValues, taints []corev1.Taint,
+	weight *int32, labels map[string]string, run costRun) error {
+	nodePool := &karpv1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: karpv1.NodePoolSpec{
-			Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
-				NodeClassRef: &karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: costNodeClass},
-				Requirements: p.pool.requirements,
-				Taints:       p.pool.taints,
-			}},
+			Weight: weight,
+			Template: karpv1.NodeClaimTemplate{
+				ObjectMeta: karpv1.ObjectMeta{Labels: labels},
+				Spec: karpv1.NodeClaimTemplateSpec{
+					NodeClassRef: &karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: costNodeClass},
+					Requirements: requirements,
+					Taints:       taints,
+				},
+			},
 			Disruption: karpv1.Disruption{
 				ConsolidationPolicy: karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized,
 				ConsolidateAfter:    karpv1.MustParseNillableDuration(run.consolidateAfter),
@@ -304,9 +380,9 @@ func (e *env) createCostPool(ctx context.Context, p costPool, run costRun) error
 		nodePool.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: run.budget}}
 	}
 	if err := e.cluster.Kube.Create(ctx, nodePool); err != nil {
-		return fmt.Errorf("creating NodePool %s: %w", p.name, err)
+		return fmt.Errorf("creating NodePool %s: %w", name, err)
 	}
-	return e.waitFor(ctx, "NodePool "+p.name+" is Ready", time.Minute, func(ctx context.Context) (bool, error) {
+	return e.waitFor(ctx, "NodePool "+name+" is Ready", time.Minute, func(ctx context.Context) (bool, error) {
 		if err := e.cluster.Kube.Get(ctx, client.ObjectKeyFromObject(nodePool), nodePool); err != nil {
 			return false, err
 		}
@@ -405,22 +481,24 @@ func (e *env) mixesRunning(ctx context.Context, pools []costPool, divisor int) (
 // by divisor, as in process: the lower bound over the region's plans, the cheapest fleet of one
 // plan the NodePool allows.
 func (e *env) measureFleets(ctx context.Context, pools []costPool, instanceTypes []*cloudprovider.InstanceType, divisor int) ([]mixFleet, error) {
-	prices := map[string]float64{}
-	for _, it := range instanceTypes {
-		if offering := it.Offerings.Cheapest(); offering != nil {
-			prices[it.Name] = offering.Price
-		}
-	}
 	var claims karpv1.NodeClaimList
 	if err := e.cluster.Kube.List(ctx, &claims); err != nil {
 		return nil, err
 	}
 	var fleets []mixFleet
 	for _, p := range pools {
+		// A mix with an overlay pays, and is bounded by, the overlay's prices.
+		instanceTypes := p.mix.overlaid(instanceTypes)
+		prices := map[string]float64{}
+		for _, it := range instanceTypes {
+			if offering := it.Offerings.Cheapest(); offering != nil {
+				prices[it.Name] = offering.Price
+			}
+		}
 		mix := p.mix.scaled(divisor)
 		fleet := mixFleet{mix: mix, pool: p.pool, plans: map[string]int{}}
 		for _, claim := range claims.Items {
-			if claim.Labels[karpv1.NodePoolLabelKey] != p.name || !claim.DeletionTimestamp.IsZero() {
+			if !slices.Contains(p.nodePools(), claim.Labels[karpv1.NodePoolLabelKey]) || !claim.DeletionTimestamp.IsZero() {
 				continue
 			}
 			plan := claim.Labels[corev1.LabelInstanceTypeStable]
@@ -504,4 +582,81 @@ func withList(note string, items []string) string {
 		return note
 	}
 	return note + ": " + strings.Join(items[:min(len(items), 5)], ", ")
+}
+
+// overlaid are the instance types with the mix's NodeOverlay applied to its plan's offerings, as
+// core prices them for the mix's NodePool; the instance types themselves without an overlay.
+func (m costMix) overlaid(instanceTypes []*cloudprovider.InstanceType) []*cloudprovider.InstanceType {
+	if m.overlay == nil {
+		return instanceTypes
+	}
+	out := make([]*cloudprovider.InstanceType, len(instanceTypes))
+	for i, it := range instanceTypes {
+		if it.Name != m.overlay.plan {
+			out[i] = it
+			continue
+		}
+		changed := &cloudprovider.InstanceType{Name: it.Name, Requirements: it.Requirements, Capacity: it.Capacity, Overhead: it.Overhead,
+			VolumeAttachmentLimits: it.VolumeAttachmentLimits, DynamicResources: it.DynamicResources, Offerings: make(cloudprovider.Offerings, len(it.Offerings))}
+		for j, offering := range it.Offerings {
+			copied := *offering
+			copied.ApplyPriceOverlay(m.overlay.change)
+			changed.Offerings[j] = &copied
+		}
+		out[i] = changed
+	}
+	return out
+}
+
+// fallbackRows count, for each fallback mix, its pods running on the fallback NodePool that the
+// default NodePool could have taken: a plan it allows has room for the pod. Core offers a pod to
+// the NodePool of highest weight first, so the count should be 0.
+func (e *env) fallbackRows(ctx context.Context, pools []costPool, instanceTypes []*cloudprovider.InstanceType, where string) ([]Row, error) {
+	var rows []Row
+	for _, p := range pools {
+		if !p.mix.fallback {
+			continue
+		}
+		var pods corev1.PodList
+		if err := e.cluster.Kube.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{poolLabel: p.name}); err != nil {
+			return nil, err
+		}
+		var nodes corev1.NodeList
+		if err := e.cluster.Kube.List(ctx, &nodes, client.MatchingLabels{karpv1.NodePoolLabelKey: p.fallbackName()}); err != nil {
+			return nil, err
+		}
+		onFallback := map[string]string{}
+		for _, node := range nodes.Items {
+			onFallback[node.Name] = node.Labels[corev1.LabelInstanceTypeStable]
+		}
+		defaultAllows := corescheduling.NewNodeSelectorRequirementsWithMinValues(p.pool.requirements...)
+		fallbackPods, couldTake := 0, map[string]int{}
+		for i := range pods.Items {
+			pod := &pods.Items[i]
+			plan, ok := onFallback[pod.Spec.NodeName]
+			if !ok || !pod.DeletionTimestamp.IsZero() {
+				continue
+			}
+			fallbackPods++
+			requests := resources.RequestsForPods(pod)
+			if slices.ContainsFunc(instanceTypes, func(it *cloudprovider.InstanceType) bool {
+				return it.Requirements.Intersects(defaultAllows) == nil && resources.Fits(requests, it.Allocatable())
+			}) {
+				couldTake[fmt.Sprintf("%s on %s", planner.FormatRequests(requests), plan)]++
+			}
+		}
+		taken := 0
+		var which []string
+		for what, n := range couldTake {
+			taken += n
+			which = append(which, fmt.Sprintf("%d× %s", n, what))
+		}
+		slices.Sort(which)
+		rows = append(rows, Row{Scenario: costScenario,
+			Metric: fmt.Sprintf("%s (%s, %s): pods on the fallback NodePool that the default NodePool could take", p.mix.name, p.pool.name, where),
+			Value:  float64(taken), Target: "0",
+			Note: withList(fmt.Sprintf("%d of the mix's pods on %d fallback nodes", fallbackPods, len(nodes.Items)), which),
+		})
+	}
+	return rows, nil
 }

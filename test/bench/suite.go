@@ -70,7 +70,7 @@ var fullPlan = plan{
 	// 10% reach the same fleet more slowly). The fleet counts as settled once it has been quiet
 	// through one of core's revalidations of a consolidated cluster (every 5 minutes): a shorter
 	// quiet showed a late replacement at rest.
-	cost: costRun{mixes: costMixes, open: true, shrink: true, consolidateAfter: "15s", budget: "100%",
+	cost: costRun{mixes: allCostMixes(), open: true, shrink: true, consolidateAfter: "15s", budget: "100%",
 		settle: 5*time.Minute + 30*time.Second, steady: 10 * time.Minute},
 	costBoot: 5 * time.Second,
 	groups: []clusterGroup{
@@ -156,7 +156,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		{Linode, p.duplicateBoot, ScenarioDuplicates, nil},
 		{Kwok, p.duplicateBoot, ScenarioDuplicates, nil},
 		{Linode, p.apiCostBoot, ScenarioAPICost, nil},
-		{Linode, p.costBoot, ScenarioCostFleets, costClusterPlan},
+		{Linode, p.costBoot, ScenarioCostFleets, costClusterPlan(p.cost.mixes)},
 	}
 	for _, r := range slices.Clone(counted) {
 		if r.provider == Linode && slices.Contains(p.instanceScenarios, r.scenario) {
