@@ -114,6 +114,11 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 	if len(compatible) == 0 {
 		return nil, cloudprovider.NewInsufficientCapacityError(errors.New("no plan satisfies the NodeClaim's requirements and resources with an available offering"))
 	}
+	if c.sizer != nil {
+		// Core chose the NodeClaim's plans at the prices the NodePool's overlays give; the launch
+		// takes the cheapest of them at the same prices, not at Linode's list prices.
+		compatible = c.sizer.AsCoreSees(ctx, nodeClaim.Labels[karpv1.NodePoolLabelKey], compatible)
+	}
 	node, err := c.nodes.Create(launchTurnBy(ctx, nodeClaim), nodeClass, nodeClaim, compatible)
 	if err != nil {
 		if linode.IsNoTurn(err) {

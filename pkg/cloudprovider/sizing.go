@@ -21,6 +21,9 @@ type Sizer interface {
 	// Explain says, as an event message, what the sizer last offered the NodePool and why,
 	// without calling anything.
 	Explain(nodePool string) string
+	// AsCoreSees returns the instance types priced as core prices them for the NodePool, with
+	// its NodeOverlays applied, so that a launch takes the plan core found cheapest.
+	AsCoreSees(ctx context.Context, nodePool string, instanceTypes []*cloudprovider.InstanceType) []*cloudprovider.InstanceType
 }
 
 // ReasonSizingDecision is the reason of the event on each launched NodeClaim that says what its

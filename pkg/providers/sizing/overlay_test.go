@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/apis/v1alpha1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
 	"sigs.k8s.io/karpenter/pkg/controllers/dynamicresources/deviceallocation"
@@ -56,6 +57,24 @@ var _ = Describe("NodeOverlays", func() {
 		bindings := ExpectProvisioned(ctx, env.Client, cluster, overlay.Decorate(cloudProvider, env.Client, store), launching, pods...).Bindings
 		Expect(nodeClaimPlans(bindings)).To(HaveLen(1))
 		Expect(launchedPlans(bindings)).To(HaveEach("g6-standard-32"))
+	})
+
+	It("launches, of a NodeClaim's plans, the one cheapest at the overlay's prices", func() {
+		cloud.Sizing.ModelOverlays(store)
+		// g6-dedicated-16 lists at a third of g6-standard-32's price, but costs four times the
+		// overlay's.
+		nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{karpv1.NodePoolLabelKey: nodePool.Name}},
+			Spec: karpv1.NodeClaimSpec{
+				NodeClassRef: nodePool.Spec.Template.Spec.NodeClassRef,
+				Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
+					{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"g6-dedicated-16", "g6-standard-32"}},
+				},
+			},
+		})
+		launched, err := cloudProvider.Create(ctx, nodeClaim)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(launched.Labels).To(HaveKeyWithValue(corev1.LabelInstanceTypeStable, "g6-standard-32"))
 	})
 
 	It("needs the policy to model it: priced by list prices, that plan is hidden from core", func() {

@@ -137,15 +137,15 @@ func (p *Policy) ModelOverlays(overlays Overlays) {
 	p.overlays.Store(&overlaysHolder{overlays})
 }
 
-// asCoreSees returns the instance types with the NodePool's NodeOverlays applied, when core
+// AsCoreSees returns the instance types with the NodePool's NodeOverlays applied, when core
 // applies them; otherwise, and while core has not evaluated the NodePool's overlays (it then
 // schedules nothing for the NodePool), the instance types themselves.
-func (p *Policy) asCoreSees(ctx context.Context, nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType) []*cloudprovider.InstanceType {
+func (p *Policy) AsCoreSees(ctx context.Context, nodePool string, instanceTypes []*cloudprovider.InstanceType) []*cloudprovider.InstanceType {
 	holder := p.overlays.Load()
 	if holder == nil || !coreoptions.FromContext(ctx).FeatureGates.NodeOverlay {
 		return instanceTypes
 	}
-	overlaid, err := holder.ApplyAll(nodePool.Name, instanceTypes)
+	overlaid, err := holder.ApplyAll(nodePool, instanceTypes)
 	if err != nil || len(overlaid) != len(instanceTypes) {
 		return instanceTypes
 	}
@@ -200,7 +200,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	if err != nil {
 		return nil, err
 	}
-	priced := p.asCoreSees(ctx, nodePool, instanceTypes)
+	priced := p.AsCoreSees(ctx, nodePool.Name, instanceTypes)
 	pools.instanceTypes, pools.daemons = priced, daemons
 	groups, queue := groupPending(pools, self, pending.pods, pending.coming, holder.Placements)
 	if len(groups) == 0 {
