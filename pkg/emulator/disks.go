@@ -54,16 +54,11 @@ func (e *Emulator) listDisks(r *http.Request) (any, *apiError) {
 func (e *Emulator) getDisk(r *http.Request) (any, *apiError) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	in, err := e.lookupInstance(r)
+	in, disk, err := e.lookupDisk(r)
 	if err != nil {
 		return nil, err
 	}
-	id, convErr := strconv.Atoi(r.PathValue("diskId"))
-	i := slices.IndexFunc(in.Deployment.Disks, func(d *instanceDisk) bool { return d.ID == id })
-	if convErr != nil || i < 0 {
-		return nil, errNotFound()
-	}
-	return diskToWire(in, in.Deployment.Disks[i]), nil
+	return diskToWire(in, disk), nil
 }
 
 // Disk limits the API documents (POST /linode/instances/{linodeId}/disks).
@@ -147,19 +142,28 @@ func (e *Emulator) updateDisk(r *http.Request) (any, *apiError) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	in, err := e.lookupInstance(r)
+	in, disk, err := e.lookupDisk(r)
 	if err != nil {
 		return nil, err
+	}
+	if req.Label != nil {
+		disk.Label = *req.Label
+	}
+	return diskToWire(in, disk), nil
+}
+
+// lookupDisk finds the Linode and the disk a request's path names; the caller holds e.mu.
+func (e *Emulator) lookupDisk(r *http.Request) (*instance, *instanceDisk, *apiError) {
+	in, err := e.lookupInstance(r)
+	if err != nil {
+		return nil, nil, err
 	}
 	id, convErr := strconv.Atoi(r.PathValue("diskId"))
 	i := slices.IndexFunc(in.Deployment.Disks, func(d *instanceDisk) bool { return d.ID == id })
 	if convErr != nil || i < 0 {
-		return nil, errNotFound()
+		return nil, nil, errNotFound()
 	}
-	if req.Label != nil {
-		in.Deployment.Disks[i].Label = *req.Label
-	}
-	return diskToWire(in, in.Deployment.Disks[i]), nil
+	return in, in.Deployment.Disks[i], nil
 }
 
 // diskByID finds a disk and its Linode.
