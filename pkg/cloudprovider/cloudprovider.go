@@ -253,6 +253,12 @@ func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *karpv1.N
 	return c.sizer.InstanceTypes(ctx, nodePool, instanceTypes)
 }
 
+// driftListingAge is how old a listing of the nodes a drift check may read. Core checks each
+// NodeClaim for drift every five minutes, and its garbage collection lists every node every two:
+// a check that reads that listing costs no call, where one that wanted a listing of a few seconds
+// would list again every few seconds on a fleet at rest, however large.
+const driftListingAge = 3 * time.Minute
+
 // IsDrifted reports a NodeClaim whose Linode has host maintenance coming that takes it down,
 // whose NodeClass spec changed since launch, or whose node no longer matches the NodeClass and
 // cluster in ways the node provider can see.
@@ -274,7 +280,7 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *karpv1.NodeCla
 	if !ok || nodeClaim.Status.ProviderID == "" {
 		return "", nil
 	}
-	node, err := c.nodes.Get(ctx, nodeClaim.Status.ProviderID)
+	node, err := c.nodes.Get(nodeprovider.WithListingAge(ctx, driftListingAge), nodeClaim.Status.ProviderID)
 	if err != nil {
 		return "", cloudprovider.IgnoreNodeClaimNotFoundError(fmt.Errorf("getting node: %w", err))
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/controllers/node/health"
@@ -425,6 +426,50 @@ var _ = Describe("Drift", func() {
 			Expect(err).ToNot(HaveOccurred())
 			return reason
 		}).WithTimeout(2 * lke.DefaultListingTTL).Should(Equal(lke.DriftReasonFirewall))
+	})
+})
+
+var _ = Describe("Drift checks at rest", func() {
+	It("read the listing garbage collection keeps, not a listing each", func() {
+		clk := clocktesting.NewFakeClock(time.Now())
+		cloud := linodeexpectations.ExpectLKE(ctx, emu, env.Client,
+			test.WithCluster("at-rest", lke.TierStandard, region), test.WithNodeProviderOptions(lke.WithClock(clk)))
+		// The pools are made here: the provider's launch waits on its clock, which only the
+		// spec moves.
+		for i := range 3 {
+			_, err := emu.Client.CreateLKENodePool(ctx, cloud.Cluster.ID, linodego.LKENodePoolCreateOptions{
+				Count: 1, Type: "g6-standard-2",
+				Tags: []string{nodeprovider.LKEClusterTag(cloud.Cluster.ID), nodeprovider.NodeClaimTag(fmt.Sprintf("at-rest-%d", i)), nodeprovider.NodePoolTag(nodePool.Name)},
+			})
+			Expect(err).ToNot(HaveOccurred())
+		}
+		emu.Tick()
+		listed, err := cloud.CloudProvider.List(ctx)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(listed).To(HaveLen(3))
+		nodeClaims := lo.Map(listed, func(launched *karpv1.NodeClaim, _ int) *karpv1.NodeClaim {
+			nodeClaim := standaloneNodeClaim("g6-standard-2")
+			nodeClaim.Status.ProviderID = launched.Status.ProviderID
+			return nodeClaim
+		})
+		// That listing stands for core's garbage collection's, every two minutes.
+		emu.ResetCounters()
+
+		clk.Step(2 * time.Minute)
+		for _, nodeClaim := range nodeClaims {
+			Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
+		}
+		Expect(emu.Calls()).To(BeZero(), fmt.Sprint(emu.Counters()))
+		_, err = cloud.CloudProvider.Get(ctx, nodeClaims[0].Status.ProviderID)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(emu.Counters()).To(HaveKeyWithValue("GET "+poolsRoute, 1), "a Get wants a listing of seconds")
+
+		clk.Step(4 * time.Minute)
+		emu.ResetCounters()
+		for _, nodeClaim := range nodeClaims {
+			Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
+		}
+		Expect(emu.Counters()).To(HaveKeyWithValue("GET "+poolsRoute, 1), "without garbage collection, one listing serves every check")
 	})
 })
 

@@ -236,7 +236,7 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.No
 	if err != nil {
 		return nil, err
 	}
-	listing, err := p.instances.Get(ctx, p.opts.ListingTTL)
+	listing, err := p.instances.Get(ctx, nodeprovider.ListingAge(ctx, p.opts.ListingTTL))
 	if err != nil {
 		return nil, fmt.Errorf("listing Linodes: %w", err)
 	}

@@ -311,7 +311,7 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.No
 	if err != nil {
 		return nil, err
 	}
-	listing, err := p.pools.get(ctx, p.opts.ListingTTL)
+	listing, err := p.pools.get(ctx, nodeprovider.ListingAge(ctx, p.opts.ListingTTL))
 	if err != nil {
 		return nil, fmt.Errorf("listing node pools: %w", err)
 	}

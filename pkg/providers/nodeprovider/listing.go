@@ -185,3 +185,20 @@ func (c *ListingCache[T]) change(id int, shown bool, apply func([]T) []T) {
 	}
 	c.listing = &Listing[T]{Items: apply(slices.Clone(c.listing.Items)), FetchedAt: c.listing.FetchedAt}
 }
+
+type listingAgeKey struct{}
+
+// WithListingAge lets the providers' Get answer the caller from a listing up to maxAge old,
+// rather than their ListingTTL: for a caller that needs no fresher view, so that reading every
+// node at rest costs no listing of its own.
+func WithListingAge(ctx context.Context, maxAge time.Duration) context.Context {
+	return context.WithValue(ctx, listingAgeKey{}, maxAge)
+}
+
+// ListingAge is the listing age the caller accepts (WithListingAge), else ttl.
+func ListingAge(ctx context.Context, ttl time.Duration) time.Duration {
+	if maxAge, ok := ctx.Value(listingAgeKey{}).(time.Duration); ok {
+		return maxAge
+	}
+	return ttl
+}
