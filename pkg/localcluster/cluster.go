@@ -72,6 +72,9 @@ type Options struct {
 	// chart's Deployment runs its replicas: leader election on, with the chart's lease, each
 	// replica with ports of its own and its own endpoint of the webhook Service.
 	ControllerReplicas int
+	// EmulatorOptions change the Linode API emulator's defaults, e.g. a longer request log for a
+	// scenario that counts many thousands of requests.
+	EmulatorOptions []emulator.Option
 }
 
 // DefaultDelayScale makes a Linode go from create to running in about 5 s (160 s on Linode).
@@ -230,7 +233,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	} else {
 		opts.Progress(fmt.Sprintf("starting the Linode API emulator, region %s (boot delays x%g)", opts.Region, opts.DelayScale))
 	}
-	c.Emulator = emulator.New(emulator.WithDelayScale(opts.DelayScale))
+	c.Emulator = emulator.New(append([]emulator.Option{emulator.WithDelayScale(opts.DelayScale)}, opts.EmulatorOptions...)...)
 	if opts.Mode == ModeLKE {
 		if c.LKEClusterID, err = c.Emulator.AddLKECluster(opts.ClusterName, opts.Region, opts.Tier); err != nil {
 			return nil, err

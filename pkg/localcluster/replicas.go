@@ -89,6 +89,9 @@ func (r *controllerReplica) leading(ctx context.Context) (bool, error) {
 // ControllerReplicas is how many replicas of the controller run.
 func (c *Cluster) ControllerReplicas() int { return len(c.replicas) }
 
+// ReplicaMetricsURL is where the controller's replica i serves its Prometheus metrics.
+func (c *Cluster) ReplicaMetricsURL(i int) string { return c.replicas[i].metricsURL() }
+
 // ReplicaLog is the path of the log of the controller's replica i.
 func (c *Cluster) ReplicaLog(i int) string { return filepath.Join(c.LogDir, c.replicas[i].name+".log") }
 

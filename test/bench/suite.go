@@ -19,10 +19,11 @@ const (
 	ScenarioAPICost    = "api-cost"
 	ScenarioScale      = "scale"
 	ScenarioCostFleets = "cost-fleets"
+	ScenarioScale5000  = "scale-5000"
 )
 
 // ClusterScenarios are the scenarios Run knows.
-var ClusterScenarios = []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost, ScenarioScale, ScenarioCostFleets}
+var ClusterScenarios = []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost, ScenarioScale, ScenarioScale5000, ScenarioCostFleets}
 
 // plan is what a run measures: pod counts, boot delays, durations, and which scenarios share a
 // cluster.
@@ -34,6 +35,7 @@ type plan struct {
 	apiCostBoot   time.Duration
 	apiCostRest   time.Duration
 	scalePods     int
+	fleet         scaleFleetRun
 	cost          costRun
 	costBoot      time.Duration
 	// instanceScenarios are those that run in instance mode too, beside LKE mode.
@@ -49,6 +51,8 @@ type plan struct {
 type clusterGroup struct {
 	boot      time.Duration
 	scenarios []string
+	// tune, when set, changes the options of the group's cluster for each provider.
+	tune func(Provider, *localcluster.Options)
 }
 
 // fullPlan is the issue's: 5, 50 and 500 pods, a 3-minute boot, 100 nodes at rest (for three
@@ -56,14 +60,18 @@ type clusterGroup struct {
 // API at rest, and long enough for the maintenance controller's two cadences, 1 and 5 minutes, to
 // give a rate whatever the window's phase), 1,000 pods on a cluster of their own, so no earlier scenario's objects weigh on the heap.
 var fullPlan = plan{
-	capacityPods:      []int{5, 50, 500},
-	duplicatePods:     50,
-	duplicateBoot:     3 * time.Minute,
-	apiCostNodes:      100,
-	apiCostBoot:       5 * time.Second,
-	apiCostRest:       3 * time.Minute,
-	scalePods:         1000,
-	instanceScenarios: []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost},
+	capacityPods:  []int{5, 50, 500},
+	duplicatePods: 50,
+	duplicateBoot: 3 * time.Minute,
+	apiCostNodes:  100,
+	apiCostBoot:   5 * time.Second,
+	apiCostRest:   3 * time.Minute,
+	scalePods:     1000,
+	// 5,000 pods on about 450 nodes, a 30-second boot: in instance mode Linode's create limit
+	// (20 per 15 s) sets the time to all running; then 10 minutes at rest and back to zero. The
+	// leader's loss is measured in instance mode, where the dead leader's creates wait for turns.
+	fleet:             scaleFleetRun{divisor: 1, boot: 30 * time.Second, rest: 10 * time.Minute, killLeader: LinodeInstance},
+	instanceScenarios: []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost, ScenarioScale5000},
 	// Every mix for the README's NodePools and for one open to every plan; the README's then
 	// scaled to a third and 10 minutes at rest. Consolidation as the README's default NodePool
 	// has it but sooner and with every node in the budget (the README's 1m and core's default of
@@ -74,8 +82,9 @@ var fullPlan = plan{
 		settle: 5*time.Minute + 30*time.Second, steady: 10 * time.Minute},
 	costBoot: 5 * time.Second,
 	groups: []clusterGroup{
-		{5 * time.Second, []string{ScenarioCapacity}},
-		{3 * time.Second, []string{ScenarioScale}},
+		{5 * time.Second, []string{ScenarioCapacity}, nil},
+		{3 * time.Second, []string{ScenarioScale}, nil},
+		{30 * time.Second, []string{ScenarioScale5000}, scaleFleetCluster},
 	},
 }
 
@@ -87,7 +96,8 @@ var quickPlan = plan{
 	apiCostNodes:  10,
 	apiCostBoot:   5 * time.Second,
 	apiCostRest:   15 * time.Second,
-	scalePods:     200,
+	// A twentieth of the fleet (250 pods, about 23 nodes), LKE mode beside kwok, no time at rest.
+	fleet: scaleFleetRun{divisor: 20, boot: 5 * time.Second},
 	// Three mixes for the README's NodePools, provisioned, consolidated and measured; scaling
 	// down and the fleet at rest take many minutes, too long for CI.
 	cost:     costRun{mixes: quickCostMixes(), consolidateAfter: "15s", budget: "100%", settle: 45 * time.Second},
@@ -95,7 +105,8 @@ var quickPlan = plan{
 	// Instance mode's duplicates are the e2e suite's to check in CI.
 	instanceScenarios: []string{ScenarioCapacity, ScenarioAPICost},
 	groups: []clusterGroup{
-		{5 * time.Second, []string{ScenarioCapacity, ScenarioScale}},
+		{5 * time.Second, []string{ScenarioCapacity}, nil},
+		{5 * time.Second, []string{ScenarioScale5000}, scaleFleetCluster},
 	},
 }
 
@@ -134,6 +145,10 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 			}[p.cost.shrink]),
 		"Boot delay": fmt.Sprintf("from the provider's create to a registered node: for Linode, the emulator's delays (160 s) scaled; "+
 			"for instance mode, 150 s (no LKE pool) scaled; for kwok, its KWOKNodeClass's nodeRegistrationDelay. %s; duplicates %v; api-cost %v; cost fleets %v", strings.Join(boots, "; "), p.duplicateBoot, p.apiCostBoot, p.costBoot),
+		"Fleet": fmt.Sprintf("scale-5000: %d pods (%s) into one NodePool of %d-vCPU nodes, the controller as the chart runs it (%d replicas, leader election; "+
+			"the leading replica's heap and CPU), kwok with one; %s; then every Deployment scaled to zero, consolidation removing empty nodes at once",
+			fleetMix.scaled(p.fleet.divisor).pods(), fleetMix.scaled(p.fleet.divisor).describe(), fleetNodeCPUs, scaleFleetReplicas,
+			map[bool]string{true: fmt.Sprintf("the Linode modes' fleets then idle for %v while their API calls are counted", p.fleet.rest), false: "no time at rest"}[p.fleet.rest > 0]),
 		"Targets": "duplicates: none; scale: core's thresholds for its kwok provider (all running within 2 min, heap under 120 MB, " +
 			"CPU under 0.5 core), for both providers",
 		"Clusters": "local: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, the Linode API emulator " +
@@ -148,6 +163,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 			return apiCost(ctx, e, p.apiCostNodes, p.apiCostRest)
 		},
 		ScenarioScale:      func(ctx context.Context, e *env) ([]Row, error) { return scale(ctx, e, p.scalePods) },
+		ScenarioScale5000:  func(ctx context.Context, e *env) ([]Row, error) { return scaleFleet(ctx, e, p.fleet, false) },
 		ScenarioCostFleets: func(ctx context.Context, e *env) ([]Row, error) { return costOnCluster(ctx, e, p.cost) },
 	}
 	var ours, kwok []Row
@@ -198,7 +214,11 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 				continue
 			}
 			cfg.progress("%s: %s", provider, strings.Join(names, ", "))
-			got, err := runGroup(ctx, cfg, provider, g.boot, names, scenarios)
+			var tune []func(*localcluster.Options)
+			if g.tune != nil {
+				tune = append(tune, func(o *localcluster.Options) { g.tune(provider, o) })
+			}
+			got, err := runGroup(ctx, cfg, provider, g.boot, names, scenarios, tune...)
 			if provider == Kwok {
 				kwok = append(kwok, got...)
 			} else {
@@ -207,9 +227,20 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 			errs = append(errs, err)
 		}
 	}
+	if cfg.runs(ScenarioScale5000) && p.fleet.killLeader != "" {
+		provider := p.fleet.killLeader
+		cfg.progress("%s: %s with the leader killed", provider, ScenarioScale5000)
+		killed := map[string]func(context.Context, *env) ([]Row, error){
+			ScenarioScale5000: func(ctx context.Context, e *env) ([]Row, error) { return scaleFleet(ctx, e, p.fleet, true) },
+		}
+		got, err := runGroup(ctx, cfg, provider, p.fleet.boot, []string{ScenarioScale5000}, killed,
+			func(o *localcluster.Options) { scaleFleetCluster(provider, o) })
+		ours = append(ours, got...)
+		errs = append(errs, err)
+	}
 	// The order, whatever order the clusters ran in, instance mode's rows after LKE mode's.
 	var order []string
-	for _, scenario := range []string{capacityScenario, duplicatesScenario, apiCostScenario, scaleScenario, costScenario} {
+	for _, scenario := range []string{capacityScenario, duplicatesScenario, apiCostScenario, scaleScenario, scaleFleetScenario, scaleFleetKilledScenario, costScenario} {
 		order = append(order, scenario, scenario+instanceModeSuffix)
 	}
 	rows := withBaseline(ours, kwok)

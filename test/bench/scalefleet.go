@@ -1,0 +1,314 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+)
+
+const (
+	scaleFleetScenario       = "Scale to 5,000 pods"
+	scaleFleetKilledScenario = "Scale to 5,000 pods, leader killed"
+)
+
+// scaleFleetReplicas are the controller's replicas in the fleet scenario: the chart's two, with
+// leader election.
+const scaleFleetReplicas = 2
+
+// fleetNodeCPUs sizes the fleet's nodes, as a NodePool kept to one size: about 450 of them hold
+// the fleet mix, a fleet of the size Linode's create limit binds on.
+const fleetNodeCPUs = 4
+
+// fleetMix is the fleet scenario's workload at full size: 5,000 pods in five shapes, one of them
+// a replicated service spread over hostnames.
+var fleetMix = costMix{name: "fleet", deployments: []costDeployment{
+	{name: "frontend", replicas: 2000, requests: requests("100m", "256Mi")},
+	{name: "api", replicas: 1500, requests: requests("250m", "512Mi")},
+	{name: "worker", replicas: 800, requests: requests("500m", "1Gi")},
+	{name: "cache", replicas: 200, requests: requests("250m", "2Gi")},
+	{name: "replicated", replicas: 500, requests: requests("500m", "512Mi"), spread: true},
+}}
+
+// scaleFleetRun sizes the fleet scenario.
+type scaleFleetRun struct {
+	// divisor divides fleetMix's replicas: 1 for 5,000 pods.
+	divisor int
+	boot    time.Duration
+	// rest is how long the fleet stays idle while the controller's Linode API calls are
+	// counted; 0 skips it.
+	rest time.Duration
+	// killLeader names the mode whose burst is run a second time, on a cluster of its own, with
+	// the leader killed halfway through; empty for none.
+	killLeader Provider
+}
+
+// scaleFleetCluster runs the controller as the chart does (two replicas) and keeps every request
+// the emulator answers, for the counts.
+func scaleFleetCluster(provider Provider, opts *localcluster.Options) {
+	if provider == Kwok {
+		return
+	}
+	opts.ControllerReplicas = scaleFleetReplicas
+	opts.EmulatorOptions = append(opts.EmulatorOptions, emulator.WithRequestLogSize(500_000))
+}
+
+// scaleFleet deploys the fleet mix at once into an empty NodePool and measures, until every pod
+// runs, the time against the floor Linode's create limit and the boot delay set, the create calls
+// and 429s, and the leading replica's heap and CPU; then, for the Linode modes, the API calls at
+// rest; then it scales the mix to zero, lets core remove the empty nodes and counts the deletes,
+// the 429s and the Linodes left. With withLeaderKill it kills the leading replica once a quarter of
+// the NodeClaims have launched and reports the takeover, duplicates and leaks instead.
+func scaleFleet(ctx context.Context, e *env, run scaleFleetRun, withLeaderKill bool) ([]Row, error) {
+	const pool = "fleet"
+	mix := fleetMix.scaled(run.divisor)
+	scenario := e.scenario(scaleFleetScenario)
+	if withLeaderKill {
+		scenario = e.scenario(scaleFleetKilledScenario)
+	}
+	if err := e.createNodePool(ctx, pool, fleetNodeCPUs); err != nil {
+		return nil, err
+	}
+	metricsURL, err := e.leaderMetricsURL(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.cluster.Emulator.ResetCounters()
+	sampler, err := startSampler(ctx, metricsURL, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := e.applyMix(ctx, costPool{name: pool, mix: mix}, mix); err != nil {
+		sampler.stop()
+		return nil, err
+	}
+	pods := mix.pods()
+	var takeover leaderTakeover
+	if withLeaderKill {
+		if err := e.waitFor(ctx, "a quarter of the NodeClaims launched", 10*time.Minute, func(context.Context) (bool, error) {
+			claims := e.watch.claimsOf(pool)
+			launched := 0
+			for _, c := range claims {
+				if !c.launched.IsZero() {
+					launched++
+				}
+			}
+			return len(claims) >= pods/50 && 4*launched >= len(claims), nil
+		}); err != nil {
+			sampler.stop()
+			return nil, err
+		}
+		sampler.stop()
+		if takeover, err = killLeader(ctx, e.cluster); err != nil {
+			return nil, err
+		}
+	}
+	err = e.waitRunning(ctx, pool, pods, 30*time.Minute)
+	wall := time.Since(start)
+	usage := sampler.stop()
+	if err != nil {
+		return nil, err
+	}
+	claims := len(e.watch.claimsOf(pool))
+	launched := e.controllerRequests()
+	note := fmt.Sprintf("%d pods (%s) on %d-vCPU nodes; boot delay %v; %d NodeClaims", pods, mix.describe(), fleetNodeCPUs, e.bootDelay, claims)
+	floor, floorNote := e.launchFloor(claims)
+	var podWaits []float64
+	for _, p := range e.watch.podsOf(pool) {
+		podWaits = append(podWaits, p.running.Sub(p.created).Seconds())
+	}
+	rows := []Row{
+		{Scenario: scenario, Metric: "pending -> all running", Value: wall.Seconds(), Unit: "s", Target: runningTarget(e.provider, floor, e.bootDelay), Note: note},
+		{Scenario: scenario, Metric: "pending -> running, p50 over pods", Value: percentile(podWaits, 50), Unit: "s", Note: note},
+		{Scenario: scenario, Metric: "pending -> running, p95 over pods", Value: percentile(podWaits, 95), Unit: "s", Note: note},
+		{Scenario: scenario, Metric: "NodeClaims", Value: float64(claims), Unit: "NodeClaims", Note: note},
+	}
+	if e.provider != Kwok {
+		creates := countRoutes(launched, createRoutes)
+		rows = append(rows,
+			Row{Scenario: scenario, Metric: "floor: create limit and boot delay", Value: floor.Seconds(), Unit: "s", Note: floorNote},
+			Row{Scenario: scenario, Metric: "pending -> all running, over the floor", Value: wall.Seconds() / floor.Seconds(), Unit: "x",
+				Target: map[bool]string{true: "<= 1.1", false: ""}[floor > e.bootDelay], Note: floorNote},
+			Row{Scenario: scenario, Metric: "create calls per node", Value: float64(creates) / float64(max(claims, 1)), Unit: "calls", Target: "<= 1.05",
+				Note: fmt.Sprintf("%d creates for %d NodeClaims, retries included", creates, claims)},
+			Row{Scenario: scenario, Metric: "answers 429 while launching", Value: float64(countStatus(launched, http.StatusTooManyRequests)), Unit: "answers", Target: "0",
+				Note: "per route: " + routeSummary(slices.DeleteFunc(slices.Clone(launched), func(r emulator.RequestRecord) bool { return r.Status != http.StatusTooManyRequests }), 1)},
+		)
+	}
+	if withLeaderKill {
+		leaked, duplicates, err := fleetMismatches(ctx, e.cluster)
+		if err != nil {
+			return rows, err
+		}
+		killNote := fmt.Sprintf("replica %d led and was killed with %d NodeClaims created; lease %v", takeover.killed+1, len(e.watch.claimsOf(pool)), takeover.lease)
+		return append(rows,
+			Row{Scenario: scenario, Metric: "standby holds the lease, after the kill", Value: takeover.after.Seconds(), Unit: "s",
+				Target: fmt.Sprintf("<= %v lease + the standby's look", takeover.lease), Note: killNote},
+			Row{Scenario: scenario, Metric: "Linodes or Nodes beyond one per NodeClaim", Value: float64(duplicates), Target: "0", Note: killNote},
+			Row{Scenario: scenario, Metric: "Linodes no NodeClaim accounts for", Value: float64(leaked), Target: "0", Note: killNote},
+		), nil
+	}
+	if usage.err != nil {
+		return rows, usage.err
+	}
+	samples := fmt.Sprintf("the leading replica's, sampled every second (%d samples)", len(usage.heap))
+	rows = append(rows,
+		Row{Scenario: scenario, Metric: "controller heap in use, peak", Value: slices.Max(usage.heap) / 1e6, Unit: "MB", Target: "<= 1.5x kwok", Note: samples},
+		Row{Scenario: scenario, Metric: "controller heap in use, p95", Value: percentile(usage.heap, 95) / 1e6, Unit: "MB", Target: "<= 1.5x kwok", Note: samples},
+		Row{Scenario: scenario, Metric: "controller CPU, mean", Value: usage.cpuSeconds / wall.Seconds(), Unit: "cores", Note: "the leading replica's CPU seconds over the wall time"},
+	)
+	if e.provider != Kwok && run.rest > 0 {
+		rest, err := e.callsAtRest(ctx, scenario, claims, run.rest)
+		rows = append(rows, rest...)
+		if err != nil {
+			return rows, err
+		}
+	}
+	zero, err := e.scaleToZero(ctx, scenario, pool, mix, claims)
+	return append(rows, zero...), err
+}
+
+// leaderMetricsURL is where the replica that leads serves its metrics: the one replica when
+// there is one.
+func (e *env) leaderMetricsURL(ctx context.Context) (string, error) {
+	if e.provider == Kwok || e.cluster.ControllerReplicas() == 1 {
+		return e.cluster.ControllerMetricsURL(), nil
+	}
+	leader := -1
+	err := e.waitFor(ctx, "a replica leads", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		var err error
+		leader, err = e.cluster.Leader(ctx)
+		return err == nil, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return e.cluster.ReplicaMetricsURL(leader), nil
+}
+
+// launchFloor is the shortest time from pending to all running that Linode's rate limit on the
+// mode's creates and the boot delay allow for n nodes: the last create's turn, then a boot.
+func (e *env) launchFloor(n int) (time.Duration, string) {
+	limits := emulator.DefaultRateLimits()
+	perWindow, window, what := limits.OtherPerMinute, time.Minute, "LKE pool creates count against the limit of other operations"
+	if e.provider == LinodeInstance {
+		perWindow, window, what = limits.LinodeCreates, limits.LinodeCreateWindow, "Linode creates"
+	}
+	lastTurn := time.Duration((n-1)/perWindow) * window
+	return lastTurn + e.bootDelay, fmt.Sprintf("%s: %d per %v; the last of %d creates' turn %v after the first, then the boot delay %v",
+		what, perWindow, window, n, lastTurn, e.bootDelay)
+}
+
+// runningTarget is the issue's: within 1.1x the floor where Linode's create limit sets it, within
+// 1.3x kwok's time where it does not.
+func runningTarget(provider Provider, floor, boot time.Duration) string {
+	switch {
+	case provider == Kwok:
+		return ""
+	case floor > boot:
+		return fmt.Sprintf("<= %.0f s (1.1x the floor)", 1.1*floor.Seconds())
+	default:
+		return "<= 1.3x kwok"
+	}
+}
+
+// callsAtRest leaves the fleet idle and counts the controller's Linode API calls.
+func (e *env) callsAtRest(ctx context.Context, scenario string, nodes int, rest time.Duration) ([]Row, error) {
+	e.cfg.progress("  %s: %d nodes up: counting the controller's requests at rest for %v", e.provider, nodes, rest)
+	e.cluster.Emulator.ResetCounters()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(rest):
+	}
+	if err := e.checkHealthy(); err != nil {
+		return nil, err
+	}
+	idle := e.controllerRequests()
+	return []Row{{
+		Scenario: scenario, Metric: fmt.Sprintf("Linode API calls per minute at rest, %d nodes", nodes),
+		Value: float64(len(idle)) / rest.Minutes(), Unit: "calls/min", Target: "<= 2",
+		Note: fmt.Sprintf("both replicas, idle for %v: %s", rest, routeSummary(idle, 1)),
+	}}, nil
+}
+
+// deleteRoutes are the requests that remove a Linode: its LKE pool or the Linode itself.
+var deleteRoutes = map[string]bool{
+	"DELETE /lke/clusters/{clusterId}/pools/{poolId}": true,
+	"DELETE /linode/instances/{linodeId}":             true,
+}
+
+// scaleToZero scales every Deployment of the mix to zero replicas, lets core's consolidation
+// remove the empty nodes (every node in the budget, no wait), and measures until no NodeClaim,
+// Node or Linode of the fleet is left.
+func (e *env) scaleToZero(ctx context.Context, scenario, pool string, mix costMix, nodes int) ([]Row, error) {
+	var nodePool karpv1.NodePool
+	if err := e.cluster.Kube.Get(ctx, client.ObjectKey{Name: pool}, &nodePool); err != nil {
+		return nil, err
+	}
+	nodePool.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("0s")
+	nodePool.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "100%"}}
+	if err := e.cluster.Kube.Update(ctx, &nodePool); err != nil {
+		return nil, fmt.Errorf("letting NodePool %s remove empty nodes: %w", pool, err)
+	}
+	e.cluster.Emulator.ResetCounters()
+	empty := mix
+	empty.deployments = slices.Clone(mix.deployments)
+	for i := range empty.deployments {
+		empty.deployments[i].replicas = 0
+	}
+	start := time.Now()
+	if err := e.applyMix(ctx, costPool{name: pool, mix: empty}, empty); err != nil {
+		return nil, err
+	}
+	err := e.waitFor(ctx, fmt.Sprintf("the %d nodes of %s are gone", nodes, pool), 20*time.Minute, func(ctx context.Context) (bool, error) {
+		var claims karpv1.NodeClaimList
+		if err := e.cluster.Kube.List(ctx, &claims, client.MatchingLabels{karpv1.NodePoolLabelKey: pool}); err != nil {
+			return false, err
+		}
+		if len(claims.Items) > 0 {
+			return false, nil
+		}
+		return e.provider == Kwok || len(e.cluster.Emulator.Instances()) == 0, nil
+	})
+	took := time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	note := fmt.Sprintf("from the Deployments scaled to zero (consolidateAfter 0s, budget 100%%) until no NodeClaim of the %d is left", nodes)
+	rows := []Row{{Scenario: scenario, Metric: "scale to zero: every node gone", Value: took.Seconds(), Unit: "s", Note: note}}
+	if e.provider == Kwok {
+		return rows, nil
+	}
+	requests := e.controllerRequests()
+	deletes := countRoutes(requests, deleteRoutes)
+	leaked, _, err := fleetMismatches(ctx, e.cluster)
+	if err != nil {
+		return rows, err
+	}
+	return append(rows,
+		Row{Scenario: scenario, Metric: "scale to zero: delete calls per node", Value: float64(deletes) / float64(max(nodes, 1)), Unit: "calls",
+			Note: fmt.Sprintf("%d deletes for %d nodes; per route: %s", deletes, nodes, routeSummary(requests, nodes))},
+		Row{Scenario: scenario, Metric: "scale to zero: answers 429", Value: float64(countStatus(requests, http.StatusTooManyRequests)), Unit: "answers", Target: "0"},
+		Row{Scenario: scenario, Metric: "scale to zero: Linodes left", Value: float64(leaked), Unit: "Linodes", Target: "0",
+			Note: "Linodes no NodeClaim accounts for once every NodeClaim is gone"},
+	), nil
+}
+
+func countRoutes(requests []emulator.RequestRecord, routes map[string]bool) int {
+	n := 0
+	for _, r := range requests {
+		if routes[r.Route] {
+			n++
+		}
+	}
+	return n
+}
