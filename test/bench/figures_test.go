@@ -92,3 +92,24 @@ func TestRateLimitBudget(t *testing.T) {
 		}
 	}
 }
+
+func TestLaunchFloor(t *testing.T) {
+	for _, tc := range []struct {
+		provider Provider
+		nodes    int
+		want     time.Duration
+	}{
+		// Linode creates: 20 per 15 s, so the 21st waits a window and the 450th 22 windows.
+		{LinodeInstance, 20, 30 * time.Second},
+		{LinodeInstance, 21, 45 * time.Second},
+		{LinodeInstance, 450, 22*15*time.Second + 30*time.Second},
+		// LKE pool creates share the 1,600 a minute of other requests.
+		{Linode, 450, 30 * time.Second},
+		{Linode, 1601, time.Minute + 30*time.Second},
+	} {
+		e := &env{provider: tc.provider, bootDelay: 30 * time.Second}
+		if got, _ := e.launchFloor(tc.nodes); got != tc.want {
+			t.Errorf("%s, %d nodes: floor %v, want %v", tc.provider, tc.nodes, got, tc.want)
+		}
+	}
+}
