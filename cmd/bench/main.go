@@ -30,12 +30,14 @@ func main() {
 		logs  = flag.String("logs", "", "directory that keeps the local clusters' logs, a directory per cluster named after its provider (default temporary ones, removed)")
 		seed  = flag.Int64("seed", 1, "seed of the cost-random scenario's mixes")
 		count = flag.Int("random-mixes", 40, "how many mixes the cost-random scenario draws (-quick: 6)")
+		where = flag.String("providers", "", "comma-separated providers the cluster scenarios run, of "+strings.Join(bench.ProviderNames(), ", ")+" (default all)")
 	)
 	flag.Parse()
 	sel := selection{
 		quick:     *quick,
 		scenarios: command.Names("scenario", *only, allScenarios()),
 		mixes:     command.Names("mix", *mixes, bench.CostMixNames()),
+		providers: command.Names("provider", *where, bench.ProviderNames()),
 		logs:      *logs,
 		seed:      *seed,
 		random:    *count,
@@ -51,6 +53,7 @@ type selection struct {
 	quick     bool
 	scenarios []string
 	mixes     []string
+	providers []string
 	logs      string
 	// seed and random are the cost-random scenario's seed and mix count.
 	seed   int64
@@ -83,6 +86,7 @@ func run(ctx context.Context, command *bench.Command, sel selection) error {
 			Quick:              quick,
 			Scenarios:          scenarios,
 			Mixes:              sel.mixes,
+			Providers:          sel.providers,
 			WorkDir:            sel.logs,
 			ControllerBinary:   filepath.Join(binDir, "controller"),
 			KwokProviderBinary: filepath.Join(binDir, "karpenter-kwok"),

@@ -36,6 +36,9 @@ const (
 	Kwok Provider = "kwok"
 )
 
+// ProviderNames are the providers' names, for Config.Providers.
+func ProviderNames() []string { return []string{string(Linode), string(LinodeInstance), string(Kwok)} }
+
 // linodeBootTime is how long a Linode takes from its LKE pool's creation to running with the
 // emulator's default delays (node to Linode 10 s, provisioning 60 s, booting 90 s); the emulator's
 // delay scale is a boot delay divided by it.
@@ -59,6 +62,8 @@ type Config struct {
 	Scenarios []string
 	// Mixes names the cost fleets' mixes (of CostMixNames), instead of the plan's.
 	Mixes []string
+	// Providers names the providers the scenarios run with (of ProviderNames); empty runs them all.
+	Providers []string
 	// ControllerBinary is cmd/controller and KwokProviderBinary core's kwok provider, built once
 	// and shared by every cluster.
 	ControllerBinary   string

@@ -44,14 +44,11 @@ func scale(ctx context.Context, e *env, pods int) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	if usage.err != nil {
-		return nil, usage.err
-	}
 	note := fmt.Sprintf("%d one-CPU pods; boot delay %v; NodeClaims: %d", pods, e.bootDelay, len(e.watch.claimsOf(pool)))
 	if e.provider == Linode {
 		note += fmt.Sprintf("; rate-limited (429) answers: %d", countStatus(e.controllerRequests(), http.StatusTooManyRequests))
 	}
-	samples := fmt.Sprintf("%s; samples every 500 ms: %d", note, len(usage.heap))
+	samples := fmt.Sprintf("%s; samples every 500 ms: %d (%d missed)", note, len(usage.heap), usage.missed)
 	return []Row{
 		{Scenario: scaleScenario, Metric: fmt.Sprintf("%d pods: pending -> all running", pods), Value: wall.Seconds(), Unit: "s", Target: scaleTargetWall, Note: note},
 		{Scenario: scaleScenario, Metric: "controller heap in use, peak", Value: slices.Max(usage.heap) / 1e6, Unit: "MB", Target: scaleTargetHeap, Note: samples},
@@ -76,8 +73,10 @@ type usage struct {
 	heap []float64
 	// cpuSeconds is process_cpu_seconds_total's growth from the first sample to the last.
 	cpuSeconds float64
-	// err is the first sample that failed.
-	err error
+	// missed counts the samples the controller did not answer in time: a controller busy with
+	// thousands of pods on a loaded machine can be slow to write its metrics, which voids one
+	// sample, not the run.
+	missed int
 }
 
 // startSampler takes a first sample at once, so a controller that does not serve metrics fails
@@ -104,8 +103,8 @@ func startSampler(ctx context.Context, url string, interval time.Duration) (*sam
 			heap, cpu, err := scrape(ctx, url)
 			s.mu.Lock()
 			switch {
-			case err != nil && ctx.Err() == nil && s.usage.err == nil:
-				s.usage.err = fmt.Errorf("reading the controller's metrics: %w", err)
+			case err != nil && ctx.Err() == nil:
+				s.usage.missed++
 			case err == nil:
 				s.usage.heap = append(s.usage.heap, heap)
 				s.usage.cpuSeconds = cpu - firstCPU
@@ -142,7 +141,7 @@ func scrape(ctx context.Context, url string) (heap, cpu float64, err error) {
 // scrapeSeries reads the Prometheus endpoint's values of the series named, each named as the
 // endpoint writes it (with its labels, if any); a series the endpoint does not serve is absent.
 func scrapeSeries(ctx context.Context, url string, series ...string) (map[string]float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

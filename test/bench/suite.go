@@ -179,7 +179,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 			counted = append(counted, countedRun{LinodeInstance, r.boot, r.scenario, r.tune})
 		}
 	}
-	counted = slices.DeleteFunc(counted, func(r countedRun) bool { return !cfg.runs(r.scenario) })
+	counted = slices.DeleteFunc(counted, func(r countedRun) bool { return !cfg.runs(r.scenario) || !cfg.runsWith(r.provider) })
 	var alongside sync.WaitGroup
 	if cfg.WhileCounting != nil {
 		alongside.Go(func() { cfg.WhileCounting(ctx) })
@@ -208,7 +208,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	for _, g := range p.groups {
 		for _, provider := range []Provider{Linode, LinodeInstance, Kwok} {
 			names := slices.DeleteFunc(slices.Clone(g.scenarios), func(s string) bool {
-				return !cfg.runs(s) || (provider == LinodeInstance && !slices.Contains(p.instanceScenarios, s))
+				return !cfg.runs(s) || !cfg.runsWith(provider) || (provider == LinodeInstance && !slices.Contains(p.instanceScenarios, s))
 			})
 			if len(names) == 0 {
 				continue
@@ -227,7 +227,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 			errs = append(errs, err)
 		}
 	}
-	if cfg.runs(ScenarioScale5000) && p.fleet.killLeader != "" {
+	if cfg.runs(ScenarioScale5000) && p.fleet.killLeader != "" && cfg.runsWith(p.fleet.killLeader) {
 		provider := p.fleet.killLeader
 		cfg.progress("%s: %s with the leader killed", provider, ScenarioScale5000)
 		killed := map[string]func(context.Context, *env) ([]Row, error){
@@ -313,6 +313,11 @@ func groupNames(p plan) []string {
 		names = append(names, strings.Join(g.scenarios, " then "))
 	}
 	return names
+}
+
+// runsWith tells whether the provider was asked for; all are when none is named.
+func (c Config) runsWith(provider Provider) bool {
+	return len(c.Providers) == 0 || slices.Contains(c.Providers, string(provider))
 }
 
 // runs tells whether the scenario was asked for; all are when none is named.
