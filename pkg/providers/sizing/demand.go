@@ -349,6 +349,7 @@ type podGroup struct {
 // rankedNodePool is a NodePool core's scheduler may give new NodeClaims to.
 type rankedNodePool struct {
 	name     string
+	nodePool *karpv1.NodePool
 	template *corescheduling.NodeClaimTemplate
 	taints   scheduling.Taints
 }

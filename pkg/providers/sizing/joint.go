@@ -1,0 +1,236 @@
+package sizing
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+)
+
+// Core's scheduler places a round's pods for every NodePool in one pass: it keeps one list of
+// in-flight NodeClaims, whatever NodePool opened them, and a pod goes to the first of them that
+// takes it before any NodePool opens a new one. A pod the policy counts for one NodePool then
+// joins a NodeClaim another NodePool opened for bigger pods only that NodePool takes (the
+// fallback's premium plan, a dedicated plan of the default beside a NodePool of small plans), and
+// can make that NodeClaim launch a bigger plan. Each NodePool's ceiling is still chosen for its own
+// pods, but the fleet it expects is that of one simulation of the round over every NodePool the
+// policy sizes, each at its ceiling, as core's scheduler runs it.
+
+// roundPool is one NodePool's part of a provisioning round: its pending pods as core gives them to
+// it, and what its own decision is chosen from.
+type roundPool struct {
+	name     string
+	template *corescheduling.NodeClaimTemplate
+	taints   scheduling.Taints
+	// instanceTypes are those the cloud provider returns for it, priced those as core prices them.
+	instanceTypes, priced []*cloudprovider.InstanceType
+	groups                []*podGroup
+	queue                 []groupRun
+	starting              []startingNode
+	existing              int
+	wasLarge              bool
+	// inputs identifies what its own decision is chosen from (inputsHash).
+	inputs uint64
+	// sized is its own decision, once chosen or found in the policy's cache.
+	sized *sizedPool
+}
+
+// sizedPool is a NodePool's demand and the decision chosen for it on its own, before the round's
+// other NodePools are simulated beside it.
+type sizedPool struct {
+	inputs   uint64
+	demand   demand
+	decision decision
+}
+
+// sizedAlone chooses the NodePool's ceiling for its own pods.
+func (r *roundPool) sizedAlone(tradeoff Tradeoff, daemons []*corev1.Pod) *sizedPool {
+	if r.sized != nil {
+		return r.sized
+	}
+	d, chosen := decide(tradeoff, r.template, r.priced, r.groups, r.queue, daemons, r.starting, r.existing, r.wasLarge)
+	r.sized = &sizedPool{inputs: r.inputs, demand: d, decision: chosen}
+	return r.sized
+}
+
+// otherRoundPools are the NodePools other than the asking one (the self'th of pools) that the
+// policy sizes and core gives some of the pending pods to, with what their decisions are chosen
+// from, and their decisions where the policy's cache holds them for the same inputs. The caller
+// holds p.mu.
+func (p *Policy) otherRoundPools(ctx context.Context, pools *rankedNodePools, self int, pending pendingDemand, placements Placements,
+	instanceTypes []*cloudprovider.InstanceType, sharedKey string) ([]*roundPool, error) {
+	var out []*roundPool
+	for i, np := range pools.pools {
+		if i == self || np.nodePool.Annotations[v1.AnnotationSizingPolicy] == v1.SizingPolicyDisabled {
+			continue
+		}
+		groups, queue := groupPending(pools, i, pending.pods, pending.coming, placements)
+		if len(groups) == 0 {
+			continue
+		}
+		existing, err := p.nodeClaims(ctx, np.name)
+		if err != nil {
+			return nil, err
+		}
+		r := &roundPool{
+			name: np.name, template: np.template, taints: np.taints, instanceTypes: instanceTypes,
+			priced: p.AsCoreSees(ctx, np.name, instanceTypes), groups: groups, queue: queue,
+			starting: startingNodes(placements, np.name, pending.placed), existing: existing, wasLarge: p.wasLarge(np.name),
+		}
+		r.inputs = inputsHash(np.nodePool, r.priced, sharedKey, r.existing, r.wasLarge, r.starting, r.queue)
+		if cached, ok := p.sized[r.name]; ok && cached.inputs == r.inputs {
+			r.sized = cached
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// roundInputs identifies the asking NodePool's inputs and the other NodePools' of the round.
+func roundInputs(inputs uint64, others []*roundPool) uint64 {
+	if len(others) == 0 {
+		return inputs
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d", inputs)
+	for _, r := range others {
+		fmt.Fprintf(h, "|%s/%d", r.name, r.inputs)
+	}
+	return h.Sum64()
+}
+
+// jointFleet is the fleet the asking NodePool (the first of pools) is expected to launch once the
+// round's NodePools, each at the ceiling chosen for it, are simulated together: its new nodes of
+// this round, with the pods of every NodePool placed in core's queue order onto the round's
+// in-flight NodeClaims of any NodePool that takes them before a new one of their own, and the
+// nodes its own decision expects later rounds to launch for the pods it defers. Every pool must
+// be sized.
+func jointFleet(pools []*roundPool, daemons []*corev1.Pod) fleet {
+	type member struct {
+		pool int
+		// shapes are the group's shape in each NodePool's joint demand, nil where it cannot run.
+		shapes []*shape
+		// now says whether its NodePool's ceiling holds it this round.
+		now bool
+	}
+	var groups []*podGroup
+	var queued []queuedPod
+	members := map[*podGroup]*member{}
+	for i, r := range pools {
+		for _, g := range r.groups {
+			groups = append(groups, g)
+			members[g] = &member{pool: i, shapes: make([]*shape, len(pools))}
+			for _, p := range g.members {
+				queued = append(queued, queuedPod{group: g, pod: p})
+			}
+		}
+	}
+	demands := make([]demand, len(pools))
+	for q, r := range pools {
+		joinable := slices.DeleteFunc(slices.Clone(groups), func(g *podGroup) bool {
+			return members[g].pool != q && (r.taints.Tolerates(g.shape.tolerations) != nil ||
+				!r.template.Requirements.IsCompatible(g.shape.requirements, scheduling.AllowUndefinedWellKnownLabels))
+		})
+		demands[q] = nodePoolDemand(r.template, r.priced, joinable, nil, daemons, r.starting)
+		byKey := make(map[string]*shape, len(demands[q].shapes))
+		for _, s := range demands[q].shapes {
+			byKey[s.key] = s
+		}
+		for _, g := range joinable {
+			members[g].shapes[q] = byKey[g.shape.key]
+		}
+	}
+	for _, m := range members {
+		own, d := m.shapes[m.pool], demands[m.pool]
+		c := pools[m.pool].sized.decision.ceiling
+		m.now = own != nil && d.plans[own.cheapest].price <= d.plans[c.top].price
+	}
+	used := make([][]vector, len(pools))
+	for q := range pools {
+		used[q] = make([]vector, len(demands[q].starting))
+		for i := range used[q] {
+			used[q][i] = make(vector, len(demands[q].plans[0].room))
+		}
+	}
+	var bins []*bin
+	poolOf := map[*bin]int{}
+	changed := -1
+	for _, r := range inQueueOrder(queued, groups) {
+		m := members[r.of]
+		if !m.now {
+			continue
+		}
+		h := m.pool
+		s, d, c := m.shapes[h], demands[h], pools[h].sized.decision.ceiling
+		left := r.pods
+		for i := 0; i < len(d.starting) && left > 0 && s.perNode == 0; i++ {
+			if !s.plans.has(d.starting[i].plan) {
+				continue
+			}
+			for left > 0 && fits(d.starting[i].free, used[h][i], s.requests) {
+				for dim := range used[h][i] {
+					used[h][i][dim] += s.requests[dim]
+				}
+				left--
+			}
+		}
+		for ; left > 0; left-- {
+			coreOrder(bins, changed)
+			changed = -1
+			for i, b := range bins {
+				q := poolOf[b]
+				joining := m.shapes[q]
+				if joining == nil || b.closedTo == joining {
+					continue
+				}
+				if holding := b.holdingPlan(demands[q].plans, joining, pools[q].sized.decision.ceiling); holding >= 0 {
+					b.add(joining, holding)
+					changed = i
+					break
+				}
+				// Bins only grow: one that cannot take a pod of the group takes none of its later pods.
+				b.closedTo = joining
+			}
+			if changed >= 0 {
+				continue
+			}
+			b := &bin{used: make(vector, len(d.plans[0].room)), plans: slices.Clone(s.plans)}
+			holding := b.holdingPlan(d.plans, s, c)
+			if holding < 0 {
+				break
+			}
+			b.add(s, holding)
+			bins = append(bins, b)
+			poolOf[b] = h
+		}
+	}
+	var f fleet
+	for _, b := range bins {
+		if poolOf[b] == 0 {
+			f.price += demands[0].plans[b.plan].price
+			f.nodes++
+		}
+	}
+	return f.plus(laterRounds(pools[0].sized))
+}
+
+// laterRounds is what the NodePool's own decision expects the rounds after this one to launch:
+// its fleet less what this round's pods, simulated alone, launch.
+func laterRounds(sized *sizedPool) fleet {
+	d, c := sized.demand, sized.decision.ceiling
+	var now []*shape
+	for _, s := range d.shapes {
+		if d.plans[s.cheapest].price <= d.plans[c.top].price {
+			now = append(now, s)
+		}
+	}
+	placed := pack(d.plans, only(d.queue, now), c, d.starting)
+	return fleet{price: sized.decision.fleet.price - placed.price, nodes: sized.decision.fleet.nodes - placed.nodes}
+}
