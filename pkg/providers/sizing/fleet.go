@@ -72,10 +72,11 @@ func only(queue []run, shapes []*shape) []run {
 	return out
 }
 
-// startingRoom is what a starting node of the NodePool has left for pods, and its plan.
+// startingRoom is what a starting node of the NodePool has left for pods, its plan and its name.
 type startingRoom struct {
 	plan int
 	free vector
+	name string
 }
 
 // fleet is what a simulated fleet costs per hour and how many nodes it has.

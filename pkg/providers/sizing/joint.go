@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
@@ -38,6 +39,8 @@ type roundPool struct {
 	wasLarge              bool
 	// inputs identifies what its own decision is chosen from (inputsHash).
 	inputs uint64
+	// offersAll says that its AnnotationSizingPolicy has the policy offer it every plan.
+	offersAll bool
 	// sized is its own decision, once chosen or found in the policy's cache.
 	sized *sizedPool
 }
@@ -55,24 +58,34 @@ func (r *roundPool) sizedAlone(tradeoff Tradeoff, daemons []*corev1.Pod) *sizedP
 	if r.sized != nil {
 		return r.sized
 	}
+	if r.offersAll {
+		d := nodePoolDemand(r.template, r.priced, r.groups, r.queue, daemons, r.starting)
+		chosen := decision{ceiling: ceiling{top: len(d.plans) - 1}}
+		if len(d.shapes) > 0 {
+			chosen.fleet = pack(d.plans, d.queue, chosen.ceiling, d.starting)
+		}
+		r.sized = &sizedPool{inputs: r.inputs, demand: d, decision: chosen}
+		return r.sized
+	}
 	d, chosen := decide(tradeoff, r.template, r.priced, r.groups, r.queue, daemons, r.starting, r.existing, r.wasLarge)
 	r.sized = &sizedPool{inputs: r.inputs, demand: d, decision: chosen}
 	return r.sized
 }
 
-// otherRoundPools are the NodePools other than the asking one (the self'th of pools) that the
-// policy sizes and core gives some of the pending pods to, with what their decisions are chosen
-// from, and their decisions where the policy's cache holds them for the same inputs. The caller
-// holds p.mu.
+// otherRoundPools are the NodePools other than the asking one (the self'th of pools) that core
+// gives some of the pending pods to or that have nodes still starting, with what their decisions are chosen from, and their
+// decisions where the policy's cache holds them for the same inputs; a NodePool whose
+// AnnotationSizingPolicy disables sizing offers every plan. The caller holds p.mu.
 func (p *Policy) otherRoundPools(ctx context.Context, pools *rankedNodePools, self int, pending pendingDemand, placements Placements,
 	instanceTypes []*cloudprovider.InstanceType, sharedKey string) ([]*roundPool, error) {
 	var out []*roundPool
 	for i, np := range pools.pools {
-		if i == self || np.nodePool.Annotations[v1.AnnotationSizingPolicy] == v1.SizingPolicyDisabled {
+		if i == self {
 			continue
 		}
 		groups, queue := groupPending(pools, i, pending.pods, pending.coming, placements)
-		if len(groups) == 0 {
+		starting := startingNodes(placements, np.name, pending.placed)
+		if len(groups) == 0 && len(starting) == 0 {
 			continue
 		}
 		existing, err := p.nodeClaims(ctx, np.name)
@@ -82,9 +95,10 @@ func (p *Policy) otherRoundPools(ctx context.Context, pools *rankedNodePools, se
 		r := &roundPool{
 			name: np.name, template: np.template, taints: np.taints, instanceTypes: instanceTypes,
 			priced: p.AsCoreSees(ctx, np.name, instanceTypes), groups: groups, queue: queue,
-			starting: startingNodes(placements, np.name, pending.placed), existing: existing, wasLarge: p.wasLarge(np.name),
+			starting: starting, existing: existing, wasLarge: p.wasLarge(np.name),
+			offersAll: np.nodePool.Annotations[v1.AnnotationSizingPolicy] == v1.SizingPolicyDisabled,
 		}
-		r.inputs = inputsHash(np.nodePool, r.priced, sharedKey, r.existing, r.wasLarge, r.starting, r.queue)
+		r.inputs = inputsHash(np.nodePool, r.priced, fmt.Sprintf("%s|%t", sharedKey, r.offersAll), r.existing, r.wasLarge, r.starting, r.queue)
 		if cached, ok := p.sized[r.name]; ok && cached.inputs == r.inputs {
 			r.sized = cached
 		}
@@ -108,10 +122,10 @@ func roundInputs(inputs uint64, others []*roundPool) uint64 {
 
 // jointFleet is the fleet the asking NodePool (the first of pools) is expected to launch once the
 // round's NodePools, each at the ceiling chosen for it, are simulated together: its new nodes of
-// this round, with the pods of every NodePool placed in core's queue order onto the round's
-// in-flight NodeClaims of any NodePool that takes them before a new one of their own, and the
-// nodes its own decision expects later rounds to launch for the pods it defers. Every pool must
-// be sized.
+// this round, with the pods of every NodePool placed in core's queue order onto the starting
+// nodes, then the round's in-flight NodeClaims, of any NodePool that takes them before a new
+// NodeClaim of their own, and the nodes its own decision expects later rounds to launch for the
+// pods it defers. Every pool must be sized.
 func jointFleet(pools []*roundPool, daemons []*corev1.Pod) fleet {
 	type member struct {
 		pool int
@@ -152,13 +166,20 @@ func jointFleet(pools []*roundPool, daemons []*corev1.Pod) fleet {
 		c := pools[m.pool].sized.decision.ceiling
 		m.now = own != nil && d.plans[own.cheapest].price <= d.plans[c.top].price
 	}
-	used := make([][]vector, len(pools))
+	// Core tries the nodes still starting, of every NodePool, by name, before the in-flight
+	// NodeClaims.
+	type startingSlot struct {
+		startingRoom
+		pool int
+		used vector
+	}
+	var slots []*startingSlot
 	for q := range pools {
-		used[q] = make([]vector, len(demands[q].starting))
-		for i := range used[q] {
-			used[q][i] = make(vector, len(demands[q].plans[0].room))
+		for _, room := range demands[q].starting {
+			slots = append(slots, &startingSlot{startingRoom: room, pool: q, used: make(vector, len(room.free))})
 		}
 	}
+	slices.SortStableFunc(slots, func(a, b *startingSlot) int { return strings.Compare(a.name, b.name) })
 	var bins []*bin
 	poolOf := map[*bin]int{}
 	changed := -1
@@ -170,13 +191,18 @@ func jointFleet(pools []*roundPool, daemons []*corev1.Pod) fleet {
 		h := m.pool
 		s, d, c := m.shapes[h], demands[h], pools[h].sized.decision.ceiling
 		left := r.pods
-		for i := 0; i < len(d.starting) && left > 0 && s.perNode == 0; i++ {
-			if !s.plans.has(d.starting[i].plan) {
+		// Pods spread over hostnames skip the starting nodes, as pack says.
+		for _, slot := range slots {
+			joining := m.shapes[slot.pool]
+			if left == 0 || s.perNode > 0 {
+				break
+			}
+			if joining == nil || !joining.plans.has(slot.plan) {
 				continue
 			}
-			for left > 0 && fits(d.starting[i].free, used[h][i], s.requests) {
-				for dim := range used[h][i] {
-					used[h][i][dim] += s.requests[dim]
+			for left > 0 && fits(slot.free, slot.used, joining.requests) {
+				for dim := range slot.used {
+					slot.used[dim] += joining.requests[dim]
 				}
 				left--
 			}

@@ -17,12 +17,11 @@ import (
 )
 
 var _ = Describe("NodePools of one round", func() {
-	It("expects of each NodePool the fleet core launches for it, where pods join another NodePool's NodeClaims", func() {
-		// Core tries a NodePool of small standard plans first, then the default one: the big pods
-		// only the default NodePool takes open its NodeClaims, and core puts the small pods, which
-		// would open a NodeClaim of the small NodePool, on those first, where they fit.
+	// Core tries a NodePool of small standard plans first, then the default one.
+	var small *karpv1.NodePool
+	BeforeEach(func() {
 		nodePool.Spec.Weight = ptr.To[int32](50)
-		small := coretest.NodePool(karpv1.NodePool{
+		small = coretest.NodePool(karpv1.NodePool{
 			ObjectMeta: metav1.ObjectMeta{Name: "small"},
 			Spec: karpv1.NodePoolSpec{Weight: ptr.To[int32](100), Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
 				NodeClassRef: nodePool.Spec.Template.Spec.NodeClassRef,
@@ -33,6 +32,12 @@ var _ = Describe("NodePools of one round", func() {
 			}}},
 		})
 		ExpectApplied(ctx, env.Client, nodePool, small)
+	})
+
+	It("expects of each NodePool the fleet core launches for it, where pods join another NodePool's NodeClaims", func() {
+		// The big pods only the default NodePool takes open its NodeClaims, and core puts the
+		// small pods, which would open a NodeClaim of the small NodePool, on those first, where
+		// they fit.
 		big := pendingPods("big", 3, "6", "8Gi")
 		little := pendingPods("little", 12, "500m", "512Mi")
 		apply(append(big, little...))
@@ -69,5 +74,17 @@ var _ = Describe("NodePools of one round", func() {
 		for name, price := range expected {
 			Expect(price).To(BeNumerically("~", launched[name], 1e-9), name)
 		}
+	})
+
+	It("expects no new node for pods that fit on another NodePool's node still starting", func() {
+		first := ExpectProvisionedNoBinding(ctx, env.Client, cluster, cloudProvider, prov, pendingPods("big", 1, "6", "8Gi")...)
+		Expect(first.Bindings).To(HaveLen(1))
+		// The big pod's node, still starting, has room left for small pods, which core tries
+		// before opening a NodeClaim of the small NodePool.
+		apply(pendingPods("little", 2, "250m", "256Mi"))
+		results, err := prov.Schedule(ctx)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(results.NewNodeClaims).To(BeEmpty())
+		Expect(sizingGaugeOf("karpenter_linode_sizing_expected_fleet_price", small.Name)).To(BeZero())
 	})
 })

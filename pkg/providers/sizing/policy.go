@@ -263,7 +263,9 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		delete(p.simulating, nodePool.Name)
 	}
 	for _, r := range append(others, asking) {
-		p.sized[r.name] = r.sized
+		if r.sized != nil && !r.offersAll {
+			p.sized[r.name] = r.sized
+		}
 	}
 	if decision.largeOnItsOwn {
 		p.largeUntil[nodePool.Name] = p.clock.Now().Add(largeFor)
@@ -304,7 +306,7 @@ func simulate(tradeoff Tradeoff, asking *roundPool, others []*roundPool, daemons
 	}
 	round := []*roundPool{asking}
 	for _, r := range others {
-		if len(r.sizedAlone(tradeoff, daemons).demand.shapes) > 0 {
+		if alone := r.sizedAlone(tradeoff, daemons).demand; len(alone.shapes) > 0 || len(alone.starting) > 0 {
 			round = append(round, r)
 		}
 	}
