@@ -37,7 +37,8 @@ type roundPool struct {
 	starting              []startingNode
 	existing              int
 	wasLarge              bool
-	// inputs identifies what its own decision is chosen from (inputsHash).
+	// inputs identifies what its own decision is chosen from (inputsHash), the same whichever
+	// NodePool asks, so that the policy's cache serves the round's other NodePools.
 	inputs uint64
 	// offersAll says that its AnnotationSizingPolicy has the policy offer it every plan.
 	offersAll bool
@@ -98,7 +99,7 @@ func (p *Policy) otherRoundPools(ctx context.Context, pools *rankedNodePools, se
 			starting: starting, existing: existing, wasLarge: p.wasLarge(np.name),
 			offersAll: np.nodePool.Annotations[v1.AnnotationSizingPolicy] == v1.SizingPolicyDisabled,
 		}
-		r.inputs = inputsHash(np.nodePool, r.priced, fmt.Sprintf("%s|%t", sharedKey, r.offersAll), r.existing, r.wasLarge, r.starting, r.queue)
+		r.inputs = inputsHash(np.nodePool, r.priced, sharedKey, r.existing, r.wasLarge, r.starting, r.queue)
 		if cached, ok := p.sized[r.name]; ok && cached.inputs == r.inputs {
 			r.sized = cached
 		}
@@ -115,7 +116,7 @@ func roundInputs(inputs uint64, others []*roundPool) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d", inputs)
 	for _, r := range others {
-		fmt.Fprintf(h, "|%s/%d", r.name, r.inputs)
+		fmt.Fprintf(h, "|%s/%d/%t", r.name, r.inputs, r.offersAll)
 	}
 	return h.Sum64()
 }
