@@ -83,9 +83,12 @@ func TestPolicyAgreesWithCore(t *testing.T) {
 // reaches, so that it can only get better. All 300 mixes agree under both policies, as do 600 and
 // the quick run's 30: the policy simulates the round's NodePools together, as core's one scheduler
 // places their pods, a pod joining any NodePool's in-flight NodeClaim that takes it (joint.go);
-// sized each alone, 258 and 255 of the 300 agreed. Left out of the model, and not drawn by the
-// mixes: a pod its NodePool's ceiling defers that joins another NodePool's NodeClaim of the round
-// instead, and one core places in the round by relaxing a preference the ceiling holds back.
+// sized each alone, 258 and 255 of the 300 agreed. A pod another NodePool, or a relaxed
+// preference, would take is never left to a later round (the floor holds it), so none of them
+// joins another NodePool's NodeClaim instead. Left out of the model, and not drawn by the mixes: a
+// burst's floor (NodeClaims launch no plan cheaper, where the simulation prices each at the
+// cheapest that holds it), NodePool limits, and NodePools of different catalogues (each is
+// simulated with the asking NodePool's).
 var minimumAgreement = map[coreoptions.PreferencePolicy]float64{
 	coreoptions.PreferencePolicyRespect: 1,
 	coreoptions.PreferencePolicyIgnore:  1,
