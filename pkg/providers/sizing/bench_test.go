@@ -109,7 +109,7 @@ func BenchmarkJointFleet(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if f := jointFleet(pools, nil); f.nodes == 0 {
+		if f := newJointRound(pools, nil).fleet(pools[0].sized.decision.ceiling, pools[0].sized.decision.fleet); f.nodes == 0 {
 			b.Fatalf("no fleet: %+v", f)
 		}
 	}

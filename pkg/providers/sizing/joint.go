@@ -121,62 +121,82 @@ func roundInputs(inputs uint64, others []*roundPool) uint64 {
 	return h.Sum64()
 }
 
-// jointFleet is the fleet the asking NodePool (the first of pools) is expected to launch once the
-// round's NodePools, each at the ceiling chosen for it, are simulated together: its new nodes of
-// this round, with the pods of every NodePool placed in core's queue order onto the starting
-// nodes, then the round's in-flight NodeClaims, of any NodePool that takes them before a new
-// NodeClaim of their own, and the nodes its own decision expects later rounds to launch for the
-// pods it defers. Every pool must be sized.
-func jointFleet(pools []*roundPool, daemons []*corev1.Pod) fleet {
-	type member struct {
-		pool int
-		// shapes are the group's shape in each NodePool's joint demand, nil where it cannot run.
-		shapes []*shape
-		// now says whether its NodePool's ceiling holds it this round.
-		now bool
-	}
+// jointRound is a provisioning round over several NodePools, as core's scheduler runs it: the
+// pods of every NodePool in core's queue order go onto the starting nodes, then the round's
+// in-flight NodeClaims, of any NodePool that takes them before a new NodeClaim of their own. The
+// first NodePool is the asking one, whose ceiling varies; the others keep the ceiling chosen for
+// them.
+type jointRound struct {
+	pools   []*roundPool
+	demands []demand
+	members map[*podGroup]*jointMember
+	queue   []groupRun
+}
+
+// jointMember is a group of one of the round's NodePools.
+type jointMember struct {
+	pool int
+	// shapes are the group's shape in each NodePool's demand over the round's groups, nil where a
+	// NodeClaim of that NodePool cannot take it.
+	shapes []*shape
+}
+
+// newJointRound lays out the round of the pools, each sized.
+func newJointRound(pools []*roundPool, daemons []*corev1.Pod) *jointRound {
+	j := &jointRound{pools: pools, demands: make([]demand, len(pools)), members: map[*podGroup]*jointMember{}}
 	var groups []*podGroup
 	var queued []queuedPod
-	members := map[*podGroup]*member{}
 	for i, r := range pools {
 		for _, g := range r.groups {
 			groups = append(groups, g)
-			members[g] = &member{pool: i, shapes: make([]*shape, len(pools))}
+			j.members[g] = &jointMember{pool: i, shapes: make([]*shape, len(pools))}
 			for _, p := range g.members {
 				queued = append(queued, queuedPod{group: g, pod: p})
 			}
 		}
 	}
-	demands := make([]demand, len(pools))
 	for q, r := range pools {
 		joinable := slices.DeleteFunc(slices.Clone(groups), func(g *podGroup) bool {
-			return members[g].pool != q && (r.taints.Tolerates(g.shape.tolerations) != nil ||
+			return j.members[g].pool != q && (r.taints.Tolerates(g.shape.tolerations) != nil ||
 				!r.template.Requirements.IsCompatible(g.shape.requirements, scheduling.AllowUndefinedWellKnownLabels))
 		})
-		demands[q] = nodePoolDemand(r.template, r.priced, joinable, nil, daemons, r.starting)
-		byKey := make(map[string]*shape, len(demands[q].shapes))
-		for _, s := range demands[q].shapes {
+		j.demands[q] = nodePoolDemand(r.template, r.priced, joinable, nil, daemons, r.starting)
+		byKey := make(map[string]*shape, len(j.demands[q].shapes))
+		for _, s := range j.demands[q].shapes {
 			byKey[s.key] = s
 		}
 		for _, g := range joinable {
-			members[g].shapes[q] = byKey[g.shape.key]
+			j.members[g].shapes[q] = byKey[g.shape.key]
 		}
 	}
-	for _, m := range members {
-		own, d := m.shapes[m.pool], demands[m.pool]
-		c := pools[m.pool].sized.decision.ceiling
-		m.now = own != nil && d.plans[own.cheapest].price <= d.plans[c.top].price
+	j.queue = inQueueOrder(queued, groups)
+	return j
+}
+
+// fleet is what the asking NodePool is expected to launch with ceiling c, given the fleet its own
+// decision expects of c (alone): its new nodes of the round simulated jointly, and those alone
+// expects of the later rounds, for the pods c defers.
+func (j *jointRound) fleet(c ceiling, alone fleet) fleet {
+	d := j.pools[0].sized.demand
+	return j.round(c).plus(alone.minus(pack(d.plans, only(d.queue, placedAt(d, c)), c, d.starting)))
+}
+
+// round is the asking NodePool's new nodes of the round, at ceiling c.
+func (j *jointRound) round(c ceiling) fleet {
+	ceilings := make([]ceiling, len(j.pools))
+	for q, r := range j.pools {
+		ceilings[q] = r.sized.decision.ceiling
 	}
-	// Core tries the nodes still starting, of every NodePool, by name, before the in-flight
-	// NodeClaims.
+	ceilings[0] = c
+	// Core tries the nodes still starting, of every NodePool, by name.
 	type startingSlot struct {
 		startingRoom
 		pool int
 		used vector
 	}
 	var slots []*startingSlot
-	for q := range pools {
-		for _, room := range demands[q].starting {
+	for q := range j.pools {
+		for _, room := range j.demands[q].starting {
 			slots = append(slots, &startingSlot{startingRoom: room, pool: q, used: make(vector, len(room.free))})
 		}
 	}
@@ -184,13 +204,15 @@ func jointFleet(pools []*roundPool, daemons []*corev1.Pod) fleet {
 	var bins []*bin
 	poolOf := map[*bin]int{}
 	changed := -1
-	for _, r := range inQueueOrder(queued, groups) {
-		m := members[r.of]
-		if !m.now {
+	for _, r := range j.queue {
+		m := j.members[r.of]
+		h := m.pool
+		s, d := m.shapes[h], j.demands[h]
+		// A pod its NodePool's ceiling defers no other NodePool takes either: the floor holds it
+		// otherwise (podGroup.elsewhere).
+		if s == nil || d.plans[s.cheapest].price > d.plans[ceilings[h].top].price {
 			continue
 		}
-		h := m.pool
-		s, d, c := m.shapes[h], demands[h], pools[h].sized.decision.ceiling
 		left := r.pods
 		// Pods spread over hostnames skip the starting nodes, as pack says.
 		for _, slot := range slots {
@@ -217,7 +239,7 @@ func jointFleet(pools []*roundPool, daemons []*corev1.Pod) fleet {
 				if joining == nil || b.closedTo == joining {
 					continue
 				}
-				if holding := b.holdingPlan(demands[q].plans, joining, pools[q].sized.decision.ceiling); holding >= 0 {
+				if holding := b.holdingPlan(j.demands[q].plans, joining, ceilings[q]); holding >= 0 {
 					b.add(joining, holding)
 					changed = i
 					break
@@ -229,7 +251,7 @@ func jointFleet(pools []*roundPool, daemons []*corev1.Pod) fleet {
 				continue
 			}
 			b := &bin{used: make(vector, len(d.plans[0].room)), plans: slices.Clone(s.plans)}
-			holding := b.holdingPlan(d.plans, s, c)
+			holding := b.holdingPlan(d.plans, s, ceilings[h])
 			if holding < 0 {
 				break
 			}
@@ -241,23 +263,20 @@ func jointFleet(pools []*roundPool, daemons []*corev1.Pod) fleet {
 	var f fleet
 	for _, b := range bins {
 		if poolOf[b] == 0 {
-			f.price += demands[0].plans[b.plan].price
+			f.price += j.demands[0].plans[b.plan].price
 			f.nodes++
 		}
 	}
-	return f.plus(laterRounds(pools[0].sized))
+	return f
 }
 
-// laterRounds is what the NodePool's own decision expects the rounds after this one to launch:
-// its fleet less what this round's pods, simulated alone, launch.
-func laterRounds(sized *sizedPool) fleet {
-	d, c := sized.demand, sized.decision.ceiling
+// placedAt are the demand's shapes that some plan up to c holds: those placed this round.
+func placedAt(d demand, c ceiling) []*shape {
 	var now []*shape
 	for _, s := range d.shapes {
 		if d.plans[s.cheapest].price <= d.plans[c.top].price {
 			now = append(now, s)
 		}
 	}
-	placed := pack(d.plans, only(d.queue, now), c, d.starting)
-	return fleet{price: sized.decision.fleet.price - placed.price, nodes: sized.decision.fleet.nodes - placed.nodes}
+	return now
 }

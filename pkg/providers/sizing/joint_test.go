@@ -73,6 +73,8 @@ var _ = Describe("NodePools of one round", func() {
 		Expect(joined).To(BeNumerically(">", 0), "small pods on the default NodePool's NodeClaims")
 		for name, price := range expected {
 			Expect(price).To(BeNumerically("~", launched[name], 1e-9), name)
+			// The cheapest fleet the policy found is one of the same round.
+			Expect(sizingGaugeOf("karpenter_linode_sizing_cheapest_fleet_price", name)).To(BeNumerically("<=", price+1e-9), name)
 		}
 	})
 

@@ -311,7 +311,17 @@ func simulate(tradeoff Tradeoff, asking *roundPool, others []*roundPool, daemons
 		}
 	}
 	if len(round) > 1 {
-		decision.fleet = jointFleet(round, daemons)
+		decision.joint = newJointRound(round, daemons)
+		decision.fleet = decision.joint.fleet(decision.ceiling, decision.fleet)
+		// The cheapest fleet found: the cheapest ceiling's, alone the cheapest, unless the round
+		// makes the chosen one's cheaper.
+		cheapest := decision.fleet
+		if decision.cheapestCeiling != decision.ceiling {
+			if f := decision.joint.fleet(decision.cheapestCeiling, decision.cheapest); f.price < cheapest.price {
+				cheapest = f
+			}
+		}
+		decision.cheapest = cheapest
 	}
 	price := d.plans[decision.ceiling.top].price
 	next.floor = d.burstFloor(decision.burstCeiling, asking.template.Requirements)
