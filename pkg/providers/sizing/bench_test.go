@@ -79,3 +79,38 @@ func nodeClaimTemplate(classes ...string) *corescheduling.NodeClaimTemplate {
 		}}},
 	})
 }
+
+// BenchmarkJointFleet is what the round's simulation over several NodePools adds to a change in
+// the pending pods, once each NodePool's ceiling is chosen: 1,000 pods over a NodePool of small
+// standard plans, the default one and a premium fallback, as in the differential mixes, where
+// the small NodePool's pods join the default's NodeClaims.
+func BenchmarkJointFleet(b *testing.B) {
+	instanceTypes := usOrdPlans(b)
+	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	group := func(pods int, cpu, memory string, classes ...string) *podGroup {
+		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory),
+		}}}}}}
+		if len(classes) > 0 {
+			pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: v1.LabelInstanceClass, Operator: corev1.NodeSelectorOpIn, Values: classes}}}},
+			}}}
+		}
+		return &podGroup{shape: shapeOf(pod, false), pods: pods}
+	}
+	pools := []*roundPool{
+		{name: "default", template: nodeClaimTemplate("standard", "dedicated", "highmem"), groups: []*podGroup{group(1, "40", "64Gi"), group(99, "6", "12Gi")}},
+		{name: "small", template: nodeClaimTemplate("standard"), groups: []*podGroup{group(600, "250m", "512Mi")}},
+		{name: "fallback", template: nodeClaimTemplate("premium", "dedicated"), groups: []*podGroup{group(300, "500m", "1Gi", "premium")}},
+	}
+	for _, r := range pools {
+		r.priced, r.queue = instanceTypes, groupsInOrder(r.groups)
+		r.sizedAlone(tradeoff, nil)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if f := newJointRound(pools, nil).fleet(pools[0].sized.decision.ceiling, pools[0].sized.decision.fleet); f.nodes == 0 {
+			b.Fatalf("no fleet: %+v", f)
+		}
+	}
+}

@@ -349,6 +349,7 @@ type podGroup struct {
 // rankedNodePool is a NodePool core's scheduler may give new NodeClaims to.
 type rankedNodePool struct {
 	name     string
+	nodePool *karpv1.NodePool
 	template *corescheduling.NodeClaimTemplate
 	taints   scheduling.Taints
 }
@@ -645,7 +646,7 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 		for dim, amount := range toVector(resources.Subtract(overheads[i], n.daemons)) {
 			free[dim] -= max(amount, 0)
 		}
-		d.starting = append(d.starting, startingRoom{plan: i, free: free})
+		d.starting = append(d.starting, startingRoom{plan: i, free: free, name: n.name})
 	}
 	empty := make(vector, len(dims))
 	shapes := make(map[*podGroup]*shape, len(groups))

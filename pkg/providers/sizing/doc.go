@@ -61,7 +61,12 @@
 // were created) and orders its NodeClaims as core does (coreorder.go), and so predicts core's
 // fleet to the cent where core places the pods in one round.
 //
+// Core's scheduler places a round's pods for every NodePool in one pass, and a pod goes onto any
+// NodePool's starting node or in-flight NodeClaim that takes it before its own NodePool opens a
+// NodeClaim (joint.go). Each NodePool's ceiling is chosen for its own pods; the fleet it expects
+// is that of one simulation of the round over every NodePool, each at its own ceiling.
+//
 // Core asks often (every provisioning round, every disruption pass, per consolidation
 // candidate), so pending pods are grouped by shape with cached shapes, and the answer is memoised
-// until the pending pods, the DaemonSets, the NodePool or the instance types change.
+// until the pending pods, the DaemonSets, the NodePools or the instance types change.
 package sizing

@@ -72,10 +72,11 @@ func only(queue []run, shapes []*shape) []run {
 	return out
 }
 
-// startingRoom is what a starting node of the NodePool has left for pods, and its plan.
+// startingRoom is what a starting node of the NodePool has left for pods, its plan and its name.
 type startingRoom struct {
 	plan int
 	free vector
+	name string
 }
 
 // fleet is what a simulated fleet costs per hour and how many nodes it has.
@@ -85,6 +86,8 @@ type fleet struct {
 }
 
 func (f fleet) plus(g fleet) fleet { return fleet{price: f.price + g.price, nodes: f.nodes + g.nodes} }
+
+func (f fleet) minus(g fleet) fleet { return fleet{price: f.price - g.price, nodes: f.nodes - g.nodes} }
 
 // ceiling is which plans a round offers: every plan cheaper than the plan at top (an index into
 // the price-ordered plans) and, of the plans at its price, all of them (top is then the last) or,
@@ -272,8 +275,10 @@ func addToOpenBin(bins []*bin, plans []plan, s *shape, c ceiling, from int) int 
 type decision struct {
 	// ceiling is which plans Karpenter may launch this round.
 	ceiling ceiling
-	// fleet is the whole expected fleet; cheapest the cheapest fleet found, for comparison.
+	// fleet is the whole expected fleet; cheapest the cheapest fleet found, for comparison, that
+	// of cheapestCeiling.
 	fleet, cheapest fleet
+	cheapestCeiling ceiling
 	// deferred counts the pods left for a later round: no plan up to the ceiling holds them.
 	deferred int
 	// largeOnItsOwn says that the cheapest fleet would make the NodePool large.
@@ -285,6 +290,9 @@ type decision struct {
 	burstCeiling ceiling
 	// solver is what chose, for the alternatives (decision.alternatives).
 	solver *solver
+	// joint is the round simulated over every NodePool that has pods in it (joint.go), nil when
+	// the NodePool is alone: it prices the alternatives.
+	joint *jointRound
 }
 
 // option is one way to place a set of shapes over rounds: its fleet and its first round's ceiling.
@@ -368,21 +376,22 @@ func (d decision) alternatives(c ceiling) (cheaper, dearer *alternative) {
 		last++
 	}
 	if first > 0 {
-		cheaper = d.solver.startingAt(first - 1)
+		cheaper = d.solver.startingAt(first-1, d.joint)
 	}
 	if last+1 < len(plans) {
 		top := last + 1
 		for top+1 < len(plans) && plans[top+1].price == plans[top].price {
 			top++
 		}
-		dearer = d.solver.startingAt(top)
+		dearer = d.solver.startingAt(top, d.joint)
 	}
 	return cheaper, dearer
 }
 
 // startingAt is the cheapest way to place the shapes whose first ceiling offers every plan up to
-// the price of last, the last plan at its price, or nil when that places no pod.
-func (s *solver) startingAt(last int) *alternative {
+// the price of last, the last plan at its price, or nil when that places no pod; its first round
+// simulated with the round's other NodePools when joint is not nil.
+func (s *solver) startingAt(last int, joint *jointRound) *alternative {
 	price := s.plans[last].price
 	var now []*shape
 	for _, sh := range s.shapes {
@@ -393,7 +402,12 @@ func (s *solver) startingAt(last int) *alternative {
 	if len(now) == 0 {
 		return nil
 	}
-	placed := pack(s.plans, only(s.queue, now), ceiling{top: last}, s.starting)
+	var placed fleet
+	if joint != nil {
+		placed = joint.round(ceiling{top: last})
+	} else {
+		placed = pack(s.plans, only(s.queue, now), ceiling{top: last}, s.starting)
+	}
 	return &alternative{ceiling: planPrice{name: s.plans[last].name, price: price}, fleet: placed.plus(s.options(last, -1)[0].fleet)}
 }
 
@@ -417,7 +431,7 @@ func pick(options []option, tradeoff Tradeoff, existing int, wasLarge bool) deci
 			}
 		}
 	}
-	return decision{ceiling: chosen.ceiling, fleet: chosen.fleet, cheapest: cheapest, largeOnItsOwn: largeOnItsOwn}
+	return decision{ceiling: chosen.ceiling, fleet: chosen.fleet, cheapest: cheapest, cheapestCeiling: options[0].ceiling, largeOnItsOwn: largeOnItsOwn}
 }
 
 // deferredAt counts the pods no plan up to the ceiling holds.

@@ -63,6 +63,9 @@ type Policy struct {
 	shapes map[types.UID]cachedShape
 	// decisions are each NodePool's last answer, by NodePool name.
 	decisions map[string]*memo
+	// sized are each NodePool's last decision for its own pods, by NodePool name: the round's
+	// other NodePools read it (joint.go).
+	sized map[string]*sizedPool
 	// simulating are the decisions being simulated, by NodePool name.
 	simulating map[string]*simulation
 	// largeUntil is when each NodePool that counted as large stops counting as large, unless it
@@ -122,6 +125,7 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		clock:              clk,
 		shapes:             map[types.UID]cachedShape{},
 		decisions:          map[string]*memo{},
+		sized:              map[string]*sizedPool{},
 		simulating:         map[string]*simulation{},
 		largeUntil:         map[string]time.Time{},
 		templates:          map[string]cachedTemplate{},
@@ -214,7 +218,12 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	starting := startingNodes(holder.Placements, nodePool.Name, pending.placed)
 	wasLarge := p.wasLarge(nodePool.Name)
-	inputs := inputsHash(nodePool, priced, daemonsKey+"|"+poolsKey, existing, wasLarge, starting, queue)
+	own := inputsHash(nodePool, priced, daemonsKey+"|"+poolsKey, existing, wasLarge, starting, queue)
+	others, err := p.otherRoundPools(ctx, pools, self, pending, holder.Placements, instanceTypes, daemonsKey+"|"+poolsKey)
+	if err != nil {
+		return nil, err
+	}
+	inputs := roundInputs(own, others)
 	if previous != nil && previous.inputs == inputs {
 		logDecision(ctx, nodePool.Name, previous)
 		p.tell(ctx, nodePool.Name, previous.explanation, groups)
@@ -233,11 +242,18 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	f := &simulation{inputs: inputs, done: make(chan struct{})}
 	p.simulating[nodePool.Name] = f
+	asking := &roundPool{
+		name: nodePool.Name, template: template, taints: hardTaints(template), instanceTypes: instanceTypes, priced: priced,
+		groups: groups, queue: queue, starting: starting, existing: existing, wasLarge: wasLarge, inputs: own,
+	}
+	if cached, ok := p.sized[nodePool.Name]; ok && cached.inputs == own {
+		asking.sized = cached
+	}
 	// The simulation reads nothing of the policy's: callers for other NodePools, or with answers
 	// in the memo, need not wait for it.
 	p.mu.Unlock()
 	locked = false
-	next, d, decision := simulate(p.tradeoff, template, instanceTypes, priced, groups, queue, daemons, starting, existing, wasLarge)
+	next, d, decision := simulate(p.tradeoff, asking, others, daemons)
 	next.inputs, next.generation, next.uid = inputs, nodePool.Generation, nodePool.UID
 	f.instanceTypes = next.instanceTypes
 	close(f.done)
@@ -245,6 +261,11 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	locked = true
 	if p.simulating[nodePool.Name] == f {
 		delete(p.simulating, nodePool.Name)
+	}
+	for _, r := range append(others, asking) {
+		if r.sized != nil && !r.offersAll {
+			p.sized[r.name] = r.sized
+		}
 	}
 	if decision.largeOnItsOwn {
 		p.largeUntil[nodePool.Name] = p.clock.Now().Add(largeFor)
@@ -270,17 +291,53 @@ type simulation struct {
 	instanceTypes []*cloudprovider.InstanceType
 }
 
-// simulate chooses the plans to offer for the NodePool's pending pods: the memo of a decision,
-// without its inputs, generation and UID, and the demand and decision it was chosen from. With no
-// shape to size for, it offers every plan. It simulates with the instance types as core prices
-// them (priced: with the NodePool's overlays, offering for offering) and restricts those the
-// cloud provider returns.
-func simulate(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, instanceTypes, priced []*cloudprovider.InstanceType, groups []*podGroup, queue []groupRun,
-	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool) (*memo, demand, decision) {
-	d := nodePoolDemand(template, priced, groups, queue, daemons, starting)
-	next := &memo{instanceTypes: instanceTypes, template: template}
+// simulate chooses the plans to offer for the asking NodePool's pending pods: the memo of a
+// decision, without its inputs, generation and UID, and the demand and decision it was chosen
+// from. With no shape to size for, it offers every plan. It simulates with the instance types as
+// core prices them (priced: with the NodePool's overlays, offering for offering) and restricts
+// those the cloud provider returns. The decision's fleet is the one expected once the round's
+// other NodePools, each at its own ceiling, are simulated beside it (joint.go).
+func simulate(tradeoff Tradeoff, asking *roundPool, others []*roundPool, daemons []*corev1.Pod) (*memo, demand, decision) {
+	sized := asking.sizedAlone(tradeoff, daemons)
+	d, decision := sized.demand, sized.decision
+	next := &memo{instanceTypes: asking.instanceTypes, template: asking.template}
 	if len(d.shapes) == 0 {
-		return next, d, decision{}
+		return next, d, decision
+	}
+	round := []*roundPool{asking}
+	for _, r := range others {
+		if alone := r.sizedAlone(tradeoff, daemons).demand; len(alone.shapes) > 0 || len(alone.starting) > 0 {
+			round = append(round, r)
+		}
+	}
+	if len(round) > 1 {
+		decision.joint = newJointRound(round, daemons)
+		decision.fleet = decision.joint.fleet(decision.ceiling, decision.fleet)
+		// The cheapest fleet found: the cheapest ceiling's, alone the cheapest, unless the round
+		// makes the chosen one's cheaper.
+		cheapest := decision.fleet
+		if decision.cheapestCeiling != decision.ceiling {
+			if f := decision.joint.fleet(decision.cheapestCeiling, decision.cheapest); f.price < cheapest.price {
+				cheapest = f
+			}
+		}
+		decision.cheapest = cheapest
+	}
+	price := d.plans[decision.ceiling.top].price
+	next.floor = d.burstFloor(decision.burstCeiling, asking.template.Requirements)
+	next.passedOver = decision.ceiling.passedOver(d.plans)
+	if decision.ceiling.top < len(d.plans)-1 || next.floor > 0 || len(next.passedOver) > 0 {
+		next.instanceTypes, next.ceiling = restrict(asking.instanceTypes, asking.priced, next.floor, price, next.passedOver), price
+	}
+	return next, d, decision
+}
+
+// decide chooses the NodePool's ceiling for its own pending pods, and describes its demand.
+func decide(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, priced []*cloudprovider.InstanceType, groups []*podGroup, queue []groupRun,
+	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool) (demand, decision) {
+	d := nodePoolDemand(template, priced, groups, queue, daemons, starting)
+	if len(d.shapes) == 0 {
+		return d, decision{}
 	}
 	decision := d.choose(tradeoff, existing, wasLarge)
 	if template.Requirements.HasMinValues() {
@@ -290,13 +347,7 @@ func simulate(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, ins
 	if raised := d.satisfyMinValues(decision.ceiling.top, template.Requirements); raised != decision.ceiling.top {
 		decision.ceiling, decision.deferred = ceiling{top: raised}, deferredAt(d.plans, d.shapes, raised)
 	}
-	price := d.plans[decision.ceiling.top].price
-	next.floor = d.burstFloor(decision.burstCeiling, template.Requirements)
-	next.passedOver = decision.ceiling.passedOver(d.plans)
-	if decision.ceiling.top < len(d.plans)-1 || next.floor > 0 || len(next.passedOver) > 0 {
-		next.instanceTypes, next.ceiling = restrict(instanceTypes, priced, next.floor, price, next.passedOver), price
-	}
-	return next, d, decision
+	return d, decision
 }
 
 // askedByDisruption says whether core's disruption controller asks. Its simulations reschedule the
@@ -374,7 +425,7 @@ func (p *Policy) rankedNodePools(ctx context.Context, nodePool *karpv1.NodePool,
 		} else {
 			self = i
 		}
-		ranked.pools = append(ranked.pools, rankedNodePool{name: np.Name, template: t, taints: hardTaints(t)})
+		ranked.pools = append(ranked.pools, rankedNodePool{name: np.Name, nodePool: np, template: t, taints: hardTaints(t)})
 		keys = append(keys, fmt.Sprintf("%s/%s/%d", np.Name, np.UID, np.Generation))
 	}
 	return ranked, self, strings.Join(keys, ","), nil
@@ -413,6 +464,7 @@ func (p *Policy) offerAll(ctx context.Context, nodePool string, previous *memo, 
 	expectedFleetPrice.Delete(labels)
 	cheapestFleetPrice.Delete(labels)
 	delete(p.decisions, nodePool)
+	delete(p.sized, nodePool)
 }
 
 func (p *Policy) report(ctx context.Context, nodePool string, previous, next *memo, d demand, decision decision) {

@@ -66,6 +66,12 @@ func available(it *corecloudprovider.InstanceType) bool { return len(it.Offering
 // sizingGauge is the value of the sizing policy's gauge for the NodePool.
 func sizingGauge(name string) float64 {
 	GinkgoHelper()
+	return sizingGaugeOf(name, nodePool.Name)
+}
+
+// sizingGaugeOf is the value of the sizing policy's gauge for the named NodePool.
+func sizingGaugeOf(name, nodePoolName string) float64 {
+	GinkgoHelper()
 	families, err := crmetrics.Registry.Gather()
 	Expect(err).ToNot(HaveOccurred())
 	for _, family := range families {
@@ -74,13 +80,13 @@ func sizingGauge(name string) float64 {
 		}
 		for _, m := range family.GetMetric() {
 			for _, label := range m.GetLabel() {
-				if label.GetName() == "nodepool" && label.GetValue() == nodePool.Name {
+				if label.GetName() == "nodepool" && label.GetValue() == nodePoolName {
 					return m.GetGauge().GetValue()
 				}
 			}
 		}
 	}
-	Fail(fmt.Sprintf("no %s for NodePool %s", name, nodePool.Name))
+	Fail(fmt.Sprintf("no %s for NodePool %s", name, nodePoolName))
 	return 0
 }
 
