@@ -70,7 +70,8 @@ func (r *controllerReplica) leading(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
+	// A replica busy with thousands of pods on a loaded machine can take seconds to answer.
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
 		return false, err
 	}

@@ -471,9 +471,13 @@ type leaderTakeover struct {
 // killLeader kills the replica that leads and waits until another holds the lease.
 func killLeader(ctx context.Context, cluster *localcluster.Cluster) (leaderTakeover, error) {
 	var takeover leaderTakeover
-	var err error
-	if takeover.killed, err = cluster.Leader(ctx); err != nil {
-		return takeover, err
+	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var err error
+		takeover.killed, err = cluster.Leader(ctx)
+		return err == nil, nil //nolint:nilerr // a replica slow to answer: ask again
+	})
+	if err != nil {
+		return takeover, fmt.Errorf("finding the replica that leads: %w", err)
 	}
 	lease, ok, err := cluster.LeaderLease(ctx)
 	if err != nil || !ok {
