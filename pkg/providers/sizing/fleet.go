@@ -150,18 +150,27 @@ type bin struct {
 }
 
 // holdingPlan is the cheapest plan the ceiling offers that holds the bin with one more pod of s,
-// or -1.
-func (b *bin) holdingPlan(plans []plan, s *shape, c ceiling) int {
+// or -1. When the ceiling is what turns the pod away, it lowers beyond (an index into plans) to
+// the cheapest dearer plan that would hold it, if that is cheaper: the plan a higher ceiling
+// would take.
+func (b *bin) holdingPlan(plans []plan, s *shape, c ceiling, beyond *int) int {
 	if s.perNode > 0 && b.groups[s.group] >= s.perNode {
 		return -1
 	}
 	// Bins only grow, so no plan cheaper than the one holding the bin now can hold it later.
-	for i := b.plan; i < len(plans) && plans[i].price <= plans[c.top].price; i++ {
+	i := b.plan
+	for ; i < len(plans) && plans[i].price <= plans[c.top].price; i++ {
 		if !c.offers(plans, i) || !b.plans.has(i) || !s.plans.has(i) {
 			continue
 		}
 		if fits(plans[i].room, b.used, s.requests) {
 			return i
+		}
+	}
+	for ; i < *beyond; i++ {
+		if b.plans.has(i) && s.plans.has(i) && fits(plans[i].room, b.used, s.requests) {
+			*beyond = i
+			break
 		}
 	}
 	return -1
@@ -197,8 +206,13 @@ func fits(room, used, more vector) bool {
 // in-flight NodeClaim, in core's order, that some available plan still holds with it, or into a
 // new one. Each bin costs the cheapest plan that holds it, which is the plan Create launches for
 // it; the starting nodes cost nothing more.
-func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) fleet {
+//
+// It also returns the cheapest plan above the ceiling's price that would have held a pod the
+// ceiling turned away (an index into plans, len(plans) for none): every ceiling below that plan's
+// price that offers every plan at its own price packs the same fleet, pod for pod.
+func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) (fleet, int) {
 	dims := len(plans[0].room)
+	beyond := len(plans)
 	used := make([]vector, len(starting))
 	for i := range used {
 		used[i] = make(vector, dims)
@@ -227,13 +241,13 @@ func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) fleet {
 		closed := 0
 		for ; left > 0; left-- {
 			closed = min(closed, coreOrder(bins, changed))
-			if changed = addToOpenBin(bins, plans, s, c, closed); changed >= 0 {
+			if changed = addToOpenBin(bins, plans, s, c, closed, &beyond); changed >= 0 {
 				closed = changed
 				continue
 			}
 			closed = len(bins)
 			b := &bin{used: make(vector, dims), plans: slices.Clone(s.plans)}
-			holding := b.holdingPlan(plans, s, c)
+			holding := b.holdingPlan(plans, s, c, &beyond)
 			if holding < 0 {
 				break
 			}
@@ -246,19 +260,19 @@ func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) fleet {
 		f.price += plans[b.plan].price
 	}
 	f.nodes = len(bins)
-	return f
+	return f, beyond
 }
 
 // addToOpenBin adds a pod of s to the first bin from the one at from that some plan up to the
 // ceiling holds with it, and returns its index, or -1 when no bin does. A bin that cannot take
 // one pod of a shape takes none of its later pods, so it is closed to the shape.
-func addToOpenBin(bins []*bin, plans []plan, s *shape, c ceiling, from int) int {
+func addToOpenBin(bins []*bin, plans []plan, s *shape, c ceiling, from int, beyond *int) int {
 	for i := from; i < len(bins); i++ {
 		b := bins[i]
 		if b.closedTo == s {
 			continue
 		}
-		if holding := b.holdingPlan(plans, s, c); holding >= 0 {
+		if holding := b.holdingPlan(plans, s, c, beyond); holding >= 0 {
 			b.add(s, holding)
 			return i
 		}
@@ -337,7 +351,7 @@ func worthFewerNodes(cheapest, fewer fleet) bool {
 // The demand's plans must be ordered by price and its queue as core's; every shape must fit
 // some plan.
 func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision {
-	s := solver{plans: d.plans, shapes: d.shapes, queue: d.queue, starting: d.starting, memo: map[int][]option{}}
+	s := newSolver(d.plans, d.shapes, d.queue, d.starting)
 	chosen := pick(s.options(-1, d.floor), tradeoff, existing, wasLarge)
 	chosen.deferred = deferredAt(d.plans, d.shapes, chosen.ceiling.top)
 	chosen.burstCeiling = chosen.ceiling
@@ -347,7 +361,7 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 		// The solver's memo is by shapes left, so it serves only the same shapes.
 		burst := s
 		if len(arriving) < len(d.shapes) {
-			burst = solver{plans: d.plans, shapes: arriving, queue: only(d.queue, arriving), starting: d.starting, memo: map[int][]option{}}
+			burst = newSolver(d.plans, arriving, only(d.queue, arriving), d.starting)
 		}
 		chosen.burstCeiling = lower(d.plans, chosen.ceiling, pick(burst.options(-1, -1), tradeoff, existing, wasLarge).ceiling)
 	}
@@ -393,7 +407,7 @@ func (s *solver) startingAt(last int) *alternative {
 	if len(now) == 0 {
 		return nil
 	}
-	placed := pack(s.plans, only(s.queue, now), ceiling{top: last}, s.starting)
+	placed := s.pack(packKey{remaining: len(s.shapes), now: len(now), starting: true}, now, ceiling{top: last})
 	return &alternative{ceiling: planPrice{name: s.plans[last].name, price: price}, fleet: placed.plus(s.options(last, -1)[0].fleet)}
 }
 
@@ -440,6 +454,54 @@ type solver struct {
 	// memo holds the options for the shapes left after a round with a given ceiling, by the
 	// index of the first shape price level above that ceiling.
 	memo map[int][]option
+	// packed holds the fleets packed for a round's shapes, each with the ceiling prices that
+	// pack it: ceilings at the prices of plans that hold nothing more pack the same fleet.
+	packed map[packKey][]packedFleet
+}
+
+func newSolver(plans []plan, shapes []*shape, queue []run, starting []startingRoom) solver {
+	return solver{plans: plans, shapes: shapes, queue: queue, starting: starting, memo: map[int][]option{}, packed: map[packKey][]packedFleet{}}
+}
+
+// packKey identifies the shapes a round packs, of those whose cheapest plan costs more than
+// an earlier round's ceiling: how many those are, and how many of them this round's ceiling
+// holds. The round fills the starting nodes first when no round came before it.
+type packKey struct {
+	remaining, now int
+	starting       bool
+}
+
+// packedFleet is a round's fleet, packed the same for every ceiling that offers every plan at
+// its price, from price up to below.
+type packedFleet struct {
+	from, below float64
+	fleet       fleet
+}
+
+// pack packs the pods of now, the shapes key names, as pack does with the ceiling, reusing a
+// fleet already packed for them with a ceiling that packs the same.
+func (s *solver) pack(key packKey, now []*shape, c ceiling) fleet {
+	price := s.plans[c.top].price
+	if !c.sole {
+		for _, p := range s.packed[key] {
+			if p.from <= price && price < p.below {
+				return p.fleet
+			}
+		}
+	}
+	var starting []startingRoom
+	if key.starting {
+		starting = s.starting
+	}
+	placed, beyond := pack(s.plans, only(s.queue, now), c, starting)
+	if !c.sole {
+		below := math.Inf(1)
+		if beyond < len(s.plans) {
+			below = s.plans[beyond].price
+		}
+		s.packed[key] = append(s.packed[key], packedFleet{from: price, below: below, fleet: placed})
+	}
+	return placed
 }
 
 // options are the Pareto-best ways (cheapest, fewest nodes) to place the shapes whose cheapest
@@ -484,14 +546,9 @@ func (s *solver) options(after, floor int) []option {
 				now = append(now, sh)
 			}
 		}
-		var starting []startingRoom
-		if after < 0 {
-			starting = s.starting
-		}
 		later := s.options(c, -1)
-		queue := only(s.queue, now)
 		for _, ceiling := range s.ceilingsAt(c, now) {
-			placed := pack(s.plans, queue, ceiling, starting)
+			placed := s.pack(packKey{remaining: len(remaining), now: len(now), starting: after < 0}, now, ceiling)
 			for _, l := range later {
 				all = append(all, option{fleet: placed.plus(l.fleet), ceiling: ceiling})
 			}
