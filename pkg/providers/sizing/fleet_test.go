@@ -361,21 +361,27 @@ func TestBinsSortLikeCore(t *testing.T) {
 	//nolint:gosec // Reproducible cases, not security.
 	r := rand.New(rand.NewSource(1))
 	for range 5000 {
-		bins := make([]*bin, 1+r.Intn(300))
+		bins := make([]slot, 1+r.Intn(300))
 		for i := range bins {
-			bins[i] = &bin{pods: 1 + r.Intn(1+r.Intn(8))}
+			bins[i] = slot{pods: int32(1 + r.Intn(1+r.Intn(8))), bin: int32(i)}
 		}
 		slices.SortFunc(bins, fewerPods)
 		changed := -1
 		if r.Intn(4) == 0 {
-			bins = append(bins, &bin{pods: 1})
+			bins = append(bins, slot{pods: 1, bin: int32(len(bins))})
 		} else {
 			changed = r.Intn(len(bins))
 			bins[changed].pods++
 		}
 		cores := slices.Clone(bins)
 		sort.Slice(cores, func(a, b int) bool { return cores[a].pods < cores[b].pods })
-		coreOrder(bins, changed)
+		moved := slot{pods: 1, bin: int32(len(bins) - 1)}
+		if changed >= 0 {
+			moved = bins[changed]
+		}
+		if _, at := coreOrder(bins, changed); bins[at] != moved {
+			t.Fatalf("%d bins, bin %d changed: it is at %d, not where coreOrder says", len(bins), changed, at)
+		}
 		for i := range bins {
 			if bins[i] != cores[i] {
 				t.Fatalf("%d bins, bin %d changed: position %d differs from core's order", len(bins), changed, i)
