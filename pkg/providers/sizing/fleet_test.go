@@ -319,6 +319,64 @@ func TestChooseOnePlanAtAPrice(t *testing.T) {
 	}
 }
 
+// TestPackReusedAcrossCeilings: a solver reuses the fleet it packed for a ceiling at dearer
+// ceilings whose plans would take no pod the ceiling turned away; every ceiling must still get
+// the fleet packing with it afresh gives, over random plans with prices in common, pods some
+// plans cannot run, hostname spreads and a starting node.
+func TestPackReusedAcrossCeilings(t *testing.T) {
+	//nolint:gosec // Reproducible cases, not security.
+	r := rand.New(rand.NewSource(1))
+	reused := 0
+	for range 500 {
+		// Dimensions: pods, CPU in millicores, memory in GiB.
+		plans := make([]plan, 2+r.Intn(10))
+		price := 0.0
+		for i := range plans {
+			if i == 0 || r.Intn(3) > 0 {
+				price += float64(1 + r.Intn(4))
+			}
+			plans[i] = plan{name: fmt.Sprint(i), price: price, room: vector{110_000, int64(1+r.Intn(16)) * 1000, int64(1 + r.Intn(64))}}
+		}
+		var shapes []*shape
+		for i := range 1 + r.Intn(5) {
+			s := &shape{key: fmt.Sprint(i), requests: vector{1000, int64(100 * (1 + r.Intn(20))), int64(1 + r.Intn(8))}, pods: 1 + r.Intn(200), plans: newBitset(len(plans))}
+			for p := range plans {
+				if r.Intn(4) > 0 {
+					s.plans.set(p)
+				}
+			}
+			if r.Intn(4) == 0 {
+				s.perNode, s.group = 1+r.Intn(3), "spread"
+			}
+			shapes = append(shapes, s)
+		}
+		shapes = withPlans(plans, shapes...)
+		var starting []startingRoom
+		if r.Intn(2) == 0 {
+			starting = []startingRoom{{plan: r.Intn(len(plans)), free: vector{110_000, int64(r.Intn(8000)), int64(r.Intn(32))}}}
+		}
+		s := newSolver(plans, shapes, queueOf(shapes), starting)
+		key := packKey{remaining: len(shapes), now: len(shapes), starting: true}
+		ceilings := 0
+		for c := range plans {
+			if c+1 < len(plans) && plans[c+1].price == plans[c].price {
+				continue
+			}
+			ceilings++
+			got := s.pack(key, shapes, ceiling{top: c})
+			if want, _ := pack(plans, queueOf(shapes), ceiling{top: c}, starting); !near(got.price, want.price) || got.nodes != want.nodes {
+				t.Fatalf("ceiling %d of %+v: the solver packs %+v, packing afresh %+v", c, plans, got, want)
+			}
+		}
+		if len(s.packed[key]) < ceilings {
+			reused++
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no solver reused a fleet: the cases show nothing")
+	}
+}
+
 // TestDefaultTradeoff: with the default settings, a NodePool gets the cheapest fleet for its
 // pending pods unless that fleet would give it more than a hundred nodes; then it gets the fleet
 // with the fewest nodes at most 25% dearer. One-CPU pods are cheapest three to a g6-standard-4.
