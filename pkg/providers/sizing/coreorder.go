@@ -28,40 +28,44 @@ const shortestPartialInsertion = 50
 
 // coreOrder sorts bins as core's sort.Slice sorts its NodeClaims by pods held, given that they
 // were sorted before the bin at changed took one pod (-1: before a bin was appended), and
-// returns how many bins at the front kept their place.
-func coreOrder(bins []*bin, changed int) (kept int) {
+// returns how many bins at the front kept their place and where the bin that changed is now.
+func coreOrder(bins []slot, changed int) (kept, at int) {
 	n := len(bins)
+	if changed < 0 {
+		changed = n - 1
+		if n < 2 || bins[n-2].pods <= bins[n-1].pods {
+			return n, changed
+		}
+	} else if changed == n-1 || bins[changed].pods <= bins[changed+1].pods {
+		return n, changed
+	}
+	moved := bins[changed]
 	switch {
-	case changed < 0 && (n < 2 || bins[n-2].pods <= bins[n-1].pods),
-		changed >= 0 && (changed == n-1 || bins[changed].pods <= bins[changed+1].pods):
-		return n
 	case n < shortestPartialInsertion || !pivotSamplesInOrder(bins):
 		slices.SortFunc(bins, fewerPods)
-		return 0
-	case changed < 0:
+		return 0, slices.Index(bins, moved)
+	case changed == n-1:
 		// The partial insertion sort moves the new bin left past the bins holding more pods.
-		moved := bins[n-1]
 		i, _ := slices.BinarySearchFunc(bins[:n-1], moved.pods+1, podsAtLeast)
 		copy(bins[i+1:], bins[i:n-1])
 		bins[i] = moved
-		return i
+		return i, i
 	default:
 		// It moves the bin that gained a pod right past the bins holding fewer pods.
-		moved := bins[changed]
 		i, _ := slices.BinarySearchFunc(bins[changed+1:], moved.pods, podsAtLeast)
 		copy(bins[changed:], bins[changed+1:changed+1+i])
 		bins[changed+i] = moved
-		return changed
+		return changed, changed + i
 	}
 }
 
 // podsAtLeast orders a bin before pods when it holds fewer, for a binary search of sorted bins.
-func podsAtLeast(b *bin, pods int) int { return cmp.Compare(b.pods, pods) }
+func podsAtLeast(b slot, pods int32) int { return cmp.Compare(b.pods, pods) }
 
 // pivotSamplesInOrder says whether Go's quicksort, choosing the pivot of at least 50 bins by
 // Tukey's ninther, finds every pair it compares in order: then it tries its partial insertion
 // sort first.
-func pivotSamplesInOrder(bins []*bin) bool {
+func pivotSamplesInOrder(bins []slot) bool {
 	inOrder := true
 	// ordered is the quicksort's order2: the pair in ascending order, noting a pair out of order.
 	ordered := func(a, b int) (int, int) {
@@ -84,4 +88,4 @@ func pivotSamplesInOrder(bins []*bin) bool {
 }
 
 // fewerPods orders bins by pods held, as core orders its in-flight NodeClaims.
-func fewerPods(a, b *bin) int { return cmp.Compare(a.pods, b.pods) }
+func fewerPods(a, b slot) int { return cmp.Compare(a.pods, b.pods) }

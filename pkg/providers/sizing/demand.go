@@ -212,8 +212,8 @@ const stuckAfter = time.Minute
 // found no node for them), not bound, and not already placed on a NodeClaim that still exists
 // and has yet to initialize; and the pods their workloads are about to create. Pods core refuses
 // to provision for (refusedByCore) and pods it has failed to place for longer than stuckAfter
-// are left out. Shapes are cached by pod UID and resource version, since core asks often and
-// pods rarely change.
+// are left out. Whether a pod is provisionable, and its shape, are cached by pod UID and
+// resource version, since core asks often and pods rarely change.
 func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendingDemand, error) {
 	ignorePreferences := ignoresPreferences(ctx)
 	var list corev1.PodList
@@ -222,9 +222,9 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 	if err := p.kubeClient.List(ctx, &list, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
 		return pendingDemand{}, fmt.Errorf("listing pending pods: %w", err)
 	}
-	seen := make(map[types.UID]bool, len(list.Items))
+	p.listings++
 	workloads := map[workload]*workloadPods{}
-	out := pendingDemand{placed: map[string]corev1.ResourceList{}}
+	out := pendingDemand{pods: make([]pendingPod, 0, len(list.Items)), placed: map[string]corev1.ResourceList{}}
 	initialized := initializedNodeClaims(placements)
 	for i := range list.Items {
 		item := &list.Items[i]
@@ -235,17 +235,20 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 			}
 			workloads[w].unbound++
 		}
-		if !pod.IsProvisionable(item) {
+		cached := p.shapes[item.UID]
+		if cached == nil || cached.resourceVersion != item.ResourceVersion || cached.ignorePreferences != ignorePreferences {
+			cached = &cachedShape{resourceVersion: item.ResourceVersion, ignorePreferences: ignorePreferences, provisionable: pod.IsProvisionable(item)}
+			if cached.provisionable {
+				cached.shape, cached.refused = shapeOf(item, ignorePreferences), refusedByCore(ctx, item)
+			}
+			p.shapes[item.UID] = cached
+		}
+		cached.listing = p.listings
+		if !cached.provisionable {
 			if inWorkload && awaitsScheduler(item) {
 				workloads[w].awaiting++
 			}
 			continue
-		}
-		seen[item.UID] = true
-		cached, ok := p.shapes[item.UID]
-		if !ok || cached.resourceVersion != item.ResourceVersion || cached.ignorePreferences != ignorePreferences {
-			cached = cachedShape{resourceVersion: item.ResourceVersion, ignorePreferences: ignorePreferences, shape: shapeOf(item, ignorePreferences), refused: refusedByCore(ctx, item)}
-			p.shapes[item.UID] = cached
 		}
 		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
 		if cached.refused || p.stuck(placements, key) {
@@ -263,8 +266,8 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 			workloads[w].shape = cached.shape
 		}
 	}
-	for uid := range p.shapes {
-		if !seen[uid] {
+	for uid, cached := range p.shapes {
+		if cached.listing != p.listings {
 			delete(p.shapes, uid)
 		}
 	}
@@ -282,9 +285,14 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 type cachedShape struct {
 	resourceVersion   string
 	ignorePreferences bool
-	shape             *podShape
+	// provisionable says that kube-scheduler found no node for the pod and that core would try
+	// to provision for it (pod.IsProvisionable); only then does it have a shape.
+	provisionable bool
+	shape         *podShape
 	// refused says that core's provisioner ignores the pod (refusedByCore).
 	refused bool
+	// listing is the last listing of pending pods that held the pod.
+	listing uint64
 }
 
 // ignoresPreferences says whether core's scheduler runs with its Ignore preference policy; it

@@ -143,28 +143,75 @@ func lower(plans []plan, a, b ceiling) ceiling {
 // bin is a NodeClaim the simulation is filling, as core's scheduler fills an in-flight one.
 type bin struct {
 	used  vector
-	pods  int
 	plans bitset
 	// plan is the cheapest plan that holds what the bin holds: the plan Create would launch.
 	plan   int
 	groups map[string]int
-	// closedTo is the last shape the bin could not take a pod of.
-	closedTo *shape
+}
+
+// slot is a bin's place in core's order of its in-flight NodeClaims (coreorder.go): the pods the
+// bin holds and which bin it is (an index into the pack's bins). Core's order is kept by moving
+// slots, small and without pointers, before every pod.
+type slot struct {
+	pods, bin int32
+}
+
+// reach is what the plans that may take a pod of a shape hold at most, dimension by dimension:
+// a bin that does not fit in it with one more pod of the shape fits in none of them. A pack
+// works it out once for each shape, where it would otherwise try every plan for every bin.
+type reach struct {
+	// offered is over the plans the ceiling offers, dearer over those above its price, from the
+	// plan at firstDearer on.
+	offered, dearer vector
+	firstDearer     int
+}
+
+// reachOf is the reach of the plans that may take a pod of s under the ceiling.
+func reachOf(plans []plan, s *shape, c ceiling) *reach {
+	r := &reach{offered: make(vector, len(s.requests)), dearer: make(vector, len(s.requests)), firstDearer: len(plans)}
+	for i := range plans {
+		into := r.offered
+		if plans[i].price > plans[c.top].price {
+			into, r.firstDearer = r.dearer, min(r.firstDearer, i)
+		} else if !c.offers(plans, i) {
+			continue
+		}
+		if s.plans.has(i) {
+			for d, amount := range plans[i].room {
+				into[d] = max(into[d], amount)
+			}
+		}
+	}
+	return r
 }
 
 // holdingPlan is the cheapest plan the ceiling offers that holds the bin with one more pod of s,
-// or -1.
-func (b *bin) holdingPlan(plans []plan, s *shape, c ceiling) int {
+// or -1; r is the reach of s's plans. When the ceiling is what turns the pod away, it lowers
+// beyond (an index into plans) to the cheapest dearer plan that would hold it, if that is
+// cheaper: the plan a higher ceiling would take.
+func (b *bin) holdingPlan(plans []plan, s *shape, r *reach, c ceiling, beyond *int) int {
 	if s.perNode > 0 && b.groups[s.group] >= s.perNode {
 		return -1
 	}
 	// Bins only grow, so no plan cheaper than the one holding the bin now can hold it later.
-	for i := b.plan; i < len(plans) && plans[i].price <= plans[c.top].price; i++ {
-		if !c.offers(plans, i) || !b.plans.has(i) || !s.plans.has(i) {
-			continue
+	i := b.plan
+	if fits(r.offered, b.used, s.requests) {
+		for ; i < len(plans) && plans[i].price <= plans[c.top].price; i++ {
+			if !c.offers(plans, i) || !b.plans.has(i) || !s.plans.has(i) {
+				continue
+			}
+			if fits(plans[i].room, b.used, s.requests) {
+				return i
+			}
 		}
-		if fits(plans[i].room, b.used, s.requests) {
-			return i
+	}
+	if !fits(r.dearer, b.used, s.requests) {
+		return -1
+	}
+	for i = r.firstDearer; i < *beyond; i++ {
+		if b.plans.has(i) && s.plans.has(i) && fits(plans[i].room, b.used, s.requests) {
+			*beyond = i
+			break
 		}
 	}
 	return -1
@@ -174,7 +221,6 @@ func (b *bin) add(s *shape, holding int) {
 	for d := range b.used {
 		b.used[d] += s.requests[d]
 	}
-	b.pods++
 	b.plans.and(s.plans)
 	b.plan = holding
 	if s.perNode > 0 {
@@ -200,18 +246,48 @@ func fits(room, used, more vector) bool {
 // in-flight NodeClaim, in core's order, that some available plan still holds with it, or into a
 // new one. Each bin costs the cheapest plan that holds it, which is the plan Create launches for
 // it; the starting nodes cost nothing more.
-func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) fleet {
+//
+// It also returns the cheapest plan above the ceiling's price that would have held a pod the
+// ceiling turned away (an index into plans, len(plans) for none): every ceiling below that plan's
+// price that offers every plan at its own price packs the same fleet, pod for pod.
+func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) (fleet, int) {
+	return new(packer).pack(plans, queue, c, starting)
+}
+
+// packer packs, keeping the memory of its last pack for the next: a solver packs dozens of times.
+type packer struct {
+	bins  []bin
+	order []slot
+	// closedTo is, by bin, the last shape the bin could not take a pod of (a number the pack
+	// gives the shape, 0 for none).
+	closedTo []int32
+	// vectors and bitsets are the bins' room used and plans.
+	vectors vector
+	bitsets bitset
+}
+
+func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingRoom) (fleet, int) {
 	dims := len(plans[0].room)
+	beyond := len(plans)
 	used := make([]vector, len(starting))
 	for i := range used {
 		used[i] = make(vector, dims)
 	}
-	// bins are in the order of core's in-flight NodeClaims (coreorder.go); changed is the bin
-	// that took the last pod, -1 when the last pod opened a new one.
-	var bins []*bin
+	// bins are in the order they opened, and order is core's order of them; changed is the slot
+	// that took the last pod, -1 when the last pod opened a new bin.
+	p.bins, p.order, p.closedTo, p.vectors, p.bitsets = p.bins[:0], p.order[:0], p.closedTo[:0], p.vectors[:0], p.bitsets[:0]
 	changed := -1
+	numbers := make(map[*shape]int32, len(queue))
+	var reaches []*reach
 	for _, r := range queue {
 		s, left := r.of, r.pods
+		number, ok := numbers[s]
+		if !ok {
+			reaches = append(reaches, reachOf(plans, s, c))
+			number = int32(len(reaches))
+			numbers[s] = number
+		}
+		reach := reaches[number-1]
 		// Pods spread over hostnames skip the starting nodes: how many of their group core placed
 		// there is not counted, and so neither is whether one more may go.
 		for i := 0; i < len(starting) && left > 0 && s.perNode == 0; i++ {
@@ -226,48 +302,91 @@ func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) fleet {
 			}
 		}
 		// The bins before closed are closed to s: a pod goes to the first bin that takes it, so
-		// the next pod need not try those again while they keep their place.
-		closed := 0
+		// the next pod need not try those again while they keep their place. Once s opened a bin,
+		// every other bin is closed to it, and alone is that bin (-1 before): the next pods try it
+		// alone, where it is now (at), until it is closed to s too.
+		closed, alone := 0, -1
 		for ; left > 0; left-- {
-			closed = min(closed, coreOrder(bins, changed))
-			if changed = addToOpenBin(bins, plans, s, c, closed); changed >= 0 {
-				closed = changed
-				continue
+			kept, at := coreOrder(p.order, changed)
+			closed = min(closed, kept)
+			if alone < 0 {
+				if changed = p.addToOpenBin(plans, s, reach, number, c, closed, &beyond); changed >= 0 {
+					closed = changed
+					continue
+				}
+			} else {
+				b := &p.bins[alone]
+				if holding := b.holdingPlan(plans, s, reach, c, &beyond); holding >= 0 {
+					b.add(s, holding)
+					p.order[at].pods++
+					changed = at
+					continue
+				}
+				p.closedTo[alone], changed = number, -1
 			}
-			closed = len(bins)
-			b := &bin{used: make(vector, dims), plans: slices.Clone(s.plans)}
-			holding := b.holdingPlan(plans, s, c)
+			closed = len(p.order)
+			b := bin{used: p.emptyVector(dims), plans: p.bitsetOf(s.plans)}
+			holding := b.holdingPlan(plans, s, reach, c, &beyond)
 			if holding < 0 {
 				break
 			}
 			b.add(s, holding)
-			bins = append(bins, b)
+			p.bins = append(p.bins, b)
+			p.closedTo = append(p.closedTo, 0)
+			p.order = append(p.order, slot{pods: 1, bin: int32(len(p.bins) - 1)})
+			alone = len(p.bins) - 1
 		}
 	}
 	var f fleet
-	for _, b := range bins {
+	for _, b := range p.bins {
 		f.price += plans[b.plan].price
 	}
-	f.nodes = len(bins)
-	return f
+	f.nodes = len(p.bins)
+	return f, beyond
 }
 
-// addToOpenBin adds a pod of s to the first bin from the one at from that some plan up to the
-// ceiling holds with it, and returns its index, or -1 when no bin does. A bin that cannot take
-// one pod of a shape takes none of its later pods, so it is closed to the shape.
-func addToOpenBin(bins []*bin, plans []plan, s *shape, c ceiling, from int) int {
-	for i := from; i < len(bins); i++ {
-		b := bins[i]
-		if b.closedTo == s {
+// addToOpenBin adds a pod of s, the shape numbered number whose plans reach r, to the first bin
+// in core's order from the slot at from that some plan up to the ceiling holds with it, and
+// returns its slot, or -1 when no bin does. A bin that cannot take one pod of a shape takes none
+// of its later pods, so it is closed to the shape.
+func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c ceiling, from int, beyond *int) int {
+	for i := from; i < len(p.order); i++ {
+		which := p.order[i].bin
+		if p.closedTo[which] == number {
 			continue
 		}
-		if holding := b.holdingPlan(plans, s, c); holding >= 0 {
+		b := &p.bins[which]
+		if holding := b.holdingPlan(plans, s, r, c, beyond); holding >= 0 {
 			b.add(s, holding)
+			p.order[i].pods++
 			return i
 		}
-		b.closedTo = s
+		p.closedTo[which] = number
 	}
 	return -1
+}
+
+// emptyVector is a zeroed vector of dims from the packer's memory.
+func (p *packer) emptyVector(dims int) vector {
+	if cap(p.vectors)-len(p.vectors) < dims {
+		p.vectors = make(vector, 0, max(2*cap(p.vectors), 64*dims))
+	}
+	n := len(p.vectors)
+	p.vectors = p.vectors[:n+dims]
+	v := p.vectors[n : n+dims : n+dims]
+	clear(v)
+	return v
+}
+
+// bitsetOf is a copy of b in the packer's memory.
+func (p *packer) bitsetOf(b bitset) bitset {
+	words := len(b)
+	if cap(p.bitsets)-len(p.bitsets) < words {
+		p.bitsets = make(bitset, 0, max(2*cap(p.bitsets), 64*words))
+	}
+	n := len(p.bitsets)
+	p.bitsets = append(p.bitsets, b...)
+	return p.bitsets[n : n+words : n+words]
 }
 
 // decision is the price ceiling for this round and the fleet the simulation expects from it
@@ -345,7 +464,7 @@ func worthFewerNodes(cheapest, fewer fleet) bool {
 // The demand's plans must be ordered by price and its queue as core's; every shape must fit
 // some plan.
 func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision {
-	s := solver{plans: d.plans, shapes: d.shapes, queue: d.queue, starting: d.starting, memo: map[int][]option{}}
+	s := newSolver(d.plans, d.shapes, d.queue, d.starting)
 	chosen := pick(s.options(-1, d.floor), tradeoff, existing, wasLarge)
 	chosen.deferred = deferredAt(d.plans, d.shapes, chosen.ceiling.top)
 	chosen.burstCeiling = chosen.ceiling
@@ -355,7 +474,7 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 		// The solver's memo is by shapes left, so it serves only the same shapes.
 		burst := s
 		if len(arriving) < len(d.shapes) {
-			burst = solver{plans: d.plans, shapes: arriving, queue: only(d.queue, arriving), starting: d.starting, memo: map[int][]option{}}
+			burst = newSolver(d.plans, arriving, only(d.queue, arriving), d.starting)
 		}
 		chosen.burstCeiling = lower(d.plans, chosen.ceiling, pick(burst.options(-1, -1), tradeoff, existing, wasLarge).ceiling)
 	}
@@ -406,7 +525,7 @@ func (s *solver) startingAt(last int, joint *jointRound) *alternative {
 	if joint != nil {
 		placed = joint.round(ceiling{top: last})
 	} else {
-		placed = pack(s.plans, only(s.queue, now), ceiling{top: last}, s.starting)
+		placed = s.pack(packKey{remaining: len(s.shapes), now: len(now), starting: true}, now, ceiling{top: last})
 	}
 	return &alternative{ceiling: planPrice{name: s.plans[last].name, price: price}, fleet: placed.plus(s.options(last, -1)[0].fleet)}
 }
@@ -454,6 +573,55 @@ type solver struct {
 	// memo holds the options for the shapes left after a round with a given ceiling, by the
 	// index of the first shape price level above that ceiling.
 	memo map[int][]option
+	// packed holds the fleets packed for a round's shapes, each with the ceiling prices that
+	// pack it: ceilings at the prices of plans that hold nothing more pack the same fleet.
+	packed map[packKey][]packedFleet
+	packer *packer
+}
+
+func newSolver(plans []plan, shapes []*shape, queue []run, starting []startingRoom) solver {
+	return solver{plans: plans, shapes: shapes, queue: queue, starting: starting, memo: map[int][]option{}, packed: map[packKey][]packedFleet{}, packer: new(packer)}
+}
+
+// packKey identifies the shapes a round packs, of those whose cheapest plan costs more than
+// an earlier round's ceiling: how many those are, and how many of them this round's ceiling
+// holds. The round fills the starting nodes first when no round came before it.
+type packKey struct {
+	remaining, now int
+	starting       bool
+}
+
+// packedFleet is a round's fleet, packed the same for every ceiling that offers every plan at
+// its price, from price up to below.
+type packedFleet struct {
+	from, below float64
+	fleet       fleet
+}
+
+// pack packs the pods of now, the shapes key names, as pack does with the ceiling, reusing a
+// fleet already packed for them with a ceiling that packs the same.
+func (s *solver) pack(key packKey, now []*shape, c ceiling) fleet {
+	price := s.plans[c.top].price
+	if !c.sole {
+		for _, p := range s.packed[key] {
+			if p.from <= price && price < p.below {
+				return p.fleet
+			}
+		}
+	}
+	var starting []startingRoom
+	if key.starting {
+		starting = s.starting
+	}
+	placed, beyond := s.packer.pack(s.plans, only(s.queue, now), c, starting)
+	if !c.sole {
+		below := math.Inf(1)
+		if beyond < len(s.plans) {
+			below = s.plans[beyond].price
+		}
+		s.packed[key] = append(s.packed[key], packedFleet{from: price, below: below, fleet: placed})
+	}
+	return placed
 }
 
 // options are the Pareto-best ways (cheapest, fewest nodes) to place the shapes whose cheapest
@@ -498,14 +666,9 @@ func (s *solver) options(after, floor int) []option {
 				now = append(now, sh)
 			}
 		}
-		var starting []startingRoom
-		if after < 0 {
-			starting = s.starting
-		}
 		later := s.options(c, -1)
-		queue := only(s.queue, now)
 		for _, ceiling := range s.ceilingsAt(c, now) {
-			placed := pack(s.plans, queue, ceiling, starting)
+			placed := s.pack(packKey{remaining: len(remaining), now: len(now), starting: after < 0}, now, ceiling)
 			for _, l := range later {
 				all = append(all, option{fleet: placed.plus(l.fleet), ceiling: ceiling})
 			}

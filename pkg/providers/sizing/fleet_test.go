@@ -169,7 +169,7 @@ func TestPack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			shapes := withPlans(tc.plans, tc.shapes...)
-			if got := pack(tc.plans, queueOf(shapes), ceiling{top: tc.ceiling}, tc.starting); !near(got.price, tc.want.price) || got.nodes != tc.want.nodes {
+			if got, _ := pack(tc.plans, queueOf(shapes), ceiling{top: tc.ceiling}, tc.starting); !near(got.price, tc.want.price) || got.nodes != tc.want.nodes {
 				t.Fatalf("pack = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -306,7 +306,7 @@ func TestChooseOnePlanAtAPrice(t *testing.T) {
 	cpuHeavy := &shape{key: "cpu-heavy", requests: vector{1000, 4000, 2}, pods: 28}
 	shapes := withPlans(plans, memoryHeavy, cpuHeavy)
 
-	both := pack(plans, queueOf(shapes), ceiling{top: 1}, nil)
+	both, _ := pack(plans, queueOf(shapes), ceiling{top: 1}, nil)
 	d := demand{plans: plans, shapes: shapes, queue: queueOf(shapes), floor: -1}.choose(Tradeoff{LargeFleetNodes: 100}, 0, false)
 	if want := (ceiling{top: 0, sole: true}); d.ceiling != want || !near(d.fleet.price, 8) || d.fleet.nodes != 8 {
 		t.Fatalf("choose = ceiling %+v, fleet %+v; want %+v (the CPU plan alone), 8 nodes for 8", d.ceiling, d.fleet, want)
@@ -316,6 +316,64 @@ func TestChooseOnePlanAtAPrice(t *testing.T) {
 	}
 	if got := d.ceiling.passedOver(plans); !slices.Equal(got, []string{"memory"}) {
 		t.Fatalf("passed over %v, want the memory plan", got)
+	}
+}
+
+// TestPackReusedAcrossCeilings: a solver reuses the fleet it packed for a ceiling at dearer
+// ceilings whose plans would take no pod the ceiling turned away; every ceiling must still get
+// the fleet packing with it afresh gives, over random plans with prices in common, pods some
+// plans cannot run, hostname spreads and a starting node.
+func TestPackReusedAcrossCeilings(t *testing.T) {
+	//nolint:gosec // Reproducible cases, not security.
+	r := rand.New(rand.NewSource(1))
+	reused := 0
+	for range 500 {
+		// Dimensions: pods, CPU in millicores, memory in GiB.
+		plans := make([]plan, 2+r.Intn(10))
+		price := 0.0
+		for i := range plans {
+			if i == 0 || r.Intn(3) > 0 {
+				price += float64(1 + r.Intn(4))
+			}
+			plans[i] = plan{name: fmt.Sprint(i), price: price, room: vector{110_000, int64(1+r.Intn(16)) * 1000, int64(1 + r.Intn(64))}}
+		}
+		var shapes []*shape
+		for i := range 1 + r.Intn(5) {
+			s := &shape{key: fmt.Sprint(i), requests: vector{1000, int64(100 * (1 + r.Intn(20))), int64(1 + r.Intn(8))}, pods: 1 + r.Intn(200), plans: newBitset(len(plans))}
+			for p := range plans {
+				if r.Intn(4) > 0 {
+					s.plans.set(p)
+				}
+			}
+			if r.Intn(4) == 0 {
+				s.perNode, s.group = 1+r.Intn(3), "spread"
+			}
+			shapes = append(shapes, s)
+		}
+		shapes = withPlans(plans, shapes...)
+		var starting []startingRoom
+		if r.Intn(2) == 0 {
+			starting = []startingRoom{{plan: r.Intn(len(plans)), free: vector{110_000, int64(r.Intn(8000)), int64(r.Intn(32))}}}
+		}
+		s := newSolver(plans, shapes, queueOf(shapes), starting)
+		key := packKey{remaining: len(shapes), now: len(shapes), starting: true}
+		ceilings := 0
+		for c := range plans {
+			if c+1 < len(plans) && plans[c+1].price == plans[c].price {
+				continue
+			}
+			ceilings++
+			got := s.pack(key, shapes, ceiling{top: c})
+			if want, _ := pack(plans, queueOf(shapes), ceiling{top: c}, starting); !near(got.price, want.price) || got.nodes != want.nodes {
+				t.Fatalf("ceiling %d of %+v: the solver packs %+v, packing afresh %+v", c, plans, got, want)
+			}
+		}
+		if len(s.packed[key]) < ceilings {
+			reused++
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no solver reused a fleet: the cases show nothing")
 	}
 }
 
@@ -361,21 +419,27 @@ func TestBinsSortLikeCore(t *testing.T) {
 	//nolint:gosec // Reproducible cases, not security.
 	r := rand.New(rand.NewSource(1))
 	for range 5000 {
-		bins := make([]*bin, 1+r.Intn(300))
+		bins := make([]slot, 1+r.Intn(300))
 		for i := range bins {
-			bins[i] = &bin{pods: 1 + r.Intn(1+r.Intn(8))}
+			bins[i] = slot{pods: int32(1 + r.Intn(1+r.Intn(8))), bin: int32(i)}
 		}
 		slices.SortFunc(bins, fewerPods)
 		changed := -1
 		if r.Intn(4) == 0 {
-			bins = append(bins, &bin{pods: 1})
+			bins = append(bins, slot{pods: 1, bin: int32(len(bins))})
 		} else {
 			changed = r.Intn(len(bins))
 			bins[changed].pods++
 		}
 		cores := slices.Clone(bins)
 		sort.Slice(cores, func(a, b int) bool { return cores[a].pods < cores[b].pods })
-		coreOrder(bins, changed)
+		moved := slot{pods: 1, bin: int32(len(bins) - 1)}
+		if changed >= 0 {
+			moved = bins[changed]
+		}
+		if _, at := coreOrder(bins, changed); bins[at] != moved {
+			t.Fatalf("%d bins, bin %d changed: it is at %d, not where coreOrder says", len(bins), changed, at)
+		}
 		for i := range bins {
 			if bins[i] != cores[i] {
 				t.Fatalf("%d bins, bin %d changed: position %d differs from core's order", len(bins), changed, i)

@@ -63,7 +63,7 @@ func (r *roundPool) sizedAlone(tradeoff Tradeoff, daemons []*corev1.Pod) *sizedP
 		d := nodePoolDemand(r.template, r.priced, r.groups, r.queue, daemons, r.starting)
 		chosen := decision{ceiling: ceiling{top: len(d.plans) - 1}}
 		if len(d.shapes) > 0 {
-			chosen.fleet = pack(d.plans, d.queue, chosen.ceiling, d.starting)
+			chosen.fleet, _ = pack(d.plans, d.queue, chosen.ceiling, d.starting)
 		}
 		r.sized = &sizedPool{inputs: r.inputs, demand: d, decision: chosen}
 		return r.sized
@@ -178,7 +178,8 @@ func newJointRound(pools []*roundPool, daemons []*corev1.Pod) *jointRound {
 // expects of the later rounds, for the pods c defers.
 func (j *jointRound) fleet(c ceiling, alone fleet) fleet {
 	d := j.pools[0].sized.demand
-	return j.round(c).plus(alone.minus(pack(d.plans, only(d.queue, placedAt(d, c)), c, d.starting)))
+	placed, _ := pack(d.plans, only(d.queue, placedAt(d, c)), c, d.starting)
+	return j.round(c).plus(alone.minus(placed))
 }
 
 // round is the asking NodePool's new nodes of the round, at ceiling c.
@@ -201,8 +202,30 @@ func (j *jointRound) round(c ceiling) fleet {
 		}
 	}
 	slices.SortStableFunc(slots, func(a, b *startingSlot) int { return strings.Compare(a.name, b.name) })
+	// bins are in the order they opened, with their NodePool and the last shape each could not
+	// take a pod of; order is core's order of them (coreorder.go).
 	var bins []*bin
-	poolOf := map[*bin]int{}
+	var poolOf []int
+	var closedTo []*shape
+	var order []slot
+	reaches := make([]map[*shape]*reach, len(j.pools))
+	reachIn := func(q int, s *shape) *reach {
+		if reaches[q] == nil {
+			reaches[q] = map[*shape]*reach{}
+		}
+		r, ok := reaches[q][s]
+		if !ok {
+			r = reachOf(j.demands[q].plans, s, ceilings[q])
+			reaches[q][s] = r
+		}
+		return r
+	}
+	// holding is the plan of q that holds b with one more pod of s, or -1.
+	holding := func(q int, b *bin, s *shape) int {
+		plans := j.demands[q].plans
+		beyond := len(plans)
+		return b.holdingPlan(plans, s, reachIn(q, s), ceilings[q], &beyond)
+	}
 	changed := -1
 	for _, r := range j.queue {
 		m := j.members[r.of]
@@ -231,38 +254,39 @@ func (j *jointRound) round(c ceiling) fleet {
 			}
 		}
 		for ; left > 0; left-- {
-			coreOrder(bins, changed)
+			coreOrder(order, changed)
 			changed = -1
-			for i, b := range bins {
-				q := poolOf[b]
+			for at, sl := range order {
+				q, b := poolOf[sl.bin], bins[sl.bin]
 				joining := m.shapes[q]
-				if joining == nil || b.closedTo == joining {
+				if joining == nil || closedTo[sl.bin] == joining {
 					continue
 				}
-				if holding := b.holdingPlan(j.demands[q].plans, joining, ceilings[q]); holding >= 0 {
-					b.add(joining, holding)
-					changed = i
+				if plan := holding(q, b, joining); plan >= 0 {
+					b.add(joining, plan)
+					order[at].pods++
+					changed = at
 					break
 				}
 				// Bins only grow: one that cannot take a pod of the group takes none of its later pods.
-				b.closedTo = joining
+				closedTo[sl.bin] = joining
 			}
 			if changed >= 0 {
 				continue
 			}
 			b := &bin{used: make(vector, len(d.plans[0].room)), plans: slices.Clone(s.plans)}
-			holding := b.holdingPlan(d.plans, s, ceilings[h])
-			if holding < 0 {
+			plan := holding(h, b, s)
+			if plan < 0 {
 				break
 			}
-			b.add(s, holding)
-			bins = append(bins, b)
-			poolOf[b] = h
+			b.add(s, plan)
+			bins, poolOf, closedTo = append(bins, b), append(poolOf, h), append(closedTo, nil)
+			order = append(order, slot{pods: 1, bin: int32(len(bins) - 1)})
 		}
 	}
 	var f fleet
-	for _, b := range bins {
-		if poolOf[b] == 0 {
+	for i, b := range bins {
+		if poolOf[i] == 0 {
 			f.price += j.demands[0].plans[b.plan].price
 			f.nodes++
 		}

@@ -59,8 +59,10 @@ type Policy struct {
 	overlays   atomic.Pointer[overlaysHolder]
 
 	mu sync.Mutex
-	// shapes caches each pending pod's shape by UID.
-	shapes map[types.UID]cachedShape
+	// shapes caches what the policy reads of each unbound pod, by UID; listings counts the
+	// listings of unbound pods, which mark the pods they held.
+	shapes   map[types.UID]*cachedShape
+	listings uint64
 	// decisions are each NodePool's last answer, by NodePool name.
 	decisions map[string]*memo
 	// sized are each NodePool's last decision for its own pods, by NodePool name: the round's
@@ -123,7 +125,7 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		recorder:           recorder,
 		tradeoff:           tradeoff,
 		clock:              clk,
-		shapes:             map[types.UID]cachedShape{},
+		shapes:             map[types.UID]*cachedShape{},
 		decisions:          map[string]*memo{},
 		sized:              map[string]*sizedPool{},
 		simulating:         map[string]*simulation{},
