@@ -143,7 +143,10 @@ func NewController(kubeClient client.Client, recorder events.Recorder, nodes Nod
 
 // Reconcile deletes the nodes that have been unowned for longer than the grace period.
 func (c *Controller) Reconcile(ctx context.Context) (reconciler.Result, error) {
-	nodes, err := c.nodes.List(ctx)
+	// Core's garbage collection lists every node as often: a listing up to one interval old, its
+	// or this controller's last, finds the nodes unowned for the grace period as well, and a
+	// fleet at rest is listed once an interval rather than twice.
+	nodes, err := c.nodes.List(nodeprovider.WithListingAge(ctx, c.opts.Interval))
 	if err != nil {
 		return reconciler.Result{}, fmt.Errorf("listing nodes: %w", err)
 	}

@@ -90,6 +90,20 @@ var _ = Describe("Garbage collection", func() {
 		Expect(poolIDs()).To(BeEmpty())
 	})
 
+	It("reads the listing core's garbage collection made within an interval, and lists no more", func() {
+		launchedPool("listed")
+		// Core's garbage collection lists every node through the same provider.
+		_, err := nodes.List(ctx)
+		Expect(err).ToNot(HaveOccurred())
+		emu.ResetCounters()
+		clk.Step(garbagecollection.DefaultInterval - time.Second)
+		ExpectSingletonReconciled(ctx, gc)
+		Expect(emu.Counters()).ToNot(HaveKey("GET /lke/clusters/{clusterId}/pools"))
+		clk.Step(2 * time.Second)
+		ExpectSingletonReconciled(ctx, gc)
+		Expect(emu.Counters()).To(HaveKeyWithValue("GET /lke/clusters/{clusterId}/pools", 1))
+	})
+
 	It("deletes nothing when the pools cannot be listed", func() {
 		launchedPool("unknown")
 		ExpectSingletonReconciled(ctx, gc)

@@ -66,10 +66,11 @@ var _ = BeforeSuite(func() {
 
 var _ = BeforeEach(func() {
 	emu = ExpectEmulator()
-	// Every run reads the pools anew, as it would two minutes after the previous one.
-	cloud := ExpectLKE(ctx, emu, env.Client, test.WithNodeProviderOptions(lke.WithListingTTL(0)))
-	lkeCluster, nodes = cloud.Cluster, cloud.Pools()
+	// The provider's listings age on the controller's clock: a run reads the pools anew once
+	// the clock moved on by an interval, as it would two minutes after the previous run.
 	clk = clocktesting.NewFakeClock(time.Now())
+	cloud := ExpectLKE(ctx, emu, env.Client, test.WithNodeProviderOptions(lke.WithClock(clk)))
+	lkeCluster, nodes = cloud.Cluster, cloud.Pools()
 	recorder = coretest.NewEventRecorder()
 	gc = garbagecollection.NewController(gcClient, recorder, nodes, nodes.OwnershipTag(), garbagecollection.WithClock(clk))
 })

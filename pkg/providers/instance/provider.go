@@ -282,7 +282,7 @@ func (p *Provider) ours(in linodego.Instance) bool {
 // List returns every Linode the provider launched for this cluster, those whose ownership tag was
 // removed since the provider saw them included.
 func (p *Provider) List(ctx context.Context) ([]*nodeprovider.Node, error) {
-	listing, err := p.instances.Get(ctx, p.opts.ListingTTL)
+	listing, err := p.instances.Get(ctx, nodeprovider.ListingAge(ctx, p.opts.ListingTTL))
 	if err != nil {
 		return nil, fmt.Errorf("listing Linodes: %w", err)
 	}

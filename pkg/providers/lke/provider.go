@@ -49,8 +49,10 @@ const (
 	// missRefreshAge is how old a listing may be and still prove a node gone: a Linode missing from
 	// an older listing is looked for in a new one first.
 	missRefreshAge = time.Second
-	// DefaultClusterVersionTTL is how long the cluster's Kubernetes version is trusted for drift.
-	DefaultClusterVersionTTL = time.Minute
+	// DefaultClusterVersionTTL is how long the cluster's Kubernetes version is trusted for drift:
+	// core checks a NodeClaim's drift every 5 minutes, so an upgrade starts replacing nodes as soon
+	// as reading it more often would, and a fleet at rest reads it once in 5 minutes.
+	DefaultClusterVersionTTL = 5 * time.Minute
 )
 
 // Options tune the provider; the defaults suit the live API.
@@ -378,7 +380,7 @@ func (p *Provider) poolOfLabel(label string) (int, bool) {
 // List returns the nodes of every pool the provider launched for this cluster; a pool whose node
 // LKE does not list yet counts as one node without a Linode.
 func (p *Provider) List(ctx context.Context) ([]*nodeprovider.Node, error) {
-	listing, err := p.pools.get(ctx, p.opts.ListingTTL)
+	listing, err := p.pools.get(ctx, nodeprovider.ListingAge(ctx, p.opts.ListingTTL))
 	if err != nil {
 		return nil, fmt.Errorf("listing node pools: %w", err)
 	}

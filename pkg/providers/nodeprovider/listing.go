@@ -188,7 +188,7 @@ func (c *ListingCache[T]) change(id int, shown bool, apply func([]T) []T) {
 
 type listingAgeKey struct{}
 
-// WithListingAge lets the providers' Get answer the caller from a listing up to maxAge old,
+// WithListingAge lets the providers' Get and List answer the caller from a listing up to maxAge old,
 // rather than their ListingTTL: for a caller that needs no fresher view, so that reading every
 // node at rest costs no listing of its own.
 func WithListingAge(ctx context.Context, maxAge time.Duration) context.Context {
