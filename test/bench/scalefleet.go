@@ -171,13 +171,13 @@ func scaleFleet(ctx context.Context, e *env, run scaleFleetRun, withLeaderKill b
 		Row{Scenario: scenario, Metric: "controller CPU, mean", Value: usage.cpuSeconds / wall.Seconds(), Unit: "cores", Note: "the leading replica's CPU seconds over the wall time"},
 	)
 	if e.provider != Kwok && run.rest > 0 {
-		rest, err := e.callsAtRest(ctx, scenario, claims, run.rest)
+		rest, err := e.callsAtRest(ctx, scenario, nodes, run.rest)
 		rows = append(rows, rest...)
 		if err != nil {
 			return rows, err
 		}
 	}
-	zero, err := e.scaleToZero(ctx, scenario, pool, mix, claims)
+	zero, err := e.scaleToZero(ctx, scenario, pool, mix, nodes)
 	return append(rows, zero...), err
 }
 
