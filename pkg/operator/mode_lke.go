@@ -2,12 +2,14 @@ package operator
 
 import (
 	"context"
+	"time"
 
 	"github.com/awslabs/operatorpkg/controller"
 	"github.com/awslabs/operatorpkg/option"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/adoption"
+	"github.com/linode/karpenter-provider-linode/pkg/controllers/maintenance"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
@@ -55,12 +57,12 @@ func (t *LKETarget) String() string { return t.Cluster.String() }
 
 // Build makes the pool provider, the NodeClass rules of LKE (the tier's fields, and no
 // maintenance policy), the Kubernetes version the classes' nodes should run, and the adoption of
-// recycled pools' nodes. The cluster's version is read again as often as
-// Linode's maintenance: an upgrade, LKE's at a version's end of life included, is maintenance
-// of the cluster.
+// recycled pools' nodes. The cluster's version is read again as often as Linode's maintenance
+// list: an upgrade, LKE's at a version's end of life included, is maintenance of the cluster,
+// announced long before, and core re-checks a NodeClaim's drift only every 5 minutes anyway.
 func (t *LKETarget) Build(ctx context.Context, deps Dependencies) (*Parts, error) {
 	nodes := lke.NewProvider(deps.API, t.Cluster, t.clusterName, deps.Unavailable, append([]option.Function[lke.Options]{
-		lke.WithRecorder(deps.Recorder), lke.WithClusterVersionTTL(options.FromContext(ctx).MaintenancePollInterval),
+		lke.WithRecorder(deps.Recorder), lke.WithClusterVersionTTL(maintenanceListInterval(ctx)),
 	}, t.providerOptions...)...)
 	return &Parts{
 		Nodes:        nodes,
@@ -71,4 +73,10 @@ func (t *LKETarget) Build(ctx context.Context, deps Dependencies) (*Parts, error
 		// records; pools of earlier versions carry the cluster's name, which a rename would orphan.
 		Controllers: []controller.Controller{adoption.NewController(deps.KubeClient, deps.APIReader, deps.Recorder, nodes), lke.NewOwnershipMigration(nodes)},
 	}, nil
+}
+
+// maintenanceListInterval is how often the maintenance controller reads Linode's maintenance list.
+func maintenanceListInterval(ctx context.Context) time.Duration {
+	o := options.FromContext(ctx)
+	return maintenance.Options{Interval: o.MaintenancePollInterval, LeadTime: o.MaintenanceLeadTime}.MaintenanceListInterval()
 }
