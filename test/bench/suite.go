@@ -242,7 +242,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	// The order, whatever order the clusters ran in, instance mode's rows after LKE mode's.
 	var order []string
 	for _, scenario := range []string{capacityScenario, duplicatesScenario, apiCostScenario, scaleScenario, scaleFleetScenario, scaleFleetKilledScenario, costScenario} {
-		order = append(order, scenario, scenario+instanceModeSuffix)
+		order = append(order, scenario, scenario+instanceModeSuffix, scenario+kwokSuffix)
 	}
 	rows := withBaseline(ours, kwok)
 	slices.SortStableFunc(rows, func(a, b Row) int {
@@ -330,11 +330,13 @@ func (c Config) runs(scenario string) bool {
 // scenario and metric, and adds kwok's note where it says something ours does not.
 func withBaseline(ours, kwok []Row) []Row {
 	out := make([]Row, 0, len(ours))
+	matched := make([]bool, len(kwok))
 	for _, row := range ours {
-		for _, k := range kwok {
+		for i, k := range kwok {
 			if k.Scenario != strings.TrimSuffix(row.Scenario, instanceModeSuffix) || k.Metric != row.Metric {
 				continue
 			}
+			matched[i] = true
 			value := k.Value
 			row.Kwok = &value
 			if k.Note != row.Note {
@@ -343,5 +345,14 @@ func withBaseline(ours, kwok []Row) []Row {
 		}
 		out = append(out, row)
 	}
+	// Kwok's figures stand alone where ours were not measured (-providers kwok).
+	for i, k := range kwok {
+		if !matched[i] {
+			out = append(out, Row{Scenario: k.Scenario + kwokSuffix, Metric: k.Metric, Value: k.Value, Unit: k.Unit, Note: k.Note})
+		}
+	}
 	return out
 }
+
+// kwokSuffix names the rows of kwok's figures that have none of ours beside them.
+const kwokSuffix = ", kwok only"
