@@ -421,7 +421,11 @@ var _ = Describe("Drift", func() {
 		pool := emu.Pools(lkeCluster.ID)[0]
 		_, err := emu.Client.UpdateLKENodePool(ctx, lkeCluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{FirewallID: &other})
 		Expect(err).ToNot(HaveOccurred())
+		// A drift check reads the listing garbage collection keeps, which sees the change once its
+		// TTL has passed.
 		Eventually(func() cloudprovider.DriftReason {
+			_, err := cloudProvider.List(ctx)
+			Expect(err).ToNot(HaveOccurred())
 			reason, err := cloudProvider.IsDrifted(ctx, nodeClaim)
 			Expect(err).ToNot(HaveOccurred())
 			return reason
