@@ -62,8 +62,11 @@ func TestWithBaseline(t *testing.T) {
 		{Scenario: "other", Metric: "a", Value: 9},
 	}
 	got := withBaseline(ours, kwok)
-	if len(got) != 3 {
-		t.Fatalf("got %d rows, want ours (3)", len(got))
+	if len(got) != 4 {
+		t.Fatalf("got %d rows, want ours (3) and kwok's that none of ours stands beside (1)", len(got))
+	}
+	if alone := got[3]; alone.Scenario != "other"+kwokSuffix || alone.Value != 9 || alone.Kwok != nil {
+		t.Errorf("kwok's row without ours: %+v, want it on its own, named so", alone)
 	}
 	if got[0].Kwok == nil || *got[0].Kwok != 1 || got[0].Note != "same" {
 		t.Errorf("row a: kwok %v note %q, want 1 and the shared note once", got[0].Kwok, got[0].Note)
