@@ -52,17 +52,10 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 	creates := len(slices.DeleteFunc(slices.Clone(launched), func(r emulator.RequestRecord) bool { return r.Route != createRoute }))
 	throttled := countStatus(launched, http.StatusTooManyRequests)
 
-	e.cfg.progress("  %s: %d nodes up: counting the controller's requests at rest for %v", e.provider, claims, rest)
-	e.cluster.Emulator.ResetCounters()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(rest):
-	}
-	if err := e.checkHealthy(); err != nil {
+	idle, err := e.requestsAtRest(ctx, claims, rest)
+	if err != nil {
 		return nil, err
 	}
-	idle := e.controllerRequests()
 	perMinute := float64(len(idle)) / rest.Minutes()
 	restNote := fmt.Sprintf("%d nodes idle for %v; %s", claims, rest, routeSummary(idle, 1))
 	rows := []Row{
@@ -92,6 +85,22 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 		Note:     note,
 	})
 	return append(rows, budgetShares(e.scenario(apiCostScenario), "maintenance controller at rest", maintenance, rest, sharesTarget)...), nil
+}
+
+// requestsAtRest leaves the nodes idle for rest and returns the controller's Linode API requests
+// meanwhile.
+func (e *env) requestsAtRest(ctx context.Context, nodes int, rest time.Duration) ([]emulator.RequestRecord, error) {
+	e.cfg.progress("  %s: %d nodes up: counting the controller's requests at rest for %v", e.provider, nodes, rest)
+	e.cluster.Emulator.ResetCounters()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(rest):
+	}
+	if err := e.checkHealthy(); err != nil {
+		return nil, err
+	}
+	return e.controllerRequests(), nil
 }
 
 // maintenanceRoutes are the routes the maintenance controller calls, and no other part of the

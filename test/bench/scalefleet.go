@@ -95,13 +95,7 @@ func scaleFleet(ctx context.Context, e *env, run scaleFleetRun, withLeaderKill b
 	if withLeaderKill {
 		if err := e.waitFor(ctx, "a quarter of the NodeClaims launched", 10*time.Minute, func(context.Context) (bool, error) {
 			claims := e.watch.claimsOf(pool)
-			launched := 0
-			for _, c := range claims {
-				if !c.launched.IsZero() {
-					launched++
-				}
-			}
-			return len(claims) >= pods/50 && 4*launched >= len(claims), nil
+			return len(claims) >= pods/50 && 4*launchedOf(claims) >= len(claims), nil
 		}); err != nil {
 			sampler.stop()
 			return nil, err
@@ -117,15 +111,10 @@ func scaleFleet(ctx context.Context, e *env, run scaleFleetRun, withLeaderKill b
 	if err != nil {
 		return nil, err
 	}
-	claims := len(e.watch.claimsOf(pool))
+	seen := e.watch.claimsOf(pool)
 	// NodeClaims core gave up on before their create's turn came (its launch timeout) never
 	// launched: a node is a NodeClaim that did.
-	nodes := 0
-	for _, c := range e.watch.claimsOf(pool) {
-		if !c.launched.IsZero() {
-			nodes++
-		}
-	}
+	claims, nodes := len(seen), launchedOf(seen)
 	launched := e.controllerRequests()
 	note := fmt.Sprintf("%d pods (%s) on %d-vCPU nodes; boot delay %v; %d NodeClaims, %d launched", pods, mix.describe(), fleetNodeCPUs, e.bootDelay, claims, nodes)
 	floor, floorNote := e.launchFloor(nodes)
@@ -227,17 +216,10 @@ func runningTarget(provider Provider, floor, boot time.Duration) string {
 
 // callsAtRest leaves the fleet idle and counts the controller's Linode API calls.
 func (e *env) callsAtRest(ctx context.Context, scenario string, nodes int, rest time.Duration) ([]Row, error) {
-	e.cfg.progress("  %s: %d nodes up: counting the controller's requests at rest for %v", e.provider, nodes, rest)
-	e.cluster.Emulator.ResetCounters()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(rest):
-	}
-	if err := e.checkHealthy(); err != nil {
+	idle, err := e.requestsAtRest(ctx, nodes, rest)
+	if err != nil {
 		return nil, err
 	}
-	idle := e.controllerRequests()
 	return []Row{{
 		Scenario: scenario, Metric: fmt.Sprintf("Linode API calls per minute at rest, %d nodes", nodes),
 		Value: float64(len(idle)) / rest.Minutes(), Unit: "calls/min", Target: "<= 2",
@@ -306,6 +288,17 @@ func (e *env) scaleToZero(ctx context.Context, scenario, pool string, mix costMi
 		Row{Scenario: scenario, Metric: "scale to zero: Linodes left", Value: float64(leaked), Unit: "Linodes", Target: "0",
 			Note: "Linodes no NodeClaim accounts for once every NodeClaim is gone"},
 	), nil
+}
+
+// launchedOf counts the NodeClaims that launched.
+func launchedOf(claims []claimTimes) int {
+	n := 0
+	for _, c := range claims {
+		if !c.launched.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
 func countRoutes(requests []emulator.RequestRecord, routes map[string]bool) int {
