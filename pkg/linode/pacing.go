@@ -64,7 +64,8 @@ func DefaultBudgets() map[RouteClass]Budget {
 const DefaultMaxTurnWait = 2 * time.Minute
 
 // pacingSlack is added to each window: the API counts a request when it arrives, a little after
-// it left, so a request sent exactly one window after another could still land in its window.
+// it left, so a request sent exactly one window after another could still land in its window. A
+// request answered counts from its answer (see turn); the slack covers those still in flight.
 const pacingSlack = 100 * time.Millisecond
 
 // Pacer gives each request a turn within its class's budgets, so that a burst of any size is sent
@@ -72,9 +73,11 @@ const pacingSlack = 100 * time.Millisecond
 // node. Turns are booked in order of asking over sliding windows: Linode counts over fixed
 // windows whose start the client cannot see, and a request at most Requests per Window of any
 // sliding window fits any fixed one. (A token bucket either overruns a fixed window by its burst
-// or runs below the limit by as much.) The API's X-RateLimit-* answers correct the books: a 429
-// stops the class until its Retry-After, and fewer requests remaining than the client counted
-// (another user of the token) fill the window.
+// or runs below the limit by as much.) Each request counts in the windows from its answer, the
+// latest the API can have counted it, and a request checks the windows again when its turn comes:
+// answers slowed by load delay the turns after them instead of turning them into 429s. The API's
+// X-RateLimit-* answers correct the books: a 429 stops the class until its Retry-After, and fewer
+// requests remaining than the client counted (another user of the token) fill the window.
 //
 // A Pacer is safe for concurrent use; share one among the clients of a token.
 type Pacer struct {
@@ -130,8 +133,9 @@ func WithTurnBy(ctx context.Context, t time.Time) context.Context {
 // heldTurn is a turn taken before linodego's first attempt; the transport lets that attempt go
 // without another, and paces linodego's retries.
 type heldTurn struct {
-	class RouteClass
-	used  atomic.Bool
+	class  RouteClass
+	ticket ticket
+	used   atomic.Bool
 }
 
 type heldTurnKey struct{}
@@ -139,60 +143,104 @@ type heldTurnKey struct{}
 // hold takes a turn for one call of class and marks the context with it. It returns a TurnError
 // when the turn is too far off.
 func (p *Pacer) hold(ctx context.Context, class RouteClass) (context.Context, error) {
-	if err := p.take(ctx, class); err != nil {
+	t, err := p.take(ctx, class)
+	if err != nil {
 		return ctx, err
 	}
-	return context.WithValue(ctx, heldTurnKey{}, &heldTurn{class: class}), nil
+	return context.WithValue(ctx, heldTurnKey{}, &heldTurn{class: class, ticket: t}), nil
 }
 
 // takeForAttempt takes a turn for one HTTP attempt, unless the call already holds one for it.
-func (p *Pacer) takeForAttempt(ctx context.Context, class RouteClass) error {
+func (p *Pacer) takeForAttempt(ctx context.Context, class RouteClass) (ticket, error) {
 	if held, ok := ctx.Value(heldTurnKey{}).(*heldTurn); ok && held.class == class && held.used.CompareAndSwap(false, true) {
-		return nil
+		return held.ticket, nil
 	}
 	return p.take(ctx, class)
 }
 
+// ticket is the turns one request holds, one in each book of its class's chain.
+type ticket []booking
+
+type booking struct {
+	book *turnBook
+	turn *turn
+}
+
 // take waits for a turn of class and books it, or returns a TurnError when the turn comes after
 // the request's bound, or the context's error when it ends first.
-func (p *Pacer) take(ctx context.Context, class RouteClass) error {
+func (p *Pacer) take(ctx context.Context, class RouteClass) (ticket, error) {
 	start := p.clock.Now()
 	latest := p.latest(ctx, class, start)
+	p.mu.Lock()
+	now := p.clock.Now()
+	books := p.chain(class)
+	if len(books) == 0 {
+		p.mu.Unlock()
+		return nil, nil
+	}
+	at := now
+	for _, b := range books {
+		at = latestOf(at, b.next(now))
+	}
+	if at.After(latest) {
+		p.mu.Unlock()
+		return nil, p.refuse(class, at, now, latest)
+	}
+	t := make(ticket, 0, len(books))
+	for _, b := range books {
+		t = append(t, booking{book: b, turn: b.book(at)})
+	}
+	p.mu.Unlock()
 	for {
-		p.mu.Lock()
-		now := p.clock.Now()
-		books := p.chain(class)
-		if len(books) == 0 {
-			p.mu.Unlock()
-			return nil
-		}
-		turn := now
-		for _, b := range books {
-			turn = latestOf(turn, b.next(now))
-		}
-		if turn.After(latest) {
-			p.mu.Unlock()
-			turnsRefused.Inc(map[string]string{classLabel.Name: string(class)})
-			return &TurnError{Class: class, In: turn.Sub(now), By: latest}
-		}
-		for _, b := range books {
-			b.book(turn)
-		}
-		p.mu.Unlock()
-		if err := p.sleepUntil(ctx, turn); err != nil {
-			p.cancel(books, turn)
-			return err
+		if err := p.sleepUntil(ctx, at); err != nil {
+			p.cancel(t)
+			return nil, err
 		}
 		p.mu.Lock()
-		// A 429 of an earlier request may have stopped the class while this one waited.
-		stopped := slices.ContainsFunc(books, func(b *turnBook) bool { return b.pausedUntil.After(turn) })
-		p.mu.Unlock()
-		if stopped {
-			p.cancel(books, turn)
-			continue
+		now = p.clock.Now()
+		// While this request waited, a 429 may have stopped the class, or answers of the requests
+		// before it came later than their turns: the API may still count them in the window.
+		// The turn moves on, keeping its place.
+		at = now
+		for _, b := range t {
+			at = latestOf(at, b.book.clearance(b.turn, now))
 		}
-		turnWait.Observe(p.clock.Since(start).Seconds(), map[string]string{classLabel.Name: string(class)})
-		return nil
+		if !at.After(now) {
+			p.mu.Unlock()
+			turnWait.Observe(p.clock.Since(start).Seconds(), map[string]string{classLabel.Name: string(class)})
+			return t, nil
+		}
+		if at.After(latest) {
+			for _, b := range t {
+				b.book.cancel(b.turn)
+			}
+			p.mu.Unlock()
+			return nil, p.refuse(class, at, now, latest)
+		}
+		for _, b := range t {
+			b.book.move(b.turn, at)
+		}
+		p.mu.Unlock()
+	}
+}
+
+func (p *Pacer) refuse(class RouteClass, at, now, latest time.Time) error {
+	turnsRefused.Inc(map[string]string{classLabel.Name: string(class)})
+	return &TurnError{Class: class, In: at.Sub(now), By: latest}
+}
+
+// settle marks the request holding t answered at now: the API counted it no later than that.
+func (p *Pacer) settle(t ticket) {
+	if len(t) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	for _, b := range t {
+		if now.After(b.turn.at) {
+			b.book.move(b.turn, now)
+		}
 	}
 }
 
@@ -224,11 +272,11 @@ func (p *Pacer) sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-func (p *Pacer) cancel(books []*turnBook, turn time.Time) {
+func (p *Pacer) cancel(t ticket) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, b := range books {
-		b.cancel(turn)
+	for _, b := range t {
+		b.book.cancel(b.turn)
 	}
 }
 
@@ -312,15 +360,21 @@ func readAnswer(resp *http.Response) answer {
 type turnBook struct {
 	limit  int
 	length time.Duration
-	// turns are the booked sends not yet a window old, in order; some may be to come.
-	turns []time.Time
+	// turns are the requests not yet a window old, in order of at; some may be to come.
+	turns []*turn
 	// pausedUntil is the end of a 429's Retry-After: no turn before it.
 	pausedUntil time.Time
 }
 
+// turn is one request's place in a book: when it leaves, and once it is answered, when the answer
+// came. The API counts a request when it arrives, at some moment between the two, so a turn
+// counts in the book's windows until a window after its answer. Under load the answer may come
+// long after the turn; the windows of the requests booked after it then start later.
+type turn struct{ at time.Time }
+
 func (b *turnBook) prune(now time.Time) {
 	cut := 0
-	for cut < len(b.turns) && !b.turns[cut].After(now.Add(-b.length)) {
+	for cut < len(b.turns) && !b.turns[cut].at.After(now.Add(-b.length)) {
 		cut++
 	}
 	b.turns = b.turns[cut:]
@@ -332,27 +386,55 @@ func (b *turnBook) next(now time.Time) time.Time {
 	b.prune(now)
 	t := latestOf(now, b.pausedUntil)
 	if n := len(b.turns); n > 0 {
-		t = latestOf(t, b.turns[n-1])
+		t = latestOf(t, b.turns[n-1].at)
 		if n >= b.limit {
-			t = latestOf(t, b.turns[n-b.limit].Add(b.length))
+			t = latestOf(t, b.turns[n-b.limit].at.Add(b.length))
 		}
 	}
 	return t
 }
 
-func (b *turnBook) book(t time.Time) { b.insert(t) }
+// clearance is the earliest moment from now that the request holding t may leave: when the
+// window before it holds fewer than limit other requests, and the book is not paused.
+func (b *turnBook) clearance(t *turn, now time.Time) time.Time {
+	b.prune(now)
+	var window []*turn
+	for _, u := range b.turns {
+		if u != t && !u.at.After(now) {
+			window = append(window, u)
+		}
+	}
+	clear := latestOf(now, b.pausedUntil)
+	if over := len(window) - b.limit; over >= 0 {
+		clear = latestOf(clear, window[over].at.Add(b.length))
+	}
+	return clear
+}
+
+func (b *turnBook) book(at time.Time) *turn {
+	t := &turn{at: at}
+	b.insert(t)
+	return t
+}
 
 // cancel gives back a booked turn. The turns after it keep theirs: fewer sends only leave more
 // room in their windows.
-func (b *turnBook) cancel(t time.Time) {
-	if i := slices.IndexFunc(b.turns, func(u time.Time) bool { return u.Equal(t) }); i >= 0 {
+func (b *turnBook) cancel(t *turn) {
+	if i := slices.Index(b.turns, t); i >= 0 {
 		b.turns = slices.Delete(b.turns, i, i+1)
 	}
 }
 
-func (b *turnBook) insert(t time.Time) {
-	i, _ := slices.BinarySearchFunc(b.turns, t, func(u, t time.Time) int { return u.Compare(t) })
-	for i < len(b.turns) && b.turns[i].Equal(t) {
+// move sets t's time to at, keeping the turns in order.
+func (b *turnBook) move(t *turn, at time.Time) {
+	b.cancel(t)
+	t.at = at
+	b.insert(t)
+}
+
+func (b *turnBook) insert(t *turn) {
+	i, _ := slices.BinarySearchFunc(b.turns, t.at, func(u *turn, at time.Time) int { return u.at.Compare(at) })
+	for i < len(b.turns) && b.turns[i].at.Equal(t.at) {
 		i++
 	}
 	b.turns = slices.Insert(b.turns, i, t)
@@ -372,7 +454,7 @@ func (b *turnBook) observe(now time.Time, a answer, lowers bool) {
 	b.prune(now)
 	sent := 0
 	for _, t := range b.turns {
-		if !t.After(now) {
+		if !t.at.After(now) {
 			sent++
 		}
 	}
@@ -385,7 +467,7 @@ func (b *turnBook) observe(now time.Time, a answer, lowers bool) {
 		at = now.Add(a.resetIn - b.length)
 	}
 	for range used - sent {
-		b.insert(at)
+		b.book(at)
 	}
 }
 
@@ -442,7 +524,8 @@ type pacingTransport struct {
 
 func (t *pacingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	class := classOf(req.Method, req.URL.Path)
-	if err := t.pacer.takeForAttempt(req.Context(), class); err != nil {
+	turn, err := t.pacer.takeForAttempt(req.Context(), class)
+	if err != nil {
 		return nil, err
 	}
 	cancel := func() {}
@@ -452,6 +535,7 @@ func (t *pacingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.WithContext(ctx)
 	}
 	resp, err := t.base.RoundTrip(req)
+	t.pacer.settle(turn)
 	if err != nil {
 		cancel()
 		return nil, err

@@ -124,10 +124,10 @@ func TestTurnBeyondTheBoundIsNotBooked(t *testing.T) {
 	clk := clocktesting.NewFakeClock(epoch)
 	p := NewPacer(map[RouteClass]Budget{ClassLinodeCreate: {Requests: 1, Window: time.Hour}}, time.Minute, clk)
 	ctx := context.Background()
-	if err := p.take(ctx, ClassLinodeCreate); err != nil {
+	if _, err := p.take(ctx, ClassLinodeCreate); err != nil {
 		t.Fatal(err)
 	}
-	err := p.take(ctx, ClassLinodeCreate)
+	_, err := p.take(ctx, ClassLinodeCreate)
 	var turn *TurnError
 	if !errors.As(err, &turn) || turn.Class != ClassLinodeCreate || !turn.By.Equal(epoch.Add(time.Minute)) {
 		t.Fatalf("second create within an hour's budget of one: %v, want a TurnError", err)
@@ -140,15 +140,15 @@ func TestTurnBeyondTheBoundIsNotBooked(t *testing.T) {
 	// bound books the turn an hour away.
 	clk.Step(time.Hour + pacingSlack)
 	launch := WithTurnBy(ctx, clk.Now().Add(-time.Second))
-	if err := p.take(launch, ClassLinodeCreate); !IsNoTurn(err) {
+	if _, err := p.take(launch, ClassLinodeCreate); !IsNoTurn(err) {
 		t.Fatalf("a create whose launch's bound has passed: %v, want a TurnError", err)
 	}
-	if err := p.take(ctx, ClassLinodeCreate); err != nil {
+	if _, err := p.take(ctx, ClassLinodeCreate); err != nil {
 		t.Fatal(err)
 	}
 	patient := WithTurnBy(ctx, clk.Now().Add(2*time.Hour))
 	booked := make(chan error)
-	go func() { booked <- p.take(patient, ClassLinodeCreate) }()
+	go func() { _, err := p.take(patient, ClassLinodeCreate); booked <- err }()
 	for !clk.HasWaiters() {
 		time.Sleep(time.Millisecond)
 	}
@@ -157,7 +157,7 @@ func TestTurnBeyondTheBoundIsNotBooked(t *testing.T) {
 		t.Fatalf("a create whose launch may wait two hours, its turn one hour away: %v", err)
 	}
 	// The launch's other requests are not bound by it.
-	if err := p.take(launch, ClassList); err != nil {
+	if _, err := p.take(launch, ClassList); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -169,11 +169,11 @@ func TestDeletesShareTheOtherBudget(t *testing.T) {
 	p := NewPacer(map[RouteClass]Budget{ClassOther: {Requests: 2, Window: time.Minute}}, time.Second, clk)
 	ctx := context.Background()
 	for _, class := range []RouteClass{ClassLinodeDelete, ClassPoolDelete} {
-		if err := p.take(ctx, class); err != nil {
+		if _, err := p.take(ctx, class); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := p.take(ctx, ClassOther); !IsNoTurn(err) {
+	if _, err := p.take(ctx, ClassOther); !IsNoTurn(err) {
 		t.Fatalf("a read after two deletes within a budget of two a minute: %v, want a TurnError", err)
 	}
 }

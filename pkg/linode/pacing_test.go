@@ -4,7 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,5 +215,45 @@ func TestTimeoutStartsAtTheTurn(t *testing.T) {
 	start := time.Now()
 	if _, err := client.ListRegions(ctx, nil); err == nil || time.Since(start) > 4*timeout {
 		t.Fatalf("a request the API never answers: %v after %v, want a timeout after %v", err, time.Since(start), timeout)
+	}
+}
+
+// TestLateArrivalsDelayTheNextWindow: the first window's creates reach the API 300 ms after they
+// leave (a loaded network or API front end), so the API's window starts that much later than the
+// client's turns. The client counts each request in its windows from when the answer came, not
+// from its turn, and holds the next window's creates until the API's has passed: no 429. Counted
+// from the turns, the next window's creates would arrive inside the API's first window.
+func TestLateArrivalsDelayTheNextWindow(t *testing.T) {
+	const lag = 300 * time.Millisecond
+	emu := startLimitedEmulator(t, emulator.RateLimits{LinodeCreates: fastCreates, LinodeCreateWindow: fastWindow})
+	target, err := url.Parse(emu.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var delayed atomic.Int32
+	slowStart := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/linode/instances") && delayed.Add(1) <= fastCreates {
+			time.Sleep(lag)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(slowStart.Close)
+	client := pacedClient(t, emu, func(o *linode.ClientOptions) {
+		o.URL = slowStart.URL
+		o.Budgets[linode.ClassLinodeCreate] = linode.Budget{Requests: fastCreates, Window: fastWindow}
+	})
+	var wg sync.WaitGroup
+	for i := range 2 * fastCreates {
+		wg.Go(func() {
+			create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Label: fmt.Sprintf("node-%d", i)}
+			if _, err := client.CreateInstance(context.Background(), create); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if sent, refused := calls(emu, "POST /linode/instances"); sent != 2*fastCreates || refused != 0 {
+		t.Fatalf("%d create calls for %d nodes, %d answered 429", sent, 2*fastCreates, refused)
 	}
 }
