@@ -17,11 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
-	"sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/lifecycle"
 	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
@@ -44,19 +44,15 @@ const LaunchRejectedReason = "LaunchRejected"
 // a turn comes within its bound (launchTurnBy).
 const AwaitingAPITurnReason = "AwaitingLinodeAPITurn"
 
-// launchTurnMargin is the time a launch needs from its create's turn until Create returns: the
-// API's answer, and in LKE mode LKE creating the pool's Linode.
-const launchTurnMargin = time.Minute
-
 // launchTurnBy bounds the wait of the NodeClaim's create for its turn in the Linode API's rate
 // limit. Core deletes a NodeClaim that has not launched lifecycle.LaunchTimeout after it was
 // created: a create sent later would launch a node nobody waits for, so it is better not sent
-// and left for the NodeClaim that replaces this one.
-func launchTurnBy(ctx context.Context, nodeClaim *karpv1.NodeClaim) context.Context {
+// and left for the NodeClaim that replaces this one (see handBacks).
+func launchTurnBy(ctx context.Context, nodeClaim *karpv1.NodeClaim, m mode.Mode) context.Context {
 	if nodeClaim.CreationTimestamp.IsZero() {
 		return ctx
 	}
-	return linode.WithTurnBy(ctx, nodeClaim.CreationTimestamp.Add(lifecycle.LaunchTimeout-launchTurnMargin))
+	return linode.WithTurnBy(ctx, nodeClaim.CreationTimestamp.Add(launchWindow(m)))
 }
 
 // DriftReasonNodeClass: the NodeClass's spec changed since the node was launched.
@@ -76,13 +72,15 @@ type CloudProvider struct {
 	mode     mode.Mode
 	sizer    Sizer
 	recorder events.Recorder
+	// handBacks picks the NodeClaims refused a turn that core should replace at once.
+	handBacks *handBacks
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
 
 // New returns a cloud provider that launches nodes through nodes, the node provider of mode m.
 func New(kubeClient client.Client, instanceTypes InstanceTypeProvider, nodes nodeprovider.Provider, m mode.Mode, opts ...Option) *CloudProvider {
-	c := &CloudProvider{kubeClient: kubeClient, instanceTypes: instanceTypes, nodes: nodes, mode: m}
+	c := &CloudProvider{kubeClient: kubeClient, instanceTypes: instanceTypes, nodes: nodes, mode: m, handBacks: newHandBacks(clock.RealClock{}, m)}
 	for _, opt := range opts {
 		opt(c)
 	}
@@ -119,9 +117,12 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 		// takes the cheapest of them at the same prices, not at Linode's list prices.
 		compatible = c.sizer.AsCoreSees(ctx, nodeClaim.Labels[karpv1.NodePoolLabelKey], compatible)
 	}
-	node, err := c.nodes.Create(launchTurnBy(ctx, nodeClaim), nodeClass, nodeClaim, compatible)
+	node, err := c.nodes.Create(launchTurnBy(ctx, nodeClaim, c.mode), nodeClass, nodeClaim, compatible)
 	if err != nil {
 		if linode.IsNoTurn(err) {
+			if c.handBacks.handBack(err) {
+				return nil, cloudprovider.NewInsufficientCapacityError(handedBackError(err))
+			}
 			return nil, cloudprovider.NewCreateError(err, AwaitingAPITurnReason, "Waiting for a turn in the Linode API's rate limit")
 		}
 		var invalid *nodeprovider.InvalidLaunchError

@@ -202,22 +202,34 @@ var _ = Describe("Create", func() {
 		Expect(validation.Reason).To(Equal(v1.ReasonLaunchRejected))
 		Expect(validation.Message).To(ContainSubstring(createErr.ConditionMessage))
 	})
-	It("leaves unsent the create of a NodeClaim core is about to time out, and says why on its Launched condition", func() {
-		// Turns are free; the client alone would let a create wait a day for one.
+	It("hands back to core a NodeClaim whose create's turn comes after core would time it out, as many as replacements would find turns in time", func() {
+		// One pool create every 2 minutes; the client alone would let a create wait a day.
+		budgets := linode.DefaultBudgets()
+		budgets[linode.ClassPoolCreate] = linode.Budget{Requests: 1, Window: 2 * time.Minute}
 		paced := linodeexpectations.ExpectLKE(ctx, emu, env.Client, test.WithCluster("paced", lke.TierStandard, region),
-			test.WithPacer(linode.NewPacer(linode.DefaultBudgets(), 24*time.Hour, clock.RealClock{})))
-		stale := standaloneNodeClaim("g6-standard-2")
-		stale.CreationTimestamp = metav1.NewTime(time.Now().Add(-lifecycle.LaunchTimeout + 30*time.Second))
-		_, err := paced.CloudProvider.Create(ctx, stale)
+			test.WithPacer(linode.NewPacer(budgets, 24*time.Hour, clock.RealClock{})))
+		fresh := standaloneNodeClaim("g6-standard-2")
+		fresh.CreationTimestamp = metav1.Now()
+		_, err := paced.CloudProvider.Create(ctx, fresh)
+		Expect(err).ToNot(HaveOccurred())
+
+		// Core times these out within a minute of their turn's earliest leave (in 2 minutes); a
+		// NodeClaim made now would take the next turn within its 4 minutes, so the first is
+		// handed back for core to replace at once. The second's replacement would have to wait
+		// behind the first's: it waits for core's retry, its Launched condition saying why.
+		staleSince := metav1.NewTime(time.Now().Add(-lifecycle.LaunchTimeout + time.Minute))
+		handedBack := standaloneNodeClaim("g6-standard-2")
+		handedBack.CreationTimestamp = staleSince
+		_, err = paced.CloudProvider.Create(ctx, handedBack)
+		Expect(cloudprovider.IsInsufficientCapacityError(err)).To(BeTrue(), fmt.Sprint(err))
+		Expect(err.Error()).To(ContainSubstring("a NodeClaim made now gets a turn in time"))
+
+		waiting := standaloneNodeClaim("g6-standard-2")
+		waiting.CreationTimestamp = staleSince
+		_, err = paced.CloudProvider.Create(ctx, waiting)
 		var createErr *cloudprovider.CreateError
 		Expect(errors.As(err, &createErr)).To(BeTrue(), fmt.Sprint(err))
 		Expect(createErr.ConditionReason).To(Equal(linodecloudprovider.AwaitingAPITurnReason))
-		Expect(emu.Pools(paced.Cluster.ID)).To(BeEmpty())
-
-		fresh := standaloneNodeClaim("g6-standard-2")
-		fresh.CreationTimestamp = metav1.Now()
-		_, err = paced.CloudProvider.Create(ctx, fresh)
-		Expect(err).ToNot(HaveOccurred())
 		Expect(emu.Pools(paced.Cluster.ID)).To(HaveLen(1))
 	})
 	It("answers exhausted capacity with InsufficientCapacity, and the next attempt picks the next plan", func() {

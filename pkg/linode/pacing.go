@@ -107,6 +107,9 @@ type TurnError struct {
 	In time.Duration
 	// By is the latest the request could leave.
 	By time.Time
+	// Pace is the time the class's budget gives each request (its window over its limit): how
+	// much later the turn of each request asking after this one comes.
+	Pace time.Duration
 }
 
 func (e *TurnError) Error() string {
@@ -183,8 +186,8 @@ func (p *Pacer) take(ctx context.Context, class RouteClass) (ticket, error) {
 		at = latestOf(at, b.next(now))
 	}
 	if at.After(latest) {
-		p.mu.Unlock()
-		return nil, p.refuse(class, at, now, latest)
+		defer p.mu.Unlock()
+		return nil, p.refuse(class, books, at, now, latest)
 	}
 	t := make(ticket, 0, len(books))
 	for _, b := range books {
@@ -200,7 +203,7 @@ func (p *Pacer) take(ctx context.Context, class RouteClass) (ticket, error) {
 		now = p.clock.Now()
 		// While this request waited, a 429 may have stopped the class, or answers of the requests
 		// before it came later than their turns: the API may still count them in the window.
-		// The turn moves on, keeping its place.
+		// The turn moves to when the windows allow it.
 		at = now
 		for _, b := range t {
 			at = latestOf(at, b.book.clearance(b.turn, now))
@@ -214,8 +217,9 @@ func (p *Pacer) take(ctx context.Context, class RouteClass) (ticket, error) {
 			for _, b := range t {
 				b.book.cancel(b.turn)
 			}
+			err := p.refuse(class, books, at, now, latest)
 			p.mu.Unlock()
-			return nil, p.refuse(class, at, now, latest)
+			return nil, err
 		}
 		for _, b := range t {
 			b.book.move(b.turn, at)
@@ -224,9 +228,14 @@ func (p *Pacer) take(ctx context.Context, class RouteClass) (ticket, error) {
 	}
 }
 
-func (p *Pacer) refuse(class RouteClass, at, now, latest time.Time) error {
+// refuse counts and describes a turn at, asked at now, that comes after latest. Call with mu held.
+func (p *Pacer) refuse(class RouteClass, books []*turnBook, at, now, latest time.Time) error {
 	turnsRefused.Inc(map[string]string{classLabel.Name: string(class)})
-	return &TurnError{Class: class, In: at.Sub(now), By: latest}
+	var pace time.Duration
+	for _, b := range books {
+		pace = max(pace, b.length/time.Duration(b.limit))
+	}
+	return &TurnError{Class: class, In: at.Sub(now), By: latest, Pace: pace}
 }
 
 // settle marks the request holding t answered at now: the API counted it no later than that.
