@@ -247,6 +247,8 @@ func (p *Pacer) settle(t ticket) {
 	defer p.mu.Unlock()
 	now := p.clock.Now()
 	for _, b := range t {
+		b.turn.answered = true
+		b.book.warm = true
 		if now.After(b.turn.at) {
 			b.book.move(b.turn, now)
 		}
@@ -373,13 +375,23 @@ type turnBook struct {
 	turns []*turn
 	// pausedUntil is the end of a 429's Retry-After: no turn before it.
 	pausedUntil time.Time
+	// warm is set by the first answer. Until then the book cannot know what others sent in the
+	// API's window (a controller just started, or a standby that took over from a leader in the
+	// middle of a burst): one request goes, and its answer's X-RateLimit-Remaining tells.
+	warm bool
 }
+
+// coldPoll is how often a request waiting for a cold book's first answer looks again.
+const coldPoll = 50 * time.Millisecond
 
 // turn is one request's place in a book: when it leaves, and once it is answered, when the answer
 // came. The API counts a request when it arrives, at some moment between the two, so a turn
 // counts in the book's windows until a window after its answer. Under load the answer may come
 // long after the turn; the windows of the requests booked after it then start later.
-type turn struct{ at time.Time }
+type turn struct {
+	at       time.Time
+	answered bool
+}
 
 func (b *turnBook) prune(now time.Time) {
 	cut := 0
@@ -404,12 +416,21 @@ func (b *turnBook) next(now time.Time) time.Time {
 }
 
 // clearance is the earliest moment from now that the request holding t may leave: when the
-// window before it holds fewer than limit other requests, and the book is not paused.
+// window before it holds fewer than limit other requests, the book is not paused, and, while the
+// book is cold, no request before it is still unanswered.
 func (b *turnBook) clearance(t *turn, now time.Time) time.Time {
 	b.prune(now)
 	var window []*turn
+	ahead := true
 	for _, u := range b.turns {
-		if u != t && !u.at.After(now) {
+		if u == t {
+			ahead = false
+			continue
+		}
+		if !b.warm && ahead && !u.answered && !u.at.After(now) {
+			return now.Add(coldPoll)
+		}
+		if !u.at.After(now) {
 			window = append(window, u)
 		}
 	}
@@ -544,12 +565,14 @@ func (t *pacingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.WithContext(ctx)
 	}
 	resp, err := t.base.RoundTrip(req)
-	t.pacer.settle(turn)
 	if err != nil {
+		t.pacer.settle(turn)
 		cancel()
 		return nil, err
 	}
+	// The answer's count goes in the books before the requests waiting for a first answer see it.
 	t.pacer.observe(class, resp)
+	t.pacer.settle(turn)
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
 }

@@ -257,3 +257,36 @@ func TestLateArrivalsDelayTheNextWindow(t *testing.T) {
 		t.Fatalf("%d create calls for %d nodes, %d answered 429", sent, 2*fastCreates, refused)
 	}
 }
+
+// TestAClientTakingOverMidBurstAsksBeforeItBursts: a leader spent 4 of a budget of 5 creates and
+// died; its standby takes over with a burst of 4 creates and books that know nothing of the
+// API's window. Its first create goes alone, and its answer's X-RateLimit-Remaining holds the
+// other three until the window resets: no 429. Sent at once, three would be refused.
+func TestAClientTakingOverMidBurstAsksBeforeItBursts(t *testing.T) {
+	const budget, window = 5, 2 * time.Second
+	emu := startLimitedEmulator(t, emulator.RateLimits{LinodeCreates: budget, LinodeCreateWindow: window})
+	oldLeader := emu.NewClient()
+	ctx := context.Background()
+	create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}
+	for range budget - 1 {
+		if _, err := oldLeader.CreateInstance(ctx, create); err != nil {
+			t.Fatal(err)
+		}
+	}
+	standby := pacedClient(t, emu, func(o *linode.ClientOptions) {
+		o.RetryCount = 0
+		o.Budgets[linode.ClassLinodeCreate] = linode.Budget{Requests: budget, Window: window}
+	})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if _, err := standby.CreateInstance(ctx, create); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if sent, refused := calls(emu, "POST /linode/instances"); sent != budget-1+4 || refused != 0 {
+		t.Fatalf("%d creates sent (%d by the old leader), %d answered 429", sent, budget-1, refused)
+	}
+}
