@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/awslabs/operatorpkg/status"
 	"github.com/samber/lo"
@@ -210,7 +209,9 @@ func (c *CloudProvider) Get(ctx context.Context, providerID string) (*karpv1.Nod
 
 // List returns a NodeClaim for every node the provider launched for this cluster.
 func (c *CloudProvider) List(ctx context.Context) ([]*karpv1.NodeClaim, error) {
-	nodes, err := c.nodes.List(ctx)
+	// Core's garbage collection is the caller, every 2 minutes, to find the NodeClaims whose node
+	// is gone; the provider's own creates and deletes keep the listing current meanwhile.
+	nodes, err := c.nodes.List(nodeprovider.WithListingAge(ctx, nodeprovider.PollingListingAge))
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
@@ -254,11 +255,6 @@ func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *karpv1.N
 	return c.sizer.InstanceTypes(ctx, nodePool, instanceTypes)
 }
 
-// driftListingAge is how old a listing of the nodes a drift check may read. Core checks each
-// NodeClaim for drift every five minutes, and its garbage collection lists every node every two:
-// a check that reads that listing costs no call, where one that wanted a listing of a few seconds
-// would list again every few seconds on a fleet at rest, however large.
-const driftListingAge = 3 * time.Minute
 
 // IsDrifted reports a NodeClaim whose Linode has host maintenance coming that takes it down,
 // whose NodeClass spec changed since launch, or whose node no longer matches the NodeClass and
@@ -281,7 +277,9 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *karpv1.NodeCla
 	if !ok || nodeClaim.Status.ProviderID == "" {
 		return "", nil
 	}
-	node, err := c.nodes.Get(nodeprovider.WithListingAge(ctx, driftListingAge), nodeClaim.Status.ProviderID)
+	// Core checks each NodeClaim for drift every 5 minutes: a check that wanted a listing of a few
+	// seconds would list again every few seconds on a fleet at rest, however large.
+	node, err := c.nodes.Get(nodeprovider.WithListingAge(ctx, nodeprovider.PollingListingAge), nodeClaim.Status.ProviderID)
 	if err != nil {
 		return "", cloudprovider.IgnoreNodeClaimNotFoundError(fmt.Errorf("getting node: %w", err))
 	}

@@ -433,10 +433,10 @@ var _ = Describe("Drift", func() {
 		pool := emu.Pools(lkeCluster.ID)[0]
 		_, err := emu.Client.UpdateLKENodePool(ctx, lkeCluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{FirewallID: &other})
 		Expect(err).ToNot(HaveOccurred())
-		// A drift check reads the listing garbage collection keeps, which sees the change once its
-		// TTL has passed.
+		// A drift check reads the shared listing, which sees the change once a reader that wants
+		// one no older than the TTL (here a Get) lists again.
 		Eventually(func() cloudprovider.DriftReason {
-			_, err := cloudProvider.List(ctx)
+			_, err := cloudProvider.Get(ctx, nodeClaim.Status.ProviderID)
 			Expect(err).ToNot(HaveOccurred())
 			reason, err := cloudProvider.IsDrifted(ctx, nodeClaim)
 			Expect(err).ToNot(HaveOccurred())

@@ -55,8 +55,9 @@ import (
 )
 
 const (
-	// DefaultInterval is how often the nodes are compared with the NodeClaims.
-	DefaultInterval = 2 * time.Minute
+	// DefaultInterval is how often the nodes are compared with the NodeClaims: as old as the
+	// listing core's garbage collection and drift checks read, so that one listing serves all.
+	DefaultInterval = nodeprovider.PollingListingAge
 	// DefaultGracePeriod is how long a node may stay unowned: twice core's five-minute launch
 	// timeout, so that no launch in progress is collected.
 	DefaultGracePeriod = 10 * time.Minute
@@ -143,9 +144,9 @@ func NewController(kubeClient client.Client, recorder events.Recorder, nodes Nod
 
 // Reconcile deletes the nodes that have been unowned for longer than the grace period.
 func (c *Controller) Reconcile(ctx context.Context) (reconciler.Result, error) {
-	// Core's garbage collection lists every node as often: a listing up to one interval old, its
-	// or this controller's last, finds the nodes unowned for the grace period as well, and a
-	// fleet at rest is listed once an interval rather than twice.
+	// Core's garbage collection and drift checks read every node as well: a listing up to one
+	// interval old (for each page it takes), theirs or this controller's last, finds the nodes
+	// unowned for the grace period all the same, and a fleet at rest is listed once for all.
 	nodes, err := c.nodes.List(nodeprovider.WithListingAge(ctx, c.opts.Interval))
 	if err != nil {
 		return reconciler.Result{}, fmt.Errorf("listing nodes: %w", err)

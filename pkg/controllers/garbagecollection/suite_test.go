@@ -67,7 +67,7 @@ var _ = BeforeSuite(func() {
 var _ = BeforeEach(func() {
 	emu = ExpectEmulator()
 	// The provider's listings age on the controller's clock: a run reads the pools anew once
-	// the clock moved on by an interval, as it would two minutes after the previous run.
+	// the clock moved on by an interval, as it would an interval after the previous run.
 	clk = clocktesting.NewFakeClock(time.Now())
 	cloud := ExpectLKE(ctx, emu, env.Client, test.WithNodeProviderOptions(lke.WithClock(clk)))
 	lkeCluster, nodes = cloud.Cluster, cloud.Pools()

@@ -120,7 +120,7 @@ func NewProvider(api API, region string, cluster *Cluster, tokens TokenIssuer, k
 		tokens:      tokens,
 		kubelet:     kubelet,
 		unavailable: unavailable,
-		instances:   nodeprovider.NewListingCache(list, readAlone, func(in linodego.Instance) int { return in.ID }, resolved.Clock),
+		instances:   nodeprovider.NewListingCache(list, readAlone, func(in linodego.Instance) int { return in.ID }, listPageSize, resolved.Clock),
 		subnets:     newSubnetCache(api),
 		opts:        *resolved,
 	}
@@ -236,7 +236,7 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.No
 	if err != nil {
 		return nil, err
 	}
-	listing, err := p.instances.Get(ctx, nodeprovider.ListingAge(ctx, p.opts.ListingTTL))
+	listing, err := p.instances.Get(ctx, p.instances.AcceptedAge(ctx, p.opts.ListingTTL))
 	if err != nil {
 		return nil, fmt.Errorf("listing Linodes: %w", err)
 	}
@@ -282,7 +282,7 @@ func (p *Provider) ours(in linodego.Instance) bool {
 // List returns every Linode the provider launched for this cluster, those whose ownership tag was
 // removed since the provider saw them included.
 func (p *Provider) List(ctx context.Context) ([]*nodeprovider.Node, error) {
-	listing, err := p.instances.Get(ctx, nodeprovider.ListingAge(ctx, p.opts.ListingTTL))
+	listing, err := p.instances.Get(ctx, p.instances.AcceptedAge(ctx, p.opts.ListingTTL))
 	if err != nil {
 		return nil, fmt.Errorf("listing Linodes: %w", err)
 	}

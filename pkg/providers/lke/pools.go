@@ -95,7 +95,7 @@ func newPoolCache(api API, clusterID int, owned func(pool linodego.LKENodePool) 
 		}
 		return *pool, nil
 	}
-	c.cache = nodeprovider.NewListingCache(list, readAlone, func(pool linodego.LKENodePool) int { return pool.ID }, clk)
+	c.cache = nodeprovider.NewListingCache(list, readAlone, func(pool linodego.LKENodePool) int { return pool.ID }, listPageSize, clk)
 	return c
 }
 

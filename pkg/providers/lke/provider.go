@@ -313,7 +313,7 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.No
 	if err != nil {
 		return nil, err
 	}
-	listing, err := p.pools.get(ctx, nodeprovider.ListingAge(ctx, p.opts.ListingTTL))
+	listing, err := p.pools.get(ctx, p.pools.cache.AcceptedAge(ctx, p.opts.ListingTTL))
 	if err != nil {
 		return nil, fmt.Errorf("listing node pools: %w", err)
 	}
@@ -380,7 +380,7 @@ func (p *Provider) poolOfLabel(label string) (int, bool) {
 // List returns the nodes of every pool the provider launched for this cluster; a pool whose node
 // LKE does not list yet counts as one node without a Linode.
 func (p *Provider) List(ctx context.Context) ([]*nodeprovider.Node, error) {
-	listing, err := p.pools.get(ctx, nodeprovider.ListingAge(ctx, p.opts.ListingTTL))
+	listing, err := p.pools.get(ctx, p.pools.cache.AcceptedAge(ctx, p.opts.ListingTTL))
 	if err != nil {
 		return nil, fmt.Errorf("listing node pools: %w", err)
 	}

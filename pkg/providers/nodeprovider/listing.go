@@ -18,6 +18,8 @@ import (
 type Listing[T any] struct {
 	Items     []T
 	FetchedAt time.Time
+	// Pages is how many calls the listing took.
+	Pages int
 }
 
 // Age is how long ago the listing was fetched.
@@ -42,6 +44,7 @@ type ListingCache[T any] struct {
 	list      func(context.Context) ([]T, error)
 	readAlone func(ctx context.Context, id int) (T, error)
 	id        func(T) int
+	pageSize  int
 	clock     clock.PassiveClock
 
 	// refreshing lets one caller list while the others wait for its result.
@@ -56,10 +59,26 @@ type ListingCache[T any] struct {
 	shown map[int]bool
 }
 
-// NewListingCache returns a cache over list, which returns the provider's objects only; readAlone
-// reads one object a listing missed, and id identifies an object.
-func NewListingCache[T any](list func(context.Context) ([]T, error), readAlone func(ctx context.Context, id int) (T, error), id func(T) int, clk clock.PassiveClock) *ListingCache[T] {
-	return &ListingCache[T]{list: list, readAlone: readAlone, id: id, clock: clk, shown: map[int]bool{}}
+// NewListingCache returns a cache over list, which returns the provider's objects only, pageSize
+// to a call; readAlone reads one object a listing missed, and id identifies an object.
+func NewListingCache[T any](list func(context.Context) ([]T, error), readAlone func(ctx context.Context, id int) (T, error), id func(T) int, pageSize int, clk clock.PassiveClock) *ListingCache[T] {
+	return &ListingCache[T]{list: list, readAlone: readAlone, id: id, pageSize: max(pageSize, 1), clock: clk, shown: map[int]bool{}}
+}
+
+// AcceptedAge is how old a listing the caller accepts: the age it set with WithListingAge for each
+// page the last listing took, else ttl.
+func (c *ListingCache[T]) AcceptedAge(ctx context.Context, ttl time.Duration) time.Duration {
+	perPage, ok := ctx.Value(listingAgeKey{}).(time.Duration)
+	if !ok {
+		return ttl
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pages := 1
+	if c.listing != nil {
+		pages = c.listing.Pages
+	}
+	return perPage * time.Duration(pages)
 }
 
 // Get returns a listing at most maxAge old, listing anew if the cached one is older.
@@ -84,7 +103,7 @@ func (c *ListingCache[T]) Get(ctx context.Context, maxAge time.Duration) (*Listi
 	if items, err = c.withMissing(ctx, slices.Clone(items)); err != nil {
 		return nil, err
 	}
-	listing := &Listing[T]{Items: items, FetchedAt: startedAt}
+	listing := &Listing[T]{Items: items, FetchedAt: startedAt, Pages: max(1, (len(items)+c.pageSize-1)/c.pageSize)}
 	slices.SortFunc(listing.Items, func(a, b T) int { return c.id(a) - c.id(b) })
 
 	c.mu.Lock()
@@ -183,22 +202,21 @@ func (c *ListingCache[T]) change(id int, shown bool, apply func([]T) []T) {
 	if c.listing == nil {
 		return
 	}
-	c.listing = &Listing[T]{Items: apply(slices.Clone(c.listing.Items)), FetchedAt: c.listing.FetchedAt}
+	c.listing = &Listing[T]{Items: apply(slices.Clone(c.listing.Items)), FetchedAt: c.listing.FetchedAt, Pages: c.listing.Pages}
 }
 
 type listingAgeKey struct{}
 
-// WithListingAge lets the providers' Get and List answer the caller from a listing up to maxAge old,
-// rather than their ListingTTL: for a caller that needs no fresher view, so that reading every
-// node at rest costs no listing of its own.
+// PollingListingAge is how old a listing, for each page it takes, the readers that poll every
+// node accept: core's garbage collection (every 2 minutes), this provider's, and core's drift
+// checks (each NodeClaim every 5 minutes). One listing serves them all, and a fleet at rest is
+// listed once in this time for each 500 nodes: the calls it costs stay the same whatever the
+// node count. A Linode deleted behind the provider's back is noticed that much later.
+const PollingListingAge = 3 * time.Minute
+
+// WithListingAge lets the providers' Get and List answer the caller from a listing up to maxAge
+// old for each page it takes, rather than their ListingTTL: for a caller that needs no fresher
+// view, so that reading every node at rest costs no listing of its own.
 func WithListingAge(ctx context.Context, maxAge time.Duration) context.Context {
 	return context.WithValue(ctx, listingAgeKey{}, maxAge)
-}
-
-// ListingAge is the listing age the caller accepts (WithListingAge), else ttl.
-func ListingAge(ctx context.Context, ttl time.Duration) time.Duration {
-	if maxAge, ok := ctx.Value(listingAgeKey{}).(time.Duration); ok {
-		return maxAge
-	}
-	return ttl
 }
