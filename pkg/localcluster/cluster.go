@@ -26,6 +26,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -61,7 +62,8 @@ type Options struct {
 	// WorkDir holds the kubeconfig, the component logs and the controller binary; a new temporary
 	// directory when empty.
 	WorkDir string
-	// Progress hears about each step as it happens; nil for silence.
+	// Progress hears about each step as it happens, and about each exit and restart of a replica
+	// of the controller, from another goroutine; nil for silence.
 	Progress func(step string)
 	// PlanCapacity says how many more Linodes of each plan the region can launch, for plans
 	// Linode sells in limited numbers (the emulator starts those at zero, as the API's
@@ -136,6 +138,15 @@ type Cluster struct {
 	// replicas are the controller's processes; the first is the one the single-replica methods
 	// (RestartController, KillController, ControllerMetricsURL) act on.
 	replicas []*controllerReplica
+	// envMu guards opts.ControllerEnv, which RestartReplica changes while a replica may be
+	// starting again on its own.
+	envMu sync.Mutex
+	// restartBackoff spaces the restarts of each replica that exits, by its name.
+	restartBackoff *flowcontrol.Backoff
+	// supervising ends, at Stop, the goroutines (supervisors) that start exited replicas again.
+	supervising     context.Context
+	stopSupervising context.CancelFunc
+	supervisors     sync.WaitGroup
 	// stopWebhook stops keeping the replicas' webhook endpoints on their readiness.
 	stopWebhook      context.CancelFunc
 	webhookDone      chan struct{}
@@ -275,6 +286,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		opts.Progress(fmt.Sprintf("starting the controller's %d replicas, with leader election", opts.ControllerReplicas))
 	}
 	c.controllerBinary = controllerBinary
+	c.restartBackoff = flowcontrol.NewBackOff(restartInitialDelay, restartMaxDelay)
+	c.supervising, c.stopSupervising = context.WithCancel(context.Background())
 	for i := range opts.ControllerReplicas {
 		replica, err := newControllerReplica(i)
 		if err != nil {
@@ -321,26 +334,37 @@ type RestartOptions struct {
 }
 
 // RestartController stops the controller (its first replica) and starts it again with the same
-// binary and ports, waiting until it is ready. Its log continues in the same file.
+// binary and ports, waiting until it is ready, as a new pod of its Deployment: the back-off of
+// earlier exits is forgotten. Its log continues in the same file.
 func (c *Cluster) RestartController(ctx context.Context, opts RestartOptions) error {
 	return c.RestartReplica(ctx, 0, opts)
 }
 
-// RestartReplica is RestartController for the controller's replica i, which may have been
-// killed with KillReplica.
+// RestartReplica is RestartController for the controller's replica i, which may have exited or
+// been killed and be waiting for its back-off.
 func (c *Cluster) RestartReplica(ctx context.Context, i int, opts RestartOptions) error {
 	replica := c.replicas[i]
+	replica.starting.Lock()
+	defer replica.starting.Unlock()
+	replica.mu.Lock()
+	run := replica.run
+	run.stopping = true
+	replica.exitsInARow = 0
+	replica.mu.Unlock()
+	c.restartBackoff.Reset(replica.name)
 	var err error
 	if opts.Crash {
-		err = replica.process.Kill()
+		err = run.process.Kill()
 	} else {
-		err = replica.process.Stop(10 * time.Second)
+		err = run.process.Stop(10 * time.Second)
 	}
 	if err != nil {
 		return err
 	}
 	if opts.Env != nil {
+		c.envMu.Lock()
 		c.opts.ControllerEnv = opts.Env
+		c.envMu.Unlock()
 	}
 	return c.startReplica(ctx, replica)
 }
@@ -390,9 +414,10 @@ func (c *Cluster) fileLogger(name string) logr.Logger {
 
 // startReplica runs a controller replica with the settings the Helm chart would give it, as the
 // chart's ServiceAccount, and waits for its readiness probe, and for its webhook endpoint to say
-// it is ready. One replica runs without leader election; more run with it, as the chart's
-// Deployment configures them: the lease in the release's namespace, under core's default name
-// (the one the chart's Role lets the ServiceAccount update), with core's timings.
+// it is ready; a supervisor starts it again should it exit unasked (superviseRun). One replica
+// runs without leader election; more run with it, as the chart's Deployment configures them: the
+// lease in the release's namespace, under core's default name (the one the chart's Role lets the
+// ServiceAccount update), with core's timings.
 func (c *Cluster) startReplica(ctx context.Context, replica *controllerReplica) error {
 	ports := replica.ports
 	env := []string{
@@ -424,17 +449,25 @@ func (c *Cluster) startReplica(ctx context.Context, replica *controllerReplica) 
 		env = append(env, webhookEnv(replica.webhookPort())...)
 		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true")
 	}
+	c.envMu.Lock()
 	env = append(env, c.opts.ControllerEnv...)
+	c.envMu.Unlock()
 	if _, err := os.Stat(c.tokenFile()); os.IsNotExist(err) {
 		if err := c.SetControllerToken(c.Emulator.Token()); err != nil {
 			return err
 		}
 	}
+	logOffset := logSize(c.replicaLog(replica))
 	process, err := component.Start(component.Spec{Name: replica.name, Path: c.controllerBinary, Env: env}, c.LogDir)
 	if err != nil {
 		return err
 	}
-	replica.process, replica.killed = process, false
+	run := &replicaRun{process: process, started: time.Now(), logOffset: logOffset}
+	replica.mu.Lock()
+	replica.run = run
+	replica.mu.Unlock()
+	c.supervisors.Add(1)
+	go c.superviseRun(replica, run)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
@@ -444,6 +477,9 @@ func (c *Cluster) startReplica(ctx context.Context, replica *controllerReplica) 
 		if resp, err := http.Get(replica.readyzURL()); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK && (replica.webhook == nil || replica.webhook.isReady()) {
+				replica.mu.Lock()
+				run.ready = true
+				replica.mu.Unlock()
 				return nil
 			}
 		}
@@ -477,12 +513,14 @@ func (c *Cluster) SetControllerToken(token string) error {
 	return os.Rename(next, c.tokenFile())
 }
 
-// KillController kills the controller (its first replica) at once (SIGKILL), leaving it down
-// until RestartController.
-func (c *Cluster) KillController() error { return c.replicas[0].process.Kill() }
+// KillController is KillReplica for the controller's first replica.
+func (c *Cluster) KillController() error { return c.KillReplica(0) }
 
-// ControllerRunning reports, with the end of its log, a replica of the controller that has
-// exited on its own (not one KillReplica killed).
+// ControllerRunning reports, with the end of its log, a replica of the controller that showed
+// itself broken: it crashed, exited before it was ready, or exits again and again. A replica
+// that lost the leader election and exited, or that KillReplica killed, is not reported: it
+// comes back after the back-off, as the kubelet brings back the container of the chart's
+// Deployment.
 func (c *Cluster) ControllerRunning() error {
 	var errs []error
 	for i := range c.replicas {
@@ -494,17 +532,16 @@ func (c *Cluster) ControllerRunning() error {
 // ReplicaRunning is ControllerRunning for the controller's replica i.
 func (c *Cluster) ReplicaRunning(i int) error {
 	replica := c.replicas[i]
-	if replica.process == nil || replica.killed {
-		return nil
-	}
-	return replica.process.CheckRunning()
+	replica.mu.Lock()
+	defer replica.mu.Unlock()
+	return replica.failure
 }
 
 // ControllerLog is the path of the controller's (its first replica's) log.
 func (c *Cluster) ControllerLog() string { return filepath.Join(c.LogDir, "controller.log") }
 
-// CheckHealthy reports a component or a replica of the controller that has exited, except a
-// replica KillReplica killed.
+// CheckHealthy reports a component that has exited, or a replica of the controller that
+// ControllerRunning reports.
 func (c *Cluster) CheckHealthy() error {
 	var errs []error
 	for _, p := range c.components {
@@ -516,10 +553,20 @@ func (c *Cluster) CheckHealthy() error {
 // Stop stops the controller first, so it launches nothing more, then everything else. The work
 // directory is removed only if Start created it and everything stopped cleanly.
 func (c *Cluster) Stop() error {
+	if c.stopSupervising != nil {
+		c.stopSupervising()
+		c.supervisors.Wait()
+	}
 	var errs []error
 	for _, replica := range c.replicas {
-		if replica.process != nil {
-			errs = append(errs, replica.process.Stop(10*time.Second))
+		replica.mu.Lock()
+		run := replica.run
+		if run != nil {
+			run.stopping = true
+		}
+		replica.mu.Unlock()
+		if run != nil {
+			errs = append(errs, run.process.Stop(10*time.Second))
 		}
 	}
 	if c.stopTokenRefresh != nil {

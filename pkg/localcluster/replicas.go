@@ -8,12 +8,11 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
 )
 
 // LeaderElectionLease is the Lease the controller's replicas elect their leader with: core's
@@ -23,17 +22,29 @@ const LeaderElectionLease = "karpenter-leader-election"
 // controllerReplica is one process of the controller, as one pod of the chart's Deployment.
 type controllerReplica struct {
 	// name names its log: controller for the first replica, controller-2 and on for the others.
-	name    string
-	process *component.Process
+	name string
 	// ports are its metrics, health probe and webhook ports, the same across restarts so that
 	// its webhook endpoint stays valid.
 	ports []int
 	// webhook is its endpoint of the webhook Service, kept on its readiness; nil in the kwok
 	// provider's mode, which serves no webhooks.
 	webhook *webhookEndpoint
-	// killed is true from KillReplica until the replica starts again: it is down on purpose,
-	// as on a lost node, and not reported as having exited.
-	killed bool
+	// starting is held by whoever starts its process, RestartReplica or the restart after an
+	// exit, so that one process runs.
+	starting sync.Mutex
+
+	// mu guards what follows, and the current run's state.
+	mu  sync.Mutex
+	run *replicaRun
+	// restarts counts the starts after an exit or a kill.
+	restarts int
+	// lastExit and exitsInARow tell a crash loop: exits on its own, each within
+	// restartForgetAfter of the one before.
+	lastExit    time.Time
+	exitsInARow int
+	// failure is the first exit that showed the replica broken, reported by CheckHealthy from
+	// then on.
+	failure error
 }
 
 func newControllerReplica(i int) (*controllerReplica, error) {
@@ -46,6 +57,13 @@ func newControllerReplica(i int) (*controllerReplica, error) {
 		name = fmt.Sprintf("controller-%d", i+1)
 	}
 	return &controllerReplica{name: name, ports: ports}, nil
+}
+
+// current is the replica's run: its process, which may have exited; nil before its first start.
+func (r *controllerReplica) current() *replicaRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.run
 }
 
 func (r *controllerReplica) webhookPort() int32 { return int32(r.ports[2]) }
@@ -93,19 +111,30 @@ func (c *Cluster) ControllerReplicas() int { return len(c.replicas) }
 // ReplicaMetricsURL is where the controller's replica i serves its Prometheus metrics.
 func (c *Cluster) ReplicaMetricsURL(i int) string { return c.replicas[i].metricsURL() }
 
-// ReplicaLog is the path of the log of the controller's replica i.
-func (c *Cluster) ReplicaLog(i int) string { return filepath.Join(c.LogDir, c.replicas[i].name+".log") }
+// ReplicaLog is the path of the log of the controller's replica i; every start of it appends.
+func (c *Cluster) ReplicaLog(i int) string { return c.replicaLog(c.replicas[i]) }
+
+func (c *Cluster) replicaLog(replica *controllerReplica) string {
+	return filepath.Join(c.LogDir, replica.name+".log")
+}
 
 // KillReplica kills the controller's replica i at once (SIGKILL), as the loss of its node would:
-// it releases nothing, so its lease runs out before another replica can take it. It stays down,
-// without CheckHealthy or ControllerRunning reporting it, until RestartReplica.
+// it releases nothing, so its lease runs out before another replica can take it. It comes back
+// after the back-off (10 s the first time), as its Deployment's pod would, without CheckHealthy
+// reporting it; RestartReplica brings it back at once.
 func (c *Cluster) KillReplica(i int) error {
 	replica := c.replicas[i]
-	if err := replica.process.Kill(); err != nil {
-		return err
+	replica.mu.Lock()
+	run := replica.run
+	select {
+	case <-run.process.Exited():
+		replica.mu.Unlock()
+		return run.process.CheckRunning()
+	default:
 	}
-	replica.killed = true
-	return nil
+	run.killed = true
+	replica.mu.Unlock()
+	return run.process.Kill()
 }
 
 // Lease is the leader election's Lease as kube-apiserver holds it.
@@ -139,13 +168,14 @@ func (c *Cluster) LeaderLease(ctx context.Context) (lease Lease, ok bool, err er
 // ErrNoLeader is returned by Leader while no running replica says it leads.
 var ErrNoLeader = errors.New("no running replica of the controller leads")
 
-// Leader finds the replica that holds the lease: the one running replica whose metrics say it
+// Leader finds the replica that holds the lease: the one ready replica whose metrics say it
 // leads. The Lease's holder identity names a host, which every replica here shares, so the
 // replicas' own word tells them apart.
 func (c *Cluster) Leader(ctx context.Context) (int, error) {
 	leader := -1
 	for i, replica := range c.replicas {
-		if replica.killed || replica.process.CheckRunning() != nil {
+		// One still starting may not answer yet.
+		if !replica.ready() {
 			continue
 		}
 		leading, err := replica.leading(ctx)

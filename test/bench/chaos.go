@@ -232,9 +232,6 @@ type chaosRun struct {
 	target int
 	// notes are what the run saw worth saying in the report.
 	notes []string
-	// controllerRestarts counts the times the controller exited on its own and was started
-	// again, as its Deployment would.
-	controllerRestarts int
 }
 
 func (r *chaosRun) note(format string, args ...any) {
@@ -327,8 +324,8 @@ func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFau
 			r.note("the controller's last errors: %s", strings.Join(errs, "; "))
 		}
 	}
-	if r.controllerRestarts > 0 {
-		r.note("the controller exited on its own %d times and was started again, as its Deployment would", r.controllerRestarts)
+	if restarts := e.cluster.ControllerRestarts(); restarts > 0 {
+		r.note("the controller was started again %d times after it exited or was killed, as its Deployment would", restarts)
 	}
 	row.Note = strings.Join(r.notes, "; ")
 	return row, nil
@@ -460,13 +457,11 @@ const settledFor = 10 * time.Second
 
 // awaitSettled waits until every replica runs and Kubernetes and Linode agree, and stay so for
 // settledFor, and returns when that began; ok is false when it did not begin within timeout. The
-// controller, should it exit on its own, is started again as its Deployment would, and counted.
+// controller, should it exit, is started again meanwhile by the local cluster, as by its
+// Deployment, and counted there.
 func (r *chaosRun) awaitSettled(ctx context.Context, what string, timeout time.Duration) (settledAt time.Time, ok bool, err error) {
 	start := time.Now()
 	err = wait.PollUntilContextTimeout(ctx, time.Second, timeout+settledFor, true, func(ctx context.Context) (bool, error) {
-		if err := r.keepControllerRunning(ctx); err != nil {
-			return false, err
-		}
 		if !r.settled(ctx) {
 			settledAt = time.Time{}
 			return false, nil
@@ -494,21 +489,6 @@ func (r *chaosRun) awaitSettled(ctx context.Context, what string, timeout time.D
 func (r *chaosRun) settled(ctx context.Context) bool {
 	notRunning, err := r.podsNotRunning(ctx)
 	return err == nil && notRunning == 0 && r.env.cluster.CheckConsistency(ctx) == nil
-}
-
-// keepControllerRunning starts a replica of the controller again if it exited on its own.
-func (r *chaosRun) keepControllerRunning(ctx context.Context) error {
-	for i := range r.env.cluster.ControllerReplicas() {
-		if r.env.cluster.ReplicaRunning(i) == nil {
-			continue
-		}
-		r.controllerRestarts++
-		r.env.cfg.progress("  the controller exited; starting it again")
-		if err := r.env.cluster.RestartReplica(ctx, i, localcluster.RestartOptions{}); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // podsNotRunning counts the replicas that are not running and ready: the target less the pods

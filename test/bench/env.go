@@ -118,6 +118,11 @@ func startEnv(ctx context.Context, cfg Config, provider Provider, bootDelay time
 	for _, t := range tune {
 		t(&opts)
 	}
+	// A replica that loses its lease exits and comes back: said as it happens, as the figures
+	// of the run depend on it.
+	if opts.ControllerReplicas > 1 && opts.Progress == nil {
+		opts.Progress = func(step string) { cfg.progress("  %s: %s", provider, step) }
+	}
 	switch provider {
 	case Kwok:
 		opts.Mode = localcluster.ModeKwokProvider

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -151,6 +152,7 @@ func scaleFleet(ctx context.Context, e *env, run scaleFleetRun, withLeaderKill b
 				Target: fmt.Sprintf("<= %v lease + the standby's look", takeover.lease), Note: killNote},
 			Row{Scenario: scenario, Metric: "Linodes or Nodes beyond one per NodeClaim", Value: float64(duplicates), Target: "0", Note: killNote},
 			Row{Scenario: scenario, Metric: "Linodes no NodeClaim accounts for", Value: float64(leaked), Target: "0", Note: killNote},
+			replicaRestarts(scenario, e.cluster),
 		), nil
 	}
 	samples := fmt.Sprintf("the leading replica's, sampled every second (%d samples, %d missed)", len(usage.heap), usage.missed)
@@ -168,6 +170,18 @@ func scaleFleet(ctx context.Context, e *env, run scaleFleetRun, withLeaderKill b
 	}
 	zero, err := e.scaleToZero(ctx, scenario, pool, mix, nodes)
 	return append(rows, zero...), err
+}
+
+// replicaRestarts counts the times the controller's replicas were started again, as their
+// Deployment's pods would be, after the kill or after exiting on their own (a replica exits when
+// it loses its lease); beyond the killed leader's return, each is a lease lost under load.
+func replicaRestarts(scenario string, cluster *localcluster.Cluster) Row {
+	var each []string
+	for i := range cluster.ControllerReplicas() {
+		each = append(each, fmt.Sprintf("replica %d: %d", i+1, cluster.ReplicaRestarts(i)))
+	}
+	return Row{Scenario: scenario, Metric: "controller replicas started again", Value: float64(cluster.ControllerRestarts()), Unit: "restarts",
+		Note: strings.Join(each, ", ") + "; the killed leader's return counts one, each lease lost under load one more"}
 }
 
 // leaderMetricsURL is where the replica that leads serves its metrics: the one replica when

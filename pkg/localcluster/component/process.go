@@ -114,6 +114,20 @@ func (p *Process) Kill() error {
 	return nil
 }
 
+// Signal sends sig to the component and everything it spawned, e.g. SIGSTOP and SIGCONT to
+// freeze it for a while.
+func (p *Process) Signal(sig syscall.Signal) error {
+	select {
+	case <-p.exited:
+		return fmt.Errorf("%s had already exited (%v)", p.name, p.err)
+	default:
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		return fmt.Errorf("signalling %s: %w", p.name, err)
+	}
+	return nil
+}
+
 // Tail returns the last maxBytes of a file, or why it could not be read.
 func Tail(path string, maxBytes int64) string {
 	data, err := os.ReadFile(path)
