@@ -255,7 +255,6 @@ func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *karpv1.N
 	return c.sizer.InstanceTypes(ctx, nodePool, instanceTypes)
 }
 
-
 // IsDrifted reports a NodeClaim whose Linode has host maintenance coming that takes it down,
 // whose NodeClass spec changed since launch, or whose node no longer matches the NodeClass and
 // cluster in ways the node provider can see.
