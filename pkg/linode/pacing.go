@@ -381,8 +381,13 @@ type turnBook struct {
 	warm bool
 }
 
-// coldPoll is how often a request waiting for a cold book's first answer looks again.
-const coldPoll = 50 * time.Millisecond
+// coldPoll is how often a request waiting for a cold book's first answer looks again, and
+// coldPatience how long it waits for it: a turn taken but never sent (its call failed before it
+// left) is never answered.
+const (
+	coldPoll     = 50 * time.Millisecond
+	coldPatience = 5 * time.Second
+)
 
 // turn is one request's place in a book: when it leaves, and once it is answered, when the answer
 // came. The API counts a request when it arrives, at some moment between the two, so a turn
@@ -427,7 +432,7 @@ func (b *turnBook) clearance(t *turn, now time.Time) time.Time {
 			ahead = false
 			continue
 		}
-		if !b.warm && ahead && !u.answered && !u.at.After(now) {
+		if !b.warm && ahead && !u.answered && !u.at.After(now) && now.Sub(u.at) < coldPatience {
 			return now.Add(coldPoll)
 		}
 		if !u.at.After(now) {

@@ -227,3 +227,19 @@ func TestParseBudgets(t *testing.T) {
 		}
 	}
 }
+
+// TestAColdBookWaitsForTheFirstAnswerOnly: until the first answer, a request waits for the one
+// before it; a turn taken but never sent holds the others for a few seconds at most.
+func TestAColdBookWaitsForTheFirstAnswerOnly(t *testing.T) {
+	book := &turnBook{limit: 20, length: 15 * time.Second}
+	first, second := book.book(epoch), book.book(epoch)
+	if clear := book.clearance(second, epoch); !clear.After(epoch) {
+		t.Fatal("the second request of a cold book left before the first was answered")
+	}
+	if clear := book.clearance(first, epoch); !clear.Equal(epoch) {
+		t.Fatalf("the first request of a cold book waits until %v", clear.Sub(epoch))
+	}
+	if clear := book.clearance(second, epoch.Add(coldPatience)); !clear.Equal(epoch.Add(coldPatience)) {
+		t.Fatalf("a first request unanswered for %v still holds the second until %v", coldPatience, clear.Sub(epoch))
+	}
+}
