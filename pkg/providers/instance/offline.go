@@ -27,7 +27,9 @@ const (
 	// minutes core's node repair waits for a kubelet that stopped reporting.
 	OfflineToleration = 5 * time.Minute
 	// offlineCheckInterval is how often the Linodes' statuses are checked, from the listing the
-	// provider shares with garbage collection.
+	// provider shares with garbage collection and drift (up to nodeprovider.PollingListingAge old
+	// for each page): a Linode is seen offline that much later, and checking costs no listing of
+	// its own at rest.
 	offlineCheckInterval = time.Minute
 )
 
@@ -59,7 +61,7 @@ func NewOfflineController(kube client.Client, nodes NodeLister, recorder events.
 
 // Reconcile deletes the NodeClaims of Linodes offline for longer than the toleration.
 func (c *OfflineController) Reconcile(ctx context.Context) (reconciler.Result, error) {
-	nodes, err := c.nodes.List(ctx)
+	nodes, err := c.nodes.List(nodeprovider.WithListingAge(ctx, nodeprovider.PollingListingAge))
 	if err != nil {
 		return reconciler.Result{}, fmt.Errorf("listing nodes: %w", err)
 	}

@@ -407,6 +407,12 @@ var _ = Describe("Bootstrap tokens", func() {
 })
 
 var _ = Describe("Offline Linodes", func() {
+	// The check reads the listing the provider's readers share, aged on the emulator's clock.
+	var nodes *instance.Provider
+	BeforeEach(func() {
+		nodes = ExpectInstance(ctx, emu, env.Client, env.Config, test.WithInstanceProviderOptions(instance.WithClock(emu.Clock))).Nodes.(*instance.Provider)
+	})
+
 	It("replaces a node whose Linode stays powered off", func() {
 		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
 		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2")
@@ -415,12 +421,16 @@ var _ = Describe("Offline Linodes", func() {
 		ExpectApplied(ctx, env.Client, nodeClaim)
 		id, err := nodeprovider.ParseProviderID(created.Status.ProviderID)
 		Expect(err).ToNot(HaveOccurred())
-		controller := instance.NewOfflineController(env.Client, cloud.Nodes, events.NewRecorder(recorder), emu.Clock, instance.OfflineToleration)
+		controller := instance.NewOfflineController(env.Client, nodes, events.NewRecorder(recorder), emu.Clock, instance.OfflineToleration)
 
 		ExpectSingletonReconciled(ctx, controller)
 		ExpectExists(ctx, env.Client, nodeClaim)
 		Expect(emu.Client.ShutdownInstance(ctx, id)).To(Succeed())
 		emu.Tick()
+		// It sees the Linode offline once the shared listing is renewed.
+		ExpectSingletonReconciled(ctx, controller)
+		ExpectExists(ctx, env.Client, nodeClaim)
+		emu.Clock.Step(nodeprovider.PollingListingAge)
 		ExpectSingletonReconciled(ctx, controller)
 		emu.Clock.Step(instance.OfflineToleration - 1)
 		ExpectSingletonReconciled(ctx, controller)
@@ -440,13 +450,15 @@ var _ = Describe("Offline Linodes", func() {
 		ExpectApplied(ctx, env.Client, nodeClaim)
 		id, err := nodeprovider.ParseProviderID(created.Status.ProviderID)
 		Expect(err).ToNot(HaveOccurred())
-		controller := instance.NewOfflineController(env.Client, cloud.Nodes, events.NewRecorder(recorder), emu.Clock, instance.OfflineToleration)
+		controller := instance.NewOfflineController(env.Client, nodes, events.NewRecorder(recorder), emu.Clock, instance.OfflineToleration)
 
 		Expect(emu.Client.ShutdownInstance(ctx, id)).To(Succeed())
 		emu.Tick()
+		emu.Clock.Step(nodeprovider.PollingListingAge)
 		ExpectSingletonReconciled(ctx, controller)
 		Expect(emu.Client.BootInstance(ctx, id, 0)).To(Succeed())
 		emu.Tick()
+		emu.Clock.Step(nodeprovider.PollingListingAge)
 		ExpectSingletonReconciled(ctx, controller)
 		emu.Clock.Step(instance.OfflineToleration)
 		ExpectSingletonReconciled(ctx, controller)
