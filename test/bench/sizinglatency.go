@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
@@ -130,7 +131,8 @@ func newSizingFixture(ctx context.Context) (f *sizingFixture, err error) {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
 	ctx, f.cancel = context.WithCancel(ctx)
-	if f.kubeClient, err = f.env.CachedClient(ctx, environment.PodNodeNameIndex); err != nil {
+	var informers crcache.Cache
+	if f.kubeClient, informers, err = f.env.CachedClientAndInformers(ctx, environment.PodNodeNameIndex); err != nil {
 		return nil, err
 	}
 	nodeClass := test.ReadyLinodeNodeClass(v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: nodeClassName}})
@@ -146,6 +148,10 @@ func newSizingFixture(ctx context.Context) (f *sizingFixture, err error) {
 	}
 	f.nodePool = benchNodePool(test.NodeClassRef(nodeClassName))
 	if err := f.kubeClient.Create(ctx, f.nodePool); err != nil {
+		return nil, err
+	}
+	// The controller's policy reads pending pods from its manager's cache.
+	if err := cloud.Sizing.ReadPodsFrom(ctx, informers); err != nil {
 		return nil, err
 	}
 	f.linode = &linodeCloud{

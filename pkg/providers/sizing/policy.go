@@ -57,6 +57,8 @@ type Policy struct {
 	clock      clock.Clock
 	placements atomic.Pointer[placementsHolder]
 	overlays   atomic.Pointer[overlaysHolder]
+	// podIndex, once ReadPodsFrom set it, holds the unbound pods the policy reads.
+	podIndex atomic.Pointer[podIndexHolder]
 
 	mu sync.Mutex
 	// shapes caches what the policy reads of each unbound pod, by UID; listings counts the
