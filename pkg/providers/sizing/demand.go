@@ -636,6 +636,8 @@ type demand struct {
 	floor int
 	// pods counts the pods of the shapes; coming those their workloads have yet to create.
 	pods, coming int
+	// recent, when not nil, holds the fleets packed for recent decisions (packMemo).
+	recent *packMemo
 }
 
 // nodePoolDemand describes the NodePool's available plans, cheapest first, with the room a node

@@ -479,6 +479,7 @@ func worthFewerNodes(cheapest, fewer fleet) bool {
 // some plan.
 func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision {
 	s := newSolver(d.plans, d.shapes, d.queue, d.starting)
+	s.recent = d.recent
 	chosen := pick(s.options(-1, d.floor), tradeoff, existing, wasLarge)
 	chosen.deferred = deferredAt(d.plans, d.shapes, chosen.ceiling.top)
 	chosen.burstCeiling = chosen.ceiling
@@ -489,6 +490,7 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 		burst := s
 		if len(arriving) < len(d.shapes) {
 			burst = newSolver(d.plans, arriving, only(d.queue, arriving), d.starting)
+			burst.recent = d.recent
 		}
 		chosen.burstCeiling = lower(d.plans, chosen.ceiling, pick(burst.options(-1, -1), tradeoff, existing, wasLarge).ceiling)
 	}
@@ -591,6 +593,10 @@ type solver struct {
 	// pack it: ceilings at the prices of plans that hold nothing more pack the same fleet.
 	packed map[packKey][]packedFleet
 	packer *packer
+	// recent, when not nil, holds the fleets packed for recent decisions, which the solver
+	// reuses and adds to; idBuf is the memory packIDOf works in.
+	recent *packMemo
+	idBuf  []byte
 }
 
 func newSolver(plans []plan, shapes []*shape, queue []run, starting []startingRoom) solver {
@@ -627,7 +633,7 @@ func (s *solver) pack(key packKey, now []*shape, c ceiling) fleet {
 	if key.starting {
 		starting = s.starting
 	}
-	placed, beyond := s.packer.pack(s.plans, only(s.queue, now), c, starting)
+	placed, beyond := s.packOrRecall(only(s.queue, now), c, starting)
 	if !c.sole {
 		below := math.Inf(1)
 		if beyond < len(s.plans) {
@@ -636,6 +642,22 @@ func (s *solver) pack(key packKey, now []*shape, c ceiling) fleet {
 		s.packed[key] = append(s.packed[key], packedFleet{from: price, below: below, fleet: placed})
 	}
 	return placed
+}
+
+// packOrRecall packs the queue as pack does, or recalls the fleet packed for a recent decision
+// from the same inputs.
+func (s *solver) packOrRecall(queue []run, c ceiling, starting []startingRoom) (fleet, int) {
+	if s.recent == nil {
+		return s.packer.pack(s.plans, queue, c, starting)
+	}
+	var id packID
+	id, s.idBuf = packIDOf(s.idBuf, s.plans, queue, c, starting)
+	if r, ok := s.recent.get(id); ok {
+		return r.fleet, r.beyond
+	}
+	placed, beyond := s.packer.pack(s.plans, queue, c, starting)
+	s.recent.put(id, packedResult{fleet: placed, beyond: beyond})
+	return placed, beyond
 }
 
 // options are the Pareto-best ways (cheapest, fewest nodes) to place the shapes whose cheapest

@@ -80,6 +80,9 @@ type Policy struct {
 	// unknownAnnotations are the values of AnnotationSizingPolicy already logged as unknown, by
 	// NodePool name.
 	unknownAnnotations map[string]string
+	// packs are the fleets packed for recent decisions, which a decision after one more pod
+	// arrived mostly packs again.
+	packs *packMemo
 	// explanations are each NodePool's last *explanation, by NodePool name, read without mu: the
 	// cloud provider reads them as it launches, while a round may be sizing.
 	explanations sync.Map
@@ -134,6 +137,7 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		largeUntil:         map[string]time.Time{},
 		templates:          map[string]cachedTemplate{},
 		unknownAnnotations: map[string]string{},
+		packs:              newPackMemo(),
 	}
 }
 
@@ -248,7 +252,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	p.simulating[nodePool.Name] = f
 	asking := &roundPool{
 		name: nodePool.Name, template: template, taints: hardTaints(template), instanceTypes: instanceTypes, priced: priced,
-		groups: groups, queue: queue, starting: starting, existing: existing, wasLarge: wasLarge, inputs: own,
+		groups: groups, queue: queue, starting: starting, existing: existing, wasLarge: wasLarge, inputs: own, packs: p.packs,
 	}
 	if cached, ok := p.sized[nodePool.Name]; ok && cached.inputs == own {
 		asking.sized = cached
@@ -338,8 +342,9 @@ func simulate(tradeoff Tradeoff, asking *roundPool, others []*roundPool, daemons
 
 // decide chooses the NodePool's ceiling for its own pending pods, and describes its demand.
 func decide(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, priced []*cloudprovider.InstanceType, groups []*podGroup, queue []groupRun,
-	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool) (demand, decision) {
+	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool, recent *packMemo) (demand, decision) {
 	d := nodePoolDemand(template, priced, groups, queue, daemons, starting)
+	d.recent = recent
 	if len(d.shapes) == 0 {
 		return d, decision{}
 	}
