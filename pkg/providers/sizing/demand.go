@@ -176,6 +176,8 @@ type pendingPod struct {
 	// created and uid order pods of equal CPU and memory requests as core's queue does.
 	created metav1.Time
 	uid     types.UID
+	// failed says that core tried to place the pod and could not.
+	failed bool
 }
 
 // pendingDemand is what the cluster's unbound pods ask of the NodePools.
@@ -250,7 +252,13 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 			continue
 		}
 		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
-		if cached.refused || p.stuck(placements, key) {
+		if cached.refused {
+			continue
+		}
+		// Core clears a pod's success time when it fails to place it, and keeps its first decision time.
+		tried := placements.PodSchedulingDecisionTime(key)
+		failed := !tried.IsZero() && placements.PodSchedulingSuccessTime(key).IsZero()
+		if failed && p.clock.Since(tried) > stuckAfter {
 			continue
 		}
 		// A pod core placed on a NodeClaim is no demand while the NodeClaim's node starts; once the
@@ -260,7 +268,7 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 			out.placed[claim] = resources.MergeInto(out.placed[claim], cached.shape.requests)
 			continue
 		}
-		out.pods = append(out.pods, pendingPod{key: key, shape: cached.shape, created: item.CreationTimestamp, uid: item.UID})
+		out.pods = append(out.pods, pendingPod{key: key, shape: cached.shape, created: item.CreationTimestamp, uid: item.UID, failed: failed})
 		if inWorkload && workloads[w].shape == nil {
 			workloads[w].shape = cached.shape
 		}
@@ -372,13 +380,6 @@ func ignoresPreferences(ctx context.Context) (ignore bool) {
 		}
 	}()
 	return coreoptions.FromContext(ctx).PreferencePolicy == coreoptions.PreferencePolicyIgnore
-}
-
-// stuck says whether core has failed to place the pod since it first tried, longer ago than
-// stuckAfter.
-func (p *Policy) stuck(placements Placements, key types.NamespacedName) bool {
-	tried := placements.PodSchedulingDecisionTime(key)
-	return !tried.IsZero() && placements.PodSchedulingSuccessTime(key).IsZero() && p.clock.Since(tried) > stuckAfter
 }
 
 // refusedByCore says whether core's provisioner refuses the pod whatever the NodePools offer, as
@@ -507,7 +508,7 @@ type groupRun = runOf[*podGroup]
 // groupPending groups the pending pods core gives the NodePool (the pool'th of pools) by shape,
 // placed the way core places them, in the order first seen, with the pods coming like them, and
 // lays the groups' pods out in the order core's scheduling queue takes them (inQueueOrder).
-func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming []comingPods, placements Placements) ([]*podGroup, []groupRun) {
+func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming []comingPods) ([]*podGroup, []groupRun) {
 	byKey := map[string]*podGroup{}
 	refused := map[string]bool{}
 	var groups []*podGroup
@@ -532,8 +533,7 @@ func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming
 		g.pods++
 		g.members = append(g.members, p)
 		queued = append(queued, queuedPod{group: g, pod: p})
-		// Core clears a pod's success time when it fails to place it, and keeps its first decision time.
-		if !placements.PodSchedulingDecisionTime(p.key).IsZero() && placements.PodSchedulingSuccessTime(p.key).IsZero() {
+		if p.failed {
 			g.deferred = true
 		}
 	}

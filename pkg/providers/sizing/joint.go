@@ -86,7 +86,7 @@ func (p *Policy) otherRoundPools(ctx context.Context, pools *rankedNodePools, se
 		if i == self {
 			continue
 		}
-		groups, queue := groupPending(pools, i, pending.pods, pending.coming, placements)
+		groups, queue := groupPending(pools, i, pending.pods, pending.coming)
 		starting := startingNodes(placements, np.name, pending.placed)
 		if len(groups) == 0 && len(starting) == 0 {
 			continue

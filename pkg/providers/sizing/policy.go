@@ -214,7 +214,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	priced := p.AsCoreSees(ctx, nodePool.Name, instanceTypes)
 	pools.instanceTypes, pools.daemons = priced, daemons
-	groups, queue := groupPending(pools, self, pending.pods, pending.coming, holder.Placements)
+	groups, queue := groupPending(pools, self, pending.pods, pending.coming)
 	if len(groups) == 0 {
 		p.offerAll(ctx, nodePool.Name, previous, noPendingPod)
 		p.tell(ctx, nodePool.Name, &explanation{every: true, why: noPendingPod}, nil)
