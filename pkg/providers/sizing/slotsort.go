@@ -5,7 +5,8 @@ import "math/bits"
 // This file is Go's pattern-defeating quicksort from its slices package (go1.27.3,
 // src/slices/zsortanyfunc.go and sort.go), specialized to slots compared by pods held: the sort
 // core's sort.Slice runs on its in-flight NodeClaims, step for step, with the comparison inline
-// rather than a call through a function value, which cost half of a 5,000-pod pack.
+// rather than a call through a function value, which cost half of a 5,000-pod pack; !(x < y)
+// is written x >= y, the same for integers.
 // TestSortSlotsLikeSlices checks it against slices.SortFunc.
 //
 // Copyright 2022 The Go Authors. All rights reserved.
@@ -61,7 +62,7 @@ func siftDownSlots(data []slot, lo, hi, first int) {
 		if child+1 < hi && (data[first+child].pods < data[first+child+1].pods) {
 			child++
 		}
-		if !(data[first+root].pods < data[first+child].pods) {
+		if data[first+root].pods >= data[first+child].pods {
 			return
 		}
 		data[first+root], data[first+child] = data[first+child], data[first+root]
@@ -139,7 +140,7 @@ func pdqsortSlots(data []slot, a, b, limit int) {
 
 		// Probably the slice contains many duplicate elements, partition the slice into
 		// elements equal to and elements greater than the pivot.
-		if a > 0 && !(data[a-1].pods < data[pivot].pods) {
+		if a > 0 && data[a-1].pods >= data[pivot].pods {
 			mid := partitionEqualSlots(data, a, b, pivot)
 			a = mid
 			continue
@@ -173,7 +174,7 @@ func partitionSlots(data []slot, a, b, pivot int) (newpivot int, alreadyPartitio
 	for i <= j && (data[i].pods < data[a].pods) {
 		i++
 	}
-	for i <= j && !(data[j].pods < data[a].pods) {
+	for i <= j && data[j].pods >= data[a].pods {
 		j--
 	}
 	if i > j {
@@ -188,7 +189,7 @@ func partitionSlots(data []slot, a, b, pivot int) (newpivot int, alreadyPartitio
 		for i <= j && (data[i].pods < data[a].pods) {
 			i++
 		}
-		for i <= j && !(data[j].pods < data[a].pods) {
+		for i <= j && data[j].pods >= data[a].pods {
 			j--
 		}
 		if i > j {
@@ -209,7 +210,7 @@ func partitionEqualSlots(data []slot, a, b, pivot int) (newpivot int) {
 	i, j := a+1, b-1 // i and j are inclusive of the elements remaining to be partitioned
 
 	for {
-		for i <= j && !(data[a].pods < data[i].pods) {
+		for i <= j && data[a].pods >= data[i].pods {
 			i++
 		}
 		for i <= j && (data[a].pods < data[j].pods) {
@@ -233,7 +234,7 @@ func partialInsertionSortSlots(data []slot, a, b int) bool {
 	)
 	i := a + 1
 	for j := 0; j < maxSteps; j++ {
-		for i < b && !(data[i].pods < data[i-1].pods) {
+		for i < b && data[i].pods >= data[i-1].pods {
 			i++
 		}
 
@@ -250,7 +251,7 @@ func partialInsertionSortSlots(data []slot, a, b int) bool {
 		// Shift the smaller one to the left.
 		if i-a >= 2 {
 			for j := i - 1; j >= 1; j-- {
-				if !(data[j].pods < data[j-1].pods) {
+				if data[j].pods >= data[j-1].pods {
 					break
 				}
 				data[j], data[j-1] = data[j-1], data[j]
@@ -259,7 +260,7 @@ func partialInsertionSortSlots(data []slot, a, b int) bool {
 		// Shift the greater one to the right.
 		if b-i >= 2 {
 			for j := i + 1; j < b; j++ {
-				if !(data[j].pods < data[j-1].pods) {
+				if data[j].pods >= data[j-1].pods {
 					break
 				}
 				data[j], data[j-1] = data[j-1], data[j]
@@ -340,8 +341,8 @@ func order2Slots(data []slot, a, b int, swaps *int) (int, int) {
 // medianSlots returns x where data[x] is the median of data[a],data[b],data[c], where x is a, b, or c.
 func medianSlots(data []slot, a, b, c int, swaps *int) int {
 	a, b = order2Slots(data, a, b, swaps)
-	b, c = order2Slots(data, b, c, swaps)
-	a, b = order2Slots(data, a, b, swaps)
+	b, _ = order2Slots(data, b, c, swaps)
+	_, b = order2Slots(data, a, b, swaps)
 	return b
 }
 
