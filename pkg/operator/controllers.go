@@ -50,6 +50,9 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 	clusterState := state.NewCluster(core.Clock, core.GetClient(), cloudProvider, state.WithRepairPolicyMatcher(repairPolicyMatcher))
 	provider.Sizing.Track(clusterState)
 	provider.Sizing.ModelOverlays(core.InstanceTypeStore)
+	if err := provider.Sizing.ReadPodsFrom(ctx, core.GetCache()); err != nil {
+		return nil, err
+	}
 
 	controllers := corecontrollers.NewControllers(ctx, core.Manager, core.Clock, core.GetClient(), core.EventRecorder,
 		cloudProvider, overlayUndecoratedCloudProvider, clusterState, core.InstanceTypeStore, core.PredictionStore)

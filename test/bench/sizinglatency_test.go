@@ -23,10 +23,7 @@ func BenchmarkSizingLatency(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		if err := f.createPendingPod(ctx, f.pods); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.awaitPods(ctx, f.pods+1); err != nil {
+		if err := f.addPendingPod(ctx); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -22,7 +22,7 @@ import (
 )
 
 // BenchmarkInstanceTypes is what core pays each time it asks for a NodePool's instance types
-// while 500 pods are pending and none changed since the last answer: the pending pods listed
+// while 500 pods are pending and none changed since the last answer: the pending pods read
 // from an informer cache over kube-apiserver, as the controller's manager serves them, grouped
 // by shape and found unchanged.
 func BenchmarkInstanceTypes(b *testing.B) {
@@ -33,7 +33,7 @@ func BenchmarkInstanceTypes(b *testing.B) {
 	b.Cleanup(func() { _ = env.Stop() })
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	kubeClient, err := env.CachedClient(ctx, environment.PodNodeNameIndex)
+	kubeClient, informers, err := env.CachedClientAndInformers(ctx, environment.PodNodeNameIndex)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,6 +64,10 @@ func BenchmarkInstanceTypes(b *testing.B) {
 		b.Fatal(err)
 	}
 	cloud.Sizing.Track(state.NewCluster(clocktesting.NewFakeClock(time.Now()), kubeClient, cloud.CloudProvider))
+	// As the controller's policy reads pending pods from its manager's cache.
+	if err := cloud.Sizing.ReadPodsFrom(ctx, informers); err != nil {
+		b.Fatal(err)
+	}
 	nodePool := coretest.NodePool(karpv1.NodePool{
 		ObjectMeta: metav1.ObjectMeta{Name: "default"},
 		Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{

@@ -1,9 +1,6 @@
 package sizing
 
-import (
-	"cmp"
-	"slices"
-)
+import "slices"
 
 // Core keeps its in-flight NodeClaims in a slice, appends new ones, and before each pod sorts
 // the slice by pods held with sort.Slice, then gives the pod to the first NodeClaim that takes
@@ -11,8 +8,9 @@ import (
 // so where a pod goes and which plans the fleet ends on, depends on the order the sort leaves.
 // The simulation keeps its bins in a slice of the same order by sorting it the same way.
 //
-// slices.SortFunc runs the pattern-defeating quicksort sort.Slice runs, without reflection, and
-// leaves the same order (TestBinsSortLikeCore checks both ways against sort.Slice). Sorting
+// sortSlots runs the pattern-defeating quicksort sort.Slice runs, without reflection or calls
+// through a function value, and leaves the same order (TestBinsSortLikeCore and
+// TestSortSlotsLikeCore check it against sort.Slice). Sorting
 // before every pod costs time in proportion to the bins, and so most of a simulation of
 // thousands of pods, so coreOrder takes a shortcut where the quicksort's result is known: between
 // two sorts one bin gains one pod, or one bin of one pod is appended. When the bins are still in
@@ -42,25 +40,37 @@ func coreOrder(bins []slot, changed int) (kept, at int) {
 	moved := bins[changed]
 	switch {
 	case n < shortestPartialInsertion || !pivotSamplesInOrder(bins):
-		slices.SortFunc(bins, fewerPods)
+		sortSlots(bins)
 		return 0, slices.Index(bins, moved)
 	case changed == n-1:
 		// The partial insertion sort moves the new bin left past the bins holding more pods.
-		i, _ := slices.BinarySearchFunc(bins[:n-1], moved.pods+1, podsAtLeast)
+		i := firstHolding(bins[:n-1], moved.pods+1)
 		copy(bins[i+1:], bins[i:n-1])
 		bins[i] = moved
 		return i, i
 	default:
 		// It moves the bin that gained a pod right past the bins holding fewer pods.
-		i, _ := slices.BinarySearchFunc(bins[changed+1:], moved.pods, podsAtLeast)
+		i := firstHolding(bins[changed+1:], moved.pods)
 		copy(bins[changed:], bins[changed+1:changed+1+i])
 		bins[changed+i] = moved
 		return changed, changed + i
 	}
 }
 
-// podsAtLeast orders a bin before pods when it holds fewer, for a binary search of sorted bins.
-func podsAtLeast(b slot, pods int32) int { return cmp.Compare(b.pods, pods) }
+// firstHolding is the index of the first of the sorted bins that holds at least pods, len(bins)
+// when none does.
+func firstHolding(bins []slot, pods int32) int {
+	lo, hi := 0, len(bins)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if bins[mid].pods < pods {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
 
 // pivotSamplesInOrder says whether Go's quicksort, choosing the pivot of at least 50 bins by
 // Tukey's ninther, finds every pair it compares in order: then it tries its partial insertion
@@ -86,6 +96,3 @@ func pivotSamplesInOrder(bins []slot) bool {
 	median(median(i-1, i, i+1), median(j-1, j, j+1), median(k-1, k, k+1))
 	return inOrder
 }
-
-// fewerPods orders bins by pods held, as core orders its in-flight NodeClaims.
-func fewerPods(a, b slot) int { return cmp.Compare(a.pods, b.pods) }

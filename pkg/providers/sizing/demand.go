@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
@@ -174,6 +176,8 @@ type pendingPod struct {
 	// created and uid order pods of equal CPU and memory requests as core's queue does.
 	created metav1.Time
 	uid     types.UID
+	// failed says that core tried to place the pod and could not.
+	failed bool
 }
 
 // pendingDemand is what the cluster's unbound pods ask of the NodePools.
@@ -216,18 +220,15 @@ const stuckAfter = time.Minute
 // resource version, since core asks often and pods rarely change.
 func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendingDemand, error) {
 	ignorePreferences := ignoresPreferences(ctx)
-	var list corev1.PodList
-	// The manager's cache indexes pods by node name, as core's own listing of pending pods uses;
-	// the objects are only read.
-	if err := p.kubeClient.List(ctx, &list, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
-		return pendingDemand{}, fmt.Errorf("listing pending pods: %w", err)
+	unbound, err := p.unboundPods(ctx)
+	if err != nil {
+		return pendingDemand{}, err
 	}
 	p.listings++
 	workloads := map[workload]*workloadPods{}
-	out := pendingDemand{pods: make([]pendingPod, 0, len(list.Items)), placed: map[string]corev1.ResourceList{}}
+	out := pendingDemand{pods: make([]pendingPod, 0, len(unbound)), placed: map[string]corev1.ResourceList{}}
 	initialized := initializedNodeClaims(placements)
-	for i := range list.Items {
-		item := &list.Items[i]
+	for _, item := range unbound {
 		w, inWorkload := workloadOf(item)
 		if inWorkload {
 			if workloads[w] == nil {
@@ -251,7 +252,13 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 			continue
 		}
 		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
-		if cached.refused || p.stuck(placements, key) {
+		if cached.refused {
+			continue
+		}
+		// Core clears a pod's success time when it fails to place it, and keeps its first decision time.
+		tried := placements.PodSchedulingDecisionTime(key)
+		failed := !tried.IsZero() && placements.PodSchedulingSuccessTime(key).IsZero()
+		if failed && p.clock.Since(tried) > stuckAfter {
 			continue
 		}
 		// A pod core placed on a NodeClaim is no demand while the NodeClaim's node starts; once the
@@ -261,7 +268,7 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 			out.placed[claim] = resources.MergeInto(out.placed[claim], cached.shape.requests)
 			continue
 		}
-		out.pods = append(out.pods, pendingPod{key: key, shape: cached.shape, created: item.CreationTimestamp, uid: item.UID})
+		out.pods = append(out.pods, pendingPod{key: key, shape: cached.shape, created: item.CreationTimestamp, uid: item.UID, failed: failed})
 		if inWorkload && workloads[w].shape == nil {
 			workloads[w].shape = cached.shape
 		}
@@ -280,6 +287,75 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 	}
 	out.coming = coming
 	return out, nil
+}
+
+// UnboundPodsIndex names the index ReadPodsFrom adds to the pod informer; unboundPodsKey is its
+// one key, that of the pods no node is bound to.
+const (
+	UnboundPodsIndex = "karpenter.k8s.linode/sizing-unbound"
+	unboundPodsKey   = "unbound"
+)
+
+// ReadPodsFrom has the policy read the unbound pods straight from the pod informer of the cache
+// that serves kubeClient's reads (the manager's), through an index of its own. A listing, even
+// without deep copies, copies every pod into a new slice: megabytes per call with thousands of
+// pods pending, which core asks for several times a round. Caches whose pod informer has no
+// index of its own to read (a multi-namespace cache) are listed as before.
+func (p *Policy) ReadPodsFrom(ctx context.Context, informers crcache.Informers) error {
+	informer, err := informers.GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return fmt.Errorf("getting the pod informer: %w", err)
+	}
+	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
+	if !ok {
+		return nil
+	}
+	if err := informer.AddIndexers(toolscache.Indexers{UnboundPodsIndex: indexUnbound}); err != nil {
+		return fmt.Errorf("indexing unbound pods: %w", err)
+	}
+	p.podIndex.Store(&podIndexHolder{Indexer: indexed.GetIndexer(), synced: informer.HasSynced})
+	return nil
+}
+
+// podIndexHolder is the pod informer's store, and whether it has synced: until then, listing
+// through the cache waits for it.
+type podIndexHolder struct {
+	toolscache.Indexer
+	synced func() bool
+}
+
+func indexUnbound(obj any) ([]string, error) {
+	if pod, ok := obj.(*corev1.Pod); ok && pod.Spec.NodeName == "" {
+		return []string{unboundPodsKey}, nil
+	}
+	return nil, nil
+}
+
+// unboundPods are the pods no node is bound to, as the cache holds them: they are only read.
+func (p *Policy) unboundPods(ctx context.Context) ([]*corev1.Pod, error) {
+	if index := p.podIndex.Load(); index != nil && index.synced() {
+		objects, err := index.ByIndex(UnboundPodsIndex, unboundPodsKey)
+		if err != nil {
+			return nil, fmt.Errorf("reading pending pods: %w", err)
+		}
+		pods := make([]*corev1.Pod, 0, len(objects))
+		for _, o := range objects {
+			if pod, ok := o.(*corev1.Pod); ok {
+				pods = append(pods, pod)
+			}
+		}
+		return pods, nil
+	}
+	var list corev1.PodList
+	// The manager's cache indexes pods by node name, as core's own listing of pending pods uses.
+	if err := p.kubeClient.List(ctx, &list, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing pending pods: %w", err)
+	}
+	pods := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		pods[i] = &list.Items[i]
+	}
+	return pods, nil
 }
 
 type cachedShape struct {
@@ -304,13 +380,6 @@ func ignoresPreferences(ctx context.Context) (ignore bool) {
 		}
 	}()
 	return coreoptions.FromContext(ctx).PreferencePolicy == coreoptions.PreferencePolicyIgnore
-}
-
-// stuck says whether core has failed to place the pod since it first tried, longer ago than
-// stuckAfter.
-func (p *Policy) stuck(placements Placements, key types.NamespacedName) bool {
-	tried := placements.PodSchedulingDecisionTime(key)
-	return !tried.IsZero() && placements.PodSchedulingSuccessTime(key).IsZero() && p.clock.Since(tried) > stuckAfter
 }
 
 // refusedByCore says whether core's provisioner refuses the pod whatever the NodePools offer, as
@@ -439,7 +508,7 @@ type groupRun = runOf[*podGroup]
 // groupPending groups the pending pods core gives the NodePool (the pool'th of pools) by shape,
 // placed the way core places them, in the order first seen, with the pods coming like them, and
 // lays the groups' pods out in the order core's scheduling queue takes them (inQueueOrder).
-func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming []comingPods, placements Placements) ([]*podGroup, []groupRun) {
+func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming []comingPods) ([]*podGroup, []groupRun) {
 	byKey := map[string]*podGroup{}
 	refused := map[string]bool{}
 	var groups []*podGroup
@@ -464,8 +533,7 @@ func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming
 		g.pods++
 		g.members = append(g.members, p)
 		queued = append(queued, queuedPod{group: g, pod: p})
-		// Core clears a pod's success time when it fails to place it, and keeps its first decision time.
-		if !placements.PodSchedulingDecisionTime(p.key).IsZero() && placements.PodSchedulingSuccessTime(p.key).IsZero() {
+		if p.failed {
 			g.deferred = true
 		}
 	}
@@ -568,6 +636,8 @@ type demand struct {
 	floor int
 	// pods counts the pods of the shapes; coming those their workloads have yet to create.
 	pods, coming int
+	// recent, when not nil, holds the fleets packed for recent decisions (packMemo).
+	recent *packMemo
 }
 
 // nodePoolDemand describes the NodePool's available plans, cheapest first, with the room a node

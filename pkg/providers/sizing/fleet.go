@@ -168,7 +168,15 @@ type reach struct {
 
 // reachOf is the reach of the plans that may take a pod of s under the ceiling.
 func reachOf(plans []plan, s *shape, c ceiling) *reach {
-	r := &reach{offered: make(vector, len(s.requests)), dearer: make(vector, len(s.requests)), firstDearer: len(plans)}
+	r := &reach{}
+	r.fill(plans, s, c, make(vector, len(s.requests)), make(vector, len(s.requests)))
+	return r
+}
+
+// fill makes r the reach of the plans that may take a pod of s under the ceiling, in the zeroed
+// vectors offered and dearer.
+func (r *reach) fill(plans []plan, s *shape, c ceiling, offered, dearer vector) {
+	*r = reach{offered: offered, dearer: dearer, firstDearer: len(plans)}
 	for i := range plans {
 		into := r.offered
 		if plans[i].price > plans[c.top].price {
@@ -182,7 +190,6 @@ func reachOf(plans []plan, s *shape, c ceiling) *reach {
 			}
 		}
 	}
-	return r
 }
 
 // holdingPlan is the cheapest plan the ceiling offers that holds the bin with one more pod of s,
@@ -261,9 +268,13 @@ type packer struct {
 	// closedTo is, by bin, the last shape the bin could not take a pod of (a number the pack
 	// gives the shape, 0 for none).
 	closedTo []int32
-	// vectors and bitsets are the bins' room used and plans.
+	// vectors and bitsets are the bins' room used and plans, and the reaches' vectors.
 	vectors vector
 	bitsets bitset
+	// numbers are the numbers the pack gives its shapes, and reaches their reaches by number
+	// less one.
+	numbers map[*shape]int32
+	reaches []reach
 }
 
 func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingRoom) (fleet, int) {
@@ -275,19 +286,22 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 	}
 	// bins are in the order they opened, and order is core's order of them; changed is the slot
 	// that took the last pod, -1 when the last pod opened a new bin.
-	p.bins, p.order, p.closedTo, p.vectors, p.bitsets = p.bins[:0], p.order[:0], p.closedTo[:0], p.vectors[:0], p.bitsets[:0]
+	p.bins, p.order, p.closedTo, p.vectors, p.bitsets, p.reaches = p.bins[:0], p.order[:0], p.closedTo[:0], p.vectors[:0], p.bitsets[:0], p.reaches[:0]
 	changed := -1
-	numbers := make(map[*shape]int32, len(queue))
-	var reaches []*reach
+	if p.numbers == nil {
+		p.numbers = make(map[*shape]int32, len(queue))
+	}
+	clear(p.numbers)
 	for _, r := range queue {
 		s, left := r.of, r.pods
-		number, ok := numbers[s]
+		number, ok := p.numbers[s]
 		if !ok {
-			reaches = append(reaches, reachOf(plans, s, c))
-			number = int32(len(reaches))
-			numbers[s] = number
+			p.reaches = append(p.reaches, reach{})
+			p.reaches[len(p.reaches)-1].fill(plans, s, c, p.emptyVector(dims), p.emptyVector(dims))
+			number = int32(len(p.reaches))
+			p.numbers[s] = number
 		}
-		reach := reaches[number-1]
+		reach := &p.reaches[number-1]
 		// Pods spread over hostnames skip the starting nodes: how many of their group core placed
 		// there is not counted, and so neither is whether one more may go.
 		for i := 0; i < len(starting) && left > 0 && s.perNode == 0; i++ {
@@ -465,6 +479,7 @@ func worthFewerNodes(cheapest, fewer fleet) bool {
 // some plan.
 func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision {
 	s := newSolver(d.plans, d.shapes, d.queue, d.starting)
+	s.recent = d.recent
 	chosen := pick(s.options(-1, d.floor), tradeoff, existing, wasLarge)
 	chosen.deferred = deferredAt(d.plans, d.shapes, chosen.ceiling.top)
 	chosen.burstCeiling = chosen.ceiling
@@ -475,6 +490,7 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 		burst := s
 		if len(arriving) < len(d.shapes) {
 			burst = newSolver(d.plans, arriving, only(d.queue, arriving), d.starting)
+			burst.recent = d.recent
 		}
 		chosen.burstCeiling = lower(d.plans, chosen.ceiling, pick(burst.options(-1, -1), tradeoff, existing, wasLarge).ceiling)
 	}
@@ -577,6 +593,10 @@ type solver struct {
 	// pack it: ceilings at the prices of plans that hold nothing more pack the same fleet.
 	packed map[packKey][]packedFleet
 	packer *packer
+	// recent, when not nil, holds the fleets packed for recent decisions, which the solver
+	// reuses and adds to; idBuf is the memory packIDOf works in.
+	recent *packMemo
+	idBuf  []byte
 }
 
 func newSolver(plans []plan, shapes []*shape, queue []run, starting []startingRoom) solver {
@@ -613,7 +633,7 @@ func (s *solver) pack(key packKey, now []*shape, c ceiling) fleet {
 	if key.starting {
 		starting = s.starting
 	}
-	placed, beyond := s.packer.pack(s.plans, only(s.queue, now), c, starting)
+	placed, beyond := s.packOrRecall(only(s.queue, now), c, starting)
 	if !c.sole {
 		below := math.Inf(1)
 		if beyond < len(s.plans) {
@@ -622,6 +642,22 @@ func (s *solver) pack(key packKey, now []*shape, c ceiling) fleet {
 		s.packed[key] = append(s.packed[key], packedFleet{from: price, below: below, fleet: placed})
 	}
 	return placed
+}
+
+// packOrRecall packs the queue as pack does, or recalls the fleet packed for a recent decision
+// from the same inputs.
+func (s *solver) packOrRecall(queue []run, c ceiling, starting []startingRoom) (fleet, int) {
+	if s.recent == nil {
+		return s.packer.pack(s.plans, queue, c, starting)
+	}
+	var id packID
+	id, s.idBuf = packIDOf(s.idBuf, s.plans, queue, c, starting)
+	if r, ok := s.recent.get(id); ok {
+		return r.fleet, r.beyond
+	}
+	placed, beyond := s.packer.pack(s.plans, queue, c, starting)
+	s.recent.put(id, packedResult{fleet: placed, beyond: beyond})
+	return placed, beyond
 }
 
 // options are the Pareto-best ways (cheapest, fewest nodes) to place the shapes whose cheapest

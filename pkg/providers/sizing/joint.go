@@ -44,6 +44,8 @@ type roundPool struct {
 	offersAll bool
 	// sized is its own decision, once chosen or found in the policy's cache.
 	sized *sizedPool
+	// packs, when not nil, holds the fleets packed for recent decisions (packMemo).
+	packs *packMemo
 }
 
 // sizedPool is a NodePool's demand and the decision chosen for it on its own, before the round's
@@ -68,7 +70,7 @@ func (r *roundPool) sizedAlone(tradeoff Tradeoff, daemons []*corev1.Pod) *sizedP
 		r.sized = &sizedPool{inputs: r.inputs, demand: d, decision: chosen}
 		return r.sized
 	}
-	d, chosen := decide(tradeoff, r.template, r.priced, r.groups, r.queue, daemons, r.starting, r.existing, r.wasLarge)
+	d, chosen := decide(tradeoff, r.template, r.priced, r.groups, r.queue, daemons, r.starting, r.existing, r.wasLarge, r.packs)
 	r.sized = &sizedPool{inputs: r.inputs, demand: d, decision: chosen}
 	return r.sized
 }
@@ -84,7 +86,7 @@ func (p *Policy) otherRoundPools(ctx context.Context, pools *rankedNodePools, se
 		if i == self {
 			continue
 		}
-		groups, queue := groupPending(pools, i, pending.pods, pending.coming, placements)
+		groups, queue := groupPending(pools, i, pending.pods, pending.coming)
 		starting := startingNodes(placements, np.name, pending.placed)
 		if len(groups) == 0 && len(starting) == 0 {
 			continue
@@ -97,7 +99,7 @@ func (p *Policy) otherRoundPools(ctx context.Context, pools *rankedNodePools, se
 			name: np.name, template: np.template, taints: np.taints, instanceTypes: instanceTypes,
 			priced: p.AsCoreSees(ctx, np.name, instanceTypes), groups: groups, queue: queue,
 			starting: starting, existing: existing, wasLarge: p.wasLarge(np.name),
-			offersAll: np.nodePool.Annotations[v1.AnnotationSizingPolicy] == v1.SizingPolicyDisabled,
+			offersAll: np.nodePool.Annotations[v1.AnnotationSizingPolicy] == v1.SizingPolicyDisabled, packs: p.packs,
 		}
 		r.inputs = inputsHash(np.nodePool, r.priced, sharedKey, r.existing, r.wasLarge, r.starting, r.queue)
 		if cached, ok := p.sized[r.name]; ok && cached.inputs == r.inputs {

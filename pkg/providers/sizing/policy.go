@@ -57,6 +57,8 @@ type Policy struct {
 	clock      clock.Clock
 	placements atomic.Pointer[placementsHolder]
 	overlays   atomic.Pointer[overlaysHolder]
+	// podIndex, once ReadPodsFrom set it, holds the unbound pods the policy reads.
+	podIndex atomic.Pointer[podIndexHolder]
 
 	mu sync.Mutex
 	// shapes caches what the policy reads of each unbound pod, by UID; listings counts the
@@ -78,6 +80,9 @@ type Policy struct {
 	// unknownAnnotations are the values of AnnotationSizingPolicy already logged as unknown, by
 	// NodePool name.
 	unknownAnnotations map[string]string
+	// packs are the fleets packed for recent decisions, which a decision after one more pod
+	// arrived mostly packs again.
+	packs *packMemo
 	// explanations are each NodePool's last *explanation, by NodePool name, read without mu: the
 	// cloud provider reads them as it launches, while a round may be sizing.
 	explanations sync.Map
@@ -132,6 +137,7 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		largeUntil:         map[string]time.Time{},
 		templates:          map[string]cachedTemplate{},
 		unknownAnnotations: map[string]string{},
+		packs:              newPackMemo(),
 	}
 }
 
@@ -208,7 +214,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	priced := p.AsCoreSees(ctx, nodePool.Name, instanceTypes)
 	pools.instanceTypes, pools.daemons = priced, daemons
-	groups, queue := groupPending(pools, self, pending.pods, pending.coming, holder.Placements)
+	groups, queue := groupPending(pools, self, pending.pods, pending.coming)
 	if len(groups) == 0 {
 		p.offerAll(ctx, nodePool.Name, previous, noPendingPod)
 		p.tell(ctx, nodePool.Name, &explanation{every: true, why: noPendingPod}, nil)
@@ -246,7 +252,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	p.simulating[nodePool.Name] = f
 	asking := &roundPool{
 		name: nodePool.Name, template: template, taints: hardTaints(template), instanceTypes: instanceTypes, priced: priced,
-		groups: groups, queue: queue, starting: starting, existing: existing, wasLarge: wasLarge, inputs: own,
+		groups: groups, queue: queue, starting: starting, existing: existing, wasLarge: wasLarge, inputs: own, packs: p.packs,
 	}
 	if cached, ok := p.sized[nodePool.Name]; ok && cached.inputs == own {
 		asking.sized = cached
@@ -336,8 +342,9 @@ func simulate(tradeoff Tradeoff, asking *roundPool, others []*roundPool, daemons
 
 // decide chooses the NodePool's ceiling for its own pending pods, and describes its demand.
 func decide(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, priced []*cloudprovider.InstanceType, groups []*podGroup, queue []groupRun,
-	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool) (demand, decision) {
+	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool, recent *packMemo) (demand, decision) {
 	d := nodePoolDemand(template, priced, groups, queue, daemons, starting)
+	d.recent = recent
 	if len(d.shapes) == 0 {
 		return d, decision{}
 	}

@@ -28,15 +28,23 @@ var PodNodeNameIndex = FieldIndex{
 // the controller's manager serves reads. The informers run until ctx ends, which must come
 // before Stop: the apiserver waits for open watches when it stops.
 func (e *Environment) CachedClient(ctx context.Context, indexes ...FieldIndex) (client.Client, error) {
+	kubeClient, _, err := e.CachedClientAndInformers(ctx, indexes...)
+	return kubeClient, err
+}
+
+// CachedClientAndInformers is CachedClient with the informers it reads through, for what reads
+// them directly as the controller reads its manager's cache.
+func (e *Environment) CachedClientAndInformers(ctx context.Context, indexes ...FieldIndex) (client.Client, crcache.Cache, error) {
 	informers, err := crcache.New(e.Config, crcache.Options{Scheme: scheme.Scheme})
 	if err != nil {
-		return nil, fmt.Errorf("building the informer cache: %w", err)
+		return nil, nil, fmt.Errorf("building the informer cache: %w", err)
 	}
 	for _, index := range indexes {
 		if err := informers.IndexField(ctx, index.Object, index.Field, index.Extract); err != nil {
-			return nil, fmt.Errorf("indexing %s: %w", index.Field, err)
+			return nil, nil, fmt.Errorf("indexing %s: %w", index.Field, err)
 		}
 	}
 	go func() { _ = informers.Start(ctx) }()
-	return client.New(e.Config, client.Options{Scheme: scheme.Scheme, Cache: &client.CacheOptions{Reader: informers}})
+	kubeClient, err := client.New(e.Config, client.Options{Scheme: scheme.Scheme, Cache: &client.CacheOptions{Reader: informers}})
+	return kubeClient, informers, err
 }
