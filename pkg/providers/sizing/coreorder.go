@@ -1,6 +1,9 @@
 package sizing
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // Core keeps its in-flight NodeClaims in a slice, appends new ones, and before each pod sorts
 // the slice by pods held with sort.Slice, then gives the pod to the first NodeClaim that takes
@@ -8,9 +11,8 @@ import "slices"
 // so where a pod goes and which plans the fleet ends on, depends on the order the sort leaves.
 // The simulation keeps its bins in a slice of the same order by sorting it the same way.
 //
-// sortSlots runs the pattern-defeating quicksort sort.Slice runs, without reflection or calls
-// through a function value, and leaves the same order (TestBinsSortLikeCore and
-// TestSortSlotsLikeCore check it against sort.Slice). Sorting
+// slices.SortFunc runs the pattern-defeating quicksort sort.Slice runs, without reflection, and
+// leaves the same order (TestBinsSortLikeCore checks both ways against sort.Slice). Sorting
 // before every pod costs time in proportion to the bins, and so most of a simulation of
 // thousands of pods, so coreOrder takes a shortcut where the quicksort's result is known: between
 // two sorts one bin gains one pod, or one bin of one pod is appended. When the bins are still in
@@ -40,7 +42,7 @@ func coreOrder(bins []slot, changed int) (kept, at int) {
 	moved := bins[changed]
 	switch {
 	case n < shortestPartialInsertion || !pivotSamplesInOrder(bins):
-		sortSlots(bins)
+		slices.SortFunc(bins, fewerPods)
 		return 0, slices.Index(bins, moved)
 	case changed == n-1:
 		// The partial insertion sort moves the new bin left past the bins holding more pods.
@@ -96,3 +98,6 @@ func pivotSamplesInOrder(bins []slot) bool {
 	median(median(i-1, i, i+1), median(j-1, j, j+1), median(k-1, k, k+1))
 	return inOrder
 }
+
+// fewerPods orders bins by pods held, as core orders its in-flight NodeClaims.
+func fewerPods(a, b slot) int { return cmp.Compare(a.pods, b.pods) }
