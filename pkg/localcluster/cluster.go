@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -607,21 +608,40 @@ func BuildController(ctx context.Context, path string) error {
 	return nil
 }
 
+// Ports below Linux's ephemeral range (32768-60999): a port the kernel hands out for ":0" is in
+// that range, and so is the local port of every outgoing connection, so one found free there can
+// be taken by a connection (thousands of them to kube-apiserver) before the controller binds it.
+const (
+	lowestPort = 20000
+	portSpan   = 12000
+)
+
+var (
+	portsMu sync.Mutex
+	// portsGiven are the ports this process handed out, never handed out twice.
+	portsGiven = map[int]bool{}
+)
+
+// freePorts finds n ports no process listens on, on any address, below the ephemeral range.
 func freePorts(n int) ([]int, error) {
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	var ports []int
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 10*portSpan {
+			return nil, fmt.Errorf("found %d of %d free ports in %d-%d", len(ports), n, lowestPort, lowestPort+portSpan-1)
 		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		port := lowestPort + rand.IntN(portSpan) //nolint:gosec // A port number, not a secret.
+		if portsGiven[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
 		if err != nil {
-			return nil, err
+			continue
 		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+		portsGiven[port] = true
+		ports = append(ports, port)
 	}
 	return ports, nil
 }
