@@ -53,9 +53,6 @@ func dataDiskSlots(spec *v1.LinodeNodeClassSpec) []string {
 	return profileSlots[first : first+min(len(spec.DataDisks), len(profileSlots)-first)]
 }
 
-// filesystemRaw is an unformatted data disk.
-const filesystemRaw = "raw"
-
 // needsFinishing reports whether the class's Linodes need steps after the create before they boot.
 func needsFinishing(spec *v1.LinodeNodeClassSpec) bool {
 	return len(spec.DataDisks) > 0 || spec.RootDiskLabel != nil
