@@ -72,6 +72,7 @@ func (c *Client) CreateInstance(ctx context.Context, opts linodego.InstanceCreat
 	if err != nil {
 		return nil, err
 	}
+	defer c.pacer.release(ctx)
 	return c.Client.CreateInstance(ctx, opts)
 }
 
@@ -81,6 +82,7 @@ func (c *Client) DeleteInstance(ctx context.Context, linodeID int) error {
 	if err != nil {
 		return err
 	}
+	defer c.pacer.release(ctx)
 	return c.Client.DeleteInstance(ctx, linodeID)
 }
 
@@ -90,6 +92,7 @@ func (c *Client) CreateLKENodePool(ctx context.Context, clusterID int, opts lino
 	if err != nil {
 		return nil, err
 	}
+	defer c.pacer.release(ctx)
 	return c.Client.CreateLKENodePool(ctx, clusterID, opts)
 }
 
@@ -99,6 +102,7 @@ func (c *Client) DeleteLKENodePool(ctx context.Context, clusterID, poolID int) e
 	if err != nil {
 		return err
 	}
+	defer c.pacer.release(ctx)
 	return c.Client.DeleteLKENodePool(ctx, clusterID, poolID)
 }
 
@@ -108,6 +112,7 @@ func (c *Client) DeleteLKENodePoolNode(ctx context.Context, clusterID int, nodeI
 	if err != nil {
 		return err
 	}
+	defer c.pacer.release(ctx)
 	return c.Client.DeleteLKENodePoolNode(ctx, clusterID, nodeID)
 }
 

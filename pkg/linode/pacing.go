@@ -63,10 +63,11 @@ func DefaultBudgets() map[RouteClass]Budget {
 // controller.
 const DefaultMaxTurnWait = 2 * time.Minute
 
-// pacingSlack is added to each window: the API counts a request when it arrives, a little after
-// it left, so a request sent exactly one window after another could still land in its window. A
-// request answered counts from its answer (see turn); the slack covers those still in flight.
-const pacingSlack = 100 * time.Millisecond
+// pacingSlack is added to each window for what two clocks cannot order: a request sent the
+// instant a window ends, by our clock, may still be counted in it by the API's. Requests answered
+// count from their answers and those in flight from the present (see turn), so the slack need not
+// cover the trip.
+const pacingSlack = 10 * time.Millisecond
 
 // Pacer gives each request a turn within its class's budgets, so that a burst of any size is sent
 // no faster than Linode accepts it instead of answered with 429s and retried: one create call per
@@ -159,6 +160,14 @@ func (p *Pacer) takeForAttempt(ctx context.Context, class RouteClass) (ticket, e
 		return held.ticket, nil
 	}
 	return p.take(ctx, class)
+}
+
+// release gives back the turn ctx holds if the call never made its first attempt (it failed
+// before it left): unanswered, the turn would keep its place in the book's windows.
+func (p *Pacer) release(ctx context.Context) {
+	if held, ok := ctx.Value(heldTurnKey{}).(*heldTurn); ok && held.used.CompareAndSwap(false, true) {
+		p.cancel(held.ticket)
+	}
 }
 
 // ticket is the turns one request holds, one in each book of its class's chain.
@@ -391,19 +400,28 @@ const (
 
 // turn is one request's place in a book: when it leaves, and once it is answered, when the answer
 // came. The API counts a request when it arrives, at some moment between the two, so a turn
-// counts in the book's windows until a window after its answer. Under load the answer may come
-// long after the turn; the windows of the requests booked after it then start later.
+// counts in the book's windows until a window after its answer, and while it is in flight, as if
+// it arrived at this moment. Under load the answer may come long after the turn; the windows of
+// the requests booked after it then start later.
 type turn struct {
 	at       time.Time
 	answered bool
 }
 
-func (b *turnBook) prune(now time.Time) {
-	cut := 0
-	for cut < len(b.turns) && !b.turns[cut].at.After(now.Add(-b.length)) {
-		cut++
+// countsFrom is when the API counted the request holding u, as late as it can have been: its
+// answer, or for a request in flight, now.
+func (u *turn) countsFrom(now time.Time) time.Time {
+	if u.answered {
+		return u.at
 	}
-	b.turns = b.turns[cut:]
+	return latestOf(u.at, now)
+}
+
+// prune drops the answered requests a window old. One in flight stays until its answer: the
+// transport answers every request it sent, with an error at worst once the request times out,
+// and gives back the turns it did not send.
+func (b *turnBook) prune(now time.Time) {
+	b.turns = slices.DeleteFunc(b.turns, func(u *turn) bool { return u.answered && !u.at.After(now.Add(-b.length)) })
 }
 
 // next is the earliest turn a request asking at now may book: after every booked turn (turns go
@@ -425,23 +443,25 @@ func (b *turnBook) next(now time.Time) time.Time {
 // book is cold, no request before it is still unanswered.
 func (b *turnBook) clearance(t *turn, now time.Time) time.Time {
 	b.prune(now)
-	var window []*turn
+	var counted []time.Time
 	ahead := true
 	for _, u := range b.turns {
 		if u == t {
 			ahead = false
 			continue
 		}
-		if !b.warm && ahead && !u.answered && !u.at.After(now) && now.Sub(u.at) < coldPatience {
+		if u.at.After(now) {
+			continue
+		}
+		if !b.warm && ahead && !u.answered && now.Sub(u.at) < coldPatience {
 			return now.Add(coldPoll)
 		}
-		if !u.at.After(now) {
-			window = append(window, u)
-		}
+		counted = append(counted, u.countsFrom(now))
 	}
 	clear := latestOf(now, b.pausedUntil)
-	if over := len(window) - b.limit; over >= 0 {
-		clear = latestOf(clear, window[over].at.Add(b.length))
+	if over := len(counted) - b.limit; over >= 0 {
+		slices.SortFunc(counted, time.Time.Compare)
+		clear = latestOf(clear, counted[over].Add(b.length))
 	}
 	return clear
 }
@@ -502,7 +522,7 @@ func (b *turnBook) observe(now time.Time, a answer, lowers bool) {
 		at = now.Add(a.resetIn - b.length)
 	}
 	for range used - sent {
-		b.book(at)
+		b.book(at).answered = true
 	}
 }
 

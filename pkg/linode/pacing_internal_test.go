@@ -243,3 +243,17 @@ func TestAColdBookWaitsForTheFirstAnswerOnly(t *testing.T) {
 		t.Fatalf("a first request unanswered for %v still holds the second until %v", coldPatience, clear.Sub(epoch))
 	}
 }
+
+// TestATurnHeldButNeverUsedIsGivenBack: a create that holds its turn and fails before it leaves
+// gives the turn back, so the next create, with a budget of one a second, goes at once.
+func TestATurnHeldButNeverUsedIsGivenBack(t *testing.T) {
+	p := NewPacer(map[RouteClass]Budget{ClassLinodeCreate: {Requests: 1, Window: time.Second}}, 0, clocktesting.NewFakeClock(epoch))
+	ctx, err := p.hold(context.Background(), ClassLinodeCreate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.release(ctx)
+	if err := send(p, context.Background(), ClassLinodeCreate); err != nil {
+		t.Fatalf("the next create waits for the turn given back: %v", err)
+	}
+}

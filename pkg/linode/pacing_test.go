@@ -258,6 +258,51 @@ func TestLateArrivalsDelayTheNextWindow(t *testing.T) {
 	}
 }
 
+// TestARequestInFlightKeepsItsPlace: with a budget of one create a second, a create takes 1.3 s
+// to reach the API, longer than the window. The next create waits for its answer and a window
+// after it: both are accepted. Had the first dropped out of the client's window a window after
+// it left, the second would reach the API first and the first would be answered 429.
+func TestARequestInFlightKeepsItsPlace(t *testing.T) {
+	const window, lag = time.Second, 1300 * time.Millisecond
+	emu := startLimitedEmulator(t, emulator.RateLimits{LinodeCreates: 1, LinodeCreateWindow: window})
+	target, err := url.Parse(emu.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var creates atomic.Int32
+	slowSecond := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/linode/instances") && creates.Add(1) == 2 {
+			time.Sleep(lag)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(slowSecond.Close)
+	client := pacedClient(t, emu, func(o *linode.ClientOptions) {
+		o.URL = slowSecond.URL
+		o.RetryCount = 0
+		o.Budgets[linode.ClassLinodeCreate] = linode.Budget{Requests: 1, Window: window}
+	})
+	ctx := context.Background()
+	create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}
+	// The first create, answered at once, warms the client's books.
+	if _, err := client.CreateInstance(ctx, create); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			if _, err := client.CreateInstance(ctx, create); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if sent, refused := calls(emu, "POST /linode/instances"); sent != 3 || refused != 0 {
+		t.Fatalf("%d create calls for 3 Linodes, %d answered 429", sent, refused)
+	}
+}
+
 // TestAClientTakingOverMidBurstAsksBeforeItBursts: a leader spent 4 of a budget of 5 creates and
 // died; its standby takes over with a burst of 4 creates and books that know nothing of the
 // API's window. Its first create goes alone, and its answer's X-RateLimit-Remaining holds the
