@@ -220,7 +220,7 @@ const stuckAfter = time.Minute
 // resource version, since core asks often and pods rarely change.
 func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendingDemand, error) {
 	ignorePreferences := ignoresPreferences(ctx)
-	unbound, err := p.unboundPods(ctx)
+	unbound, stored, err := p.unboundPods(ctx)
 	if err != nil {
 		return pendingDemand{}, err
 	}
@@ -229,32 +229,24 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 	out := pendingDemand{pods: make([]pendingPod, 0, len(unbound)), placed: map[string]corev1.ResourceList{}}
 	initialized := initializedNodeClaims(placements)
 	for _, item := range unbound {
-		w, inWorkload := workloadOf(item)
-		if inWorkload {
-			if workloads[w] == nil {
-				workloads[w] = &workloadPods{}
-			}
-			workloads[w].unbound++
-		}
-		cached := p.shapes[item.UID]
-		if cached == nil || cached.resourceVersion != item.ResourceVersion || cached.ignorePreferences != ignorePreferences {
-			cached = &cachedShape{resourceVersion: item.ResourceVersion, ignorePreferences: ignorePreferences, provisionable: pod.IsProvisionable(item)}
-			if cached.provisionable {
-				cached.shape, cached.refused = shapeOf(item, ignorePreferences), refusedByCore(ctx, item)
-			}
-			p.shapes[item.UID] = cached
-		}
+		cached := p.cachedShape(ctx, item, stored, ignorePreferences)
 		cached.listing = p.listings
+		if cached.inWorkload {
+			if workloads[cached.workload] == nil {
+				workloads[cached.workload] = &workloadPods{}
+			}
+			workloads[cached.workload].unbound++
+		}
 		if !cached.provisionable {
-			if inWorkload && awaitsScheduler(item) {
-				workloads[w].awaiting++
+			if cached.inWorkload && cached.awaitsScheduler {
+				workloads[cached.workload].awaiting++
 			}
 			continue
 		}
-		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
 		if cached.refused {
 			continue
 		}
+		key := cached.key
 		// Core clears a pod's success time when it fails to place it, and keeps its first decision time.
 		tried := placements.PodSchedulingDecisionTime(key)
 		failed := !tried.IsZero() && placements.PodSchedulingSuccessTime(key).IsZero()
@@ -268,14 +260,15 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 			out.placed[claim] = resources.MergeInto(out.placed[claim], cached.shape.requests)
 			continue
 		}
-		out.pods = append(out.pods, pendingPod{key: key, shape: cached.shape, created: item.CreationTimestamp, uid: item.UID, failed: failed})
-		if inWorkload && workloads[w].shape == nil {
-			workloads[w].shape = cached.shape
+		out.pods = append(out.pods, pendingPod{key: key, shape: cached.shape, created: cached.created, uid: cached.uid, failed: failed})
+		if cached.inWorkload && workloads[cached.workload].shape == nil {
+			workloads[cached.workload].shape = cached.shape
 		}
 	}
 	for uid, cached := range p.shapes {
 		if cached.listing != p.listings {
 			delete(p.shapes, uid)
+			delete(p.shapesByPod, cached.pod)
 		}
 	}
 	if len(out.pods) == 0 {
@@ -287,6 +280,41 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 	}
 	out.coming = coming
 	return out, nil
+}
+
+// cachedShape is what the policy reads of the unbound pod, worked out again only when the pod
+// changed (its resource version) or the preference policy did. A pod the informer's store holds
+// (stored) is found by its address first: the store replaces a pod it updates, and the cache
+// keeps the pod it read, so the same address is the same pod, and reading it is not needed at
+// all; thousands of pods read field by field cost more than the rest of an unchanged call.
+func (p *Policy) cachedShape(ctx context.Context, item *corev1.Pod, stored, ignorePreferences bool) *cachedShape {
+	if stored {
+		if cached, ok := p.shapesByPod[item]; ok && cached.ignorePreferences == ignorePreferences {
+			return cached
+		}
+	}
+	cached := p.shapes[item.UID]
+	if cached == nil || cached.resourceVersion != item.ResourceVersion || cached.ignorePreferences != ignorePreferences {
+		cached = &cachedShape{
+			resourceVersion: item.ResourceVersion, ignorePreferences: ignorePreferences, provisionable: pod.IsProvisionable(item),
+			key: types.NamespacedName{Namespace: item.Namespace, Name: item.Name}, created: item.CreationTimestamp, uid: item.UID,
+			awaitsScheduler: awaitsScheduler(item),
+		}
+		cached.workload, cached.inWorkload = workloadOf(item)
+		if cached.provisionable {
+			cached.shape, cached.refused = shapeOf(item, ignorePreferences), refusedByCore(ctx, item)
+		}
+		if previous := p.shapes[item.UID]; previous != nil {
+			delete(p.shapesByPod, previous.pod)
+		}
+		p.shapes[item.UID] = cached
+	}
+	if stored && cached.pod != item {
+		delete(p.shapesByPod, cached.pod)
+		cached.pod = item
+		p.shapesByPod[item] = cached
+	}
+	return cached
 }
 
 // UnboundPodsIndex names the index ReadPodsFrom adds to the pod informer; unboundPodsKey is its
@@ -332,11 +360,12 @@ func indexUnbound(obj any) ([]string, error) {
 }
 
 // unboundPods are the pods no node is bound to, as the cache holds them: they are only read.
-func (p *Policy) unboundPods(ctx context.Context) ([]*corev1.Pod, error) {
+// stored says that they are the informer's store's own pods, not copies.
+func (p *Policy) unboundPods(ctx context.Context) (pods []*corev1.Pod, stored bool, err error) {
 	if index := p.podIndex.Load(); index != nil && index.synced() {
 		objects, err := index.ByIndex(UnboundPodsIndex, unboundPodsKey)
 		if err != nil {
-			return nil, fmt.Errorf("reading pending pods: %w", err)
+			return nil, false, fmt.Errorf("reading pending pods: %w", err)
 		}
 		pods := make([]*corev1.Pod, 0, len(objects))
 		for _, o := range objects {
@@ -344,18 +373,18 @@ func (p *Policy) unboundPods(ctx context.Context) ([]*corev1.Pod, error) {
 				pods = append(pods, pod)
 			}
 		}
-		return pods, nil
+		return pods, true, nil
 	}
 	var list corev1.PodList
 	// The manager's cache indexes pods by node name, as core's own listing of pending pods uses.
 	if err := p.kubeClient.List(ctx, &list, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing pending pods: %w", err)
+		return nil, false, fmt.Errorf("listing pending pods: %w", err)
 	}
-	pods := make([]*corev1.Pod, len(list.Items))
+	pods = make([]*corev1.Pod, len(list.Items))
 	for i := range list.Items {
 		pods[i] = &list.Items[i]
 	}
-	return pods, nil
+	return pods, false, nil
 }
 
 type cachedShape struct {
@@ -369,6 +398,15 @@ type cachedShape struct {
 	refused bool
 	// listing is the last listing of pending pods that held the pod.
 	listing uint64
+	// key, created and uid are the pod's; workload its controller, when inWorkload; and
+	// awaitsScheduler whether kube-scheduler has yet to try it.
+	key                         types.NamespacedName
+	created                     metav1.Time
+	uid                         types.UID
+	workload                    workload
+	inWorkload, awaitsScheduler bool
+	// pod is the informer's store's pod it was last found as, when read from the store.
+	pod *corev1.Pod
 }
 
 // ignoresPreferences says whether core's scheduler runs with its Ignore preference policy; it

@@ -61,10 +61,12 @@ type Policy struct {
 	podIndex atomic.Pointer[podIndexHolder]
 
 	mu sync.Mutex
-	// shapes caches what the policy reads of each unbound pod, by UID; listings counts the
-	// listings of unbound pods, which mark the pods they held.
-	shapes   map[types.UID]*cachedShape
-	listings uint64
+	// shapes caches what the policy reads of each unbound pod, by UID, and shapesByPod by the
+	// informer's store's pod; listings counts the listings of unbound pods, which mark the pods
+	// they held.
+	shapes      map[types.UID]*cachedShape
+	shapesByPod map[*corev1.Pod]*cachedShape
+	listings    uint64
 	// decisions are each NodePool's last answer, by NodePool name.
 	decisions map[string]*memo
 	// sized are each NodePool's last decision for its own pods, by NodePool name: the round's
@@ -131,6 +133,7 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		tradeoff:           tradeoff,
 		clock:              clk,
 		shapes:             map[types.UID]*cachedShape{},
+		shapesByPod:        map[*corev1.Pod]*cachedShape{},
 		decisions:          map[string]*memo{},
 		sized:              map[string]*sizedPool{},
 		simulating:         map[string]*simulation{},
