@@ -231,6 +231,9 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 	for _, item := range unbound {
 		cached := p.cachedShape(ctx, item, stored, ignorePreferences)
 		cached.listing = p.listings
+		if cached.interned != nil {
+			cached.interned.listing = p.listings
+		}
 		if cached.inWorkload {
 			if workloads[cached.workload] == nil {
 				workloads[cached.workload] = &workloadPods{}
@@ -271,6 +274,11 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 			delete(p.shapesByPod, cached.pod)
 		}
 	}
+	for key, interned := range p.shapesByKey {
+		if interned.listing != p.listings {
+			delete(p.shapesByKey, key)
+		}
+	}
 	if len(out.pods) == 0 {
 		return out, nil
 	}
@@ -302,7 +310,8 @@ func (p *Policy) cachedShape(ctx context.Context, item *corev1.Pod, stored, igno
 		}
 		cached.workload, cached.inWorkload = workloadOf(item)
 		if cached.provisionable {
-			cached.shape, cached.refused = shapeOf(item, ignorePreferences), refusedByCore(ctx, item)
+			cached.interned, cached.refused = p.internShape(shapeOf(item, ignorePreferences)), refusedByCore(ctx, item)
+			cached.shape = cached.interned.shape
 		}
 		if previous := p.shapes[item.UID]; previous != nil {
 			delete(p.shapesByPod, previous.pod)
@@ -315,6 +324,24 @@ func (p *Policy) cachedShape(ctx context.Context, item *corev1.Pod, stored, igno
 		p.shapesByPod[item] = cached
 	}
 	return cached
+}
+
+// internShape is the shape of the pending pods with the same key as s: s, unless one is known.
+// The pods of a workload then share one shape, which groupPending tells apart by address.
+func (p *Policy) internShape(s *podShape) *internedShape {
+	interned, ok := p.shapesByKey[s.key]
+	if !ok {
+		interned = &internedShape{shape: s}
+		p.shapesByKey[s.key] = interned
+	}
+	return interned
+}
+
+// internedShape is a shape of pending pods, and the last listing of pending pods that held a pod
+// of it.
+type internedShape struct {
+	shape   *podShape
+	listing uint64
 }
 
 // UnboundPodsIndex names the index ReadPodsFrom adds to the pod informer; unboundPodsKey is its
@@ -394,6 +421,7 @@ type cachedShape struct {
 	// to provision for it (pod.IsProvisionable); only then does it have a shape.
 	provisionable bool
 	shape         *podShape
+	interned      *internedShape
 	// refused says that core's provisioner ignores the pod (refusedByCore).
 	refused bool
 	// listing is the last listing of pending pods that held the pod.
@@ -549,24 +577,31 @@ type groupRun = runOf[*podGroup]
 func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming []comingPods) ([]*podGroup, []groupRun) {
 	byKey := map[string]*podGroup{}
 	refused := map[string]bool{}
+	// byShape are the groups by the pods' shapes, nil for those refused: pods of one shape mostly
+	// share it (Policy.internShape), and finding it is cheaper than hashing its key.
+	byShape := map[*podShape]*podGroup{}
 	var groups []*podGroup
-	var queued []queuedPod
+	queued := make([]queuedPod, 0, len(pending))
 	for i := range pending {
 		p := &pending[i]
 		s := p.shape
-		if refused[s.key] {
-			continue
-		}
-		g, ok := byKey[s.key]
-		if !ok {
-			where := pools.place(s)
-			if where.pool != pool {
-				refused[s.key] = true
-				continue
+		g, seen := byShape[s]
+		if !seen {
+			if !refused[s.key] {
+				if g = byKey[s.key]; g == nil {
+					if where := pools.place(s); where.pool == pool {
+						g = &podGroup{shape: s.at(where.level), elsewhere: where.elsewhere}
+						byKey[s.key] = g
+						groups = append(groups, g)
+					} else {
+						refused[s.key] = true
+					}
+				}
 			}
-			g = &podGroup{shape: s.at(where.level), elsewhere: where.elsewhere}
-			byKey[s.key] = g
-			groups = append(groups, g)
+			byShape[s] = g
+		}
+		if g == nil {
+			continue
 		}
 		g.pods++
 		g.members = append(g.members, p)

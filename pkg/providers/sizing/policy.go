@@ -62,10 +62,11 @@ type Policy struct {
 
 	mu sync.Mutex
 	// shapes caches what the policy reads of each unbound pod, by UID, and shapesByPod by the
-	// informer's store's pod; listings counts the listings of unbound pods, which mark the pods
-	// they held.
+	// informer's store's pod; shapesByKey are the pods' shapes, one for each key; listings counts
+	// the listings of unbound pods, which mark the pods and shapes they held.
 	shapes      map[types.UID]*cachedShape
 	shapesByPod map[*corev1.Pod]*cachedShape
+	shapesByKey map[string]*internedShape
 	listings    uint64
 	// decisions are each NodePool's last answer, by NodePool name.
 	decisions map[string]*memo
@@ -134,6 +135,7 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		clock:              clk,
 		shapes:             map[types.UID]*cachedShape{},
 		shapesByPod:        map[*corev1.Pod]*cachedShape{},
+		shapesByKey:        map[string]*internedShape{},
 		decisions:          map[string]*memo{},
 		sized:              map[string]*sizedPool{},
 		simulating:         map[string]*simulation{},
