@@ -640,12 +640,14 @@ func classOf(g *podGroup) requestClass { return requestClass{cpu: g.shape.cpu, m
 func inQueueOrder(queued []queuedPod, groups []*podGroup) []groupRun {
 	byClass := map[requestClass][]*podGroup{}
 	var classes []requestClass
+	ties := false
 	for _, g := range groups {
 		c := classOf(g)
 		if byClass[c] == nil {
 			classes = append(classes, c)
 		}
 		byClass[c] = append(byClass[c], g)
+		ties = ties || len(byClass[c]) > 1
 	}
 	slices.SortFunc(classes, func(a, b requestClass) int {
 		if c := cmp.Compare(b.cpu, a.cpu); c != 0 {
@@ -653,10 +655,11 @@ func inQueueOrder(queued []queuedPod, groups []*podGroup) []groupRun {
 		}
 		return cmp.Compare(b.memory, a.memory)
 	})
+	// Without ties, no pod need be looked at.
 	tiedPods := map[requestClass][]queuedPod{}
-	for _, q := range queued {
-		if c := classOf(q.group); len(byClass[c]) > 1 {
-			tiedPods[c] = append(tiedPods[c], q)
+	for i := 0; ties && i < len(queued); i++ {
+		if c := classOf(queued[i].group); len(byClass[c]) > 1 {
+			tiedPods[c] = append(tiedPods[c], queued[i])
 		}
 	}
 	var runs []groupRun
