@@ -351,32 +351,65 @@ const (
 	unboundPodsKey   = "unbound"
 )
 
-// ReadPodsFrom has the policy read the unbound pods straight from the pod informer of the cache
-// that serves kubeClient's reads (the manager's), through an index of its own. A listing, even
-// without deep copies, copies every pod into a new slice: megabytes per call with thousands of
-// pods pending, which core asks for several times a round. Caches whose pod informer has no
-// index of its own to read (a multi-namespace cache) are listed as before.
+// ReadPodsFrom has the policy read the unbound pods, and the NodePools' NodeClaims, straight from
+// the informers of the cache that serves kubeClient's reads (the manager's), through indexes of
+// its own. A listing, even without deep copies, copies every object into a new slice: megabytes
+// per call with thousands of pods pending, and hundreds of kilobytes with hundreds of nodes,
+// which core asks for several times a round. Caches whose informers have no index of their own
+// to read (a multi-namespace cache) are listed as before.
 func (p *Policy) ReadPodsFrom(ctx context.Context, informers crcache.Informers) error {
-	informer, err := informers.GetInformer(ctx, &corev1.Pod{})
+	pods, err := indexedStore(ctx, informers, &corev1.Pod{}, toolscache.Indexers{UnboundPodsIndex: indexUnbound})
 	if err != nil {
-		return fmt.Errorf("getting the pod informer: %w", err)
-	}
-	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
-	if !ok {
-		return nil
-	}
-	if err := informer.AddIndexers(toolscache.Indexers{UnboundPodsIndex: indexUnbound}); err != nil {
 		return fmt.Errorf("indexing unbound pods: %w", err)
 	}
-	p.podIndex.Store(&podIndexHolder{Indexer: indexed.GetIndexer(), synced: informer.HasSynced})
+	if pods != nil {
+		p.podIndex.Store(pods)
+	}
+	nodeClaims, err := indexedStore(ctx, informers, &karpv1.NodeClaim{}, toolscache.Indexers{NodePoolNodeClaimsIndex: indexNodePool})
+	if err != nil {
+		return fmt.Errorf("indexing NodeClaims by NodePool: %w", err)
+	}
+	if nodeClaims != nil {
+		p.nodeClaimIndex.Store(nodeClaims)
+	}
 	return nil
 }
 
-// podIndexHolder is the pod informer's store, and whether it has synced: until then, listing
-// through the cache waits for it.
-type podIndexHolder struct {
+// indexedStore adds the indexers to the informer of obj's kind and returns its store, or nil when
+// the informer has no store of its own to read.
+func indexedStore(ctx context.Context, informers crcache.Informers, obj client.Object, indexers toolscache.Indexers) (*informerStore, error) {
+	informer, err := informers.GetInformer(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
+	if !ok {
+		return nil, nil
+	}
+	if err := informer.AddIndexers(indexers); err != nil {
+		return nil, err
+	}
+	return &informerStore{Indexer: indexed.GetIndexer(), synced: informer.HasSynced}, nil
+}
+
+// informerStore is an informer's store, and whether it has synced: until then, listing through
+// the cache waits for it.
+type informerStore struct {
 	toolscache.Indexer
 	synced func() bool
+}
+
+// NodePoolNodeClaimsIndex names the index ReadPodsFrom adds to the NodeClaim informer: NodeClaims
+// by the NodePool their label names.
+const NodePoolNodeClaimsIndex = "karpenter.k8s.linode/sizing-nodepool"
+
+func indexNodePool(obj any) ([]string, error) {
+	if nodeClaim, ok := obj.(*karpv1.NodeClaim); ok {
+		if nodePool, ok := nodeClaim.Labels[karpv1.NodePoolLabelKey]; ok {
+			return []string{nodePool}, nil
+		}
+	}
+	return nil, nil
 }
 
 func indexUnbound(obj any) ([]string, error) {

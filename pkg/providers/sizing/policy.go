@@ -57,8 +57,9 @@ type Policy struct {
 	clock      clock.Clock
 	placements atomic.Pointer[placementsHolder]
 	overlays   atomic.Pointer[overlaysHolder]
-	// podIndex, once ReadPodsFrom set it, holds the unbound pods the policy reads.
-	podIndex atomic.Pointer[podIndexHolder]
+	// podIndex and nodeClaimIndex, once ReadPodsFrom set them, hold the unbound pods and the
+	// NodeClaims the policy reads.
+	podIndex, nodeClaimIndex atomic.Pointer[informerStore]
 
 	mu sync.Mutex
 	// shapes caches what the policy reads of each unbound pod, by UID, and shapesByPod by the
@@ -583,6 +584,19 @@ func (p *Policy) daemonPods(ctx context.Context) ([]*corev1.Pod, string, error) 
 // nodeClaims counts the NodePool's NodeClaims that are not being deleted: its nodes, launched or
 // not.
 func (p *Policy) nodeClaims(ctx context.Context, nodePool string) (int, error) {
+	if index := p.nodeClaimIndex.Load(); index != nil && index.synced() {
+		objects, err := index.ByIndex(NodePoolNodeClaimsIndex, nodePool)
+		if err != nil {
+			return 0, fmt.Errorf("reading the NodePool's NodeClaims: %w", err)
+		}
+		n := 0
+		for _, o := range objects {
+			if nodeClaim, ok := o.(*karpv1.NodeClaim); ok && nodeClaim.DeletionTimestamp.IsZero() {
+				n++
+			}
+		}
+		return n, nil
+	}
 	var list karpv1.NodeClaimList
 	if err := p.kubeClient.List(ctx, &list, client.MatchingLabels{karpv1.NodePoolLabelKey: nodePool}, client.UnsafeDisableDeepCopy); err != nil {
 		return 0, fmt.Errorf("listing the NodePool's NodeClaims: %w", err)
