@@ -305,7 +305,7 @@ func (p *Policy) cachedShape(ctx context.Context, item *corev1.Pod, stored, igno
 	if cached == nil || cached.resourceVersion != item.ResourceVersion || cached.ignorePreferences != ignorePreferences {
 		cached = &cachedShape{
 			resourceVersion: item.ResourceVersion, ignorePreferences: ignorePreferences, provisionable: pod.IsProvisionable(item),
-			key: types.NamespacedName{Namespace: item.Namespace, Name: item.Name}, created: item.CreationTimestamp, uid: item.UID,
+			key: types.NamespacedName{Namespace: strings.Clone(item.Namespace), Name: strings.Clone(item.Name)}, created: item.CreationTimestamp, uid: item.UID,
 			awaitsScheduler: awaitsScheduler(item),
 		}
 		cached.workload, cached.inWorkload = workloadOf(item)
@@ -460,7 +460,9 @@ type cachedShape struct {
 	// listing is the last listing of pending pods that held the pod.
 	listing uint64
 	// key, created and uid are the pod's; workload its controller, when inWorkload; and
-	// awaitsScheduler whether kube-scheduler has yet to try it.
+	// awaitsScheduler whether kube-scheduler has yet to try it. key is a copy, kept beside the
+	// other cached pods' keys: core's cluster state hashes the key of every pending pod on every
+	// call, and the pods' own strings lie scattered over the heap, one cache miss each.
 	key                         types.NamespacedName
 	created                     metav1.Time
 	uid                         types.UID
