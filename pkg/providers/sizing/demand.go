@@ -220,7 +220,7 @@ const stuckAfter = time.Minute
 // resource version, since core asks often and pods rarely change.
 func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendingDemand, error) {
 	ignorePreferences := ignoresPreferences(ctx)
-	unbound, err := p.unboundPods(ctx)
+	unbound, stored, err := p.unboundPods(ctx)
 	if err != nil {
 		return pendingDemand{}, err
 	}
@@ -229,32 +229,27 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 	out := pendingDemand{pods: make([]pendingPod, 0, len(unbound)), placed: map[string]corev1.ResourceList{}}
 	initialized := initializedNodeClaims(placements)
 	for _, item := range unbound {
-		w, inWorkload := workloadOf(item)
-		if inWorkload {
-			if workloads[w] == nil {
-				workloads[w] = &workloadPods{}
-			}
-			workloads[w].unbound++
-		}
-		cached := p.shapes[item.UID]
-		if cached == nil || cached.resourceVersion != item.ResourceVersion || cached.ignorePreferences != ignorePreferences {
-			cached = &cachedShape{resourceVersion: item.ResourceVersion, ignorePreferences: ignorePreferences, provisionable: pod.IsProvisionable(item)}
-			if cached.provisionable {
-				cached.shape, cached.refused = shapeOf(item, ignorePreferences), refusedByCore(ctx, item)
-			}
-			p.shapes[item.UID] = cached
-		}
+		cached := p.cachedShape(ctx, item, stored, ignorePreferences)
 		cached.listing = p.listings
+		if cached.interned != nil {
+			cached.interned.listing = p.listings
+		}
+		if cached.inWorkload {
+			if workloads[cached.workload] == nil {
+				workloads[cached.workload] = &workloadPods{}
+			}
+			workloads[cached.workload].unbound++
+		}
 		if !cached.provisionable {
-			if inWorkload && awaitsScheduler(item) {
-				workloads[w].awaiting++
+			if cached.inWorkload && cached.awaitsScheduler {
+				workloads[cached.workload].awaiting++
 			}
 			continue
 		}
-		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
 		if cached.refused {
 			continue
 		}
+		key := cached.key
 		// Core clears a pod's success time when it fails to place it, and keeps its first decision time.
 		tried := placements.PodSchedulingDecisionTime(key)
 		failed := !tried.IsZero() && placements.PodSchedulingSuccessTime(key).IsZero()
@@ -268,14 +263,20 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 			out.placed[claim] = resources.MergeInto(out.placed[claim], cached.shape.requests)
 			continue
 		}
-		out.pods = append(out.pods, pendingPod{key: key, shape: cached.shape, created: item.CreationTimestamp, uid: item.UID, failed: failed})
-		if inWorkload && workloads[w].shape == nil {
-			workloads[w].shape = cached.shape
+		out.pods = append(out.pods, pendingPod{key: key, shape: cached.shape, created: cached.created, uid: cached.uid, failed: failed})
+		if cached.inWorkload && workloads[cached.workload].shape == nil {
+			workloads[cached.workload].shape = cached.shape
 		}
 	}
 	for uid, cached := range p.shapes {
 		if cached.listing != p.listings {
 			delete(p.shapes, uid)
+			delete(p.shapesByPod, cached.pod)
+		}
+	}
+	for key, interned := range p.shapesByKey {
+		if interned.listing != p.listings {
+			delete(p.shapesByKey, key)
 		}
 	}
 	if len(out.pods) == 0 {
@@ -289,6 +290,60 @@ func (p *Policy) pendingPods(ctx context.Context, placements Placements) (pendin
 	return out, nil
 }
 
+// cachedShape is what the policy reads of the unbound pod, worked out again only when the pod
+// changed (its resource version) or the preference policy did. A pod the informer's store holds
+// (stored) is found by its address first: the store replaces a pod it updates, and the cache
+// keeps the pod it read, so the same address is the same pod, and reading it is not needed at
+// all; thousands of pods read field by field cost more than the rest of an unchanged call.
+func (p *Policy) cachedShape(ctx context.Context, item *corev1.Pod, stored, ignorePreferences bool) *cachedShape {
+	if stored {
+		if cached, ok := p.shapesByPod[item]; ok && cached.ignorePreferences == ignorePreferences {
+			return cached
+		}
+	}
+	cached := p.shapes[item.UID]
+	if cached == nil || cached.resourceVersion != item.ResourceVersion || cached.ignorePreferences != ignorePreferences {
+		cached = &cachedShape{
+			resourceVersion: item.ResourceVersion, ignorePreferences: ignorePreferences, provisionable: pod.IsProvisionable(item),
+			key: types.NamespacedName{Namespace: strings.Clone(item.Namespace), Name: strings.Clone(item.Name)}, created: item.CreationTimestamp, uid: item.UID,
+			awaitsScheduler: awaitsScheduler(item),
+		}
+		cached.workload, cached.inWorkload = workloadOf(item)
+		if cached.provisionable {
+			cached.interned, cached.refused = p.internShape(shapeOf(item, ignorePreferences)), refusedByCore(ctx, item)
+			cached.shape = cached.interned.shape
+		}
+		if previous := p.shapes[item.UID]; previous != nil {
+			delete(p.shapesByPod, previous.pod)
+		}
+		p.shapes[item.UID] = cached
+	}
+	if stored && cached.pod != item {
+		delete(p.shapesByPod, cached.pod)
+		cached.pod = item
+		p.shapesByPod[item] = cached
+	}
+	return cached
+}
+
+// internShape is the shape of the pending pods with the same key as s: s, unless one is known.
+// The pods of a workload then share one shape, which groupPending tells apart by address.
+func (p *Policy) internShape(s *podShape) *internedShape {
+	interned, ok := p.shapesByKey[s.key]
+	if !ok {
+		interned = &internedShape{shape: s}
+		p.shapesByKey[s.key] = interned
+	}
+	return interned
+}
+
+// internedShape is a shape of pending pods, and the last listing of pending pods that held a pod
+// of it.
+type internedShape struct {
+	shape   *podShape
+	listing uint64
+}
+
 // UnboundPodsIndex names the index ReadPodsFrom adds to the pod informer; unboundPodsKey is its
 // one key, that of the pods no node is bound to.
 const (
@@ -296,32 +351,65 @@ const (
 	unboundPodsKey   = "unbound"
 )
 
-// ReadPodsFrom has the policy read the unbound pods straight from the pod informer of the cache
-// that serves kubeClient's reads (the manager's), through an index of its own. A listing, even
-// without deep copies, copies every pod into a new slice: megabytes per call with thousands of
-// pods pending, which core asks for several times a round. Caches whose pod informer has no
-// index of its own to read (a multi-namespace cache) are listed as before.
+// ReadPodsFrom has the policy read the unbound pods, and the NodePools' NodeClaims, straight from
+// the informers of the cache that serves kubeClient's reads (the manager's), through indexes of
+// its own. A listing, even without deep copies, copies every object into a new slice: megabytes
+// per call with thousands of pods pending, and hundreds of kilobytes with hundreds of nodes,
+// which core asks for several times a round. Caches whose informers have no index of their own
+// to read (a multi-namespace cache) are listed as before.
 func (p *Policy) ReadPodsFrom(ctx context.Context, informers crcache.Informers) error {
-	informer, err := informers.GetInformer(ctx, &corev1.Pod{})
+	pods, err := indexedStore(ctx, informers, &corev1.Pod{}, toolscache.Indexers{UnboundPodsIndex: indexUnbound})
 	if err != nil {
-		return fmt.Errorf("getting the pod informer: %w", err)
-	}
-	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
-	if !ok {
-		return nil
-	}
-	if err := informer.AddIndexers(toolscache.Indexers{UnboundPodsIndex: indexUnbound}); err != nil {
 		return fmt.Errorf("indexing unbound pods: %w", err)
 	}
-	p.podIndex.Store(&podIndexHolder{Indexer: indexed.GetIndexer(), synced: informer.HasSynced})
+	if pods != nil {
+		p.podIndex.Store(pods)
+	}
+	nodeClaims, err := indexedStore(ctx, informers, &karpv1.NodeClaim{}, toolscache.Indexers{NodePoolNodeClaimsIndex: indexNodePool})
+	if err != nil {
+		return fmt.Errorf("indexing NodeClaims by NodePool: %w", err)
+	}
+	if nodeClaims != nil {
+		p.nodeClaimIndex.Store(nodeClaims)
+	}
 	return nil
 }
 
-// podIndexHolder is the pod informer's store, and whether it has synced: until then, listing
-// through the cache waits for it.
-type podIndexHolder struct {
+// indexedStore adds the indexers to the informer of obj's kind and returns its store, or nil when
+// the informer has no store of its own to read.
+func indexedStore(ctx context.Context, informers crcache.Informers, obj client.Object, indexers toolscache.Indexers) (*informerStore, error) {
+	informer, err := informers.GetInformer(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
+	if !ok {
+		return nil, nil
+	}
+	if err := informer.AddIndexers(indexers); err != nil {
+		return nil, err
+	}
+	return &informerStore{Indexer: indexed.GetIndexer(), synced: informer.HasSynced}, nil
+}
+
+// informerStore is an informer's store, and whether it has synced: until then, listing through
+// the cache waits for it.
+type informerStore struct {
 	toolscache.Indexer
 	synced func() bool
+}
+
+// NodePoolNodeClaimsIndex names the index ReadPodsFrom adds to the NodeClaim informer: NodeClaims
+// by the NodePool their label names.
+const NodePoolNodeClaimsIndex = "karpenter.k8s.linode/sizing-nodepool"
+
+func indexNodePool(obj any) ([]string, error) {
+	if nodeClaim, ok := obj.(*karpv1.NodeClaim); ok {
+		if nodePool, ok := nodeClaim.Labels[karpv1.NodePoolLabelKey]; ok {
+			return []string{nodePool}, nil
+		}
+	}
+	return nil, nil
 }
 
 func indexUnbound(obj any) ([]string, error) {
@@ -332,11 +420,12 @@ func indexUnbound(obj any) ([]string, error) {
 }
 
 // unboundPods are the pods no node is bound to, as the cache holds them: they are only read.
-func (p *Policy) unboundPods(ctx context.Context) ([]*corev1.Pod, error) {
+// stored says that they are the informer's store's own pods, not copies.
+func (p *Policy) unboundPods(ctx context.Context) (pods []*corev1.Pod, stored bool, err error) {
 	if index := p.podIndex.Load(); index != nil && index.synced() {
 		objects, err := index.ByIndex(UnboundPodsIndex, unboundPodsKey)
 		if err != nil {
-			return nil, fmt.Errorf("reading pending pods: %w", err)
+			return nil, false, fmt.Errorf("reading pending pods: %w", err)
 		}
 		pods := make([]*corev1.Pod, 0, len(objects))
 		for _, o := range objects {
@@ -344,18 +433,18 @@ func (p *Policy) unboundPods(ctx context.Context) ([]*corev1.Pod, error) {
 				pods = append(pods, pod)
 			}
 		}
-		return pods, nil
+		return pods, true, nil
 	}
 	var list corev1.PodList
 	// The manager's cache indexes pods by node name, as core's own listing of pending pods uses.
 	if err := p.kubeClient.List(ctx, &list, client.MatchingFields{"spec.nodeName": ""}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing pending pods: %w", err)
+		return nil, false, fmt.Errorf("listing pending pods: %w", err)
 	}
-	pods := make([]*corev1.Pod, len(list.Items))
+	pods = make([]*corev1.Pod, len(list.Items))
 	for i := range list.Items {
 		pods[i] = &list.Items[i]
 	}
-	return pods, nil
+	return pods, false, nil
 }
 
 type cachedShape struct {
@@ -365,10 +454,22 @@ type cachedShape struct {
 	// to provision for it (pod.IsProvisionable); only then does it have a shape.
 	provisionable bool
 	shape         *podShape
+	interned      *internedShape
 	// refused says that core's provisioner ignores the pod (refusedByCore).
 	refused bool
 	// listing is the last listing of pending pods that held the pod.
 	listing uint64
+	// key, created and uid are the pod's; workload its controller, when inWorkload; and
+	// awaitsScheduler whether kube-scheduler has yet to try it. key is a copy, kept beside the
+	// other cached pods' keys: core's cluster state hashes the key of every pending pod on every
+	// call, and the pods' own strings lie scattered over the heap, one cache miss each.
+	key                         types.NamespacedName
+	created                     metav1.Time
+	uid                         types.UID
+	workload                    workload
+	inWorkload, awaitsScheduler bool
+	// pod is the informer's store's pod it was last found as, when read from the store.
+	pod *corev1.Pod
 }
 
 // ignoresPreferences says whether core's scheduler runs with its Ignore preference policy; it
@@ -511,24 +612,31 @@ type groupRun = runOf[*podGroup]
 func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming []comingPods) ([]*podGroup, []groupRun) {
 	byKey := map[string]*podGroup{}
 	refused := map[string]bool{}
+	// byShape are the groups by the pods' shapes, nil for those refused: pods of one shape mostly
+	// share it (Policy.internShape), and finding it is cheaper than hashing its key.
+	byShape := map[*podShape]*podGroup{}
 	var groups []*podGroup
-	var queued []queuedPod
+	queued := make([]queuedPod, 0, len(pending))
 	for i := range pending {
 		p := &pending[i]
 		s := p.shape
-		if refused[s.key] {
-			continue
-		}
-		g, ok := byKey[s.key]
-		if !ok {
-			where := pools.place(s)
-			if where.pool != pool {
-				refused[s.key] = true
-				continue
+		g, seen := byShape[s]
+		if !seen {
+			if !refused[s.key] {
+				if g = byKey[s.key]; g == nil {
+					if where := pools.place(s); where.pool == pool {
+						g = &podGroup{shape: s.at(where.level), elsewhere: where.elsewhere}
+						byKey[s.key] = g
+						groups = append(groups, g)
+					} else {
+						refused[s.key] = true
+					}
+				}
 			}
-			g = &podGroup{shape: s.at(where.level), elsewhere: where.elsewhere}
-			byKey[s.key] = g
-			groups = append(groups, g)
+			byShape[s] = g
+		}
+		if g == nil {
+			continue
 		}
 		g.pods++
 		g.members = append(g.members, p)
@@ -567,12 +675,14 @@ func classOf(g *podGroup) requestClass { return requestClass{cpu: g.shape.cpu, m
 func inQueueOrder(queued []queuedPod, groups []*podGroup) []groupRun {
 	byClass := map[requestClass][]*podGroup{}
 	var classes []requestClass
+	ties := false
 	for _, g := range groups {
 		c := classOf(g)
 		if byClass[c] == nil {
 			classes = append(classes, c)
 		}
 		byClass[c] = append(byClass[c], g)
+		ties = ties || len(byClass[c]) > 1
 	}
 	slices.SortFunc(classes, func(a, b requestClass) int {
 		if c := cmp.Compare(b.cpu, a.cpu); c != 0 {
@@ -580,10 +690,11 @@ func inQueueOrder(queued []queuedPod, groups []*podGroup) []groupRun {
 		}
 		return cmp.Compare(b.memory, a.memory)
 	})
+	// Without ties, no pod need be looked at.
 	tiedPods := map[requestClass][]queuedPod{}
-	for _, q := range queued {
-		if c := classOf(q.group); len(byClass[c]) > 1 {
-			tiedPods[c] = append(tiedPods[c], q)
+	for i := 0; ties && i < len(queued); i++ {
+		if c := classOf(queued[i].group); len(byClass[c]) > 1 {
+			tiedPods[c] = append(tiedPods[c], queued[i])
 		}
 	}
 	var runs []groupRun

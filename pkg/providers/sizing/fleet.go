@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sync"
 )
 
 // The fleet simulation works on plain numbers: a plan is its price and the room its node has for
@@ -258,10 +259,16 @@ func fits(room, used, more vector) bool {
 // ceiling turned away (an index into plans, len(plans) for none): every ceiling below that plan's
 // price that offers every plan at its own price packs the same fleet, pod for pod.
 func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) (fleet, int) {
-	return new(packer).pack(plans, queue, c, starting)
+	p := packers.Get().(*packer)
+	defer packers.Put(p)
+	return p.pack(plans, queue, c, starting)
 }
 
-// packer packs, keeping the memory of its last pack for the next: a solver packs dozens of times.
+// packers are packers between packs: a decision packs dozens of times, and each call of the
+// policy decides again, so a pack mostly fills memory an earlier one grew rather than its own.
+var packers = sync.Pool{New: func() any { return new(packer) }}
+
+// packer packs, keeping the memory of its last pack for the next.
 type packer struct {
 	bins  []bin
 	order []slot
@@ -592,7 +599,6 @@ type solver struct {
 	// packed holds the fleets packed for a round's shapes, each with the ceiling prices that
 	// pack it: ceilings at the prices of plans that hold nothing more pack the same fleet.
 	packed map[packKey][]packedFleet
-	packer *packer
 	// recent, when not nil, holds the fleets packed for recent decisions, which the solver
 	// reuses and adds to; idBuf is the memory packIDOf works in.
 	recent *packMemo
@@ -600,7 +606,7 @@ type solver struct {
 }
 
 func newSolver(plans []plan, shapes []*shape, queue []run, starting []startingRoom) solver {
-	return solver{plans: plans, shapes: shapes, queue: queue, starting: starting, memo: map[int][]option{}, packed: map[packKey][]packedFleet{}, packer: new(packer)}
+	return solver{plans: plans, shapes: shapes, queue: queue, starting: starting, memo: map[int][]option{}, packed: map[packKey][]packedFleet{}}
 }
 
 // packKey identifies the shapes a round packs, of those whose cheapest plan costs more than
@@ -648,14 +654,14 @@ func (s *solver) pack(key packKey, now []*shape, c ceiling) fleet {
 // from the same inputs.
 func (s *solver) packOrRecall(queue []run, c ceiling, starting []startingRoom) (fleet, int) {
 	if s.recent == nil {
-		return s.packer.pack(s.plans, queue, c, starting)
+		return pack(s.plans, queue, c, starting)
 	}
 	var id packID
 	id, s.idBuf = packIDOf(s.idBuf, s.plans, queue, c, starting)
 	if r, ok := s.recent.get(id); ok {
 		return r.fleet, r.beyond
 	}
-	placed, beyond := s.packer.pack(s.plans, queue, c, starting)
+	placed, beyond := pack(s.plans, queue, c, starting)
 	s.recent.put(id, packedResult{fleet: placed, beyond: beyond})
 	return placed, beyond
 }

@@ -57,14 +57,18 @@ type Policy struct {
 	clock      clock.Clock
 	placements atomic.Pointer[placementsHolder]
 	overlays   atomic.Pointer[overlaysHolder]
-	// podIndex, once ReadPodsFrom set it, holds the unbound pods the policy reads.
-	podIndex atomic.Pointer[podIndexHolder]
+	// podIndex and nodeClaimIndex, once ReadPodsFrom set them, hold the unbound pods and the
+	// NodeClaims the policy reads.
+	podIndex, nodeClaimIndex atomic.Pointer[informerStore]
 
 	mu sync.Mutex
-	// shapes caches what the policy reads of each unbound pod, by UID; listings counts the
-	// listings of unbound pods, which mark the pods they held.
-	shapes   map[types.UID]*cachedShape
-	listings uint64
+	// shapes caches what the policy reads of each unbound pod, by UID, and shapesByPod by the
+	// informer's store's pod; shapesByKey are the pods' shapes, one for each key; listings counts
+	// the listings of unbound pods, which mark the pods and shapes they held.
+	shapes      map[types.UID]*cachedShape
+	shapesByPod map[*corev1.Pod]*cachedShape
+	shapesByKey map[string]*internedShape
+	listings    uint64
 	// decisions are each NodePool's last answer, by NodePool name.
 	decisions map[string]*memo
 	// sized are each NodePool's last decision for its own pods, by NodePool name: the round's
@@ -131,6 +135,8 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		tradeoff:           tradeoff,
 		clock:              clk,
 		shapes:             map[types.UID]*cachedShape{},
+		shapesByPod:        map[*corev1.Pod]*cachedShape{},
+		shapesByKey:        map[string]*internedShape{},
 		decisions:          map[string]*memo{},
 		sized:              map[string]*sizedPool{},
 		simulating:         map[string]*simulation{},
@@ -578,6 +584,19 @@ func (p *Policy) daemonPods(ctx context.Context) ([]*corev1.Pod, string, error) 
 // nodeClaims counts the NodePool's NodeClaims that are not being deleted: its nodes, launched or
 // not.
 func (p *Policy) nodeClaims(ctx context.Context, nodePool string) (int, error) {
+	if index := p.nodeClaimIndex.Load(); index != nil && index.synced() {
+		objects, err := index.ByIndex(NodePoolNodeClaimsIndex, nodePool)
+		if err != nil {
+			return 0, fmt.Errorf("reading the NodePool's NodeClaims: %w", err)
+		}
+		n := 0
+		for _, o := range objects {
+			if nodeClaim, ok := o.(*karpv1.NodeClaim); ok && nodeClaim.DeletionTimestamp.IsZero() {
+				n++
+			}
+		}
+		return n, nil
+	}
 	var list karpv1.NodeClaimList
 	if err := p.kubeClient.List(ctx, &list, client.MatchingLabels{karpv1.NodePoolLabelKey: nodePool}, client.UnsafeDisableDeepCopy); err != nil {
 		return 0, fmt.Errorf("listing the NodePool's NodeClaims: %w", err)
