@@ -62,6 +62,41 @@ func calls(emu *emulator.Emulator, route string) (sent, refused int) {
 	return sent, refused
 }
 
+// createAtOnce makes n creates at the same moment and waits for them; each failure fails the test.
+func createAtOnce(t *testing.T, client *linode.Client, n int) {
+	t.Helper()
+	create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if _, err := client.CreateInstance(context.Background(), create); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// slowWay is a proxy to emu that holds a Linode create lag before passing it on when
+// delays(n) says so of the nth create to reach it: the create's way to the API is slow.
+func slowWay(t *testing.T, emu *emulator.Emulator, lag time.Duration, delays func(n int32) bool) string {
+	t.Helper()
+	target, err := url.Parse(emu.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var creates atomic.Int32
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/linode/instances") && delays(creates.Add(1)) {
+			time.Sleep(lag)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(server.Close)
+	return server.URL
+}
+
 // TestBurstOfCreatesWithinTheBudget launches 60 Linodes at once, then 60 single-node LKE pools,
 // against an emulator enforcing 20 creates per 1.5 s for each: paced to that budget, the client
 // makes one create call per node, none answered 429, and the last leaves two windows after the
@@ -156,15 +191,7 @@ func TestAnotherUserOfTheTokenLeavesLess(t *testing.T) {
 	if _, err := client.CreateInstance(ctx, create); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	for range 3 {
-		wg.Go(func() {
-			if _, err := client.CreateInstance(ctx, create); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	createAtOnce(t, client, 3)
 	if sent, refused := calls(emu, "POST /linode/instances"); sent != 7 || refused != 0 {
 		t.Fatalf("%d creates sent (3 by the other client), %d answered 429", sent, refused)
 	}
@@ -226,33 +253,11 @@ func TestTimeoutStartsAtTheTurn(t *testing.T) {
 func TestLateArrivalsDelayTheNextWindow(t *testing.T) {
 	const lag = 300 * time.Millisecond
 	emu := startLimitedEmulator(t, emulator.RateLimits{LinodeCreates: fastCreates, LinodeCreateWindow: fastWindow})
-	target, err := url.Parse(emu.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	var delayed atomic.Int32
-	slowStart := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/linode/instances") && delayed.Add(1) <= fastCreates {
-			time.Sleep(lag)
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(slowStart.Close)
 	client := pacedClient(t, emu, func(o *linode.ClientOptions) {
-		o.URL = slowStart.URL
+		o.URL = slowWay(t, emu, lag, func(n int32) bool { return n <= fastCreates })
 		o.Budgets[linode.ClassLinodeCreate] = linode.Budget{Requests: fastCreates, Window: fastWindow}
 	})
-	var wg sync.WaitGroup
-	for i := range 2 * fastCreates {
-		wg.Go(func() {
-			create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Label: fmt.Sprintf("node-%d", i)}
-			if _, err := client.CreateInstance(context.Background(), create); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	createAtOnce(t, client, 2*fastCreates)
 	if sent, refused := calls(emu, "POST /linode/instances"); sent != 2*fastCreates || refused != 0 {
 		t.Fatalf("%d create calls for %d nodes, %d answered 429", sent, 2*fastCreates, refused)
 	}
@@ -265,39 +270,14 @@ func TestLateArrivalsDelayTheNextWindow(t *testing.T) {
 func TestARequestInFlightKeepsItsPlace(t *testing.T) {
 	const window, lag = time.Second, 1300 * time.Millisecond
 	emu := startLimitedEmulator(t, emulator.RateLimits{LinodeCreates: 1, LinodeCreateWindow: window})
-	target, err := url.Parse(emu.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	var creates atomic.Int32
-	slowSecond := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/linode/instances") && creates.Add(1) == 2 {
-			time.Sleep(lag)
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(slowSecond.Close)
 	client := pacedClient(t, emu, func(o *linode.ClientOptions) {
-		o.URL = slowSecond.URL
+		o.URL = slowWay(t, emu, lag, func(n int32) bool { return n == 2 })
 		o.RetryCount = 0
 		o.Budgets[linode.ClassLinodeCreate] = linode.Budget{Requests: 1, Window: window}
 	})
-	ctx := context.Background()
-	create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}
 	// The first create, answered at once, warms the client's books.
-	if _, err := client.CreateInstance(ctx, create); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			if _, err := client.CreateInstance(ctx, create); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	createAtOnce(t, client, 1)
+	createAtOnce(t, client, 2)
 	if sent, refused := calls(emu, "POST /linode/instances"); sent != 3 || refused != 0 {
 		t.Fatalf("%d create calls for 3 Linodes, %d answered 429", sent, refused)
 	}
@@ -322,15 +302,7 @@ func TestAClientTakingOverMidBurstAsksBeforeItBursts(t *testing.T) {
 		o.RetryCount = 0
 		o.Budgets[linode.ClassLinodeCreate] = linode.Budget{Requests: budget, Window: window}
 	})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			if _, err := standby.CreateInstance(ctx, create); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	createAtOnce(t, standby, 4)
 	if sent, refused := calls(emu, "POST /linode/instances"); sent != budget-1+4 || refused != 0 {
 		t.Fatalf("%d creates sent (%d by the old leader), %d answered 429", sent, budget-1, refused)
 	}
