@@ -50,7 +50,7 @@ func NewControllers(ctx context.Context, core *coreoperator.Operator, api linode
 	clusterState := state.NewCluster(core.Clock, core.GetClient(), cloudProvider, state.WithRepairPolicyMatcher(repairPolicyMatcher))
 	provider.Sizing.Track(clusterState)
 	provider.Sizing.ModelOverlays(core.InstanceTypeStore)
-	if err := provider.Sizing.ReadPodsFrom(ctx, core.GetCache()); err != nil {
+	if err := provider.Sizing.ReadFromInformers(ctx, core.GetCache()); err != nil {
 		return nil, err
 	}
 

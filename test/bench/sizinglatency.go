@@ -152,7 +152,7 @@ func newSizingFixture(ctx context.Context) (f *sizingFixture, err error) {
 		return nil, err
 	}
 	// The controller's policy reads pending pods from its manager's cache.
-	if err := cloud.Sizing.ReadPodsFrom(ctx, informers); err != nil {
+	if err := cloud.Sizing.ReadFromInformers(ctx, informers); err != nil {
 		return nil, err
 	}
 	f.linode = &linodeCloud{

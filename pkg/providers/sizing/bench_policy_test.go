@@ -65,7 +65,7 @@ func BenchmarkInstanceTypes(b *testing.B) {
 	}
 	cloud.Sizing.Track(state.NewCluster(clocktesting.NewFakeClock(time.Now()), kubeClient, cloud.CloudProvider))
 	// As the controller's policy reads pending pods from its manager's cache.
-	if err := cloud.Sizing.ReadPodsFrom(ctx, informers); err != nil {
+	if err := cloud.Sizing.ReadFromInformers(ctx, informers); err != nil {
 		b.Fatal(err)
 	}
 	nodePool := coretest.NodePool(karpv1.NodePool{

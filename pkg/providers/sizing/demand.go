@@ -344,20 +344,20 @@ type internedShape struct {
 	listing uint64
 }
 
-// UnboundPodsIndex names the index ReadPodsFrom adds to the pod informer; unboundPodsKey is its
-// one key, that of the pods no node is bound to.
+// UnboundPodsIndex names the index ReadFromInformers adds to the pod informer; unboundPodsKey is
+// its one key, that of the pods no node is bound to.
 const (
 	UnboundPodsIndex = "karpenter.k8s.linode/sizing-unbound"
 	unboundPodsKey   = "unbound"
 )
 
-// ReadPodsFrom has the policy read the unbound pods, and the NodePools' NodeClaims, straight from
-// the informers of the cache that serves kubeClient's reads (the manager's), through indexes of
-// its own. A listing, even without deep copies, copies every object into a new slice: megabytes
-// per call with thousands of pods pending, and hundreds of kilobytes with hundreds of nodes,
-// which core asks for several times a round. Caches whose informers have no index of their own
-// to read (a multi-namespace cache) are listed as before.
-func (p *Policy) ReadPodsFrom(ctx context.Context, informers crcache.Informers) error {
+// ReadFromInformers has the policy read the unbound pods, and the NodePools' NodeClaims,
+// straight from the informers of the cache that serves kubeClient's reads (the manager's),
+// through indexes of its own. A listing, even without deep copies, copies every object into a
+// new slice: megabytes per call with thousands of pods pending, and hundreds of kilobytes with
+// hundreds of nodes, which core asks for several times a round. Caches whose informers have no
+// index of their own to read (a multi-namespace cache) are listed as before.
+func (p *Policy) ReadFromInformers(ctx context.Context, informers crcache.Informers) error {
 	pods, err := indexedStore(ctx, informers, &corev1.Pod{}, toolscache.Indexers{UnboundPodsIndex: indexUnbound})
 	if err != nil {
 		return fmt.Errorf("indexing unbound pods: %w", err)
@@ -399,8 +399,8 @@ type informerStore struct {
 	synced func() bool
 }
 
-// NodePoolNodeClaimsIndex names the index ReadPodsFrom adds to the NodeClaim informer: NodeClaims
-// by the NodePool their label names.
+// NodePoolNodeClaimsIndex names the index ReadFromInformers adds to the NodeClaim informer:
+// NodeClaims by the NodePool their label names.
 const NodePoolNodeClaimsIndex = "karpenter.k8s.linode/sizing-nodepool"
 
 func indexNodePool(obj any) ([]string, error) {

@@ -20,7 +20,7 @@ var _ = Describe("Reading pending pods from the manager's cache", func() {
 		DeferCleanup(cancel)
 		_, informers, err := env.CachedClientAndInformers(informerCtx, environment.PodNodeNameIndex)
 		Expect(err).ToNot(HaveOccurred())
-		Expect(cloud.Sizing.ReadPodsFrom(informerCtx, informers)).To(Succeed())
+		Expect(cloud.Sizing.ReadFromInformers(informerCtx, informers)).To(Succeed())
 		// The policy reads the informer's store through an index of its own, not a listing.
 		informer, err := informers.GetInformer(informerCtx, &corev1.Pod{})
 		Expect(err).ToNot(HaveOccurred())

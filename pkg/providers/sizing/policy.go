@@ -57,7 +57,7 @@ type Policy struct {
 	clock      clock.Clock
 	placements atomic.Pointer[placementsHolder]
 	overlays   atomic.Pointer[overlaysHolder]
-	// podIndex and nodeClaimIndex, once ReadPodsFrom set them, hold the unbound pods and the
+	// podIndex and nodeClaimIndex, once ReadFromInformers set them, hold the unbound pods and the
 	// NodeClaims the policy reads.
 	podIndex, nodeClaimIndex atomic.Pointer[informerStore]
 
