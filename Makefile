@@ -37,7 +37,7 @@ endif
 
 .PHONY: demo
 demo: ## The README walk-through on a local cluster and the Linode API emulator (no Linode account); DEMO_FLAGS=--keep
-	go run ./cmd/demo $(DEMO_FLAGS)
+	go run ./test/cmd/demo $(DEMO_FLAGS)
 
 .PHONY: plan
 plan: ## Build bin/karpenter-linode (karpenter-linode plan) and bin/kubectl-linode_plan, the kubectl plugin `kubectl linode-plan`
@@ -50,16 +50,16 @@ e2e: k8s-binaries ## Only the end-to-end suites: the controller on a local clust
 
 .PHONY: bench
 bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about an hour, most of it the cost fleets)
-	go run ./cmd/bench $(BENCH_FLAGS)
+	go run ./test/cmd/bench $(BENCH_FLAGS)
 
 .PHONY: bench-quick
 bench-quick: k8s-binaries ## Smaller, shorter benchmarks and the fault matrix's short version, for CI (under 8 min)
-	go run ./cmd/bench -quick $(BENCH_FLAGS)
-	go run ./cmd/chaos -quick $(CHAOS_FLAGS)
+	go run ./test/cmd/bench -quick $(BENCH_FLAGS)
+	go run ./test/cmd/chaos -quick $(CHAOS_FLAGS)
 
 .PHONY: chaos
 chaos: k8s-binaries ## The fault matrix: each fault in turn on a local cluster, what it cost; table in results/ (about 37 min)
-	go run ./cmd/chaos $(CHAOS_FLAGS)
+	go run ./test/cmd/chaos $(CHAOS_FLAGS)
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build kube-apiserver, etcd, kube-scheduler, kube-controller-manager and kwok (minutes the first time)

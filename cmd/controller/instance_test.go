@@ -22,13 +22,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/test/chartrender"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
+	"github.com/linode/karpenter-provider-linode/test/localcluster/component"
+	"github.com/linode/karpenter-provider-linode/test/localcluster/nodesim"
 )
 
 // TestInstanceModeAsTheChartRunsIt installs the chart in instance mode on a control plane set up

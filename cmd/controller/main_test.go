@@ -21,10 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/test/chartrender"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // token is what the emulator accepts; the tests look for it in everything the controller writes.

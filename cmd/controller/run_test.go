@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/test/chartrender"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // TestControllerAsTheChartRunsIt runs the built controller with the environment the Helm chart

@@ -25,11 +25,11 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/alphafields"
 	"github.com/linode/karpenter-provider-linode/pkg/test/alpharelease"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
+	"github.com/linode/karpenter-provider-linode/test/chartrender"
 )
 
 // readmeNodeClass is the LinodeNodeClass of the alpha provider's README ("Create NodePool"),

@@ -68,7 +68,7 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	var paths files
 	fs.Var(&paths, "f", "a manifest file or directory (.yaml, .yml, .json), or - for standard input; repeatable")
 	region := fs.String("region", "us-ord", "the Linode region the fleet runs in; with --kubeconfig, by default the region of the cluster's nodes")
-	catalogueFile := fs.String("catalogue", "", "a catalogue file (the API's regions, types and availability, as pkg/emulator/catalogue.json); without it, the Linode API when LINODE_TOKEN is set, else the catalogue built into the binary (LINODE_URL changes the API's root, as for the controller)")
+	catalogueFile := fs.String("catalogue", "", "a catalogue file (the API's regions, types and availability, as pkg/catalogue/catalogue.json); without it, the Linode API when LINODE_TOKEN is set, else the catalogue built into the binary (LINODE_URL changes the API's root, as for the controller)")
 	kubeconfig := fs.String("kubeconfig", "", "plan for this cluster's pending and running pods, as if provisioned from nothing, beside what its nodes cost now")
 	output := fs.String("o", "table", "output format: table or json")
 	modeName := fs.String("mode", string(mode.LKE), "the controller's mode: lke or instance (instance mode also launches Nanodes)")

@@ -28,13 +28,13 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	linodeexpectations "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 const poolsRoute = "/lke/clusters/{clusterId}/pools"

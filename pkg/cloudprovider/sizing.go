@@ -13,7 +13,7 @@ import (
 )
 
 // Sizer narrows the plans offered to a NodePool to those that suit its pending pods, by marking
-// the other plans' offerings unavailable for now (pkg/providers/sizing). It is applied where
+// the other plans' offerings unavailable for now (pkg/sizing). It is applied where
 // core chooses plans (GetInstanceTypes), never in Create: a NodeClaim core made from one round's
 // offer launches even if the offer changed since.
 type Sizer interface {

@@ -12,7 +12,7 @@ import (
 )
 
 // API is the subset of linodego the provider uses. *linodego.Client implements it; tests use the
-// same client aimed at the emulator (pkg/emulator), never a mock.
+// same client aimed at the emulator (test/emulator), never a mock.
 type API interface {
 	CatalogueAPI
 	LKEAPI

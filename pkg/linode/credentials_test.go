@@ -13,8 +13,8 @@ import (
 	"github.com/linode/linodego"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // TestRotatedTokenFileIsUsedWithoutARestart follows a token through its life on Linode's side:

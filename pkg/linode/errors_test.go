@@ -8,8 +8,8 @@ import (
 
 	"github.com/linode/linodego"
 
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // TestRefusalsOfAPoolCreate answers a pool create, through the real client, with each refusal

@@ -7,8 +7,8 @@ import (
 	"github.com/linode/linodego"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // TestAPIBudgetsAsTheAPICountsThem: each call is counted against the budget the API (the

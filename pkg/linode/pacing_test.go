@@ -15,8 +15,8 @@ import (
 
 	"github.com/linode/linodego"
 
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // The emulator's budgets in these tests run the same logic as Linode's 20 creates per 15 s, ten

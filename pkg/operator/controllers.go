@@ -31,7 +31,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/sizing"
+	"github.com/linode/karpenter-provider-linode/pkg/sizing"
 )
 
 // NewControllers builds the Linode cloud provider for target and returns Karpenter core's

@@ -12,14 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
+	"github.com/linode/karpenter-provider-linode/test/localcluster/component"
 )
 
 func TestEveryModeIsBuiltHere(t *testing.T) {

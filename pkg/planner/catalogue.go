@@ -11,13 +11,13 @@ import (
 
 	"github.com/linode/linodego"
 
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/pkg/catalogue"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 )
 
 // Catalogue is what Linode sells and where, as the API lists it: the plans, the regions with
-// their capabilities, and which plans each region has sold out. Its JSON form is the emulator's
-// catalogue.json ("regions", "types", "availability", "as_of").
+// their capabilities, and which plans each region has sold out. Its JSON form is the snapshot's
+// (pkg/catalogue) ("regions", "types", "availability", "as_of").
 type Catalogue struct {
 	// AsOf is the day the catalogue was read; for the live API, now.
 	AsOf         time.Time                     `json:"-"`
@@ -28,10 +28,10 @@ type Catalogue struct {
 	Source string `json:"-"`
 }
 
-// BuiltInCatalogue is the catalogue built into the binary: the emulator's, read from the real API
+// BuiltInCatalogue is the catalogue built into the binary: pkg/catalogue's snapshot, read from the real API
 // and dated by its "as_of".
 func BuiltInCatalogue() (*Catalogue, error) {
-	c, err := ParseCatalogue(emulator.CatalogueJSON())
+	c, err := ParseCatalogue(catalogue.JSON())
 	if err != nil {
 		return nil, fmt.Errorf("the built-in catalogue: %w", err)
 	}

@@ -33,7 +33,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/sizing"
+	"github.com/linode/karpenter-provider-linode/pkg/sizing"
 )
 
 // Workloads are what a plan is made for: the pods to place, the DaemonSets that run on every node

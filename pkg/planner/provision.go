@@ -25,7 +25,7 @@ import (
 	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
-	"github.com/linode/karpenter-provider-linode/pkg/providers/sizing"
+	"github.com/linode/karpenter-provider-linode/pkg/sizing"
 )
 
 // SolveTimeout is the provisioner's own bound on one Solve.

@@ -7,7 +7,7 @@ import (
 	"github.com/linode/linodego"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // Emulator is the Linode API emulator, started, with a linodego client aimed at it.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 const apiCostScenario = "Linode API cost"
@@ -139,7 +139,7 @@ func budgetShares(scenario, what string, requests []emulator.RequestRecord, over
 	return rows
 }
 
-// rateLimitBudget names the rate limit a route counts against, as pkg/emulator/ratelimit.go
+// rateLimitBudget names the rate limit a route counts against, as test/emulator/ratelimit.go
 // assigns them: Linode creates have their own budget, collection GETs (every GET whose path does
 // not end in an object's id, except one region's availability, an object) share one, and
 // everything else shares another.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 const capacityScenario = "Time to capacity"

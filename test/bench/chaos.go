@@ -19,9 +19,9 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/test/localcluster"
+	"github.com/linode/karpenter-provider-linode/test/localcluster/nodesim"
 )
 
 // ChaosConfig says how to run the fault matrix (RunChaos).

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
+	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
 // Names of the faults, for ChaosConfig.Faults.

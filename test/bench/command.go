@@ -16,7 +16,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// Command is what the commands that run this package (cmd/bench, cmd/chaos) share: the results
+// Command is what the commands that run this package (test/cmd/bench, test/cmd/chaos) share: the results
 // directory (-out), flags that name some of a list, the run until interrupted, and the report
 // written at its end.
 type Command struct {

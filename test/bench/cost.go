@@ -29,8 +29,8 @@ import (
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // gpuPlans are the GPU plans the catalogue lists; Linode sells them in limited numbers and the
@@ -120,9 +120,9 @@ func exampleNodePool(file string) (costNodePool, error) {
 }
 
 // repositoryFile is the path of a file of this repository, found in the first directory up from
-// the working directory (go test runs in the package's, cmd/bench wherever it is started) that
+// the working directory (go test runs in the package's, test/cmd/bench wherever it is started) that
 // holds it beside this module's go.mod, or else up from this source file's directory, so that a
-// cmd/bench binary started outside the repository finds it too.
+// test/cmd/bench binary started outside the repository finds it too.
 func repositoryFile(name string) (string, error) {
 	var starts []string
 	if wd, err := os.Getwd(); err == nil {

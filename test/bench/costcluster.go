@@ -23,11 +23,11 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/test/localcluster"
+	"github.com/linode/karpenter-provider-linode/test/localcluster/nodesim"
 )
 
 // costRun is what the cost scenario on a cluster does: which mixes, for which NodePools, how

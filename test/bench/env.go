@@ -17,9 +17,9 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
+	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
 // Provider names the Karpenter provider a scenario runs against.

@@ -25,8 +25,8 @@ type hotPath struct {
 
 var hotPaths = []hotPath{
 	{"./pkg/cloudprovider", "BenchmarkGetInstanceTypes", "GetInstanceTypes: NodeClass from an informer cache over kube-apiserver, warm catalogue"},
-	{"./pkg/providers/sizing", "BenchmarkInstanceTypes", "the sizing policy's answer for a NodePool with 500 pods pending and unchanged: pending pods read from an informer cache, grouped, found unchanged"},
-	{"./pkg/providers/sizing", "BenchmarkDecide", "a new ceiling for 1,000 pending pods of four sizes, one left for a later round"},
+	{"./pkg/sizing", "BenchmarkInstanceTypes", "the sizing policy's answer for a NodePool with 500 pods pending and unchanged: pending pods read from an informer cache, grouped, found unchanged"},
+	{"./pkg/sizing", "BenchmarkDecide", "a new ceiling for 1,000 pending pods of four sizes, one left for a later round"},
 	{"./pkg/providers/instancetype", "BenchmarkList", "instance types of a NodeClass from the warm catalogue"},
 	{"./pkg/providers/instancetype", "BenchmarkListCold", "instance types rebuilt after an offering ran out of capacity"},
 	{"./pkg/providers/lke", "BenchmarkList", "List with 1,000 single-node pools in the cluster"},

@@ -12,7 +12,7 @@ cpu: AMD EPYC
 BenchmarkGetInstanceTypes-2   	   50017	      2340 ns/op	    1224 B/op	       8 allocs/op
 PASS
 ok  	github.com/linode/karpenter-provider-linode/pkg/cloudprovider	9.114s
-pkg: github.com/linode/karpenter-provider-linode/pkg/providers/sizing
+pkg: github.com/linode/karpenter-provider-linode/pkg/sizing
 BenchmarkInstanceTypes-2   	    1344	    796023 ns/op	  696072 B/op	      60 allocs/op
 BenchmarkDecide-2          	     546	   2063620 ns/op	  388068 B/op	    8552 allocs/op
 PASS

@@ -1,6 +1,6 @@
 // Package bench measures the provider the way a user would notice it: time to capacity, duplicate
 // launches, Linode API cost, scale, scheduling throughput and cost efficiency, side by side with
-// core's kwok provider where the issue asks for a baseline. cmd/bench runs the scenarios and
+// core's kwok provider where the issue asks for a baseline. test/cmd/bench runs the scenarios and
 // writes the report this file defines (Markdown for people, JSON for tools).
 package bench
 

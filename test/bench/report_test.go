@@ -14,7 +14,7 @@ func TestReportMarkdownAndJSON(t *testing.T) {
 	report := &Report{
 		Started:  time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC),
 		Duration: "12m3s",
-		Command:  "go run ./cmd/bench",
+		Command:  "go run ./test/cmd/bench",
 		Machine:  Machine{CPU: "test CPU", Cores: 2, MemoryGiB: 24, OS: "linux", Arch: "amd64", Go: "go1.27.3"},
 		Settings: map[string]string{"Boot delay": "5s", "Batching": "defaults"},
 		Rows: []Row{
@@ -25,7 +25,7 @@ func TestReportMarkdownAndJSON(t *testing.T) {
 	}
 	md := report.Markdown()
 	for _, want := range []string{
-		"- Command: `go run ./cmd/bench`",
+		"- Command: `go run ./test/cmd/bench`",
 		"- Machine: test CPU, 2 cores, 24.0 GiB, linux/amd64, go1.27.3",
 		// Settings in key order.
 		"- Batching: defaults\n- Boot delay: 5s\n",

@@ -27,11 +27,11 @@ import (
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/sizing"
+	"github.com/linode/karpenter-provider-linode/pkg/sizing"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 const (
@@ -114,7 +114,7 @@ func SchedulingThroughput(ctx context.Context, podCounts []int) ([]Row, error) {
 // controller reads everything the scheduler and the cloud provider read here (pods already in
 // topology domains, volumes, the NodeClass) from its informer cache, which is in memory too, and
 // with no existing nodes or pods those reads find nothing that changes a decision. An apiserver
-// would add set-up time and nothing to the figures, and cmd/bench can run these scenarios without
+// would add set-up time and nothing to the figures, and test/cmd/bench can run these scenarios without
 // the Kubernetes binaries.
 type schedulingCloud struct {
 	kubeClient    client.Client

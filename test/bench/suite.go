@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
 // Names of the cluster scenarios, for Config.Scenarios.

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
+	"github.com/linode/karpenter-provider-linode/test/localcluster/nodesim"
 )
 
 // poolLabel labels every benchmark pod with the NodePool it is pinned to, so each run's pods,

@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/test/alpharelease"
+	"github.com/linode/karpenter-provider-linode/test/chartrender"
 )
 
 // alphaCredentials is a Secret as the alpha chart's credentialsSecretRef names it.

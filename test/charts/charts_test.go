@@ -25,11 +25,11 @@ import (
 	coreapis "sigs.k8s.io/karpenter/pkg/apis"
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis/crds"
-	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
+	"github.com/linode/karpenter-provider-linode/test/chartrender"
 )
 
 // required are the values the install instructions always give.

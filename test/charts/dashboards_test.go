@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
+	"github.com/linode/karpenter-provider-linode/test/chartrender"
 	"github.com/linode/karpenter-provider-linode/test/charts"
 )
 

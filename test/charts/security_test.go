@@ -19,11 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
-	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
+	"github.com/linode/karpenter-provider-linode/test/chartrender"
 )
 
 // Who refuses an attack: RBAC, or the chart's ValidatingAdmissionPolicies where RBAC cannot.

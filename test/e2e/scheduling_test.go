@@ -10,8 +10,8 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/nodesim"
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
+	"github.com/linode/karpenter-provider-linode/test/localcluster/nodesim"
 )
 
 var _ = Describe("Scheduling", func() {

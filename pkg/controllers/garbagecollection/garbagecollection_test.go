@@ -15,8 +15,8 @@ import (
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/garbagecollection"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 var _ = Describe("Garbage collection", func() {

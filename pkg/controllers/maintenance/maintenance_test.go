@@ -15,7 +15,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/maintenance"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 var _ = Describe("Maintenance", func() {

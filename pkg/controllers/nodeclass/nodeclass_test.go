@@ -16,12 +16,12 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 func newNodeClass(spec v1.LinodeNodeClassSpec) *v1.LinodeNodeClass {

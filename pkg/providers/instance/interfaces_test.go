@@ -14,10 +14,10 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	corecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 const ipv6RangesRoute = "/networking/ipv6/ranges"

@@ -14,10 +14,10 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // expectCondition returns the class's condition of the type, checking its status and reason.

@@ -18,11 +18,11 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	. "github.com/linode/karpenter-provider-linode/pkg/test/expectations"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 var (

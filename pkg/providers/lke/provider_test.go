@@ -19,10 +19,10 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 const poolsRoute = "/lke/clusters/{clusterId}/pools"

@@ -16,7 +16,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
+	"github.com/linode/karpenter-provider-linode/test/localcluster/component"
 )
 
 // Options say which components to run besides kube-apiserver and etcd.

@@ -17,8 +17,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/karpenter/pkg/events"
 
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster/component"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
+	"github.com/linode/karpenter-provider-linode/test/localcluster/component"
 )
 
 // NodeBootstrap is a control plane that nodes join as they join a kubeadm cluster, for tests of

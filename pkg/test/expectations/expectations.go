@@ -19,9 +19,9 @@ import (
 	coretesting "sigs.k8s.io/karpenter/pkg/utils/testing"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // ExpectEnvironment starts kube-apiserver and etcd (and what opts add) until the suite ends;

@@ -35,7 +35,6 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	linodecloudprovider "github.com/linode/karpenter-provider-linode/pkg/cloudprovider"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
@@ -44,6 +43,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/node"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 const (

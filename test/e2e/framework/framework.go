@@ -24,8 +24,8 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
 // Namespace is where the specs' deployments run.

@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
+	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
 // DelayScale makes a Linode boot in about 3 s (160 s on Linode): slow enough that launches

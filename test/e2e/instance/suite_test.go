@@ -13,8 +13,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
+	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
 // garbageCollectionGracePeriod is how long a leaked Linode lives: long enough for the controller's

@@ -17,9 +17,9 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 var _ = Describe("Linode maintenance and host failures", func() {

@@ -17,9 +17,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // Routes by which Karpenter could delete a node behind core's drain.

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
+	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
 var (

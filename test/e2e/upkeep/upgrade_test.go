@@ -13,8 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
+	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
 var _ = Describe("LKE upgrades", func() {

@@ -19,10 +19,10 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/nodeclass"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
-	"github.com/linode/karpenter-provider-linode/pkg/localcluster"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
+	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
 // The webhooks reach the controller through a Service whose endpoint is ready while the

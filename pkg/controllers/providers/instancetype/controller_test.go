@@ -7,10 +7,10 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	controller "github.com/linode/karpenter-provider-linode/pkg/controllers/providers/instancetype"
-	"github.com/linode/karpenter-provider-linode/pkg/emulator"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 // TestRefreshOutlivesAnOutage: the controller keeps retrying, sooner than the refresh interval

@@ -30,9 +30,9 @@ import (
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 	. "sigs.k8s.io/karpenter/pkg/utils/testing"
 
-	"github.com/linode/karpenter-provider-linode/pkg/chartrender"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/test/chartrender"
 )
 
 // TestABootstrapTokenBecomesOnlyItsOwnNode holds a NodeClaim's bootstrap token, as anyone who read
