@@ -11,6 +11,7 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 const apiCostScenario = "Linode API cost"
@@ -32,21 +33,21 @@ const (
 // of Linode's rate limits.
 func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row, error) {
 	const pool = "api-cost"
-	if err := e.createNodePool(ctx, pool, apiCostNodeCPUs); err != nil {
+	if err := e.CreateNodePool(ctx, pool, apiCostNodeCPUs); err != nil {
 		return nil, err
 	}
-	e.cluster.Emulator.ResetCounters()
-	if _, err := e.deploy(ctx, pool, nodes); err != nil {
+	e.Cluster.Emulator.ResetCounters()
+	if _, err := e.Deploy(ctx, pool, nodes); err != nil {
 		return nil, err
 	}
-	if err := e.waitRunning(ctx, pool, nodes, 5*time.Minute); err != nil {
+	if err := e.WaitRunning(ctx, pool, nodes, 5*time.Minute); err != nil {
 		return nil, err
 	}
-	launched := e.controllerRequests()
-	claims := len(e.watch.claimsOf(pool))
+	launched := e.ControllerRequests()
+	claims := len(e.Watch.ClaimsOf(pool))
 	launchNote := fmt.Sprintf("%d NodeClaims for %d one-CPU pods on %d-vCPU nodes, until all ran; per node: %s", claims, nodes, apiCostNodeCPUs, routeSummary(launched, claims))
 	createRoute := "POST /lke/clusters/{clusterId}/pools"
-	if e.provider == LinodeInstance {
+	if e.Provider == harness.LinodeInstance {
 		createRoute = "POST /linode/instances"
 	}
 	creates := len(slices.DeleteFunc(slices.Clone(launched), func(r emulator.RequestRecord) bool { return r.Route != createRoute }))
@@ -59,14 +60,14 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 	perMinute := float64(len(idle)) / rest.Minutes()
 	restNote := fmt.Sprintf("%d nodes idle for %v; %s", claims, rest, routeSummary(idle, 1))
 	rows := []Row{
-		{Scenario: e.scenario(apiCostScenario), Metric: "calls per launched node", Value: float64(len(launched)) / float64(max(claims, 1)), Unit: "calls", Note: launchNote},
-		{Scenario: e.scenario(apiCostScenario), Metric: "create calls per launched node", Value: float64(creates) / float64(max(claims, 1)), Unit: "calls", Target: "<= 1.05",
+		{Scenario: e.Scenario(apiCostScenario), Metric: "calls per launched node", Value: float64(len(launched)) / float64(max(claims, 1)), Unit: "calls", Note: launchNote},
+		{Scenario: e.Scenario(apiCostScenario), Metric: "create calls per launched node", Value: float64(creates) / float64(max(claims, 1)), Unit: "calls", Target: "<= 1.05",
 			Note: fmt.Sprintf("%d %s for %d NodeClaims, retries of refused creates included", creates, createRoute, claims)},
-		{Scenario: e.scenario(apiCostScenario), Metric: "answers 429 while launching", Value: float64(throttled), Unit: "answers", Target: "0",
+		{Scenario: e.Scenario(apiCostScenario), Metric: "answers 429 while launching", Value: float64(throttled), Unit: "answers", Target: "0",
 			Note: "the API refusing a request over its rate limit; the controller paces its requests to the limits"},
-		{Scenario: e.scenario(apiCostScenario), Metric: fmt.Sprintf("calls per minute at rest, %d nodes", claims), Value: perMinute, Unit: "calls/min", Note: restNote},
+		{Scenario: e.Scenario(apiCostScenario), Metric: fmt.Sprintf("calls per minute at rest, %d nodes", claims), Value: perMinute, Unit: "calls/min", Note: restNote},
 	}
-	rows = append(rows, budgetShares(e.scenario(apiCostScenario), "at rest", idle, rest, "")...)
+	rows = append(rows, budgetShares(e.Scenario(apiCostScenario), "at rest", idle, rest, "")...)
 	maintenance := slices.DeleteFunc(slices.Clone(idle), func(r emulator.RequestRecord) bool { return !maintenanceRoutes[r.Route] })
 	listingsTarget, sharesTarget := "< 2 calls/min", "< 1 %"
 	note := fmt.Sprintf("one filtered listing of events per MAINTENANCE_POLL_INTERVAL (%v), one of maintenance per MAINTENANCE_LEAD_TIME/24 (%v): %s",
@@ -77,30 +78,30 @@ func apiCost(ctx context.Context, e *env, nodes int, rest time.Duration) ([]Row,
 		note += fmt.Sprintf("; counted over %v, less than one poll interval, so not a rate", rest)
 	}
 	rows = append(rows, Row{
-		Scenario: e.scenario(apiCostScenario),
+		Scenario: e.Scenario(apiCostScenario),
 		Metric:   fmt.Sprintf("maintenance controller: listings per minute at rest, %d nodes", claims),
 		Value:    float64(len(maintenance)) / rest.Minutes(),
 		Unit:     "calls/min",
 		Target:   listingsTarget,
 		Note:     note,
 	})
-	return append(rows, budgetShares(e.scenario(apiCostScenario), "maintenance controller at rest", maintenance, rest, sharesTarget)...), nil
+	return append(rows, budgetShares(e.Scenario(apiCostScenario), "maintenance controller at rest", maintenance, rest, sharesTarget)...), nil
 }
 
 // requestsAtRest leaves the nodes idle for rest and returns the controller's Linode API requests
 // meanwhile.
 func (e *env) requestsAtRest(ctx context.Context, nodes int, rest time.Duration) ([]emulator.RequestRecord, error) {
-	e.cfg.progress("  %s: %d nodes up: counting the controller's requests at rest for %v", e.provider, nodes, rest)
-	e.cluster.Emulator.ResetCounters()
+	e.Config.Progressf("  %s: %d nodes up: counting the controller's requests at rest for %v", e.Provider, nodes, rest)
+	e.Cluster.Emulator.ResetCounters()
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-time.After(rest):
 	}
-	if err := e.checkHealthy(); err != nil {
+	if err := e.CheckHealthy(); err != nil {
 		return nil, err
 	}
-	return e.controllerRequests(), nil
+	return e.ControllerRequests(), nil
 }
 
 // maintenanceRoutes are the routes the maintenance controller calls, and no other part of the

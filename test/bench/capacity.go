@@ -4,21 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/linode/karpenter-provider-linode/pkg/linode"
-	"github.com/linode/karpenter-provider-linode/test/emulator"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 const capacityScenario = "Time to capacity"
-
-// createRoutes are the requests that launch a Linode: an LKE pool (LKE mode) or a Linode
-// (instance mode).
-var createRoutes = map[string]bool{
-	"POST /lke/clusters/{clusterId}/pools": true,
-	"POST /linode/instances":               true,
-}
 
 // timeToCapacity deploys each count of one-CPU pods on an empty NodePool and waits until all
 // run, and reports p50 and p95 over the pods of three intervals from the moment each pod was
@@ -27,18 +18,18 @@ var createRoutes = map[string]bool{
 func timeToCapacity(ctx context.Context, e *env, podCounts []int) ([]Row, error) {
 	var rows []Row
 	for _, n := range podCounts {
-		if err := e.removePools(ctx); err != nil {
+		if err := e.RemovePools(ctx); err != nil {
 			return rows, err
 		}
 		pool := fmt.Sprintf("capacity-%d", n)
-		if err := e.createNodePool(ctx, pool, 0); err != nil {
+		if err := e.CreateNodePool(ctx, pool, 0); err != nil {
 			return rows, err
 		}
-		e.cluster.Emulator.ResetCounters()
-		if _, err := e.deploy(ctx, pool, n); err != nil {
+		e.Cluster.Emulator.ResetCounters()
+		if _, err := e.Deploy(ctx, pool, n); err != nil {
 			return rows, err
 		}
-		if err := e.waitRunning(ctx, pool, n, 5*time.Minute); err != nil {
+		if err := e.WaitRunning(ctx, pool, n, 5*time.Minute); err != nil {
 			return rows, err
 		}
 		intervals, err := e.capacityIntervals(pool)
@@ -58,21 +49,21 @@ type capacityIntervals struct {
 func (e *env) capacityIntervals(pool string) (capacityIntervals, error) {
 	creates := e.createTimes(pool)
 	var out capacityIntervals
-	for _, pod := range e.watch.podsOf(pool) {
-		if pod.running.IsZero() {
+	for _, pod := range e.Watch.PodsOf(pool) {
+		if pod.Running.IsZero() {
 			continue
 		}
-		create, ok := firstAtOrAfter(creates, pod.created)
+		create, ok := firstAtOrAfter(creates, pod.Created)
 		if !ok {
-			return out, fmt.Errorf("pod of %s created at %s: no create call after it", pool, pod.created.Format(time.StampMilli))
+			return out, fmt.Errorf("pod of %s created at %s: no create call after it", pool, pod.Created.Format(time.StampMilli))
 		}
-		registered := e.watch.nodeSeen(pod.node)
+		registered := e.Watch.NodeSeen(pod.Node)
 		if registered.IsZero() {
-			return out, fmt.Errorf("pod of %s runs on node %s, which was never seen", pool, pod.node)
+			return out, fmt.Errorf("pod of %s runs on node %s, which was never seen", pool, pod.Node)
 		}
-		out.toCreate = append(out.toCreate, create.Sub(pod.created))
-		out.toRegistered = append(out.toRegistered, registered.Sub(pod.created))
-		out.toRunning = append(out.toRunning, pod.running.Sub(pod.created))
+		out.toCreate = append(out.toCreate, create.Sub(pod.Created))
+		out.toRegistered = append(out.toRegistered, registered.Sub(pod.Created))
+		out.toRunning = append(out.toRunning, pod.Running.Sub(pod.Created))
 	}
 	return out, nil
 }
@@ -82,16 +73,16 @@ func (e *env) capacityIntervals(pool string) (capacityIntervals, error) {
 // core's kwok provider, which calls no API, the moments its NodeClaims were seen launched.
 func (e *env) createTimes(pool string) []time.Time {
 	var times []time.Time
-	switch e.provider {
-	case Kwok:
-		for _, claim := range e.watch.claimsOf(pool) {
-			if !claim.launched.IsZero() {
-				times = append(times, claim.launched)
+	switch e.Provider {
+	case harness.Kwok:
+		for _, claim := range e.Watch.ClaimsOf(pool) {
+			if !claim.Launched.IsZero() {
+				times = append(times, claim.Launched)
 			}
 		}
-	case Linode, LinodeInstance:
-		for _, r := range e.controllerRequests() {
-			if createRoutes[r.Route] && r.Status < 300 {
+	case harness.Linode, harness.LinodeInstance:
+		for _, r := range e.ControllerRequests() {
+			if harness.CreateRoutes[r.Route] && r.Status < 300 {
 				times = append(times, r.Time)
 			}
 		}
@@ -101,14 +92,14 @@ func (e *env) createTimes(pool string) []time.Time {
 }
 
 func (c capacityIntervals) rows(pods int, e *env) []Row {
-	note := fmt.Sprintf("%d pods; boot delay %v", len(c.toRunning), e.bootDelay)
+	note := fmt.Sprintf("%d pods; boot delay %v", len(c.toRunning), e.BootDelay)
 	var createNote string
-	switch e.provider {
-	case Linode:
+	switch e.Provider {
+	case harness.Linode:
 		createNote = note + "; first POST creating an LKE pool after the pod was created"
-	case LinodeInstance:
+	case harness.LinodeInstance:
 		createNote = note + "; first POST creating a Linode after the pod was created; nodes join by TLS bootstrap"
-	case Kwok:
+	case harness.Kwok:
 		createNote = note + "; kwok calls no API: the first NodeClaim seen launched (its Create returned) after the pod was created"
 	}
 	var rows []Row
@@ -123,9 +114,9 @@ func (c capacityIntervals) rows(pods int, e *env) []Row {
 	} {
 		for _, p := range []float64{50, 95} {
 			rows = append(rows, Row{
-				Scenario: e.scenario(capacityScenario),
+				Scenario: e.Scenario(capacityScenario),
 				Metric:   fmt.Sprintf("%d pods: %s, p%.0f", pods, interval.name, p),
-				Value:    percentile(seconds(interval.values), p),
+				Value:    harness.Percentile(harness.Seconds(interval.values), p),
 				Unit:     "s",
 				Note:     interval.note,
 			})
@@ -142,9 +133,4 @@ func firstAtOrAfter(sorted []time.Time, t time.Time) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-// isControllerRequest tells the controller's requests by the user agent pkg/linode gives it.
-func isControllerRequest(r emulator.RequestRecord) bool {
-	return strings.HasPrefix(r.UserAgent, linode.DefaultClientOptions().UserAgent)
 }

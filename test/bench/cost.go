@@ -31,6 +31,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 // gpuPlans are the GPU plans the catalogue lists; Linode sells them in limited numbers and the
@@ -445,7 +446,7 @@ func (c *linodeCloud) createMix(ctx context.Context, mix costMix) ([]*corev1.Pod
 		spec := mix.podSpec(d, c.nodePool.Name)
 		for i := range d.replicas {
 			name := fmt.Sprintf("%s-%s-%04d", mix.name, d.name, i)
-			pod := coretest.UnschedulablePod(coretest.PodOptions{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name), Labels: mix.podLabels(d, c.nodePool.Name)}})
+			pod := coretest.UnschedulablePod(coretest.PodOptions{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: harness.Namespace, UID: types.UID(name), Labels: mix.podLabels(d, c.nodePool.Name)}})
 			pod.Spec = spec
 			if err := c.kubeClient.Create(ctx, pod); err != nil {
 				return nil, nil, err
@@ -456,7 +457,7 @@ func (c *linodeCloud) createMix(ctx context.Context, mix costMix) ([]*corev1.Pod
 	var daemons []*corev1.Pod
 	for _, d := range mix.daemonSets {
 		ds := &appsv1.DaemonSet{
-			ObjectMeta: metav1.ObjectMeta{Name: mix.name + "-" + d.name, Namespace: namespace, UID: types.UID(mix.name + "-" + d.name)},
+			ObjectMeta: metav1.ObjectMeta{Name: mix.name + "-" + d.name, Namespace: harness.Namespace, UID: types.UID(mix.name + "-" + d.name)},
 			Spec:       appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: mix.daemonSetSpec(d, c.nodePool.Name)}},
 		}
 		if err := c.kubeClient.Create(ctx, ds); err != nil {

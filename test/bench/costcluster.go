@@ -26,6 +26,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 	"github.com/linode/karpenter-provider-linode/test/localcluster"
 	"github.com/linode/karpenter-provider-linode/test/localcluster/nodesim"
 )
@@ -147,7 +148,7 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 			return nil, err
 		}
 	}
-	if err := e.waitFor(ctx, "every mix running", 10*time.Minute, func(ctx context.Context) (bool, error) {
+	if err := e.WaitFor(ctx, "every mix running", 10*time.Minute, func(ctx context.Context) (bool, error) {
 		return e.mixesRunning(ctx, pools, 1)
 	}); err != nil {
 		return nil, err
@@ -158,7 +159,7 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 		return nil, err
 	}
 	note := fmt.Sprintf("%d NodePools side by side, provisioned in %.0f s", len(pools), provisioned.Seconds())
-	nominated, err := scrapeSeries(ctx, e.cluster.ControllerMetricsURL(), nominatedStarting, nominatedReady)
+	nominated, err := scrapeSeries(ctx, e.Cluster.ControllerMetricsURL(), nominatedStarting, nominatedReady)
 	if err != nil {
 		return nil, fmt.Errorf("reading the controller's nominations: %w", err)
 	}
@@ -169,7 +170,7 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 	var rows []Row
 	fleets, where := first, "on the cluster"
 	if run.settle > 0 {
-		e.cfg.progress("  %s: every mix running in %.0f s; waiting for consolidation to settle", e.provider, provisioned.Seconds())
+		e.Config.Progressf("  %s: every mix running in %.0f s; waiting for consolidation to settle", e.Provider, provisioned.Seconds())
 		rows = append(rows, fleetRows(pools, first, "on the cluster, when every pod first ran", false)...)
 		settled, err := e.settle(ctx, pools, 1, run)
 		if err != nil {
@@ -215,17 +216,17 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 		rows = append(rows, row)
 	}
 
-	e.cfg.progress("  %s: watching the fleet at rest for %v", e.provider, run.steady)
-	before := e.watch.claimChanges()
+	e.Config.Progressf("  %s: watching the fleet at rest for %v", e.Provider, run.steady)
+	before := e.Watch.ClaimChanges()
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-time.After(run.steady):
 	}
-	if err := e.checkHealthy(); err != nil {
+	if err := e.CheckHealthy(); err != nil {
 		return nil, err
 	}
-	replaced := e.watch.claimChanges() - before
+	replaced := e.Watch.ClaimChanges() - before
 	note += fmt.Sprintf("; the README's mixes scaled to a third, consolidation settled in %.0f s (no NodeClaim created or deleted for %v); NodeClaims created or deleted at rest after that",
 		settled.Seconds(), run.settle)
 	return append(rows, Row{Scenario: costScenario, Metric: fmt.Sprintf("nodes replaced in %v at rest after consolidation", run.steady),
@@ -235,7 +236,7 @@ func costOnCluster(ctx context.Context, e *env, run costRun) ([]Row, error) {
 // shrinkMixes scales every mix to a third, waits until consolidation has settled and measures
 // the fleets again.
 func (e *env) shrinkMixes(ctx context.Context, pools []costPool, instanceTypes []*cloudprovider.InstanceType, run costRun) ([]mixFleet, time.Duration, error) {
-	e.cfg.progress("  %s: scaling every mix to a third", e.provider)
+	e.Config.Progressf("  %s: scaling every mix to a third", e.Provider)
 	for _, p := range pools {
 		if err := e.applyMix(ctx, p, p.mix.scaled(3)); err != nil {
 			return nil, 0, err
@@ -260,8 +261,8 @@ func (e *env) settle(ctx context.Context, pools []costPool, divisor int, run cos
 		return 0, err
 	}
 	start := time.Now()
-	err = e.waitFor(ctx, "consolidation settled", 20*time.Minute, func(ctx context.Context) (bool, error) {
-		if time.Since(start) < consolidateAfter+run.settle || !e.watch.claimsQuietFor(run.settle) {
+	err = e.WaitFor(ctx, "consolidation settled", 20*time.Minute, func(ctx context.Context) (bool, error) {
+		if time.Since(start) < consolidateAfter+run.settle || !e.Watch.ClaimsQuietFor(run.settle) {
 			return false, nil
 		}
 		return e.mixesRunning(ctx, pools, divisor)
@@ -299,7 +300,7 @@ func fleetRows(pools []costPool, fleets []mixFleet, where string, targets bool) 
 // regionInstanceTypes are the region's plans as the controller's instance types describe them,
 // read from the cluster's Linode API emulator with the controller's default settings.
 func (e *env) regionInstanceTypes(ctx context.Context) ([]*cloudprovider.InstanceType, error) {
-	provider := instancetype.NewDefaultProvider(e.cluster.Emulator.NewClient(), e.cluster.Region(), mode.LKE,
+	provider := instancetype.NewDefaultProvider(e.Cluster.Emulator.NewClient(), e.Cluster.Region(), mode.LKE,
 		cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL), instancetype.WithHypervisorMemoryPercent(localcluster.HypervisorMemoryPercent))
 	if err := provider.UpdateCatalogue(ctx); err != nil {
 		return nil, err
@@ -311,7 +312,7 @@ const costNodeClass = "cost"
 
 func (e *env) createCostNodeClass(ctx context.Context) error {
 	nodeClass := &v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: costNodeClass}}
-	if err := e.cluster.Kube.Create(ctx, nodeClass); err != nil {
+	if err := e.Cluster.Kube.Create(ctx, nodeClass); err != nil {
 		return fmt.Errorf("creating the node class %s: %w", costNodeClass, err)
 	}
 	return nil
@@ -349,7 +350,7 @@ func (e *env) createCostPool(ctx context.Context, p costPool, run costRun) error
 	} else {
 		overlay.Spec.Price = &p.mix.overlay.change
 	}
-	if err := e.cluster.Kube.Create(ctx, overlay); err != nil {
+	if err := e.Cluster.Kube.Create(ctx, overlay); err != nil {
 		return fmt.Errorf("creating NodeOverlay %s: %w", overlay.Name, err)
 	}
 	return nil
@@ -379,11 +380,11 @@ func (e *env) createCostNodePool(ctx context.Context, name string, requirements 
 	if run.budget != "" {
 		nodePool.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: run.budget}}
 	}
-	if err := e.cluster.Kube.Create(ctx, nodePool); err != nil {
+	if err := e.Cluster.Kube.Create(ctx, nodePool); err != nil {
 		return fmt.Errorf("creating NodePool %s: %w", name, err)
 	}
-	return e.waitFor(ctx, "NodePool "+name+" is Ready", time.Minute, func(ctx context.Context) (bool, error) {
-		if err := e.cluster.Kube.Get(ctx, client.ObjectKeyFromObject(nodePool), nodePool); err != nil {
+	return e.WaitFor(ctx, "NodePool "+name+" is Ready", time.Minute, func(ctx context.Context) (bool, error) {
+		if err := e.Cluster.Kube.Get(ctx, client.ObjectKeyFromObject(nodePool), nodePool); err != nil {
 			return false, err
 		}
 		return nodePool.StatusConditions().Root().IsTrue(), nil
@@ -394,26 +395,26 @@ func (e *env) createCostNodePool(ctx context.Context, name string, requirements 
 // removeMix deletes the mix's Deployments and DaemonSets, then its NodePool and nodes: pods
 // left pending for a NodePool that is gone would keep the shrunk fleet from counting as running.
 func (e *env) removeMix(ctx context.Context, p costPool) error {
-	kube := e.cluster.Kube
+	kube := e.Cluster.Kube
 	for _, d := range p.mix.deployments {
-		if err := kube.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: namespace}}); client.IgnoreNotFound(err) != nil {
+		if err := kube.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: harness.Namespace}}); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 	}
 	for _, d := range p.mix.daemonSets {
-		if err := kube.Delete(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: namespace}}); client.IgnoreNotFound(err) != nil {
+		if err := kube.Delete(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: harness.Namespace}}); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 	}
-	return e.remove(ctx, p.name)
+	return e.Remove(ctx, p.name)
 }
 
 func (e *env) applyMix(ctx context.Context, p costPool, mix costMix) error {
-	kube := e.cluster.Kube
+	kube := e.Cluster.Kube
 	for _, d := range mix.deployments {
 		labels := mix.podLabels(d, p.name)
 		deployment := &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: namespace},
+			ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: harness.Namespace},
 			Spec: appsv1.DeploymentSpec{
 				Replicas: ptr.To(int32(d.replicas)),
 				Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -438,7 +439,7 @@ func (e *env) applyMix(ctx context.Context, p costPool, mix costMix) error {
 	for _, d := range mix.daemonSets {
 		labels := map[string]string{appLabel: p.name + "-" + d.name}
 		ds := &appsv1.DaemonSet{
-			ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: namespace},
+			ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + d.name, Namespace: harness.Namespace},
 			Spec: appsv1.DaemonSetSpec{
 				Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: mix.daemonSetSpec(d, p.name)},
@@ -455,7 +456,7 @@ func (e *env) applyMix(ctx context.Context, p costPool, mix costMix) error {
 // running and ready.
 func (e *env) mixesRunning(ctx context.Context, pools []costPool, divisor int) (bool, error) {
 	var pods corev1.PodList
-	if err := e.cluster.Kube.List(ctx, &pods, client.InNamespace(namespace), client.HasLabels{poolLabel}); err != nil {
+	if err := e.Cluster.Kube.List(ctx, &pods, client.InNamespace(harness.Namespace), client.HasLabels{harness.PoolLabel}); err != nil {
 		return false, err
 	}
 	running := map[string]int{}
@@ -467,7 +468,7 @@ func (e *env) mixesRunning(ctx context.Context, pools []costPool, divisor int) (
 		if pod.Status.Phase != corev1.PodRunning || !nodesim.PodReady(pod) {
 			return false, nil
 		}
-		running[pod.Labels[poolLabel]]++
+		running[pod.Labels[harness.PoolLabel]]++
 	}
 	for _, p := range pools {
 		if running[p.name] != p.mix.scaled(divisor).pods() {
@@ -482,7 +483,7 @@ func (e *env) mixesRunning(ctx context.Context, pools []costPool, divisor int) (
 // plan the NodePool allows.
 func (e *env) measureFleets(ctx context.Context, pools []costPool, instanceTypes []*cloudprovider.InstanceType, divisor int) ([]mixFleet, error) {
 	var claims karpv1.NodeClaimList
-	if err := e.cluster.Kube.List(ctx, &claims); err != nil {
+	if err := e.Cluster.Kube.List(ctx, &claims); err != nil {
 		return nil, err
 	}
 	var fleets []mixFleet
@@ -545,7 +546,7 @@ func mixDaemons(mix costMix, nodePool string) []*corev1.Pod {
 // consolidation says so with an Unconsolidatable event naming an instance type it cannot find).
 func (e *env) costContracts(ctx context.Context, pools []costPool) ([]Row, error) {
 	var claims karpv1.NodeClaimList
-	if err := e.cluster.Kube.List(ctx, &claims); err != nil {
+	if err := e.Cluster.Kube.List(ctx, &claims); err != nil {
 		return nil, err
 	}
 	var offPlan, drifted []string
@@ -560,7 +561,7 @@ func (e *env) costContracts(ctx context.Context, pools []costPool) ([]Row, error
 		}
 	}
 	var events corev1.EventList
-	if err := e.cluster.Kube.List(ctx, &events); err != nil {
+	if err := e.Cluster.Kube.List(ctx, &events); err != nil {
 		return nil, err
 	}
 	unpriced := 0
@@ -618,11 +619,11 @@ func (e *env) fallbackRows(ctx context.Context, pools []costPool, instanceTypes 
 			continue
 		}
 		var pods corev1.PodList
-		if err := e.cluster.Kube.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{poolLabel: p.name}); err != nil {
+		if err := e.Cluster.Kube.List(ctx, &pods, client.InNamespace(harness.Namespace), client.MatchingLabels{harness.PoolLabel: p.name}); err != nil {
 			return nil, err
 		}
 		var nodes corev1.NodeList
-		if err := e.cluster.Kube.List(ctx, &nodes, client.MatchingLabels{karpv1.NodePoolLabelKey: p.fallbackName()}); err != nil {
+		if err := e.Cluster.Kube.List(ctx, &nodes, client.MatchingLabels{karpv1.NodePoolLabelKey: p.fallbackName()}); err != nil {
 			return nil, err
 		}
 		onFallback := map[string]string{}

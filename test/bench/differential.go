@@ -20,6 +20,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 // The differential check: the sizing policy chooses the plans it offers each NodePool by
@@ -348,7 +349,7 @@ func createDifferentialMix(ctx context.Context, linode *linodeCloud, mix differe
 		spec := d.podSpec(podLabels)
 		for i := range d.replicas {
 			name := fmt.Sprintf("%s-%s-%04d", mix.name, d.name, i)
-			pod := coretest.UnschedulablePod(coretest.PodOptions{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name), Labels: podLabels}})
+			pod := coretest.UnschedulablePod(coretest.PodOptions{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: harness.Namespace, UID: types.UID(name), Labels: podLabels}})
 			pod.Spec = *spec.DeepCopy()
 			if err := linode.kubeClient.Create(ctx, pod); err != nil {
 				return nil, nil, err
@@ -359,7 +360,7 @@ func createDifferentialMix(ctx context.Context, linode *linodeCloud, mix differe
 	var daemons []*corev1.Pod
 	for _, d := range mix.daemonSets {
 		ds := &appsv1.DaemonSet{
-			ObjectMeta: metav1.ObjectMeta{Name: mix.name + "-" + d.name, Namespace: namespace, UID: types.UID(mix.name + "-" + d.name)},
+			ObjectMeta: metav1.ObjectMeta{Name: mix.name + "-" + d.name, Namespace: harness.Namespace, UID: types.UID(mix.name + "-" + d.name)},
 			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				TerminationGracePeriodSeconds: ptr.To[int64](0),
 				Containers:                    []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{Requests: d.requests}}},

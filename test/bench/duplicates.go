@@ -19,32 +19,32 @@ const duplicatesNodeCPUs = 4
 // booting, or for a node that registered without core noticing, shows up in both.
 func duplicates(ctx context.Context, e *env, pods int) ([]Row, error) {
 	const pool = "duplicates"
-	if err := e.createNodePool(ctx, pool, duplicatesNodeCPUs); err != nil {
+	if err := e.CreateNodePool(ctx, pool, duplicatesNodeCPUs); err != nil {
 		return nil, err
 	}
-	if _, err := e.deploy(ctx, pool, pods); err != nil {
+	if _, err := e.Deploy(ctx, pool, pods); err != nil {
 		return nil, err
 	}
-	if err := e.waitRunning(ctx, pool, pods, e.bootDelay+5*time.Minute); err != nil {
+	if err := e.WaitRunning(ctx, pool, pods, e.BootDelay+5*time.Minute); err != nil {
 		return nil, err
 	}
 	nodesWithPods := map[string]bool{}
-	for _, pod := range e.watch.podsOf(pool) {
-		if pod.node != "" {
-			nodesWithPods[pod.node] = true
+	for _, pod := range e.Watch.PodsOf(pool) {
+		if pod.Node != "" {
+			nodesWithPods[pod.Node] = true
 		}
 	}
-	claims := e.watch.claimsOf(pool)
+	claims := e.Watch.ClaimsOf(pool)
 	idle := 0
 	for _, claim := range claims {
-		if !nodesWithPods[claim.node] {
+		if !nodesWithPods[claim.Node] {
 			idle++
 		}
 	}
 	note := fmt.Sprintf("%d one-CPU pods on %d-vCPU nodes; boot delay %v; default batching; NodeClaims: %d, nodes with pods: %d",
-		pods, duplicatesNodeCPUs, e.bootDelay, len(claims), len(nodesWithPods))
+		pods, duplicatesNodeCPUs, e.BootDelay, len(claims), len(nodesWithPods))
 	return []Row{
-		{Scenario: e.scenario(duplicatesScenario), Metric: "NodeClaims beyond the nodes the pods run on", Value: float64(len(claims) - len(nodesWithPods)), Target: "0", Note: note},
-		{Scenario: e.scenario(duplicatesScenario), Metric: "NodeClaims whose node runs none of the pods", Value: float64(idle), Target: "0", Note: note},
+		{Scenario: e.Scenario(duplicatesScenario), Metric: "NodeClaims beyond the nodes the pods run on", Value: float64(len(claims) - len(nodesWithPods)), Target: "0", Note: note},
+		{Scenario: e.Scenario(duplicatesScenario), Metric: "NodeClaims whose node runs none of the pods", Value: float64(idle), Target: "0", Note: note},
 	}, nil
 }

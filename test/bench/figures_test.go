@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 func TestPercentile(t *testing.T) {
@@ -22,15 +24,15 @@ func TestPercentile(t *testing.T) {
 		{[]float64{1, 2, 3}, 0, 1},
 		{[]float64{1, 2, 3}, 100, 3},
 	} {
-		if got := percentile(tc.values, tc.p); got != tc.want {
-			t.Errorf("percentile(%v, %g) = %g, want %g", tc.values, tc.p, got, tc.want)
+		if got := harness.Percentile(tc.values, tc.p); got != tc.want {
+			t.Errorf("harness.Percentile(%v, %g) = %g, want %g", tc.values, tc.p, got, tc.want)
 		}
 	}
-	if got := percentile(nil, 50); !math.IsNaN(got) {
+	if got := harness.Percentile(nil, 50); !math.IsNaN(got) {
 		t.Errorf("percentile of nothing = %g, want NaN", got)
 	}
 	values := []float64{3, 1, 2}
-	percentile(values, 50)
+	harness.Percentile(values, 50)
 	if values[0] != 3 || values[1] != 1 {
 		t.Errorf("percentile sorted its argument: %v", values)
 	}
@@ -98,19 +100,19 @@ func TestRateLimitBudget(t *testing.T) {
 
 func TestLaunchFloor(t *testing.T) {
 	for _, tc := range []struct {
-		provider Provider
+		provider harness.Provider
 		nodes    int
 		want     time.Duration
 	}{
 		// Linode creates: 20 per 15 s, so the 21st waits a window and the 450th 22 windows.
-		{LinodeInstance, 20, 30 * time.Second},
-		{LinodeInstance, 21, 45 * time.Second},
-		{LinodeInstance, 450, 22*15*time.Second + 30*time.Second},
+		{harness.LinodeInstance, 20, 30 * time.Second},
+		{harness.LinodeInstance, 21, 45 * time.Second},
+		{harness.LinodeInstance, 450, 22*15*time.Second + 30*time.Second},
 		// LKE pool creates share the 1,600 a minute of other requests.
-		{Linode, 450, 30 * time.Second},
-		{Linode, 1601, time.Minute + 30*time.Second},
+		{harness.Linode, 450, 30 * time.Second},
+		{harness.Linode, 1601, time.Minute + 30*time.Second},
 	} {
-		e := &env{provider: tc.provider, bootDelay: 30 * time.Second}
+		e := &env{&harness.Env{Provider: tc.provider, BootDelay: 30 * time.Second}}
 		if got, _ := e.launchFloor(tc.nodes); got != tc.want {
 			t.Errorf("%s, %d nodes: floor %v, want %v", tc.provider, tc.nodes, got, tc.want)
 		}

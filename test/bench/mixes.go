@@ -14,6 +14,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 // costMix is a workload mix the cost scenarios provision: Deployments of identical pods, and
@@ -271,7 +272,7 @@ func (m costMix) podSpec(d costDeployment, nodePool string) corev1.PodSpec {
 // podLabels are the labels of a Deployment's pods: the Deployment's, and the NodePool's for the
 // recorder.
 func (m costMix) podLabels(d costDeployment, nodePool string) map[string]string {
-	return map[string]string{appLabel: m.name + "-" + d.name, poolLabel: nodePool}
+	return map[string]string{appLabel: m.name + "-" + d.name, harness.PoolLabel: nodePool}
 }
 
 // daemonSetSpec is the pod template of one of the mix's DaemonSets, on the NodePool's nodes only.

@@ -15,6 +15,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 // TestPlannerPlansTheCostMixes: for each of the cost mixes on the README's NodePools, the
@@ -72,14 +73,14 @@ func mixWorkloads(mix costMix, pool costNodePool) planner.Workloads {
 	for _, d := range mix.deployments {
 		for i := range d.replicas {
 			w.Pods = append(w.Pods, &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", d.name, i), Namespace: namespace, Labels: mix.podLabels(d, nodePoolName)},
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", d.name, i), Namespace: harness.Namespace, Labels: mix.podLabels(d, nodePoolName)},
 				Spec:       mix.podSpec(d, nodePoolName),
 			})
 		}
 	}
 	for _, d := range mix.daemonSets {
 		w.DaemonSets = append(w.DaemonSets, &appsv1.DaemonSet{
-			ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: namespace},
+			ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: harness.Namespace},
 			Spec:       appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: mix.daemonSetSpec(d, nodePoolName)}},
 		})
 	}

@@ -5,16 +5,12 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
-	"os"
-	"path/filepath"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 // Row is one measured figure.
@@ -44,49 +40,16 @@ func (r Row) Ratio() (float64, bool) {
 	return r.Value / *r.Kwok, true
 }
 
-// Machine describes where the figures were measured.
-type Machine struct {
-	CPU       string  `json:"cpu"`
-	Cores     int     `json:"cores"`
-	MemoryGiB float64 `json:"memoryGiB"`
-	OS        string  `json:"os"`
-	Arch      string  `json:"arch"`
-	Go        string  `json:"go"`
-}
-
 // Report is a whole run.
 type Report struct {
 	Started  time.Time `json:"started"`
 	Duration string    `json:"duration"`
 	// Command is the command that produced the report, e.g. "make bench".
-	Command string  `json:"command"`
-	Machine Machine `json:"machine"`
+	Command string          `json:"command"`
+	Machine harness.Machine `json:"machine"`
 	// Settings are the knobs in effect: boot delay, batching, pod counts.
 	Settings map[string]string `json:"settings"`
 	Rows     []Row             `json:"rows"`
-}
-
-// ThisMachine reads the CPU model and memory from /proc where it can.
-func ThisMachine() Machine {
-	m := Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version()}
-	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for line := range strings.SplitSeq(string(data), "\n") {
-			if name, ok := strings.CutPrefix(line, "model name"); ok {
-				m.CPU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
-				break
-			}
-		}
-	}
-	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for line := range strings.SplitSeq(string(data), "\n") {
-			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-				if kib, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64); err == nil {
-					m.MemoryGiB = kib / (1 << 20)
-				}
-			}
-		}
-	}
-	return m
 }
 
 // Markdown renders the report as a table per run, with the machine and settings above it.
@@ -96,7 +59,7 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "- Command: `%s`\n", r.Command)
 	fmt.Fprintf(&b, "- Started: %s, took %s\n", r.Started.UTC().Format(time.RFC3339), r.Duration)
 	fmt.Fprintf(&b, "- Machine: %s, %d cores, %.1f GiB, %s/%s, %s\n", r.Machine.CPU, r.Machine.Cores, r.Machine.MemoryGiB, r.Machine.OS, r.Machine.Arch, r.Machine.Go)
-	for _, key := range sortedKeys(r.Settings) {
+	for _, key := range harness.SortedKeys(r.Settings) {
 		fmt.Fprintf(&b, "- %s: %s\n", key, r.Settings[key])
 	}
 	b.WriteString("\n| Scenario | Metric | Linode | kwok | Linode/kwok | Target | Note |\n")
@@ -119,22 +82,7 @@ func (r *Report) Markdown() string {
 }
 
 // Write writes report.md and report.json into dir, creating it.
-func (r *Report) Write(dir string) error { return writeReport(dir, r, r.Markdown()) }
-
-// writeReport writes report.json (report) and report.md (markdown) into dir, creating it.
-func writeReport(dir string, report any, markdown string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(report, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(markdown), 0o644)
-}
+func (r *Report) Write(dir string) error { return harness.WriteReport(dir, r, r.Markdown()) }
 
 func formatValue(v float64, unit string) string {
 	precision := 2
@@ -142,8 +90,4 @@ func formatValue(v float64, unit string) string {
 		precision = 0
 	}
 	return strings.TrimSpace(strconv.FormatFloat(v, 'f', precision, 64) + " " + unit)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
 }

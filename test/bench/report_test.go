@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 func TestReportMarkdownAndJSON(t *testing.T) {
@@ -15,7 +17,7 @@ func TestReportMarkdownAndJSON(t *testing.T) {
 		Started:  time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC),
 		Duration: "12m3s",
 		Command:  "go run ./test/cmd/bench",
-		Machine:  Machine{CPU: "test CPU", Cores: 2, MemoryGiB: 24, OS: "linux", Arch: "amd64", Go: "go1.27.3"},
+		Machine:  harness.Machine{CPU: "test CPU", Cores: 2, MemoryGiB: 24, OS: "linux", Arch: "amd64", Go: "go1.27.3"},
 		Settings: map[string]string{"Boot delay": "5s", "Batching": "defaults"},
 		Rows: []Row{
 			{Scenario: "1. Time to capacity", Metric: "5 pods: pending -> running, p50", Value: 10.126, Unit: "s", Kwok: &kwok, Note: "5 pods"},

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 const scaleScenario = "Scale"
@@ -25,34 +27,34 @@ const (
 // wall time and the controller's heap and CPU, sampled from its metrics every 500 ms.
 func scale(ctx context.Context, e *env, pods int) ([]Row, error) {
 	const pool = "scale"
-	if err := e.createNodePool(ctx, pool, 0); err != nil {
+	if err := e.CreateNodePool(ctx, pool, 0); err != nil {
 		return nil, err
 	}
-	e.cluster.Emulator.ResetCounters()
-	sampler, err := startSampler(ctx, e.cluster.ControllerMetricsURL(), 500*time.Millisecond)
+	e.Cluster.Emulator.ResetCounters()
+	sampler, err := startSampler(ctx, e.Cluster.ControllerMetricsURL(), 500*time.Millisecond)
 	if err != nil {
 		return nil, err
 	}
-	start, err := e.deploy(ctx, pool, pods)
+	start, err := e.Deploy(ctx, pool, pods)
 	if err != nil {
 		sampler.stop()
 		return nil, err
 	}
-	err = e.waitRunning(ctx, pool, pods, 10*time.Minute)
+	err = e.WaitRunning(ctx, pool, pods, 10*time.Minute)
 	wall := time.Since(start)
 	usage := sampler.stop()
 	if err != nil {
 		return nil, err
 	}
-	note := fmt.Sprintf("%d one-CPU pods; boot delay %v; NodeClaims: %d", pods, e.bootDelay, len(e.watch.claimsOf(pool)))
-	if e.provider == Linode {
-		note += fmt.Sprintf("; rate-limited (429) answers: %d", countStatus(e.controllerRequests(), http.StatusTooManyRequests))
+	note := fmt.Sprintf("%d one-CPU pods; boot delay %v; NodeClaims: %d", pods, e.BootDelay, len(e.Watch.ClaimsOf(pool)))
+	if e.Provider == harness.Linode {
+		note += fmt.Sprintf("; rate-limited (429) answers: %d", countStatus(e.ControllerRequests(), http.StatusTooManyRequests))
 	}
 	samples := fmt.Sprintf("%s; samples every 500 ms: %d (%d missed)", note, len(usage.heap), usage.missed)
 	return []Row{
 		{Scenario: scaleScenario, Metric: fmt.Sprintf("%d pods: pending -> all running", pods), Value: wall.Seconds(), Unit: "s", Target: scaleTargetWall, Note: note},
 		{Scenario: scaleScenario, Metric: "controller heap in use, peak", Value: slices.Max(usage.heap) / 1e6, Unit: "MB", Target: scaleTargetHeap, Note: samples},
-		{Scenario: scaleScenario, Metric: "controller heap in use, p95", Value: percentile(usage.heap, 95) / 1e6, Unit: "MB", Target: scaleTargetHeap, Note: samples},
+		{Scenario: scaleScenario, Metric: "controller heap in use, p95", Value: harness.Percentile(usage.heap, 95) / 1e6, Unit: "MB", Target: scaleTargetHeap, Note: samples},
 		{Scenario: scaleScenario, Metric: "controller CPU, mean", Value: usage.cpuSeconds / wall.Seconds(), Unit: "cores", Target: scaleTargetCores,
 			Note: note + "; CPU seconds over the wall time"},
 	}, nil

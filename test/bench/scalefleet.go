@@ -12,6 +12,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/linode/karpenter-provider-linode/test/emulator"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
@@ -48,13 +49,13 @@ type scaleFleetRun struct {
 	rest time.Duration
 	// killLeader names the mode whose burst is run a second time, on a cluster of its own, with
 	// the leader killed halfway through; empty for none.
-	killLeader Provider
+	killLeader harness.Provider
 }
 
 // scaleFleetCluster runs the controller as the chart does (two replicas) and keeps every request
 // the emulator answers, for the counts.
-func scaleFleetCluster(provider Provider, opts *localcluster.Options) {
-	if provider == Kwok {
+func scaleFleetCluster(provider harness.Provider, opts *localcluster.Options) {
+	if provider == harness.Kwok {
 		return
 	}
 	opts.ControllerReplicas = scaleFleetReplicas
@@ -70,18 +71,18 @@ func scaleFleetCluster(provider Provider, opts *localcluster.Options) {
 func scaleFleet(ctx context.Context, e *env, run scaleFleetRun, withLeaderKill bool) ([]Row, error) {
 	const pool = "fleet"
 	mix := fleetMix.scaled(run.divisor)
-	scenario := e.scenario(scaleFleetScenario)
+	scenario := e.Scenario(scaleFleetScenario)
 	if withLeaderKill {
-		scenario = e.scenario(scaleFleetKilledScenario)
+		scenario = e.Scenario(scaleFleetKilledScenario)
 	}
-	if err := e.createNodePool(ctx, pool, fleetNodeCPUs); err != nil {
+	if err := e.CreateNodePool(ctx, pool, fleetNodeCPUs); err != nil {
 		return nil, err
 	}
 	metricsURL, err := e.leaderMetricsURL(ctx)
 	if err != nil {
 		return nil, err
 	}
-	e.cluster.Emulator.ResetCounters()
+	e.Cluster.Emulator.ResetCounters()
 	sampler, err := startSampler(ctx, metricsURL, time.Second)
 	if err != nil {
 		return nil, err
@@ -92,49 +93,49 @@ func scaleFleet(ctx context.Context, e *env, run scaleFleetRun, withLeaderKill b
 		return nil, err
 	}
 	pods := mix.pods()
-	var takeover leaderTakeover
+	var takeover harness.LeaderTakeover
 	if withLeaderKill {
-		if err := e.waitFor(ctx, "a quarter of the NodeClaims launched", 10*time.Minute, func(context.Context) (bool, error) {
-			claims := e.watch.claimsOf(pool)
+		if err := e.WaitFor(ctx, "a quarter of the NodeClaims launched", 10*time.Minute, func(context.Context) (bool, error) {
+			claims := e.Watch.ClaimsOf(pool)
 			return len(claims) >= pods/50 && 4*launchedOf(claims) >= len(claims), nil
 		}); err != nil {
 			sampler.stop()
 			return nil, err
 		}
 		sampler.stop()
-		if takeover, err = killLeader(ctx, e.cluster); err != nil {
+		if takeover, err = harness.KillLeader(ctx, e.Cluster); err != nil {
 			return nil, err
 		}
 	}
-	err = e.waitRunning(ctx, pool, pods, 30*time.Minute)
+	err = e.WaitRunning(ctx, pool, pods, 30*time.Minute)
 	wall := time.Since(start)
 	usage := sampler.stop()
 	if err != nil {
 		return nil, err
 	}
-	seen := e.watch.claimsOf(pool)
+	seen := e.Watch.ClaimsOf(pool)
 	// NodeClaims core gave up on before their create's turn came (its launch timeout) never
 	// launched: a node is a NodeClaim that did.
 	claims, nodes := len(seen), launchedOf(seen)
-	launched := e.controllerRequests()
-	note := fmt.Sprintf("%d pods (%s) on %d-vCPU nodes; boot delay %v; %d NodeClaims, %d launched", pods, mix.describe(), fleetNodeCPUs, e.bootDelay, claims, nodes)
+	launched := e.ControllerRequests()
+	note := fmt.Sprintf("%d pods (%s) on %d-vCPU nodes; boot delay %v; %d NodeClaims, %d launched", pods, mix.describe(), fleetNodeCPUs, e.BootDelay, claims, nodes)
 	floor, floorNote := e.launchFloor(nodes)
 	var podWaits []float64
-	for _, p := range e.watch.podsOf(pool) {
-		podWaits = append(podWaits, p.running.Sub(p.created).Seconds())
+	for _, p := range e.Watch.PodsOf(pool) {
+		podWaits = append(podWaits, p.Running.Sub(p.Created).Seconds())
 	}
 	rows := []Row{
-		{Scenario: scenario, Metric: "pending -> all running", Value: wall.Seconds(), Unit: "s", Target: runningTarget(e.provider, floor, e.bootDelay), Note: note},
-		{Scenario: scenario, Metric: "pending -> running, p50 over pods", Value: percentile(podWaits, 50), Unit: "s", Note: note},
-		{Scenario: scenario, Metric: "pending -> running, p95 over pods", Value: percentile(podWaits, 95), Unit: "s", Note: note},
+		{Scenario: scenario, Metric: "pending -> all running", Value: wall.Seconds(), Unit: "s", Target: runningTarget(e.Provider, floor, e.BootDelay), Note: note},
+		{Scenario: scenario, Metric: "pending -> running, p50 over pods", Value: harness.Percentile(podWaits, 50), Unit: "s", Note: note},
+		{Scenario: scenario, Metric: "pending -> running, p95 over pods", Value: harness.Percentile(podWaits, 95), Unit: "s", Note: note},
 		{Scenario: scenario, Metric: "NodeClaims", Value: float64(claims), Unit: "NodeClaims", Note: note},
 	}
-	if e.provider != Kwok {
-		creates := countRoutes(launched, createRoutes)
+	if e.Provider != harness.Kwok {
+		creates := countRoutes(launched, harness.CreateRoutes)
 		rows = append(rows,
 			Row{Scenario: scenario, Metric: "floor: create limit and boot delay", Value: floor.Seconds(), Unit: "s", Note: floorNote},
 			Row{Scenario: scenario, Metric: "pending -> all running, over the floor", Value: wall.Seconds() / floor.Seconds(), Unit: "x",
-				Target: map[bool]string{true: "<= 1.1", false: ""}[floor > e.bootDelay], Note: floorNote},
+				Target: map[bool]string{true: "<= 1.1", false: ""}[floor > e.BootDelay], Note: floorNote},
 			Row{Scenario: scenario, Metric: "create calls per node", Value: float64(creates) / float64(max(nodes, 1)), Unit: "calls", Target: "<= 1.05",
 				Note: fmt.Sprintf("%d creates for %d NodeClaims launched, of %d created, retries included", creates, nodes, claims)},
 			Row{Scenario: scenario, Metric: "answers 429 while launching", Value: float64(countStatus(launched, http.StatusTooManyRequests)), Unit: "answers", Target: "0",
@@ -142,26 +143,26 @@ func scaleFleet(ctx context.Context, e *env, run scaleFleetRun, withLeaderKill b
 		)
 	}
 	if withLeaderKill {
-		leaked, duplicates, err := fleetMismatches(ctx, e.cluster)
+		leaked, duplicates, err := harness.FleetMismatches(ctx, e.Cluster)
 		if err != nil {
 			return rows, err
 		}
-		killNote := fmt.Sprintf("replica %d led and was killed with %d NodeClaims created; lease %v", takeover.killed+1, len(e.watch.claimsOf(pool)), takeover.lease)
+		killNote := fmt.Sprintf("replica %d led and was killed with %d NodeClaims created; lease %v", takeover.Killed+1, len(e.Watch.ClaimsOf(pool)), takeover.Lease)
 		return append(rows,
-			Row{Scenario: scenario, Metric: "standby holds the lease, after the kill", Value: takeover.after.Seconds(), Unit: "s",
-				Target: fmt.Sprintf("<= %v lease + the standby's look", takeover.lease), Note: killNote},
+			Row{Scenario: scenario, Metric: "standby holds the lease, after the kill", Value: takeover.After.Seconds(), Unit: "s",
+				Target: fmt.Sprintf("<= %v lease + the standby's look", takeover.Lease), Note: killNote},
 			Row{Scenario: scenario, Metric: "Linodes or Nodes beyond one per NodeClaim", Value: float64(duplicates), Target: "0", Note: killNote},
 			Row{Scenario: scenario, Metric: "Linodes no NodeClaim accounts for", Value: float64(leaked), Target: "0", Note: killNote},
-			replicaRestarts(scenario, e.cluster),
+			replicaRestarts(scenario, e.Cluster),
 		), nil
 	}
 	samples := fmt.Sprintf("the leading replica's, sampled every second (%d samples, %d missed)", len(usage.heap), usage.missed)
 	rows = append(rows,
 		Row{Scenario: scenario, Metric: "controller heap in use, peak", Value: slices.Max(usage.heap) / 1e6, Unit: "MB", Target: "<= 1.5x kwok", Note: samples},
-		Row{Scenario: scenario, Metric: "controller heap in use, p95", Value: percentile(usage.heap, 95) / 1e6, Unit: "MB", Target: "<= 1.5x kwok", Note: samples},
+		Row{Scenario: scenario, Metric: "controller heap in use, p95", Value: harness.Percentile(usage.heap, 95) / 1e6, Unit: "MB", Target: "<= 1.5x kwok", Note: samples},
 		Row{Scenario: scenario, Metric: "controller CPU, mean", Value: usage.cpuSeconds / wall.Seconds(), Unit: "cores", Note: "the leading replica's CPU seconds over the wall time"},
 	)
-	if e.provider != Kwok && run.rest > 0 {
+	if e.Provider != harness.Kwok && run.rest > 0 {
 		rest, err := e.callsAtRest(ctx, scenario, nodes, run.rest)
 		rows = append(rows, rest...)
 		if err != nil {
@@ -187,19 +188,19 @@ func replicaRestarts(scenario string, cluster *localcluster.Cluster) Row {
 // leaderMetricsURL is where the replica that leads serves its metrics: the one replica when
 // there is one.
 func (e *env) leaderMetricsURL(ctx context.Context) (string, error) {
-	if e.provider == Kwok || e.cluster.ControllerReplicas() == 1 {
-		return e.cluster.ControllerMetricsURL(), nil
+	if e.Provider == harness.Kwok || e.Cluster.ControllerReplicas() == 1 {
+		return e.Cluster.ControllerMetricsURL(), nil
 	}
 	leader := -1
-	err := e.waitFor(ctx, "a replica leads", 2*time.Minute, func(ctx context.Context) (bool, error) {
+	err := e.WaitFor(ctx, "a replica leads", 2*time.Minute, func(ctx context.Context) (bool, error) {
 		var err error
-		leader, err = e.cluster.Leader(ctx)
+		leader, err = e.Cluster.Leader(ctx)
 		return err == nil, nil
 	})
 	if err != nil {
 		return "", err
 	}
-	return e.cluster.ReplicaMetricsURL(leader), nil
+	return e.Cluster.ReplicaMetricsURL(leader), nil
 }
 
 // launchFloor is the shortest time from pending to all running that Linode's rate limit on the
@@ -207,19 +208,19 @@ func (e *env) leaderMetricsURL(ctx context.Context) (string, error) {
 func (e *env) launchFloor(n int) (time.Duration, string) {
 	limits := emulator.DefaultRateLimits()
 	perWindow, window, what := limits.OtherPerMinute, time.Minute, "LKE pool creates count against the limit of other operations"
-	if e.provider == LinodeInstance {
+	if e.Provider == harness.LinodeInstance {
 		perWindow, window, what = limits.LinodeCreates, limits.LinodeCreateWindow, "Linode creates"
 	}
 	lastTurn := time.Duration((n-1)/perWindow) * window
-	return lastTurn + e.bootDelay, fmt.Sprintf("%s: %d per %v; the last of %d creates' turn %v after the first, then the boot delay %v",
-		what, perWindow, window, n, lastTurn, e.bootDelay)
+	return lastTurn + e.BootDelay, fmt.Sprintf("%s: %d per %v; the last of %d creates' turn %v after the first, then the boot delay %v",
+		what, perWindow, window, n, lastTurn, e.BootDelay)
 }
 
 // runningTarget is the issue's: within 1.1x the floor where Linode's create limit sets it, within
 // 1.3x kwok's time where it does not.
-func runningTarget(provider Provider, floor, boot time.Duration) string {
+func runningTarget(provider harness.Provider, floor, boot time.Duration) string {
 	switch {
-	case provider == Kwok:
+	case provider == harness.Kwok:
 		return ""
 	case floor > boot:
 		return fmt.Sprintf("<= %.0f s (1.1x the floor)", 1.1*floor.Seconds())
@@ -252,15 +253,15 @@ var deleteRoutes = map[string]bool{
 // Node or Linode of the fleet is left.
 func (e *env) scaleToZero(ctx context.Context, scenario, pool string, mix costMix, nodes int) ([]Row, error) {
 	var nodePool karpv1.NodePool
-	if err := e.cluster.Kube.Get(ctx, client.ObjectKey{Name: pool}, &nodePool); err != nil {
+	if err := e.Cluster.Kube.Get(ctx, client.ObjectKey{Name: pool}, &nodePool); err != nil {
 		return nil, err
 	}
 	nodePool.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("0s")
 	nodePool.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "100%"}}
-	if err := e.cluster.Kube.Update(ctx, &nodePool); err != nil {
+	if err := e.Cluster.Kube.Update(ctx, &nodePool); err != nil {
 		return nil, fmt.Errorf("letting NodePool %s remove empty nodes: %w", pool, err)
 	}
-	e.cluster.Emulator.ResetCounters()
+	e.Cluster.Emulator.ResetCounters()
 	empty := mix
 	empty.deployments = slices.Clone(mix.deployments)
 	for i := range empty.deployments {
@@ -270,15 +271,15 @@ func (e *env) scaleToZero(ctx context.Context, scenario, pool string, mix costMi
 	if err := e.applyMix(ctx, costPool{name: pool, mix: empty}, empty); err != nil {
 		return nil, err
 	}
-	err := e.waitFor(ctx, fmt.Sprintf("the %d nodes of %s are gone", nodes, pool), 20*time.Minute, func(ctx context.Context) (bool, error) {
+	err := e.WaitFor(ctx, fmt.Sprintf("the %d nodes of %s are gone", nodes, pool), 20*time.Minute, func(ctx context.Context) (bool, error) {
 		var claims karpv1.NodeClaimList
-		if err := e.cluster.Kube.List(ctx, &claims, client.MatchingLabels{karpv1.NodePoolLabelKey: pool}); err != nil {
+		if err := e.Cluster.Kube.List(ctx, &claims, client.MatchingLabels{karpv1.NodePoolLabelKey: pool}); err != nil {
 			return false, nil //nolint:nilerr // kube-apiserver busy deleting hundreds of nodes: ask again
 		}
 		if len(claims.Items) > 0 {
 			return false, nil
 		}
-		return e.provider == Kwok || len(e.cluster.Emulator.Instances()) == 0, nil
+		return e.Provider == harness.Kwok || len(e.Cluster.Emulator.Instances()) == 0, nil
 	})
 	took := time.Since(start)
 	if err != nil {
@@ -286,12 +287,12 @@ func (e *env) scaleToZero(ctx context.Context, scenario, pool string, mix costMi
 	}
 	note := fmt.Sprintf("from the Deployments scaled to zero (consolidateAfter 0s, budget 100%%) until no NodeClaim of the %d is left", nodes)
 	rows := []Row{{Scenario: scenario, Metric: "scale to zero: every node gone", Value: took.Seconds(), Unit: "s", Note: note}}
-	if e.provider == Kwok {
+	if e.Provider == harness.Kwok {
 		return rows, nil
 	}
-	requests := e.controllerRequests()
+	requests := e.ControllerRequests()
 	deletes := countRoutes(requests, deleteRoutes)
-	leaked, _, err := fleetMismatches(ctx, e.cluster)
+	leaked, _, err := harness.FleetMismatches(ctx, e.Cluster)
 	if err != nil {
 		return rows, err
 	}
@@ -305,10 +306,10 @@ func (e *env) scaleToZero(ctx context.Context, scenario, pool string, mix costMi
 }
 
 // launchedOf counts the NodeClaims that launched.
-func launchedOf(claims []claimTimes) int {
+func launchedOf(claims []harness.ClaimTimes) int {
 	n := 0
 	for _, c := range claims {
-		if !c.launched.IsZero() {
+		if !c.Launched.IsZero() {
 			n++
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 // The sizing policy runs inside every GetInstanceTypes core makes while pods are pending: the
@@ -86,7 +87,7 @@ func SizingLatency(ctx context.Context, misses, hits int) ([]Row, error) {
 			row := Row{
 				Scenario: "Sizing policy latency",
 				Metric:   fmt.Sprintf("GetInstanceTypes, %s, p%.0f", m.name, p),
-				Value:    percentile(milliseconds(m.times), p),
+				Value:    harness.Percentile(milliseconds(m.times), p),
 				Unit:     "ms",
 				Note:     fmt.Sprintf("%d calls, %s; %s; set-up %v, whole scenario %v", len(m.times), m.why, what, setUp, ran),
 			}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/linode/karpenter-provider-linode/test/harness"
 	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
@@ -55,7 +56,7 @@ type clusterGroup struct {
 	boot      time.Duration
 	scenarios []string
 	// tune, when set, changes the options of the group's cluster for each provider.
-	tune func(Provider, *localcluster.Options)
+	tune func(harness.Provider, *localcluster.Options)
 }
 
 // fullPlan is the issue's: 5, 50 and 500 pods, a 3-minute boot, 100 nodes at rest (for three
@@ -73,7 +74,7 @@ var fullPlan = plan{
 	// 5,000 pods on about 450 nodes, a 30-second boot: in instance mode Linode's create limit
 	// (20 per 15 s) sets the time to all running; then 10 minutes at rest and back to zero. The
 	// leader's loss is measured in instance mode, where the dead leader's creates wait for turns.
-	fleet:             scaleFleetRun{divisor: 1, boot: 30 * time.Second, rest: 10 * time.Minute, killLeader: LinodeInstance},
+	fleet:             scaleFleetRun{divisor: 1, boot: 30 * time.Second, rest: 10 * time.Minute, killLeader: harness.LinodeInstance},
 	instanceScenarios: []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost, ScenarioScale5000},
 	// Every mix for the README's NodePools and for one open to every plan; the README's then
 	// scaled to a third and 10 minutes at rest. Consolidation as the README's default NodePool
@@ -134,7 +135,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		"Batching": "Karpenter's defaults in every scenario (BATCH_IDLE_DURATION 1s, BATCH_MAX_DURATION 10s)",
 		"Modes": fmt.Sprintf("Linode rows are LKE mode's (single-node LKE pools); rows named \"%s\" are instance mode's, for %s "+
 			"(plain Linodes from %s that read their user data from the Metadata service and join by TLS bootstrap)",
-			strings.TrimPrefix(instanceModeSuffix, ", "), strings.Join(p.instanceScenarios, ", "), instanceImage),
+			strings.TrimPrefix(harness.InstanceModeSuffix, ", "), strings.Join(p.instanceScenarios, ", "), harness.InstanceImage),
 		"NodePools": fmt.Sprintf("Linode: standard and dedicated plans; kwok: core's built-in catalogue, amd64 linux on-demand; "+
 			"%d-vCPU nodes only for duplicates, %d-vCPU for the API cost; never consolidated, so only the scenario changes the fleet. "+
 			"Cost fleets: a NodePool per mix (%s) with the requirements and taints of the README's NodePools (%s; %s for GPU pods)%s, "+
@@ -173,14 +174,14 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	var ours, kwok []Row
 	var errs []error
 	counted := []countedRun{
-		{Linode, p.duplicateBoot, ScenarioDuplicates, nil},
-		{Kwok, p.duplicateBoot, ScenarioDuplicates, nil},
-		{Linode, p.apiCostBoot, ScenarioAPICost, nil},
-		{Linode, p.costBoot, ScenarioCostFleets, costClusterPlan(p.cost.mixes)},
+		{harness.Linode, p.duplicateBoot, ScenarioDuplicates, nil},
+		{harness.Kwok, p.duplicateBoot, ScenarioDuplicates, nil},
+		{harness.Linode, p.apiCostBoot, ScenarioAPICost, nil},
+		{harness.Linode, p.costBoot, ScenarioCostFleets, costClusterPlan(p.cost.mixes)},
 	}
 	for _, r := range slices.Clone(counted) {
-		if r.provider == Linode && slices.Contains(p.instanceScenarios, r.scenario) {
-			counted = append(counted, countedRun{LinodeInstance, r.boot, r.scenario, r.tune})
+		if r.provider == harness.Linode && slices.Contains(p.instanceScenarios, r.scenario) {
+			counted = append(counted, countedRun{harness.LinodeInstance, r.boot, r.scenario, r.tune})
 		}
 	}
 	counted = slices.DeleteFunc(counted, func(r countedRun) bool { return !cfg.runs(r.scenario) || !cfg.runsWith(r.provider) })
@@ -189,7 +190,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		alongside.Go(func() { cfg.WhileCounting(ctx) })
 	}
 	if len(counted) > 0 {
-		cfg.progress("%s, side by side", strings.Join(countedNames(counted), ", "))
+		cfg.Progressf("%s, side by side", strings.Join(countedNames(counted), ", "))
 		rows := make([][]Row, len(counted))
 		runErrs := make([]error, len(counted))
 		var wg sync.WaitGroup
@@ -200,7 +201,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		}
 		wg.Wait()
 		for i, r := range counted {
-			if r.provider == Kwok {
+			if r.provider == harness.Kwok {
 				kwok = append(kwok, rows[i]...)
 			} else {
 				ours = append(ours, rows[i]...)
@@ -210,20 +211,20 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	}
 	alongside.Wait()
 	for _, g := range p.groups {
-		for _, provider := range []Provider{Linode, LinodeInstance, Kwok} {
+		for _, provider := range []harness.Provider{harness.Linode, harness.LinodeInstance, harness.Kwok} {
 			names := slices.DeleteFunc(slices.Clone(g.scenarios), func(s string) bool {
-				return !cfg.runs(s) || !cfg.runsWith(provider) || (provider == LinodeInstance && !slices.Contains(p.instanceScenarios, s))
+				return !cfg.runs(s) || !cfg.runsWith(provider) || (provider == harness.LinodeInstance && !slices.Contains(p.instanceScenarios, s))
 			})
 			if len(names) == 0 {
 				continue
 			}
-			cfg.progress("%s: %s", provider, strings.Join(names, ", "))
+			cfg.Progressf("%s: %s", provider, strings.Join(names, ", "))
 			var tune []func(*localcluster.Options)
 			if g.tune != nil {
 				tune = append(tune, func(o *localcluster.Options) { g.tune(provider, o) })
 			}
 			got, err := runGroup(ctx, cfg, provider, g.boot, names, scenarios, tune...)
-			if provider == Kwok {
+			if provider == harness.Kwok {
 				kwok = append(kwok, got...)
 			} else {
 				ours = append(ours, got...)
@@ -233,7 +234,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	}
 	if cfg.runs(ScenarioLeaderKilled) && p.fleet.killLeader != "" && cfg.runsWith(p.fleet.killLeader) {
 		provider := p.fleet.killLeader
-		cfg.progress("%s: %s", provider, ScenarioLeaderKilled)
+		cfg.Progressf("%s: %s", provider, ScenarioLeaderKilled)
 		got, err := runGroup(ctx, cfg, provider, p.fleet.boot, []string{ScenarioLeaderKilled}, scenarios,
 			func(o *localcluster.Options) { scaleFleetCluster(provider, o) })
 		ours = append(ours, got...)
@@ -242,7 +243,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	// The order, whatever order the clusters ran in, instance mode's rows after LKE mode's.
 	var order []string
 	for _, scenario := range []string{capacityScenario, duplicatesScenario, apiCostScenario, scaleScenario, scaleFleetScenario, scaleFleetKilledScenario, costScenario} {
-		order = append(order, scenario, scenario+instanceModeSuffix, scenario+kwokSuffix)
+		order = append(order, scenario, scenario+harness.InstanceModeSuffix, scenario+kwokSuffix)
 	}
 	rows := withBaseline(ours, kwok)
 	slices.SortStableFunc(rows, func(a, b Row) int {
@@ -253,7 +254,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 
 // runGroup runs the named scenarios one after another on a new cluster of the provider, and
 // stops at the first that fails.
-func runGroup(ctx context.Context, cfg Config, provider Provider, boot time.Duration, names []string,
+func runGroup(ctx context.Context, cfg Config, provider harness.Provider, boot time.Duration, names []string,
 	scenarios map[string]func(context.Context, *env) ([]Row, error), tune ...func(*localcluster.Options)) ([]Row, error) {
 	e, err := startEnv(ctx, cfg, provider, boot, tune...)
 	if err != nil {
@@ -261,23 +262,23 @@ func runGroup(ctx context.Context, cfg Config, provider Provider, boot time.Dura
 	}
 	var rows []Row
 	for _, name := range names {
-		err := e.removePools(ctx)
+		err := e.RemovePools(ctx)
 		if err == nil {
 			var got []Row
 			got, err = scenarios[name](ctx, e)
 			rows = append(rows, got...)
 		}
 		if err != nil {
-			return rows, errors.Join(fmt.Errorf("%s, %s provider: %w", name, provider, err), e.stop())
+			return rows, errors.Join(fmt.Errorf("%s, %s provider: %w", name, provider, err), e.Stop())
 		}
 	}
-	return rows, e.stop()
+	return rows, e.Stop()
 }
 
 // countedRun is a counted scenario on a cluster of its own; tune, when set, changes the
 // cluster's options.
 type countedRun struct {
-	provider Provider
+	provider harness.Provider
 	boot     time.Duration
 	scenario string
 	tune     func(*localcluster.Options)
@@ -317,7 +318,7 @@ func groupNames(p plan) []string {
 }
 
 // runsWith tells whether the provider was asked for; all are when none is named.
-func (c Config) runsWith(provider Provider) bool {
+func (c Config) runsWith(provider harness.Provider) bool {
 	return len(c.Providers) == 0 || slices.Contains(c.Providers, string(provider))
 }
 
@@ -333,7 +334,7 @@ func withBaseline(ours, kwok []Row) []Row {
 	matched := make([]bool, len(kwok))
 	for _, row := range ours {
 		for i, k := range kwok {
-			if k.Scenario != strings.TrimSuffix(row.Scenario, instanceModeSuffix) || k.Metric != row.Metric {
+			if k.Scenario != strings.TrimSuffix(row.Scenario, harness.InstanceModeSuffix) || k.Metric != row.Metric {
 				continue
 			}
 			matched[i] = true

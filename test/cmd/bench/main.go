@@ -18,11 +18,12 @@ import (
 	"time"
 
 	"github.com/linode/karpenter-provider-linode/test/bench"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
 func main() {
-	command := bench.NewCommand("bench")
+	command := harness.NewCommand("bench")
 	var (
 		quick = flag.Bool("quick", false, "smaller, shorter scenarios (under 5 minutes), for CI")
 		only  = flag.String("scenarios", "", "comma-separated scenarios to run, of "+strings.Join(allScenarios(), ", ")+" (default all)")
@@ -30,14 +31,14 @@ func main() {
 		logs  = flag.String("logs", "", "directory that keeps the local clusters' logs, a directory per cluster named after its provider (default temporary ones, removed)")
 		seed  = flag.Int64("seed", 1, "seed of the cost-random scenario's mixes")
 		count = flag.Int("random-mixes", 40, "how many mixes the cost-random scenario draws (-quick: 6)")
-		where = flag.String("providers", "", "comma-separated providers the cluster scenarios run, of "+strings.Join(bench.ProviderNames(), ", ")+" (default all)")
+		where = flag.String("providers", "", "comma-separated providers the cluster scenarios run, of "+strings.Join(harness.ProviderNames(), ", ")+" (default all)")
 	)
 	flag.Parse()
 	sel := selection{
 		quick:     *quick,
 		scenarios: command.Names("scenario", *only, allScenarios()),
 		mixes:     command.Names("mix", *mixes, bench.CostMixNames()),
-		providers: command.Names("provider", *where, bench.ProviderNames()),
+		providers: command.Names("provider", *where, harness.ProviderNames()),
 		logs:      *logs,
 		seed:      *seed,
 		random:    *count,
@@ -67,10 +68,10 @@ func flagSet(name string) bool {
 	return set
 }
 
-func run(ctx context.Context, command *bench.Command, sel selection) error {
+func run(ctx context.Context, command *harness.Command, sel selection) error {
 	quick, scenarios, start := sel.quick, sel.scenarios, command.Started()
 	progress := localcluster.ConsoleProgress(os.Stdout, start)
-	report := &bench.Report{Started: start, Command: command.Line(), Machine: bench.ThisMachine()}
+	report := &bench.Report{Started: start, Command: command.Line(), Machine: harness.ThisMachine()}
 
 	// The controllers the clusters run and the Go benchmarks' test binaries.
 	binDir, err := os.MkdirTemp("", "karpenter-linode-bench-")
@@ -83,14 +84,16 @@ func run(ctx context.Context, command *bench.Command, sel selection) error {
 	var errs []error
 	if runsAny(scenarios, bench.ClusterScenarios) {
 		cfg := bench.Config{
-			Quick:              quick,
-			Scenarios:          scenarios,
-			Mixes:              sel.mixes,
-			Providers:          sel.providers,
-			WorkDir:            sel.logs,
-			ControllerBinary:   filepath.Join(binDir, "controller"),
-			KwokProviderBinary: filepath.Join(binDir, "karpenter-kwok"),
-			Progress:           progress,
+			Quick:     quick,
+			Scenarios: scenarios,
+			Mixes:     sel.mixes,
+			Providers: sel.providers,
+			Config: harness.Config{
+				WorkDir:            sel.logs,
+				ControllerBinary:   filepath.Join(binDir, "controller"),
+				KwokProviderBinary: filepath.Join(binDir, "karpenter-kwok"),
+				Progress:           progress,
+			},
 		}
 		if runsAny(scenarios, []string{goScenario}) {
 			// Its error, if any, comes back when the Go benchmarks run.

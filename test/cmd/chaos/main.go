@@ -1,5 +1,5 @@
 // Command chaos is `make chaos` (and, with -quick, CI's short version in `make bench-quick`): it
-// runs the fault matrix of package test/bench on local clusters, one fault after another, and
+// runs the fault matrix of package test/chaos on local clusters, one fault after another, and
 // writes a table of what each fault cost a user (pods never running, pods evicted without drain,
 // Linodes leaked, duplicate nodes, minutes to recover) into a results directory and to stdout.
 // It exits 1 when a fault misses a target or could not be measured.
@@ -15,23 +15,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/linode/karpenter-provider-linode/test/bench"
+	"github.com/linode/karpenter-provider-linode/test/chaos"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
 func main() {
-	command := bench.NewCommand("chaos")
+	command := harness.NewCommand("chaos")
 	var (
 		quick  = flag.Bool("quick", false, "CI's short version: two faults, 20 pods, 30-second faults (about 3 minutes)")
-		faults = flag.String("faults", "", "comma-separated faults to run, of "+strings.Join(bench.ChaosFaults, ", ")+" (default all, or the short version's)")
+		faults = flag.String("faults", "", "comma-separated faults to run, of "+strings.Join(chaos.Faults, ", ")+" (default all, or the short version's)")
 		keep   = flag.Bool("keep", false, "keep every fault's cluster logs in the results directory (logs/<fault>/), not only those of faults that miss a target")
 	)
 	flag.Parse()
-	names := command.Names("fault", *faults, bench.ChaosFaults)
+	names := command.Names("fault", *faults, chaos.Faults)
 	command.Run(func(ctx context.Context) error { return run(ctx, command, *quick, *keep, names) })
 }
 
-func run(ctx context.Context, command *bench.Command, quick, keep bool, faults []string) error {
+func run(ctx context.Context, command *harness.Command, quick, keep bool, faults []string) error {
 	start := command.Started()
 	progress := localcluster.ConsoleProgress(os.Stdout, start)
 	binDir, err := os.MkdirTemp("", "karpenter-linode-chaos-")
@@ -39,14 +40,14 @@ func run(ctx context.Context, command *bench.Command, quick, keep bool, faults [
 		return err
 	}
 	defer os.RemoveAll(binDir)
-	cfg := bench.ChaosConfig{Quick: quick, Faults: faults, ControllerBinary: filepath.Join(binDir, "controller"), Progress: progress,
+	cfg := chaos.Config{Quick: quick, Faults: faults, ControllerBinary: filepath.Join(binDir, "controller"), Progress: progress,
 		LogDir: filepath.Join(command.Dir(), "logs"), KeepLogs: keep}
 	progress("building the controller (cmd/controller)")
 	if err := localcluster.BuildController(ctx, cfg.ControllerBinary); err != nil {
 		return err
 	}
-	rows, settings, runErr := bench.RunChaos(ctx, cfg)
-	report := &bench.ChaosReport{Started: start, Command: command.Line(), Machine: bench.ThisMachine(), Settings: settings, Rows: rows,
+	rows, settings, runErr := chaos.Run(ctx, cfg)
+	report := &chaos.Report{Started: start, Command: command.Line(), Machine: harness.ThisMachine(), Settings: settings, Rows: rows,
 		Duration: time.Since(start).Round(time.Second).String()}
 	if err := command.WriteReport(report); err != nil {
 		return errors.Join(runErr, err)

@@ -1,4 +1,4 @@
-package bench
+package harness
 
 import (
 	"context"
@@ -17,43 +17,47 @@ import (
 	"github.com/linode/karpenter-provider-linode/test/localcluster/nodesim"
 )
 
-// poolLabel labels every benchmark pod with the NodePool it is pinned to, so each run's pods,
+// PoolLabel labels every benchmark pod with the NodePool it is pinned to, so each run's pods,
 // NodeClaims and nodes can be told apart.
-const poolLabel = "bench.karpenter.k8s.linode/pool"
+const PoolLabel = "bench.karpenter.k8s.linode/pool"
 
-// recorder notes when each pod, Node and NodeClaim first reached each state, at the moment its
+// Recorder notes when each pod, Node and NodeClaim first reached each state, at the moment its
 // informer hears of it. Kubernetes timestamps have a resolution of one second, too coarse for
 // intervals of a few seconds, so the times are this process's clock, the clock the emulator's
 // request log uses too.
-type recorder struct {
+type Recorder struct {
 	mu     sync.Mutex
-	pods   map[string]*podTimes
+	pods   map[string]*PodTimes
 	nodes  map[string]time.Time
-	claims map[string]*claimTimes
+	claims map[string]*ClaimTimes
 	// claimChanged is when a NodeClaim was last created or deleted, changes how many times.
 	claimChanged time.Time
 	changes      int
 }
 
-type podTimes struct {
-	pool             string
-	created, running time.Time
-	node             string
+// PodTimes is what was seen of a pod: its pool, when it was first seen and first ran, on which
+// node.
+type PodTimes struct {
+	Pool             string
+	Created, Running time.Time
+	Node             string
 }
 
-type claimTimes struct {
-	pool              string
-	created, launched time.Time
-	node              string
+// ClaimTimes is what was seen of a NodeClaim: its NodePool, when it was first seen and launched,
+// its node.
+type ClaimTimes struct {
+	Pool              string
+	Created, Launched time.Time
+	Node              string
 }
 
-// startRecorder watches the cluster's pods, Nodes and NodeClaims until ctx is done.
-func startRecorder(ctx context.Context, kubeconfig string) (*recorder, error) {
-	informers, err := newInformers(kubeconfig)
+// StartRecorder watches the cluster's pods, Nodes and NodeClaims until ctx is done.
+func StartRecorder(ctx context.Context, kubeconfig string) (*Recorder, error) {
+	informers, err := NewInformers(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	r := &recorder{pods: map[string]*podTimes{}, nodes: map[string]time.Time{}, claims: map[string]*claimTimes{}}
+	r := &Recorder{pods: map[string]*PodTimes{}, nodes: map[string]time.Time{}, claims: map[string]*ClaimTimes{}}
 	for obj, observe := range map[client.Object]func(any){
 		&corev1.Pod{}:       r.observePod,
 		&corev1.Node{}:      r.observeNode,
@@ -84,8 +88,8 @@ func startRecorder(ctx context.Context, kubeconfig string) (*recorder, error) {
 	return r, nil
 }
 
-// newInformers is a cache of the cluster's objects, for informers.
-func newInformers(kubeconfig string) (cache.Cache, error) {
+// NewInformers is a cache of the cluster's objects, for informers.
+func NewInformers(kubeconfig string) (cache.Cache, error) {
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
@@ -96,9 +100,9 @@ func newInformers(kubeconfig string) (cache.Cache, error) {
 	return cache.New(config, cache.Options{Scheme: scheme.Scheme})
 }
 
-func (r *recorder) observePod(obj any) {
+func (r *Recorder) observePod(obj any) {
 	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.Labels[poolLabel] == "" {
+	if !ok || pod.Labels[PoolLabel] == "" {
 		return
 	}
 	now := time.Now()
@@ -106,15 +110,15 @@ func (r *recorder) observePod(obj any) {
 	defer r.mu.Unlock()
 	p := r.pods[pod.Name]
 	if p == nil {
-		p = &podTimes{pool: pod.Labels[poolLabel], created: now}
+		p = &PodTimes{Pool: pod.Labels[PoolLabel], Created: now}
 		r.pods[pod.Name] = p
 	}
-	if p.running.IsZero() && pod.Status.Phase == corev1.PodRunning && nodesim.PodReady(pod) {
-		p.running, p.node = now, pod.Spec.NodeName
+	if p.Running.IsZero() && pod.Status.Phase == corev1.PodRunning && nodesim.PodReady(pod) {
+		p.Running, p.Node = now, pod.Spec.NodeName
 	}
 }
 
-func (r *recorder) observeNode(obj any) {
+func (r *Recorder) observeNode(obj any) {
 	node, ok := obj.(*corev1.Node)
 	if !ok {
 		return
@@ -127,7 +131,7 @@ func (r *recorder) observeNode(obj any) {
 	}
 }
 
-func (r *recorder) observeClaim(obj any) {
+func (r *Recorder) observeClaim(obj any) {
 	claim, ok := obj.(*karpv1.NodeClaim)
 	if !ok {
 		return
@@ -137,78 +141,78 @@ func (r *recorder) observeClaim(obj any) {
 	defer r.mu.Unlock()
 	c := r.claims[claim.Name]
 	if c == nil {
-		c = &claimTimes{pool: claim.Labels[karpv1.NodePoolLabelKey], created: now}
+		c = &ClaimTimes{Pool: claim.Labels[karpv1.NodePoolLabelKey], Created: now}
 		r.claims[claim.Name] = c
 		r.claimChanged = now
 		r.changes++
 	}
-	if c.launched.IsZero() && claim.StatusConditions().IsTrue(karpv1.ConditionTypeLaunched) {
-		c.launched = now
+	if c.Launched.IsZero() && claim.StatusConditions().IsTrue(karpv1.ConditionTypeLaunched) {
+		c.Launched = now
 	}
 	if claim.Status.NodeName != "" {
-		c.node = claim.Status.NodeName
+		c.Node = claim.Status.NodeName
 	}
 }
 
-func (r *recorder) claimChange() {
+func (r *Recorder) claimChange() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.claimChanged = time.Now()
 	r.changes++
 }
 
-// claimsQuietFor tells whether no NodeClaim was created or deleted in the last d.
-func (r *recorder) claimsQuietFor(d time.Duration) bool {
+// ClaimsQuietFor tells whether no NodeClaim was created or deleted in the last d.
+func (r *Recorder) ClaimsQuietFor(d time.Duration) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return time.Since(r.claimChanged) >= d
 }
 
-// claimChanges counts the NodeClaims created and deleted so far.
-func (r *recorder) claimChanges() int {
+// ClaimChanges counts the NodeClaims created and deleted so far.
+func (r *Recorder) ClaimChanges() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.changes
 }
 
-// podsOf returns a copy of what was seen of the pool's pods.
-func (r *recorder) podsOf(pool string) []podTimes {
+// PodsOf returns a copy of what was seen of the pool's pods.
+func (r *Recorder) PodsOf(pool string) []PodTimes {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []podTimes
+	var out []PodTimes
 	for _, p := range r.pods {
-		if p.pool == pool {
+		if p.Pool == pool {
 			out = append(out, *p)
 		}
 	}
 	return out
 }
 
-// claimsOf returns a copy of what was seen of the pool's NodeClaims.
-func (r *recorder) claimsOf(pool string) []claimTimes {
+// ClaimsOf returns a copy of what was seen of the pool's NodeClaims.
+func (r *Recorder) ClaimsOf(pool string) []ClaimTimes {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []claimTimes
+	var out []ClaimTimes
 	for _, c := range r.claims {
-		if c.pool == pool {
+		if c.Pool == pool {
 			out = append(out, *c)
 		}
 	}
 	return out
 }
 
-// nodeSeen is when the Node was first seen; zero if never.
-func (r *recorder) nodeSeen(name string) time.Time {
+// NodeSeen is when the Node was first seen; zero if never.
+func (r *Recorder) NodeSeen(name string) time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.nodes[name]
 }
 
-// running counts the pool's pods that have run.
-func (r *recorder) running(pool string) int {
+// Running counts the pool's pods that have run.
+func (r *Recorder) Running(pool string) int {
 	n := 0
-	for _, p := range r.podsOf(pool) {
-		if !p.running.IsZero() {
+	for _, p := range r.PodsOf(pool) {
+		if !p.Running.IsZero() {
 			n++
 		}
 	}

@@ -1,4 +1,4 @@
-package bench
+package harness
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// Command is what the commands that run this package (test/cmd/bench, test/cmd/chaos) share: the results
+// Command is what test/cmd/bench and test/cmd/chaos share: the results
 // directory (-out), flags that name some of a list, the run until interrupted, and the report
 // written at its end.
 type Command struct {
@@ -25,7 +25,7 @@ type Command struct {
 	started time.Time
 }
 
-// NewCommand defines the -out flag of cmd/<name>; call it before flag.Parse.
+// NewCommand defines the -out flag of test/cmd/<name>; call it before flag.Parse.
 func NewCommand(name string) *Command {
 	return &Command{name: name, out: flag.String("out", "", "results directory (default results/"+name+"-<UTC time>)")}
 }
@@ -75,7 +75,7 @@ func (c *Command) Dir() string {
 
 // Line is the command line a report names: make runs the command with the flags it was given.
 func (c *Command) Line() string {
-	return strings.Join(append([]string{"go run ./cmd/" + c.name}, os.Args[1:]...), " ")
+	return strings.Join(append([]string{"go run ./test/cmd/" + c.name}, os.Args[1:]...), " ")
 }
 
 // WriteReport writes report.md and report.json into the results directory and prints the

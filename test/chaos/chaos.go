@@ -1,4 +1,4 @@
-package bench
+package chaos
 
 import (
 	"context"
@@ -20,15 +20,16 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 	"github.com/linode/karpenter-provider-linode/test/localcluster"
 	"github.com/linode/karpenter-provider-linode/test/localcluster/nodesim"
 )
 
-// ChaosConfig says how to run the fault matrix (RunChaos).
-type ChaosConfig struct {
+// Config says how to run the fault matrix (Run).
+type Config struct {
 	// Quick runs CI's short version: a few faults, fewer pods, shorter faults.
 	Quick bool
-	// Faults names the faults to run (ChaosFaults); empty runs the version's whole list.
+	// Faults names the faults to run (Faults); empty runs the version's whole list.
 	Faults []string
 	// ControllerBinary is cmd/controller, built once and run by every cluster.
 	ControllerBinary string
@@ -59,7 +60,7 @@ type chaosScale struct {
 // The issue's matrix: 50 pods, the 5xx storm for 2 minutes and the API down for 5.
 var fullChaos = chaosScale{
 	peak: 50, low: 20, window: time.Minute, storm: 2 * time.Minute, apiDown: 5 * time.Minute,
-	recoveryWait: 3 * time.Minute, faults: ChaosFaults,
+	recoveryWait: 3 * time.Minute, faults: Faults,
 }
 
 // quickChaos is CI's: two faults that exercise both halves of the system, Linode's API failing
@@ -79,8 +80,8 @@ const chaosPool = "chaos"
 // nodes, and scaling to 20 leaves most of them to consolidate.
 const chaosNodeCPUs = 4
 
-// ChaosRow is what one fault cost.
-type ChaosRow struct {
+// Row is what one fault cost.
+type Row struct {
 	Fault string `json:"fault"`
 	// PodsNeverRunning are the deployment's replicas not running when the run ended.
 	PodsNeverRunning int `json:"podsNeverRunning"`
@@ -102,29 +103,29 @@ type ChaosRow struct {
 }
 
 // MeetsTargets tells whether the fault cost nothing and the system recovered within 2 minutes.
-func (r ChaosRow) MeetsTargets() bool {
+func (r Row) MeetsTargets() bool {
 	return r.Error == "" && r.PodsNeverRunning == 0 && r.PodsLostUndrained == 0 && r.LinodesLeaked == 0 &&
 		r.DuplicateNodes == 0 && r.RecoveryMinutes != nil && *r.RecoveryMinutes <= recoveryTarget.Minutes()
 }
 
-// ChaosReport is a whole run of the matrix.
-type ChaosReport struct {
+// Report is a whole run of the matrix.
+type Report struct {
 	Started  time.Time         `json:"started"`
 	Duration string            `json:"duration"`
 	Command  string            `json:"command"`
-	Machine  Machine           `json:"machine"`
+	Machine  harness.Machine   `json:"machine"`
 	Settings map[string]string `json:"settings"`
-	Rows     []ChaosRow        `json:"rows"`
+	Rows     []Row             `json:"rows"`
 }
 
 // Markdown renders the report as one table, a row per fault.
-func (r *ChaosReport) Markdown() string {
+func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Fault matrix\n\n")
 	fmt.Fprintf(&b, "- Command: `%s`\n", r.Command)
 	fmt.Fprintf(&b, "- Started: %s, took %s\n", r.Started.UTC().Format(time.RFC3339), r.Duration)
 	fmt.Fprintf(&b, "- Machine: %s, %d cores, %.1f GiB, %s/%s, %s\n", r.Machine.CPU, r.Machine.Cores, r.Machine.MemoryGiB, r.Machine.OS, r.Machine.Arch, r.Machine.Go)
-	for _, key := range sortedKeys(r.Settings) {
+	for _, key := range harness.SortedKeys(r.Settings) {
 		fmt.Fprintf(&b, "- %s: %s\n", key, r.Settings[key])
 	}
 	b.WriteString("\n| Fault | Pods never running | Pods evicted without drain | Linodes leaked | Duplicate nodes | Minutes to recover | Targets | Note |\n")
@@ -151,17 +152,17 @@ func (r *ChaosReport) Markdown() string {
 }
 
 // Write writes report.md and report.json into dir, creating it.
-func (r *ChaosReport) Write(dir string) error { return writeReport(dir, r, r.Markdown()) }
+func (r *Report) Write(dir string) error { return harness.WriteReport(dir, r, r.Markdown()) }
 
 func oneLine(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", "/")
 }
 
-// RunChaos runs the fault matrix: for each fault in turn, a new local cluster with the controller
+// Run runs the fault matrix: for each fault in turn, a new local cluster with the controller
 // running as in the benchmarks, 50 pods (20 for the short version) scaling up and down through
 // the fault, and a count of what a user lost. It returns a row per fault and the settings in
 // effect; a fault that could not be measured has its error in its row and in the error.
-func RunChaos(ctx context.Context, cfg ChaosConfig) ([]ChaosRow, map[string]string, error) {
+func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	scale := fullChaos
 	if cfg.Quick {
 		scale = quickChaos
@@ -188,12 +189,12 @@ func RunChaos(ctx context.Context, cfg ChaosConfig) ([]ChaosRow, map[string]stri
 			"Linodes or Nodes beyond one per NodeClaim at the end; minutes to recover: from the fault's end until every replica runs " +
 			"and Kubernetes and Linode agree (one Linode and one Node per NodeClaim, nothing else)",
 	}
-	var rows []ChaosRow
+	var rows []Row
 	var errs []error
 	for _, name := range faults {
 		f, ok := chaosFaultByName(name)
 		if !ok {
-			return rows, settings, fmt.Errorf("unknown fault %q; known: %s", name, strings.Join(ChaosFaults, ", "))
+			return rows, settings, fmt.Errorf("unknown fault %q; known: %s", name, strings.Join(Faults, ", "))
 		}
 		cfg.progress("fault: %s", f.title)
 		row, err := runFault(ctx, cfg, scale, f)
@@ -211,14 +212,14 @@ func RunChaos(ctx context.Context, cfg ChaosConfig) ([]ChaosRow, map[string]stri
 	return rows, settings, errors.Join(errs...)
 }
 
-func formatRecovery(row ChaosRow) string {
+func formatRecovery(row Row) string {
 	if row.RecoveryMinutes == nil {
 		return fmt.Sprintf("none within %.1f min", row.WaitedMinutes)
 	}
 	return fmt.Sprintf("%.1f min", *row.RecoveryMinutes)
 }
 
-func (c ChaosConfig) progress(format string, args ...any) {
+func (c Config) progress(format string, args ...any) {
 	if c.Progress != nil {
 		c.Progress(fmt.Sprintf(format, args...))
 	}
@@ -226,7 +227,7 @@ func (c ChaosConfig) progress(format string, args ...any) {
 
 // chaosRun is one fault's run on its own cluster.
 type chaosRun struct {
-	env   *env
+	env   *harness.Env
 	scale chaosScale
 	// target is the deployment's replicas.
 	target int
@@ -240,27 +241,27 @@ func (r *chaosRun) note(format string, args ...any) {
 
 // runFault starts a cluster, brings the workload to where the fault starts, runs the fault, waits
 // for recovery and counts.
-func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFault) (row ChaosRow, err error) {
+func runFault(ctx context.Context, cfg Config, scale chaosScale, f chaosFault) (row Row, err error) {
 	row.Fault = f.title
 	// The cluster's logs are kept when the fault misses a target, and named in its note.
 	logDir, err := os.MkdirTemp("", "karpenter-linode-chaos-"+f.name+"-")
 	if err != nil {
 		return row, err
 	}
-	e, err := startEnv(ctx, Config{ControllerBinary: cfg.ControllerBinary, Progress: cfg.Progress, WorkDir: logDir}, Linode, 5*time.Second,
+	e, err := harness.Start(ctx, harness.Config{ControllerBinary: cfg.ControllerBinary, Progress: cfg.Progress, WorkDir: logDir}, harness.Linode, 5*time.Second,
 		func(opts *localcluster.Options) { opts.ControllerReplicas = controllerReplicas(f.name) })
 	if err != nil {
 		return row, err
 	}
 	defer func() {
-		if stopErr := e.stop(); stopErr != nil && err == nil {
+		if stopErr := e.Stop(); stopErr != nil && err == nil {
 			err = stopErr
 		}
 		if err == nil && row.MeetsTargets() && !cfg.KeepLogs {
 			err = os.RemoveAll(logDir)
 			return
 		}
-		kept, keepErr := keepLogs(e.cluster.LogDir, cfg.LogDir, f.name)
+		kept, keepErr := keepLogs(e.Cluster.LogDir, cfg.LogDir, f.name)
 		err = errors.Join(err, keepErr)
 		row.Note = strings.TrimPrefix(row.Note+"; logs in "+kept, "; ")
 	}()
@@ -272,14 +273,14 @@ func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFau
 	if f.startLow {
 		r.target = scale.low
 	}
-	if _, err := e.deploy(ctx, chaosPool, r.target); err != nil {
+	if _, err := e.Deploy(ctx, chaosPool, r.target); err != nil {
 		return row, err
 	}
 	if _, ok, err := r.awaitSettled(ctx, "the workload's first scale-up", 4*time.Minute); err != nil || !ok {
 		return row, errors.Join(err, fmt.Errorf("%d replicas were not running on a consistent fleet within 4 minutes, before any fault", r.target))
 	}
 
-	monitor, err := startLossMonitor(ctx, e.cluster)
+	monitor, err := startLossMonitor(ctx, e.Cluster)
 	if err != nil {
 		return row, err
 	}
@@ -310,21 +311,21 @@ func runFault(ctx context.Context, cfg ChaosConfig, scale chaosScale, f chaosFau
 		}
 		r.note("the deployment's pods: %s", states)
 	}
-	if row.LinodesLeaked, row.DuplicateNodes, err = fleetMismatches(ctx, e.cluster); err != nil {
+	if row.LinodesLeaked, row.DuplicateNodes, err = harness.FleetMismatches(ctx, e.Cluster); err != nil {
 		return row, err
 	}
 	if lost := monitor.lostPods(); len(lost) > 0 {
 		r.note("evicted without drain: %s", strings.Join(firstOf(lost, 3), ", "))
 	}
 	if row.RecoveryMinutes == nil {
-		if err := e.cluster.CheckConsistency(ctx); err != nil {
+		if err := e.Cluster.CheckConsistency(ctx); err != nil {
 			r.note("at the end: %s", strings.Join(firstOf(strings.Split(err.Error(), "\n"), 3), "; "))
 		}
-		if errs := e.cluster.RecentControllerErrors(2); len(errs) > 0 {
+		if errs := e.Cluster.RecentControllerErrors(2); len(errs) > 0 {
 			r.note("the controller's last errors: %s", strings.Join(errs, "; "))
 		}
 	}
-	if restarts := e.cluster.ControllerRestarts(); restarts > 0 {
+	if restarts := e.Cluster.ControllerRestarts(); restarts > 0 {
 		r.note("the controller was started again %d times after it exited or was killed, as its Deployment would", restarts)
 	}
 	row.Note = strings.Join(r.notes, "; ")
@@ -358,7 +359,7 @@ func keepLogs(workDir, dir, fault string) (string, error) {
 // to a node, bound but not running, running but not Ready, or being deleted.
 func (r *chaosRun) podStates(ctx context.Context) (string, error) {
 	var pods corev1.PodList
-	if err := r.env.cluster.Kube.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{poolLabel: chaosPool}); err != nil {
+	if err := r.env.Cluster.Kube.List(ctx, &pods, client.InNamespace(harness.Namespace), client.MatchingLabels{harness.PoolLabel: chaosPool}); err != nil {
 		return "", err
 	}
 	counts := map[string]int{}
@@ -378,7 +379,7 @@ func (r *chaosRun) podStates(ctx context.Context) (string, error) {
 		}
 	}
 	var parts []string
-	for _, state := range sortedKeys(counts) {
+	for _, state := range harness.SortedKeys(counts) {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[state], state))
 	}
 	return strings.Join(parts, ", "), nil
@@ -395,7 +396,7 @@ func firstOf(items []string, n int) []string {
 // they are empty or underutilized, half the nodes at a time, so scaling down deletes Linodes
 // while the fault is on.
 func (r *chaosRun) createPool(ctx context.Context) error {
-	kube := r.env.cluster.Kube
+	kube := r.env.Cluster.Kube
 	nodeClass := test.LinodeNodeClass(v1.LinodeNodeClass{})
 	nodeClass.Name = chaosPool
 	nodePool := &karpv1.NodePool{}
@@ -416,7 +417,7 @@ func (r *chaosRun) createPool(ctx context.Context) error {
 	if err := kube.Create(ctx, nodePool); err != nil {
 		return fmt.Errorf("creating the NodePool: %w", err)
 	}
-	return r.env.waitFor(ctx, "NodePool "+chaosPool+" is Ready", time.Minute, func(ctx context.Context) (bool, error) {
+	return r.env.WaitFor(ctx, "NodePool "+chaosPool+" is Ready", time.Minute, func(ctx context.Context) (bool, error) {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(nodePool), nodePool); err != nil {
 			return false, err
 		}
@@ -429,12 +430,12 @@ func (r *chaosRun) scaleTo(ctx context.Context, replicas int) error {
 	r.target = replicas
 	return r.retryKube(ctx, func(ctx context.Context) error {
 		deployment := &appsv1.Deployment{}
-		if err := r.env.cluster.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: chaosPool}, deployment); err != nil {
+		if err := r.env.Cluster.Kube.Get(ctx, client.ObjectKey{Namespace: harness.Namespace, Name: chaosPool}, deployment); err != nil {
 			return err
 		}
 		stored := deployment.DeepCopy()
 		deployment.Spec.Replicas = ptr.To(int32(replicas))
-		return r.env.cluster.Kube.Patch(ctx, deployment, client.MergeFrom(stored))
+		return r.env.Cluster.Kube.Patch(ctx, deployment, client.MergeFrom(stored))
 	})
 }
 
@@ -477,10 +478,10 @@ func (r *chaosRun) awaitSettled(ctx context.Context, what string, timeout time.D
 	case err != nil && !wait.Interrupted(err):
 		return time.Time{}, false, fmt.Errorf("%s: %w", what, err)
 	case err != nil || settledAt.After(start.Add(timeout)):
-		r.env.cfg.progress("  %s: not settled within %v", what, timeout)
+		r.env.Config.Progressf("  %s: not settled within %v", what, timeout)
 		return time.Time{}, false, nil
 	}
-	r.env.cfg.progress("  %s: settled (%.1f s)", what, settledAt.Sub(start).Seconds())
+	r.env.Config.Progressf("  %s: settled (%.1f s)", what, settledAt.Sub(start).Seconds())
 	return settledAt, true, nil
 }
 
@@ -488,14 +489,14 @@ func (r *chaosRun) awaitSettled(ctx context.Context, what string, timeout time.D
 // kube-apiserver does not answer.
 func (r *chaosRun) settled(ctx context.Context) bool {
 	notRunning, err := r.podsNotRunning(ctx)
-	return err == nil && notRunning == 0 && r.env.cluster.CheckConsistency(ctx) == nil
+	return err == nil && notRunning == 0 && r.env.Cluster.CheckConsistency(ctx) == nil
 }
 
 // podsNotRunning counts the replicas that are not running and ready: the target less the pods
 // that run, not being deleted, on a node.
 func (r *chaosRun) podsNotRunning(ctx context.Context) (int, error) {
 	var pods corev1.PodList
-	if err := r.env.cluster.Kube.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{poolLabel: chaosPool}); err != nil {
+	if err := r.env.Cluster.Kube.List(ctx, &pods, client.InNamespace(harness.Namespace), client.MatchingLabels{harness.PoolLabel: chaosPool}); err != nil {
 		return 0, err
 	}
 	running := 0

@@ -1,4 +1,4 @@
-package bench
+package chaos
 
 import (
 	"context"
@@ -10,10 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
-	"github.com/linode/karpenter-provider-linode/test/emulator"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
@@ -40,7 +39,7 @@ const lossPollInterval = time.Second
 func startLossMonitor(ctx context.Context, cluster *localcluster.Cluster) (*lossMonitor, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	m := &lossMonitor{cluster: cluster, cancel: cancel, done: make(chan struct{}), lost: map[string]string{}, nodes: map[string]string{}}
-	informers, err := newInformers(cluster.KubeconfigPath)
+	informers, err := harness.NewInformers(cluster.KubeconfigPath)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -116,7 +115,7 @@ func (m *lossMonitor) podGoing(obj any) {
 		obj = tombstone.Obj
 	}
 	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.Labels[poolLabel] != chaosPool || pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodRunning {
+	if !ok || pod.Labels[harness.PoolLabel] != chaosPool || pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodRunning {
 		return
 	}
 	linodeRunning := m.linodesRunning()
@@ -148,7 +147,7 @@ func (m *lossMonitor) checkRunning(ctx context.Context) {
 		return
 	}
 	var pods corev1.PodList
-	if err := m.cluster.Kube.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{poolLabel: chaosPool}); err != nil {
+	if err := m.cluster.Kube.List(ctx, &pods, client.InNamespace(harness.Namespace), client.MatchingLabels{harness.PoolLabel: chaosPool}); err != nil {
 		return
 	}
 	providerIDs := map[string]string{}
@@ -190,65 +189,4 @@ func (m *lossMonitor) lostPods() []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// fleetMismatches counts, as things stand, the Linodes no NodeClaim accounts for (by its provider
-// ID or by the tag of the LKE pool the Linode is in) and the Linodes or Nodes beyond one per
-// NodeClaim.
-func fleetMismatches(ctx context.Context, cluster *localcluster.Cluster) (leaked, duplicates int, err error) {
-	var claims karpv1.NodeClaimList
-	if err := cluster.Kube.List(ctx, &claims); err != nil {
-		return 0, 0, err
-	}
-	var nodes corev1.NodeList
-	if err := cluster.Kube.List(ctx, &nodes); err != nil {
-		return 0, 0, err
-	}
-	leaked, duplicates = countMismatches(claims.Items, nodes.Items, cluster.Emulator.Pools(0), cluster.Emulator.Instances())
-	return leaked, duplicates, nil
-}
-
-func countMismatches(claims []karpv1.NodeClaim, nodes []corev1.Node, pools []emulator.PoolInfo,
-	instances []emulator.InstanceInfo) (leaked, duplicates int) {
-	claimByProviderID := map[string]string{}
-	claimByTag := map[string]string{}
-	for _, claim := range claims {
-		claimByTag[nodeprovider.NodeClaimTag(claim.Name)] = claim.Name
-		if claim.Status.ProviderID != "" {
-			claimByProviderID[claim.Status.ProviderID] = claim.Name
-		}
-	}
-	claimByPool := map[int]string{}
-	for _, pool := range pools {
-		for _, tag := range pool.Tags {
-			if name, ok := claimByTag[tag]; ok {
-				claimByPool[pool.ID] = name
-			}
-		}
-	}
-	claimByLinode := map[string]string{}
-	linodesOf := map[string]int{}
-	for _, instance := range instances {
-		providerID := nodeprovider.ProviderID(instance.ID)
-		name, ok := claimByProviderID[providerID]
-		if !ok {
-			name, ok = claimByPool[instance.LKEPoolID]
-		}
-		if !ok {
-			leaked++
-			continue
-		}
-		claimByLinode[providerID] = name
-		linodesOf[name]++
-	}
-	nodesOf := map[string]int{}
-	for _, node := range nodes {
-		if name, ok := claimByLinode[node.Spec.ProviderID]; ok && node.DeletionTimestamp.IsZero() {
-			nodesOf[name]++
-		}
-	}
-	for _, claim := range claims {
-		duplicates += max(0, max(linodesOf[claim.Name], nodesOf[claim.Name])-1)
-	}
-	return leaked, duplicates
 }

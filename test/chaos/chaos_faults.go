@@ -1,4 +1,4 @@
-package bench
+package chaos
 
 import (
 	"context"
@@ -15,10 +15,11 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/linode/karpenter-provider-linode/test/emulator"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
-// Names of the faults, for ChaosConfig.Faults.
+// Names of the faults, for Config.Faults.
 const (
 	FaultAPILatency        = "api-latency"
 	FaultAPIHang           = "api-hang"
@@ -34,8 +35,8 @@ const (
 	FaultLeaderKilled      = "leader-killed"
 )
 
-// ChaosFaults are the faults, in its order.
-var ChaosFaults = []string{
+// Faults are the faults, in its order.
+var Faults = []string{
 	FaultAPILatency, FaultAPIHang, Fault5xxStorm, Fault429Storm, FaultAPIDown, FaultTokenRevoked,
 	FaultAPIServerRestart, FaultControllerKilled, FaultWebhookDown, FaultRecycleHalf, FaultNodeClaimsDeleted,
 	FaultLeaderKilled,
@@ -65,9 +66,9 @@ type chaosFault struct {
 // kubelets do not call the API).
 func apiFault(f emulator.Fault) func(context.Context, *chaosRun) (func(context.Context) error, error) {
 	return func(_ context.Context, r *chaosRun) (func(context.Context) error, error) {
-		id := r.env.cluster.Emulator.InjectFault(f)
+		id := r.env.Cluster.Emulator.InjectFault(f)
 		return func(context.Context) error {
-			r.env.cluster.Emulator.RemoveFault(id)
+			r.env.Cluster.Emulator.RemoveFault(id)
 			return nil
 		}, nil
 	}
@@ -107,11 +108,11 @@ func chaosFaultByName(name string) (chaosFault, bool) {
 	case FaultWebhookDown:
 		return chaosFault{name, "webhook down", true, func(ctx context.Context, r *chaosRun) (time.Time, error) {
 			return r.throughout(ctx, r.scale.window, func(ctx context.Context, r *chaosRun) (func(context.Context) error, error) {
-				if err := r.env.cluster.SetWebhookReachable(ctx, false); err != nil {
+				if err := r.env.Cluster.SetWebhookReachable(ctx, false); err != nil {
 					return nil, err
 				}
 				return func(ctx context.Context) error {
-					return r.retryKube(ctx, func(ctx context.Context) error { return r.env.cluster.SetWebhookReachable(ctx, true) })
+					return r.retryKube(ctx, func(ctx context.Context) error { return r.env.Cluster.SetWebhookReachable(ctx, true) })
 				}, nil
 			})
 		}}, true
@@ -201,7 +202,7 @@ func (r *chaosRun) scaleUpUntilLaunching(ctx context.Context) error {
 
 func (r *chaosRun) claimNames(ctx context.Context) (map[string]bool, error) {
 	var claims karpv1.NodeClaimList
-	if err := r.env.cluster.Kube.List(ctx, &claims); err != nil {
+	if err := r.env.Cluster.Kube.List(ctx, &claims); err != nil {
 		return nil, err
 	}
 	names := map[string]bool{}
@@ -217,7 +218,7 @@ func restartAPIServer(ctx context.Context, r *chaosRun) (time.Time, error) {
 	if err := r.scaleUpUntilLaunching(ctx); err != nil {
 		return time.Time{}, err
 	}
-	if err := r.env.cluster.RestartAPIServer(10 * time.Second); err != nil {
+	if err := r.env.Cluster.RestartAPIServer(10 * time.Second); err != nil {
 		return time.Time{}, err
 	}
 	return time.Now(), nil
@@ -232,7 +233,7 @@ func killControllerDuringDelete(ctx context.Context, r *chaosRun) (time.Time, er
 	var deleting string
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		var claims karpv1.NodeClaimList
-		if err := r.env.cluster.Kube.List(ctx, &claims); err != nil {
+		if err := r.env.Cluster.Kube.List(ctx, &claims); err != nil {
 			return false, err
 		}
 		for _, claim := range claims.Items {
@@ -246,7 +247,7 @@ func killControllerDuringDelete(ctx context.Context, r *chaosRun) (time.Time, er
 	if err != nil {
 		return time.Time{}, fmt.Errorf("waiting for Karpenter to delete a NodeClaim: %w", err)
 	}
-	if err := r.env.cluster.KillController(); err != nil {
+	if err := r.env.Cluster.KillController(); err != nil {
 		return time.Time{}, err
 	}
 	r.note("killed while NodeClaim %s was being deleted", deleting)
@@ -256,7 +257,7 @@ func killControllerDuringDelete(ctx context.Context, r *chaosRun) (time.Time, er
 	if err := sleep(ctx, 5*time.Second); err != nil {
 		return time.Time{}, err
 	}
-	if err := r.env.cluster.RestartController(ctx, localcluster.RestartOptions{}); err != nil {
+	if err := r.env.Cluster.RestartController(ctx, localcluster.RestartOptions{}); err != nil {
 		return time.Time{}, err
 	}
 	return time.Now(), nil
@@ -265,7 +266,7 @@ func killControllerDuringDelete(ctx context.Context, r *chaosRun) (time.Time, er
 // recycleHalf recycles half the nodes of Karpenter's pools through the LKE API, as a user or an
 // LKE upgrade would.
 func recycleHalf(ctx context.Context, r *chaosRun) (time.Time, error) {
-	cluster := r.env.cluster
+	cluster := r.env.Cluster
 	var nodes []emulator.NodeInfo
 	for _, pool := range cluster.Emulator.Pools(cluster.LKEClusterID) {
 		nodes = append(nodes, pool.Nodes...)
@@ -293,7 +294,7 @@ func recycleHalf(ctx context.Context, r *chaosRun) (time.Time, error) {
 // deleteHalfTheNodeClaims removes half the NodeClaims as a backup restore or a reinstall of the
 // CRDs would: gone at once, their finalizers never run, their Nodes and Linodes left behind.
 func deleteHalfTheNodeClaims(ctx context.Context, r *chaosRun) (time.Time, error) {
-	kube := r.env.cluster.Kube
+	kube := r.env.Cluster.Kube
 	var claims karpv1.NodeClaimList
 	if err := kube.List(ctx, &claims); err != nil {
 		return time.Time{}, err
@@ -350,7 +351,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // fault ends when the standby holds the lease; the note compares the time to all running and
 // the Linode launches of the two scale-ups.
 func killLeaderMidScaleUp(ctx context.Context, r *chaosRun) (time.Time, error) {
-	cluster := r.env.cluster
+	cluster := r.env.Cluster
 	atLow, err := r.claimNames(ctx)
 	if err != nil {
 		return time.Time{}, err
@@ -373,20 +374,20 @@ func killLeaderMidScaleUp(ctx context.Context, r *chaosRun) (time.Time, error) {
 	if _, ok, err := r.awaitSettled(ctx, "the scale-down between the two scale-ups", 4*time.Minute); err != nil || !ok {
 		return time.Time{}, errors.Join(err, errors.New("the scale-down to the low did not settle within 4 minutes"))
 	}
-	var takeover leaderTakeover
+	var takeover harness.LeaderTakeover
 	faulted, err := r.timedScaleUp(ctx, func(ctx context.Context) error {
-		takeover, err = killLeader(ctx, cluster)
+		takeover, err = harness.KillLeader(ctx, cluster)
 		return err
 	})
 	if err != nil {
 		return time.Time{}, fmt.Errorf("the scale-up with the fault: %w", err)
 	}
 	r.note("replica %d led and was killed %.1f s into the scale-up with %d NodeClaims launching; the standby held the lease %.1f s later (lease %v)",
-		takeover.killed+1, faulted.killedAfter.Seconds(), faulted.claimsAtKill, takeover.after.Seconds(), takeover.lease)
+		takeover.Killed+1, faulted.killedAfter.Seconds(), faulted.claimsAtKill, takeover.After.Seconds(), takeover.Lease)
 	r.note("all %d pods running %.1f s after the scale-up, against %.1f s without the fault (%+.1f s); Linode launches %d for %d new NodeClaims, against %d for %d",
 		r.scale.peak, faulted.allRunning.Seconds(), baseline.allRunning.Seconds(), (faulted.allRunning - baseline.allRunning).Seconds(),
 		faulted.launches, faulted.newClaims, baseline.launches, baseline.newClaims)
-	return takeover.at, nil
+	return takeover.At, nil
 }
 
 // scaleUpTiming is what one scale-up from the low to the peak took.
@@ -433,8 +434,8 @@ func (r *chaosRun) timedScaleUp(ctx context.Context, fault func(context.Context)
 		return timing, fmt.Errorf("waiting for %d replicas to run: %w", r.scale.peak, err)
 	}
 	timing.allRunning = time.Since(start)
-	for _, request := range r.env.cluster.Emulator.Requests() {
-		if createRoutes[request.Route] && !request.Time.Before(start) && request.Status < 300 {
+	for _, request := range r.env.Cluster.Emulator.Requests() {
+		if harness.CreateRoutes[request.Route] && !request.Time.Before(start) && request.Status < 300 {
 			timing.launches++
 		}
 	}
@@ -455,54 +456,4 @@ func (r *chaosRun) newClaims(ctx context.Context, before map[string]bool) (int, 
 		}
 	}
 	return count, nil
-}
-
-// leaderTakeover is what the loss of the leader took.
-type leaderTakeover struct {
-	// killed is the replica that led and was killed.
-	killed int
-	// at is when the standby took the lease (the Lease's acquire time), after the kill.
-	at    time.Time
-	after time.Duration
-	// lease is the lease's duration, the longest a standby waits for a holder that stopped.
-	lease time.Duration
-}
-
-// killLeader kills the replica that leads and waits until another holds the lease.
-func killLeader(ctx context.Context, cluster *localcluster.Cluster) (leaderTakeover, error) {
-	var takeover leaderTakeover
-	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		var err error
-		takeover.killed, err = cluster.Leader(ctx)
-		return err == nil, nil //nolint:nilerr // a replica slow to answer: ask again
-	})
-	if err != nil {
-		return takeover, fmt.Errorf("finding the replica that leads: %w", err)
-	}
-	lease, ok, err := cluster.LeaderLease(ctx)
-	if err != nil || !ok {
-		return takeover, errors.Join(err, errors.New("the leader election's Lease is missing"))
-	}
-	takeover.lease = lease.Duration
-	if err := cluster.KillReplica(takeover.killed); err != nil {
-		return takeover, err
-	}
-	killed := time.Now()
-	var taken localcluster.Lease
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		now, _, err := cluster.LeaderLease(ctx)
-		if err != nil || now.Holder == "" || now.Holder == lease.Holder {
-			return false, nil //nolint:nilerr // kube-apiserver busy: look again
-		}
-		taken = now
-		leader, err := cluster.Leader(ctx)
-		return err == nil && leader != takeover.killed, nil
-	})
-	if err != nil {
-		return takeover, fmt.Errorf("no standby held the lease within 2 minutes of the leader's kill: %w", err)
-	}
-	// The new holder stamps the lease when it takes it; the same clock killed the leader.
-	takeover.at = taken.Acquired
-	takeover.after = takeover.at.Sub(killed)
-	return takeover, nil
 }
