@@ -10,6 +10,7 @@ TOOLS_MOD := $(CURDIR)/hack/codegen
 CONTROLLER_GEN := $(BIN_DIR)/controller-gen
 GOTESTSUM := $(BIN_DIR)/gotestsum
 GOLANGCI_LINT := $(BIN_DIR)/golangci-lint
+HELM_DOCS := $(BIN_DIR)/helm-docs
 
 # What the tests, the local clusters and the benchmarks run; kubectl is built only for make demo.
 K8S_BINARIES := etcd kube-apiserver kube-scheduler kube-controller-manager kwok
@@ -66,10 +67,12 @@ k8s-binaries: ## Build kube-apiserver, etcd, kube-scheduler, kube-controller-man
 	hack/build-k8s-binaries.sh $(K8S_BINARIES) >/dev/null
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the CRDs and deepcopy code from pkg/apis
+generate: $(CONTROLLER_GEN) $(HELM_DOCS) ## Generate the CRDs and deepcopy code from pkg/apis, the charts' READMEs (helm-docs) and the settings and metrics references
 	cd pkg/apis && $(CONTROLLER_GEN) crd object:headerFile="../../hack/boilerplate.go.txt" \
 		paths="./..." output:crd:artifacts:config=crds
 	hack/sync-chart-crds.sh
+	$(HELM_DOCS) --log-level warning --chart-search-root charts --template-files README.md.gotmpl
+	go run ./hack/docgen
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or edited by hand, or go.mod is untidy
@@ -88,6 +91,8 @@ $(GOTESTSUM): $(TOOLS_MOD)/go.mod
 	$(call build-tool,gotest.tools/gotestsum)
 $(GOLANGCI_LINT): $(TOOLS_MOD)/go.mod
 	$(call build-tool,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+$(HELM_DOCS): $(TOOLS_MOD)/go.mod
+	$(call build-tool,github.com/norwoodj/helm-docs/cmd/helm-docs)
 
 IMAGE ?= karpenter-provider-linode:dev
 .PHONY: image

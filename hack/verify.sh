@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Fails when a generated file differs from what `make generate` produces (stale, or edited by
-# hand), when go.mod/go.sum (or hack/tools') are untidy or disagree on a module both compile, or
+# hand: the CRDs, deepcopy code, the charts' READMEs and the settings and metrics references), when go.mod/go.sum (or hack/tools') are untidy or disagree on a module both compile, or
 # when Go files are not gofmt'ed. Leaves the tree as it was.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 
-generated=(pkg/apis/crds pkg/apis/v1/zz_generated.deepcopy.go pkg/apis/v1alpha1/zz_generated.deepcopy.go charts/karpenter-crd/templates)
+generated=(pkg/apis/crds pkg/apis/v1/zz_generated.deepcopy.go pkg/apis/v1alpha1/zz_generated.deepcopy.go charts/karpenter-crd/templates
+  charts/karpenter/README.md charts/karpenter-crd/README.md docs/reference)
 snapshot="$(mktemp -d)"
 trap 'rm -rf "$snapshot"' EXIT
 cp -r --parents "${generated[@]}" "$snapshot"
