@@ -3,7 +3,8 @@
 // and the test bench's API emulator serves it. catalogue.json has the API's "regions" (with
 // capabilities), "types" (plans with region prices and add-ons), "availability" (plans each region
 // has sold out), LKE types and versions, public images, and "as_of", the day it was read.
-// hack/refresh-catalogue.sh reads it again from the API.
+// `go run ./hack/refresh-catalogue` reads it again from the Linode API (a read-only token is
+// enough) and prints the date it wrote.
 package catalogue
 
 import (
