@@ -28,6 +28,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/alphafields"
 	"github.com/linode/karpenter-provider-linode/pkg/test/alpharelease"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
+	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
 	"github.com/linode/karpenter-provider-linode/test/chartrender"
 )
@@ -80,6 +81,7 @@ spec:
 // controller, serving the conversion webhook, takes over. Every object then reads as v1 with its
 // fields mapped and as v1alpha1 exactly as written, becomes Ready, and is migrated to v1 storage.
 func TestUpgradeFromTheAlphaProvider(t *testing.T) {
+	shared.Require(t, shared.SeedCompat)
 	alphaCRD, err := alpharelease.CRD()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/test/alpharelease"
+	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 	"github.com/linode/karpenter-provider-linode/test/chartrender"
 )
 
@@ -32,6 +33,7 @@ var alphaCredentials = &corev1.Secret{
 // configuration reference describes (--set settings.clusterName=... --set credentialsSecretRef=...)
 // and the overrides given.
 func alphaValues(t *testing.T, overrides map[string]any) map[string]any {
+	shared.Require(t, shared.SeedCompat)
 	t.Helper()
 	values, err := alpharelease.ChartValues()
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/test/alpharelease"
+	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 )
 
@@ -33,6 +34,7 @@ spec:
 
 var _ = Describe("Manifests of the alpha provider", func() {
 	It("apply unchanged and provision nodes for each of their NodePools", func(ctx SpecContext) {
+		shared.Require(GinkgoT(), shared.SeedCompat)
 		examples, err := alpharelease.Examples()
 		Expect(err).NotTo(HaveOccurred())
 		readme := &unstructured.Unstructured{}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 
 	"github.com/awslabs/operatorpkg/object"
@@ -17,13 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 )
 
-// Dir is the directory of the alpha release's files: ../shared/seed-compat from the repository root.
-func Dir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "seed-compat")
-}
+// Dir is the directory of the alpha release's files: ../shared/seed-compat from the repository
+// root. A test reading them first calls shared.Require(t, shared.SeedCompat).
+func Dir() string { return shared.Dir(shared.SeedCompat) }
 
 // CRD is the alpha LinodeNodeClass CRD, as its karpenter-crd chart installs it.
 func CRD() (*apiextensionsv1.CustomResourceDefinition, error) {
