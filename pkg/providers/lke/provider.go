@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -481,9 +480,13 @@ func (p *Provider) Adopt(ctx context.Context, node *nodeprovider.Node, nodeClaim
 		return strings.HasPrefix(tag, nodeprovider.TagKeyNodeClaim+"=")
 	})
 	tags = append(tags, nodeprovider.NodeClaimTag(nodeClaimName))
-	labels := maps.Clone(pool.Labels)
-	if labels == nil {
-		labels = linodego.LKENodePoolLabels{}
+	// The pool's labels go back as they are, but for any Linode's rules now refuse, which would
+	// fail the update every time.
+	labels := linodego.LKENodePoolLabels{}
+	for key, value := range pool.Labels {
+		if linodeAcceptsPoolLabel(key, value) {
+			labels[key] = value
+		}
 	}
 	labels[v1.LabelNodeClaim] = nodeClaimName
 	updated, err := p.api.UpdateLKENodePool(ctx, p.cluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{Tags: &tags, Labels: &labels})
