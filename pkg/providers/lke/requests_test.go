@@ -3,6 +3,8 @@ package lke_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,11 +12,13 @@ import (
 	"github.com/linode/linodego"
 	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 const (
@@ -155,5 +159,24 @@ func TestPoolKeepsLabelsAndTaintsLinodeRefusesToKarpenter(t *testing.T) {
 	}))
 	if node.NodeClaimName != claim.Name {
 		t.Errorf("launched node %+v", node)
+	}
+}
+
+// TestPoolLabelRefusalIsTheNodeClaims: should Linode refuse a pool's labels or taints by a rule
+// the provider does not know, the NodeClaim's launch says so (its Launched condition's reason and
+// Linode's words), and no plan is taken out of the region for it: the plan was never the problem.
+func TestPoolLabelRefusalIsTheNodeClaims(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.emulator.InjectFault(emulator.Fault{
+		Method: http.MethodPost, Route: "/lke/clusters/{clusterId}/pools", Sequence: []int{http.StatusBadRequest},
+		Field: "labels", Reason: "Labels must be valid key-value pairs.",
+	})
+	_, err := f.provider.Create(context.Background(), nodeClass(), nodeClaim("default-refused"), plans())
+	var createErr *cloudprovider.CreateError
+	if !errors.As(err, &createErr) || createErr.ConditionReason != lke.ReasonPoolMetadataRefused || !strings.Contains(createErr.ConditionMessage, "Labels must be valid key-value pairs.") {
+		t.Fatalf("Create error %v, want a CreateError with reason %s and Linode's reason", err, lke.ReasonPoolMetadataRefused)
+	}
+	if cloudprovider.IsInsufficientCapacityError(err) || nodeprovider.IsInvalidLaunch(err) || f.unavailable.IsUnavailable("g6-standard-2", region) {
+		t.Errorf("a refusal of the labels was taken for the plan's or the class's: %v", err)
 	}
 }
