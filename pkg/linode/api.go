@@ -2,7 +2,7 @@
 // linodego client, the client's construction, and the classification of its errors.
 //
 // Everything else in the project depends on API, never on *linodego.Client, so a reader sees
-// in one place every Linode call the provider can make.
+// in one place every Linode call the provider can make, and each request body it sends.
 package linode
 
 import (
@@ -11,8 +11,9 @@ import (
 	"github.com/linode/linodego"
 )
 
-// API is the subset of linodego the provider uses. *linodego.Client implements it; tests use the
-// same client aimed at the emulator (test/emulator), never a mock.
+// API is the Linode API as the provider uses it: linodego's calls, and the provider's own request
+// bodies where linodego's would send what Linode refuses (requests.go). Client implements it;
+// tests use the same client aimed at the emulator (test/emulator), never a mock.
 type API interface {
 	CatalogueAPI
 	LKEAPI
@@ -38,7 +39,7 @@ type LKEAPI interface {
 	GetLKECluster(ctx context.Context, clusterID int) (*linodego.LKECluster, error)
 	ListLKENodePools(ctx context.Context, clusterID int, opts *linodego.ListOptions) ([]linodego.LKENodePool, error)
 	GetLKENodePool(ctx context.Context, clusterID, poolID int) (*linodego.LKENodePool, error)
-	CreateLKENodePool(ctx context.Context, clusterID int, opts linodego.LKENodePoolCreateOptions) (*linodego.LKENodePool, error)
+	CreateLKENodePool(ctx context.Context, clusterID int, opts NodePoolCreateOptions) (*linodego.LKENodePool, error)
 	UpdateLKENodePool(ctx context.Context, clusterID, poolID int, opts linodego.LKENodePoolUpdateOptions) (*linodego.LKENodePool, error)
 	DeleteLKENodePool(ctx context.Context, clusterID, poolID int) error
 	GetLKENodePoolNode(ctx context.Context, clusterID int, nodeID string) (*linodego.LKENodePoolLinode, error)
@@ -49,7 +50,7 @@ type LKEAPI interface {
 type InstanceAPI interface {
 	ListInstances(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Instance, error)
 	GetInstance(ctx context.Context, linodeID int) (*linodego.Instance, error)
-	CreateInstance(ctx context.Context, opts linodego.InstanceCreateOptions) (*linodego.Instance, error)
+	CreateInstance(ctx context.Context, opts InstanceCreateOptions) (*linodego.Instance, error)
 	DeleteInstance(ctx context.Context, linodeID int) error
 	RebootInstance(ctx context.Context, linodeID int, configID int) error
 	ListInstanceConfigs(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.InstanceConfig, error)
@@ -63,7 +64,7 @@ type InstanceDiskAPI interface {
 	ListInstanceDisks(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.InstanceDisk, error)
 	CreateInstanceDisk(ctx context.Context, linodeID int, opts linodego.InstanceDiskCreateOptions) (*linodego.InstanceDisk, error)
 	UpdateInstanceDisk(ctx context.Context, linodeID int, diskID int, opts linodego.InstanceDiskUpdateOptions) (*linodego.InstanceDisk, error)
-	UpdateInstanceConfig(ctx context.Context, linodeID int, configID int, opts linodego.InstanceConfigUpdateOptions) (*linodego.InstanceConfig, error)
+	UpdateInstanceConfig(ctx context.Context, linodeID, configID int, opts ConfigUpdateOptions) (*linodego.InstanceConfig, error)
 	BootInstance(ctx context.Context, linodeID int, configID int) error
 }
 
@@ -88,5 +89,3 @@ type AccountAPI interface {
 	ListMaintenances(ctx context.Context, opts *linodego.ListOptions) ([]linodego.AccountMaintenance, error)
 	ListEvents(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Event, error)
 }
-
-var _ API = (*linodego.Client)(nil)

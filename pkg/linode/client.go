@@ -67,13 +67,18 @@ type Client struct {
 var _ API = (*Client)(nil)
 
 // CreateInstance creates a Linode once it has a turn.
-func (c *Client) CreateInstance(ctx context.Context, opts linodego.InstanceCreateOptions) (*linodego.Instance, error) {
+func (c *Client) CreateInstance(ctx context.Context, opts InstanceCreateOptions) (*linodego.Instance, error) {
 	ctx, err := c.pacer.hold(ctx, ClassLinodeCreate)
 	if err != nil {
 		return nil, err
 	}
 	defer c.pacer.release(ctx)
-	return c.Client.CreateInstance(ctx, opts)
+	return sendJSON[linodego.Instance](ctx, c.Client, http.MethodPost, "linode/instances", opts)
+}
+
+// UpdateInstanceConfig changes what opts sets of a Linode's configuration profile.
+func (c *Client) UpdateInstanceConfig(ctx context.Context, linodeID, configID int, opts ConfigUpdateOptions) (*linodego.InstanceConfig, error) {
+	return sendJSON[linodego.InstanceConfig](ctx, c.Client, http.MethodPut, fmt.Sprintf("linode/instances/%d/configs/%d", linodeID, configID), opts)
 }
 
 // DeleteInstance deletes a Linode once it has a turn.
@@ -87,13 +92,13 @@ func (c *Client) DeleteInstance(ctx context.Context, linodeID int) error {
 }
 
 // CreateLKENodePool creates an LKE node pool once it has a turn.
-func (c *Client) CreateLKENodePool(ctx context.Context, clusterID int, opts linodego.LKENodePoolCreateOptions) (*linodego.LKENodePool, error) {
+func (c *Client) CreateLKENodePool(ctx context.Context, clusterID int, opts NodePoolCreateOptions) (*linodego.LKENodePool, error) {
 	ctx, err := c.pacer.hold(ctx, ClassPoolCreate)
 	if err != nil {
 		return nil, err
 	}
 	defer c.pacer.release(ctx)
-	return c.Client.CreateLKENodePool(ctx, clusterID, opts)
+	return sendJSON[linodego.LKENodePool](ctx, c.Client, http.MethodPost, fmt.Sprintf("lke/clusters/%d/pools", clusterID), opts)
 }
 
 // DeleteLKENodePool deletes an LKE node pool once it has a turn.
@@ -114,6 +119,12 @@ func (c *Client) DeleteLKENodePoolNode(ctx context.Context, clusterID int, nodeI
 	}
 	defer c.pacer.release(ctx)
 	return c.Client.DeleteLKENodePoolNode(ctx, clusterID, nodeID)
+}
+
+// Wrap returns a client that sends its requests through client, as its maker configured it (the
+// tests' emulator client): its creates and deletes take no turns.
+func Wrap(client *linodego.Client) *Client {
+	return &Client{Client: client, pacer: NewPacer(nil, 0, clock.RealClock{})}
 }
 
 // NewClient returns a client configured from opts.

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linode/linodego"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
@@ -65,7 +64,7 @@ func TestRotatedTokenFileIsUsedWithoutARestart(t *testing.T) {
 	expectRefused(t, credentials, false)
 
 	emu.SetCapacity("us-ord", "g6-dedicated-8", 0)
-	if _, err := client.CreateLKENodePool(ctx, clusterID, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-dedicated-8"}); !linode.IsInsufficientCapacity(err) {
+	if _, err := client.CreateLKENodePool(ctx, clusterID, linode.NodePoolCreateOptions{Count: 1, Type: "g6-dedicated-8"}); !linode.IsInsufficientCapacity(err) {
 		t.Fatalf("create of an exhausted plan: %v", err)
 	}
 	expectRefused(t, credentials, false)

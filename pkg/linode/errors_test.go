@@ -6,8 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/linode/linodego"
-
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
@@ -25,7 +23,7 @@ func TestRefusalsOfAPoolCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := emu.NewClient()
+	client := linode.Wrap(emu.NewClient())
 
 	type want struct {
 		refused      bool
@@ -101,7 +99,7 @@ func TestRefusalsOfAPoolCreate(t *testing.T) {
 				Method: http.MethodPost, Route: "/lke/clusters/{clusterId}/pools",
 				Sequence: []int{tc.status}, Reason: tc.reason, Field: tc.field,
 			})
-			_, err := client.CreateLKENodePool(context.Background(), clusterID, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
+			_, err := client.CreateLKENodePool(context.Background(), clusterID, linode.NodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
 			if err == nil {
 				t.Fatal("the refused create succeeded")
 			}

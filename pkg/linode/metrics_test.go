@@ -52,7 +52,7 @@ func TestAPIBudgetsAsTheAPICountsThem(t *testing.T) {
 			return err
 		}},
 		{name: "create a Linode", budget: "linode_create", limit: limits.LinodeCreates, remaining: limits.LinodeCreates - 1, do: func() error {
-			_, err := client.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"})
+			_, err := client.CreateInstance(ctx, linode.InstanceCreateOptions{InstanceCreateOptions: linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}})
 			return err
 		}},
 	} {

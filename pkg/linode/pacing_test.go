@@ -65,7 +65,7 @@ func calls(emu *emulator.Emulator, route string) (sent, refused int) {
 // createAtOnce makes n creates at the same moment and waits for them; each failure fails the test.
 func createAtOnce(t *testing.T, client *linode.Client, n int) {
 	t.Helper()
-	create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}
+	create := linode.InstanceCreateOptions{InstanceCreateOptions: linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}}
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
@@ -111,11 +111,11 @@ func TestBurstOfCreatesWithinTheBudget(t *testing.T) {
 		create      func(context.Context, *linode.Client, int, int) error
 	}{
 		{name: "instances", route: "POST /linode/instances", class: linode.ClassLinodeCreate, create: func(ctx context.Context, c *linode.Client, _, i int) error {
-			_, err := c.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Label: fmt.Sprintf("node-%d", i)})
+			_, err := c.CreateInstance(ctx, linode.InstanceCreateOptions{InstanceCreateOptions: linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2", Label: fmt.Sprintf("node-%d", i)}})
 			return err
 		}},
 		{name: "LKE pools", route: "POST /lke/clusters/{clusterId}/pools", class: linode.ClassPoolCreate, create: func(ctx context.Context, c *linode.Client, cluster, _ int) error {
-			_, err := c.CreateLKENodePool(ctx, cluster, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
+			_, err := c.CreateLKENodePool(ctx, cluster, linode.NodePoolCreateOptions{Count: 1, Type: "g6-standard-2"})
 			return err
 		}},
 	} {
@@ -176,9 +176,9 @@ func TestBurstOfCreatesWithinTheBudget(t *testing.T) {
 func TestAnotherUserOfTheTokenLeavesLess(t *testing.T) {
 	const budget, window = 5, 2 * time.Second
 	emu := startLimitedEmulator(t, emulator.RateLimits{LinodeCreates: budget, LinodeCreateWindow: window})
-	other := emu.NewClient()
+	other := linode.Wrap(emu.NewClient())
 	ctx := context.Background()
-	create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}
+	create := linode.InstanceCreateOptions{InstanceCreateOptions: linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}}
 	for range 3 {
 		if _, err := other.CreateInstance(ctx, create); err != nil {
 			t.Fatal(err)
@@ -205,7 +205,7 @@ func TestCreateBeyondItsBoundIsNotSent(t *testing.T) {
 		o.Budgets[linode.ClassLinodeCreate] = linode.Budget{Requests: 1, Window: time.Hour}
 		o.MaxTurnWait = time.Minute
 	})
-	create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}
+	create := linode.InstanceCreateOptions{InstanceCreateOptions: linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}}
 	if _, err := client.CreateInstance(context.Background(), create); err != nil {
 		t.Fatal(err)
 	}
@@ -290,9 +290,9 @@ func TestARequestInFlightKeepsItsPlace(t *testing.T) {
 func TestAClientTakingOverMidBurstAsksBeforeItBursts(t *testing.T) {
 	const budget, window = 5, 2 * time.Second
 	emu := startLimitedEmulator(t, emulator.RateLimits{LinodeCreates: budget, LinodeCreateWindow: window})
-	oldLeader := emu.NewClient()
+	oldLeader := linode.Wrap(emu.NewClient())
 	ctx := context.Background()
-	create := linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}
+	create := linode.InstanceCreateOptions{InstanceCreateOptions: linodego.InstanceCreateOptions{Region: "us-ord", Type: "g6-standard-2"}}
 	for range budget - 1 {
 		if _, err := oldLeader.CreateInstance(ctx, create); err != nil {
 			t.Fatal(err)

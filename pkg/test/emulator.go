@@ -1,12 +1,22 @@
 package test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/linode/linodego"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
@@ -17,6 +27,9 @@ type Emulator struct {
 	Clock *clocktesting.FakeClock
 	// Client retries nothing; a test that wants linodego's retries sets them.
 	Client *linodego.Client
+	// API is the controller's client over Client, unpaced: what the provider is built on.
+	API  *linode.Client
+	sent *sentLog
 }
 
 // StartEmulator starts the emulator as tests use it: no rate limits, every state machine done by
@@ -28,7 +41,22 @@ func StartEmulator(opts ...emulator.Option) (*Emulator, error) {
 	if err := e.Start(); err != nil {
 		return nil, err
 	}
-	return &Emulator{Emulator: e, Clock: clk, Client: e.NewClient()}, nil
+	sent := &sentLog{base: http.DefaultTransport}
+	client := newClient(e, sent)
+	return &Emulator{Emulator: e, Clock: clk, Client: client, API: linode.Wrap(client), sent: sent}, nil
+}
+
+// newClient is the emulator's own client (emulator.NewClient) sending through transport.
+func newClient(e *emulator.Emulator, transport http.RoundTripper) *linodego.Client {
+	c := linodego.NewClient(&http.Client{Timeout: 30 * time.Second, Transport: transport})
+	c.SetBaseURL(e.URL())
+	c.SetAPIVersion("v4")
+	c.SetToken(e.Token())
+	c.SetRetryCount(0)
+	c.SetRetryWaitTime(10 * time.Millisecond)
+	c.SetRetryMaxWaitTime(100 * time.Millisecond)
+	c.UseCache(false)
+	return &c
 }
 
 // Calls is how many API requests the emulator answered since its counters were last reset.
@@ -38,6 +66,95 @@ func (e *Emulator) Calls() int {
 		total += n
 	}
 	return total
+}
+
+// RecordSent makes Client keep every request it sends from now on, body and all, for Sent.
+func (e *Emulator) RecordSent() { e.sent.recording.Store(true) }
+
+// Sent are the requests Client sent since RecordSent, in order, whatever their answers.
+func (e *Emulator) Sent() []SentRequest {
+	e.sent.mu.Lock()
+	defer e.sent.mu.Unlock()
+	return slices.Clone(e.sent.requests)
+}
+
+// SentTo are the requests Client sent to route, "METHOD /template" as the emulator names routes
+// (e.g. "POST /lke/clusters/{clusterId}/pools").
+func (e *Emulator) SentTo(route string) []SentRequest {
+	return slices.DeleteFunc(e.Sent(), func(r SentRequest) bool { return !r.Matches(route) })
+}
+
+// SentRequest is a request as it went on the wire.
+type SentRequest struct {
+	Method string
+	// Path is below the API version, e.g. /lke/clusters/1/pools.
+	Path string
+	Body []byte
+}
+
+// Matches reports whether the request went to route, "METHOD /template" with a {name} for each
+// segment that varies.
+func (r SentRequest) Matches(route string) bool {
+	method, template, _ := strings.Cut(route, " ")
+	want, got := strings.Split(strings.Trim(template, "/"), "/"), strings.Split(strings.Trim(r.Path, "/"), "/")
+	if method != r.Method || len(want) != len(got) {
+		return false
+	}
+	for i := range want {
+		if !strings.HasPrefix(want[i], "{") && want[i] != got[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Object is the request's body as a JSON object, nil when it has none.
+func (r SentRequest) Object() (map[string]any, error) {
+	if len(r.Body) == 0 {
+		return nil, nil
+	}
+	var object map[string]any
+	if err := json.Unmarshal(r.Body, &object); err != nil {
+		return nil, fmt.Errorf("%s %s sent %q, not a JSON object: %w", r.Method, r.Path, r.Body, err)
+	}
+	return object, nil
+}
+
+func (r SentRequest) String() string { return r.Method + " " + r.Path + " " + string(r.Body) }
+
+// sentLog is the client's transport: it keeps what each request sends while recording is on.
+type sentLog struct {
+	base      http.RoundTripper
+	recording atomic.Bool
+	mu        sync.Mutex
+	requests  []SentRequest
+}
+
+func (l *sentLog) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !l.recording.Load() {
+		return l.base.RoundTrip(req)
+	}
+	var body []byte
+	if req.Body != nil {
+		read, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = read
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	path := req.URL.Path
+	if rest, ok := strings.CutPrefix(path, "/v4beta"); ok {
+		path = rest
+	} else if rest, ok := strings.CutPrefix(path, "/v4"); ok {
+		path = rest
+	}
+	l.mu.Lock()
+	l.requests = append(l.requests, SentRequest{Method: req.Method, Path: path, Body: body})
+	l.mu.Unlock()
+	return l.base.RoundTrip(req)
 }
 
 // StartEmulatorForTest starts the emulator as StartEmulator does, fails the test if it cannot,

@@ -84,11 +84,11 @@ func NewInstance(ctx context.Context, emu *Emulator, kubeClient client.Client, r
 	settings := InstanceSettings(o.region, *o.endpoint)
 	ctx = options.ToContext(ctx, settings)
 	mode := operator.Instance{ProviderOptions: append([]option.Function[instance.Options]{instance.WithListingTTL(0)}, o.provider...)}
-	target, err := operator.CheckLinode(ctx, emu.Client, settings, mode)
+	target, err := operator.CheckLinode(ctx, emu.API, settings, mode)
 	if err != nil {
 		return nil, err
 	}
-	var api linode.API = emu.Client
+	var api linode.API = emu.API
 	if o.pacer != nil {
 		clientOptions := linode.DefaultClientOptions()
 		clientOptions.URL, clientOptions.Credentials, clientOptions.RetryCount, clientOptions.Pacer = emu.URL(), linode.StaticCredentials(emulator.DefaultToken), 0, o.pacer

@@ -91,11 +91,11 @@ func NewLKE(ctx context.Context, emu *Emulator, kubeClient client.Client, opts .
 	}
 	ctx = options.ToContext(ctx, settings)
 	mode := operator.LKE{ProviderOptions: append([]option.Function[lke.Options]{lke.WithPollInterval(time.Millisecond), lke.WithLaunchTimeout(5 * time.Second)}, o.provider...)}
-	target, err := operator.CheckLinode(ctx, emu.Client, settings, mode)
+	target, err := operator.CheckLinode(ctx, emu.API, settings, mode)
 	if err != nil {
 		return nil, err
 	}
-	var api linode.API = emu.Client
+	var api linode.API = emu.API
 	if o.credentials != nil || o.pacer != nil {
 		// The controller's client: the token the credentials hold, their verdict learnt from each answer.
 		clientOptions := linode.DefaultClientOptions()

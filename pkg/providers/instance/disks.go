@@ -191,7 +191,7 @@ func (p *Provider) finishLaunch(ctx context.Context, nodeClass *v1.LinodeNodeCla
 	}
 	if moved {
 		// The whole map, the slots Linode filled included: the API replaces the profile's devices.
-		if _, err := p.api.UpdateInstanceConfig(ctx, linodeID, boot.ID, linodego.InstanceConfigUpdateOptions{Devices: &devices}); err != nil {
+		if _, err := p.api.UpdateInstanceConfig(ctx, linodeID, boot.ID, linode.ConfigUpdateOptions{Devices: &devices}); err != nil {
 			return stepError(err, node, "adding the data disks to the boot profile")
 		}
 	}

@@ -11,14 +11,11 @@ import (
 	"github.com/samber/lo"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 )
 
 // addressAuto asks Linode to choose an address, or a range of the size the request gives.
 const addressAuto = "auto"
-
-// vpcIPv6Prefix is the size of the range of the subnet's IPv6 range a node gets, for its SLAAC
-// address or routed to it: Linode hands out /64s of a VPC subnet.
-const vpcIPv6Prefix = "/64"
 
 // networkInterfaces are the node's interfaces as the class lays them out: its interfaces, or, for
 // a class that names only a vpc, a public interface and the VPC one (the VPC one alone when it has
@@ -56,14 +53,14 @@ func hasVPC(nodeClass *v1.LinodeNodeClass) bool {
 // With Linode interfaces each public or VPC interface carries its own firewall (the class's
 // firewallID for those that name none), and the create none: Linode refuses a Linode-wide
 // firewall_id with them.
-func setInterfaces(opts *linodego.InstanceCreateOptions, nodeClass *v1.LinodeNodeClass) {
+func setInterfaces(opts *linode.InstanceCreateOptions, nodeClass *v1.LinodeNodeClass) {
 	interfaces := networkInterfaces(nodeClass)
 	if !linodeGeneration(nodeClass) {
 		if nodeClass.Spec.InterfaceGeneration != nil {
 			opts.InterfaceGeneration = linodego.GenerationLegacyConfig
 		}
 		if len(interfaces) > 0 {
-			opts.Interfaces = configInterfaces(interfaces, nodeClass.Status.Subnet)
+			opts.ConfigInterfaces = configInterfaces(interfaces, nodeClass.Status.Subnet)
 		}
 		return
 	}
@@ -80,34 +77,30 @@ func defaultRoute(interfaces []v1.NetworkInterface) int {
 	return slices.IndexFunc(interfaces, func(i v1.NetworkInterface) bool { return i.Public != nil || i.VPC != nil })
 }
 
-// configInterfaces are the interfaces of the Linode's configuration profile. A VPC interface with
-// a 1:1 NAT maps the Linode's public address onto its VPC address ("any").
-func configInterfaces(interfaces []v1.NetworkInterface, subnet *v1.ResolvedSubnet) []linodego.InstanceConfigInterfaceCreateOptions {
+// configInterfaces are the interfaces of the Linode's configuration profile. A VPC interface
+// names its subnet and the subnet's VPC, and always has an ipv4 object, which Linode's rules want
+// on every VPC interface: empty, the interface takes an address of the subnet; with a 1:1 NAT it
+// maps the Linode's public address onto it ("any"). Its ranges are the class's CIDRs: a range by
+// prefix length is for Linode interfaces only, and the class's validation refuses it here.
+func configInterfaces(interfaces []v1.NetworkInterface, subnet *v1.ResolvedSubnet) []linode.ConfigInterface {
 	primary := defaultRoute(interfaces)
-	out := make([]linodego.InstanceConfigInterfaceCreateOptions, 0, len(interfaces))
+	out := make([]linode.ConfigInterface, 0, len(interfaces))
 	for i, iface := range interfaces {
-		opts := linodego.InstanceConfigInterfaceCreateOptions{Primary: i == primary}
+		opts := linode.ConfigInterface{Primary: i == primary}
 		switch {
 		case iface.Public != nil:
 			opts.Purpose = linodego.InterfacePurposePublic
 		case iface.VPC != nil:
 			opts.Purpose = linodego.InterfacePurposeVPC
 			if subnet != nil {
-				opts.SubnetID = lo.ToPtr(subnet.ID)
+				opts.SubnetID, opts.VPCID = lo.ToPtr(subnet.ID), lo.ToPtr(subnet.VPCID)
 			}
+			opts.IPv4 = &linode.ConfigInterfaceIPv4{}
 			if lo.FromPtr(iface.VPC.NAT1To1) {
-				opts.IPv4 = &linodego.VPCIPv4{NAT1To1: lo.ToPtr("any")}
+				opts.IPv4.NAT1To1 = "any"
 			}
 			opts.IPRanges = slices.Clone(iface.VPC.IPv4Ranges)
-			if ipv6 := iface.VPC.IPv6; ipv6 != nil {
-				opts.IPv6 = &linodego.InstanceConfigInterfaceCreateOptionsIPv6{IsPublic: ipv6.Public}
-				if lo.FromPtr(ipv6.SLAAC) {
-					opts.IPv6.SLAAC = []linodego.InstanceConfigInterfaceCreateOptionsIPv6SLAAC{{Range: vpcIPv6Prefix}}
-				}
-				if lo.FromPtr(ipv6.Range) {
-					opts.IPv6.Ranges = []linodego.InstanceConfigInterfaceCreateOptionsIPv6Range{{Range: lo.ToPtr(vpcIPv6Prefix)}}
-				}
-			}
+			opts.IPv6 = vpcIPv6(iface.VPC.IPv6)
 		default:
 			opts.Purpose = linodego.InterfacePurposeVLAN
 			opts.Label = iface.VLAN.Label
@@ -118,16 +111,33 @@ func configInterfaces(interfaces []v1.NetworkInterface, subnet *v1.ResolvedSubne
 	return out
 }
 
+// vpcIPv6 is a VPC interface's IPv6, in either generation: the SLAAC address and the routed range
+// are each a /64 of the subnet's IPv6 range that Linode chooses ("auto"; Linode's rules take
+// "auto" or a /64 CIDR there, the prefix length being the public interface's form).
+func vpcIPv6(ipv6 *v1.VPCIPv6) *linode.VPCInterfaceIPv6 {
+	if ipv6 == nil {
+		return nil
+	}
+	out := &linode.VPCInterfaceIPv6{IsPublic: ipv6.Public}
+	if lo.FromPtr(ipv6.SLAAC) {
+		out.SLAAC = []linode.IPv6Range{{Range: linode.IPv6RangeAuto}}
+	}
+	if lo.FromPtr(ipv6.Range) {
+		out.Ranges = []linode.IPv6Range{{Range: linode.IPv6RangeAuto}}
+	}
+	return out
+}
+
 // linodeInterfaces are the Linode's own interfaces. The first public or VPC interface carries the
 // IPv4 default route and the first public one the IPv6 default route (only a public interface
 // can). A VPC interface takes an address of the subnet and, with a 1:1 NAT, a public address
 // mapped onto it.
-func linodeInterfaces(interfaces []v1.NetworkInterface, subnet *v1.ResolvedSubnet, classFirewall *int) []linodego.LinodeInterfaceCreateOptions {
+func linodeInterfaces(interfaces []v1.NetworkInterface, subnet *v1.ResolvedSubnet, classFirewall *int) []linode.LinodeInterface {
 	ipv4Route := defaultRoute(interfaces)
 	ipv6Route := slices.IndexFunc(interfaces, func(i v1.NetworkInterface) bool { return i.Public != nil })
-	out := make([]linodego.LinodeInterfaceCreateOptions, 0, len(interfaces))
+	out := make([]linode.LinodeInterface, 0, len(interfaces))
 	for i, iface := range interfaces {
-		var opts linodego.LinodeInterfaceCreateOptions
+		var opts linode.LinodeInterface
 		if i == ipv4Route || i == ipv6Route {
 			opts.DefaultRoute = &linodego.InterfaceDefaultRoute{}
 			if i == ipv4Route {
@@ -159,8 +169,8 @@ func linodeInterfaces(interfaces []v1.NetworkInterface, subnet *v1.ResolvedSubne
 	return out
 }
 
-func vpcInterface(vpc *v1.VPCInterface, subnet *v1.ResolvedSubnet) *linodego.VPCInterfaceCreateOptions {
-	opts := &linodego.VPCInterfaceCreateOptions{}
+func vpcInterface(vpc *v1.VPCInterface, subnet *v1.ResolvedSubnet) *linode.VPCInterface {
+	opts := &linode.VPCInterface{}
 	if subnet != nil {
 		opts.SubnetID = subnet.ID
 	}
@@ -175,16 +185,29 @@ func vpcInterface(vpc *v1.VPCInterface, subnet *v1.ResolvedSubnet) *linodego.VPC
 		})
 		opts.IPv4.Ranges = &ranges
 	}
-	if ipv6 := vpc.IPv6; ipv6 != nil {
-		opts.IPv6 = &linodego.VPCInterfaceIPv6CreateOptions{IsPublic: ipv6.Public}
-		if lo.FromPtr(ipv6.SLAAC) {
-			opts.IPv6.SLAAC = &[]linodego.VPCInterfaceIPv6SLAACCreateOptions{{Range: vpcIPv6Prefix}}
+	opts.IPv6 = vpcIPv6(vpc.IPv6)
+	return opts
+}
+
+// validateConfigInterfaceRanges refuses a configuration profile VPC interface's range by prefix
+// length ("/28"): such an interface takes ranges only as CIDRs of the subnet (ip_ranges); Linode
+// allocates a range of a size to each node for Linode interfaces alone.
+func validateConfigInterfaceRanges(nodeClass *v1.LinodeNodeClass) (reason, message string) {
+	if linodeGeneration(nodeClass) {
+		return "", ""
+	}
+	for i, iface := range nodeClass.Spec.Interfaces {
+		if iface.VPC == nil {
+			continue
 		}
-		if lo.FromPtr(ipv6.Range) {
-			opts.IPv6.Ranges = &[]linodego.VPCInterfaceIPv6RangeCreateOptions{{Range: vpcIPv6Prefix}}
+		for j, r := range iface.VPC.IPv4Ranges {
+			if strings.HasPrefix(r, "/") {
+				return ReasonRangeNotCIDR, fmt.Sprintf("interfaces[%d].vpc.ipv4Ranges[%d] is %q, a prefix length: configuration profile interfaces (interfaceGeneration legacy_config, or unset) take ranges as CIDRs of the subnet, e.g. 10.0.0.16/28; set interfaceGeneration: linode for a range of that size allocated to each node",
+					i, j, r)
+			}
 		}
 	}
-	return opts
+	return "", ""
 }
 
 // legacyIPv6Ranges are the prefix lengths of the IPv6 ranges the class's public interface asks

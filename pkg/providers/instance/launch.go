@@ -19,21 +19,22 @@ import (
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
 // createOptions describe the NodeClaim's Linode: the plan, the NodeClass's image and settings, the
 // ownership tags, and user data that makes it join the cluster.
-func (p *Provider) createOptions(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceType *cloudprovider.InstanceType) (linodego.InstanceCreateOptions, error) {
+func (p *Provider) createOptions(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceType *cloudprovider.InstanceType) (linode.InstanceCreateOptions, error) {
 	if nodeClass.Status.Image == nil {
-		return linodego.InstanceCreateOptions{}, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("LinodeNodeClass %s has no resolved image", nodeClass.Name))
+		return linode.InstanceCreateOptions{}, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("LinodeNodeClass %s has no resolved image", nodeClass.Name))
 	}
 	userData, err := p.userData(ctx, nodeClass, nodeClaim, instanceType)
 	if err != nil {
-		return linodego.InstanceCreateOptions{}, err
+		return linode.InstanceCreateOptions{}, err
 	}
-	opts := linodego.InstanceCreateOptions{
+	opts := linode.InstanceCreateOptions{InstanceCreateOptions: linodego.InstanceCreateOptions{
 		Region:          p.region,
 		Type:            instanceType.Name,
 		Label:           linodeLabel(nodeClaim.Name),
@@ -46,14 +47,14 @@ func (p *Provider) createOptions(ctx context.Context, nodeClass *v1.LinodeNodeCl
 		PrivateIP:       lo.FromPtr(nodeClass.Spec.PrivateIP),
 		Metadata:        &linodego.InstanceMetadataOptions{UserData: bootstrap.Encode(userData)},
 		Kernel:          nodeClass.Spec.Kernel,
-	}
+	}}
 	setInterfaces(&opts, nodeClass)
 	if len(opts.AuthorizedKeys) == 0 && len(opts.AuthorizedUsers) == 0 {
 		// Linode deploys an image only with a way in. Rather than a root password, which would have
 		// to be kept or would be lost, the Linode gets the public half of a key nobody holds.
 		key, err := lockedKey()
 		if err != nil {
-			return linodego.InstanceCreateOptions{}, err
+			return linode.InstanceCreateOptions{}, err
 		}
 		opts.AuthorizedKeys = []string{key}
 	}
@@ -63,13 +64,13 @@ func (p *Provider) createOptions(ctx context.Context, nodeClass *v1.LinodeNodeCl
 	if swap := nodeClass.Spec.SwapSizeMB; swap != nil {
 		opts.SwapSize = lo.ToPtr(int(*swap))
 	}
-	if err := setDiskOptions(&opts, nodeClass, instanceType); err != nil {
-		return linodego.InstanceCreateOptions{}, err
+	if err := setDiskOptions(&opts.InstanceCreateOptions, nodeClass, instanceType); err != nil {
+		return linode.InstanceCreateOptions{}, err
 	}
 	if group := nodeClass.Status.PlacementGroup; nodeClass.Spec.PlacementGroup != nil && group != nil {
 		opts.PlacementGroup = &linodego.InstanceCreatePlacementGroupOptions{ID: group.ID}
 	}
-	SetMaintenancePolicy(&opts, nodeClass)
+	SetMaintenancePolicy(&opts.InstanceCreateOptions, nodeClass)
 	return opts, nil
 }
 

@@ -44,6 +44,9 @@ const (
 	ReasonRegionLacksCapability = "RegionLacksCapability"
 	// ReasonUnsupported: this build cannot launch with the field.
 	ReasonUnsupported = "Unsupported"
+	// ReasonRangeNotCIDR: a configuration profile interface's range is a prefix length, which only
+	// Linode interfaces take.
+	ReasonRangeNotCIDR = "RangeNotCIDR"
 	// ReasonUserDataInvalid: userData is not a cloud-config document cloud-init can merge.
 	ReasonUserDataInvalid = "UserDataInvalid"
 	// ReasonUserDataTooLarge: userData and the provider's part are more than Linode accepts.
@@ -391,6 +394,9 @@ func (v *Validator) Validate(_ context.Context, nodeClass *v1.LinodeNodeClass) (
 		}
 	}
 	if reason, message := validateDisks(&spec); reason != "" {
+		return reason, message, nil
+	}
+	if reason, message := validateConfigInterfaceRanges(nodeClass); reason != "" {
 		return reason, message, nil
 	}
 	if spec.UserData != nil {

@@ -26,7 +26,7 @@ import (
 type API interface {
 	ListInstances(ctx context.Context, opts *linodego.ListOptions) ([]linodego.Instance, error)
 	GetInstance(ctx context.Context, linodeID int) (*linodego.Instance, error)
-	CreateInstance(ctx context.Context, opts linodego.InstanceCreateOptions) (*linodego.Instance, error)
+	CreateInstance(ctx context.Context, opts linode.InstanceCreateOptions) (*linodego.Instance, error)
 	DeleteInstance(ctx context.Context, linodeID int) error
 	RebootInstance(ctx context.Context, linodeID int, configID int) error
 	ListInstanceConfigs(ctx context.Context, linodeID int, opts *linodego.ListOptions) ([]linodego.InstanceConfig, error)

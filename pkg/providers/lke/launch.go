@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
@@ -28,14 +29,14 @@ func (p *Provider) cheapestLaunchable(nodeClaim *karpv1.NodeClaim, instanceTypes
 
 // poolCreateOptions describe the NodeClaim's single-node pool. The autoscaler stays off: the
 // pool's size is Karpenter's decision alone.
-func (p *Provider) poolCreateOptions(nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceType string) linodego.LKENodePoolCreateOptions {
-	opts := linodego.LKENodePoolCreateOptions{
+func (p *Provider) poolCreateOptions(nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceType string) linode.NodePoolCreateOptions {
+	opts := linode.NodePoolCreateOptions{
 		Count:      1,
 		Type:       instanceType,
 		Tags:       p.poolTags(nodeClass, nodeClaim),
 		Labels:     poolLabels(nodeClaim),
 		Taints:     poolTaints(nodeClaim.Spec.Taints),
-		Label:      lo.ToPtr(nodeClaim.Name),
+		Label:      nodeClaim.Name,
 		Autoscaler: &linodego.LKENodePoolAutoscaler{Enabled: false, Min: 1, Max: 1},
 		FirewallID: nodeClass.Spec.FirewallID,
 	}
@@ -70,7 +71,9 @@ func (p *Provider) poolTags(nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.Nod
 
 // poolLabels are the NodeClaim's labels and single-valued requirements that LKE may put on the
 // node. LKE applies them to the node for as long as the pool lives, so the node carries them from
-// its first moment instead of waiting for Karpenter's registration to copy them over.
+// its first moment instead of waiting for Karpenter's registration to copy them over. Those the
+// pool may not carry (poolMaySetLabel) reach the node that way all the same: core's registration
+// puts every label of the NodeClaim on its Node.
 func poolLabels(nodeClaim *karpv1.NodeClaim) linodego.LKENodePoolLabels {
 	labels := linodego.LKENodePoolLabels{}
 	for _, requirement := range nodeClaim.Spec.Requirements {
@@ -79,10 +82,10 @@ func poolLabels(nodeClaim *karpv1.NodeClaim) linodego.LKENodePoolLabels {
 		}
 	}
 	maps.Copy(labels, nodeClaim.Labels)
-	maps.DeleteFunc(labels, func(key, _ string) bool { return !poolMaySetLabel(key) })
+	maps.DeleteFunc(labels, func(key, value string) bool { return !poolMaySetLabel(key, value) })
 	// The Node webhook finds a joining node's NodeClaim by this label; a name too long to be a
 	// label value leaves that to the provider ID.
-	if len(validation.IsValidLabelValue(nodeClaim.Name)) == 0 {
+	if len(validation.IsValidLabelValue(nodeClaim.Name)) == 0 && linodeAcceptsPoolLabel(v1.LabelNodeClaim, nodeClaim.Name) {
 		labels[v1.LabelNodeClaim] = nodeClaim.Name
 	}
 	return labels
@@ -90,26 +93,32 @@ func poolLabels(nodeClaim *karpv1.NodeClaim) linodego.LKENodePoolLabels {
 
 // poolMaySetLabel excludes the labels of the kubernetes.io and k8s.io domains, which belong to the
 // kubelet and the cloud controller manager (zone, instance type, hostname) and which the
-// NodeRestriction admission plugin keeps off a node's own registration, and the labels Karpenter
-// core sets to mark a node's progress: a node labelled registered before it is would skip that step.
-func poolMaySetLabel(key string) bool {
+// NodeRestriction admission plugin keeps off a node's own registration; the labels Karpenter
+// core sets to mark a node's progress, as a node labelled registered before it is would skip that
+// step; and any label Linode refuses on a pool.
+func poolMaySetLabel(key, value string) bool {
 	if key == karpv1.NodeRegisteredLabelKey || key == karpv1.NodeInitializedLabelKey {
 		return false
 	}
 	domain := karpv1.GetLabelDomain(key)
 	for _, reserved := range []string{"kubernetes.io", "k8s.io"} {
 		if domain == reserved || strings.HasSuffix(domain, "."+reserved) {
-			return strings.HasSuffix(domain, "node.kubernetes.io") || strings.HasSuffix(domain, "kubelet.kubernetes.io")
+			return false
 		}
 	}
-	return true
+	return linodeAcceptsPoolLabel(key, value)
 }
 
-// poolTaints are the NodePool's taints. Start-up taints stay off the pool: LKE re-applies pool
-// taints forever, and a start-up taint must go once the node's daemons have removed it.
+// poolTaints are the NodePool's taints that Linode accepts on a pool. Start-up taints stay off
+// the pool: LKE re-applies pool taints forever, and a start-up taint must go once the node's
+// daemons have removed it. The Node webhook adds the taints kept off the pool, start-up taints
+// and all, as the node joins, and core's registration puts them on the Node too.
 func poolTaints(taints []corev1.Taint) []linodego.LKENodePoolTaint {
-	out := make([]linodego.LKENodePoolTaint, 0, len(taints))
+	var out []linodego.LKENodePoolTaint
 	for _, taint := range taints {
+		if !linodeAcceptsPoolTaint(taint) {
+			continue
+		}
 		out = append(out, linodego.LKENodePoolTaint{
 			Key:    taint.Key,
 			Value:  taint.Value,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,8 +220,26 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 // only be lifted by changing the class.
 var nodeClassFields = []string{"firewall_id", "disk_encryption", "tags", "k8s_version", "update_strategy"}
 
+// nodeClaimFields are the pool fields the NodeClaim's labels and taints, its NodePool's, fill.
+var nodeClaimFields = []string{"labels", "taints"}
+
+// ReasonPoolMetadataRefused is the reason of a NodeClaim's Launched condition when Linode refused
+// its labels or taints on its pool.
+const ReasonPoolMetadataRefused = "PoolLabelsOrTaintsRefused"
+
+// namesAny reports whether the refusal names one of fields, or a part of one ("labels.team").
+func namesAny(refusal linode.Refusal, fields []string) bool {
+	return slices.ContainsFunc(refusal.Fields, func(field string) bool {
+		return slices.ContainsFunc(fields, func(name string) bool {
+			return field == name || strings.HasPrefix(field, name+".") || strings.HasPrefix(field, name+"[")
+		})
+	})
+}
+
 // launchError classifies a failed pool create. A refusal about the NodeClass's own fields needs
-// the class changed; any other refusal (capacity, an account limit, a plan the account or LKE may
+// the class changed; one about the labels or taints, which the pool carries only as far as
+// Linode's known rules accept them, is the NodeClaim's and says so on its Launched condition
+// (core retries it, and replaces it once the launch times out); any other refusal (capacity, an account limit, a plan the account or LKE may
 // not use, one Linode does not explain) takes the plan out of the region for a while and sends
 // Karpenter to the other plans; anything else (rate limit, "Linode busy.", outage, lost answer)
 // is retried by Karpenter after a fresh look for the pool.
@@ -236,8 +253,11 @@ func (p *Provider) launchError(ctx context.Context, err error, nodeClass *v1.Lin
 			p.pools.invalidate()
 		}
 		return fmt.Errorf("creating node pool of %s: %w", instanceType, err)
-	case refusal.Kind == linode.RefusalInvalid && slices.ContainsFunc(refusal.Fields, func(field string) bool { return slices.Contains(nodeClassFields, field) }):
+	case refusal.Kind == linode.RefusalInvalid && namesAny(refusal, nodeClassFields):
 		return nodeprovider.NewInvalidLaunchError(err, instanceType, refusal.Reason)
+	case refusal.Kind == linode.RefusalInvalid && namesAny(refusal, nodeClaimFields):
+		message := fmt.Sprintf("Linode refused the labels or taints of the NodeClaim, from its NodePool, on its LKE pool: %s", refusal.Reason)
+		return cloudprovider.NewCreateError(fmt.Errorf("creating node pool of %s: %w", instanceType, err), ReasonPoolMetadataRefused, message)
 	default:
 		ttl := offeringRefusalTTL(refusal)
 		p.unavailable.MarkUnavailableFor(ctx, refusal.Reason, ttl, instanceType, p.cluster.Region)
@@ -481,9 +501,13 @@ func (p *Provider) Adopt(ctx context.Context, node *nodeprovider.Node, nodeClaim
 		return strings.HasPrefix(tag, nodeprovider.TagKeyNodeClaim+"=")
 	})
 	tags = append(tags, nodeprovider.NodeClaimTag(nodeClaimName))
-	labels := maps.Clone(pool.Labels)
-	if labels == nil {
-		labels = linodego.LKENodePoolLabels{}
+	// The pool's labels go back as they are, but for any Linode's rules now refuse, which would
+	// fail the update every time.
+	labels := linodego.LKENodePoolLabels{}
+	for key, value := range pool.Labels {
+		if linodeAcceptsPoolLabel(key, value) {
+			labels[key] = value
+		}
 	}
 	labels[v1.LabelNodeClaim] = nodeClaimName
 	updated, err := p.api.UpdateLKENodePool(ctx, p.cluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{Tags: &tags, Labels: &labels})

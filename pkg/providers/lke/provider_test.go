@@ -60,7 +60,7 @@ func TestDiscover(t *testing.T) {
 			wantConfigError: fmt.Sprintf(`CLUSTER_NAME "twin" matches 2 LKE clusters (ids %d, %d)`, twinID-1, twinID)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cluster, err := lke.Discover(context.Background(), f.client, tc.label, tc.regionSetting)
+			cluster, err := lke.Discover(context.Background(), f.api, tc.label, tc.regionSetting)
 			if tc.wantConfigError != "" {
 				var configErr *options.ConfigError
 				if !errors.As(err, &configErr) || !strings.Contains(configErr.Message, tc.wantConfigError) {
@@ -81,7 +81,7 @@ func TestDiscover(t *testing.T) {
 func TestDiscoverLeavesAPIFailuresToBeRetried(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	f.emulator.InjectFault(emulator.Fault{Method: http.MethodGet, Route: "/lke/clusters", Sequence: []int{http.StatusServiceUnavailable}})
-	_, err := lke.Discover(context.Background(), f.client, clusterName, "")
+	_, err := lke.Discover(context.Background(), f.api, clusterName, "")
 	var configErr *options.ConfigError
 	if err == nil || errors.As(err, &configErr) {
 		t.Fatalf("Discover error = %v during an outage, want the API's error, not a ConfigError", err)
@@ -349,7 +349,7 @@ func TestRefusedPlanReturnsAfterItsTTL(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	f.unavailable = cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL)
 	f.unavailable.MarkUnavailableFor(context.Background(), "refused", 30*time.Millisecond, "g6-standard-2", region)
-	provider := lke.NewProvider(f.client, f.cluster, clusterName, f.unavailable, lke.WithPollInterval(time.Millisecond))
+	provider := lke.NewProvider(f.api, f.cluster, clusterName, f.unavailable, lke.WithPollInterval(time.Millisecond))
 	deadline := time.Now().Add(5 * time.Second)
 	for f.unavailable.IsUnavailable("g6-standard-2", region) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -480,7 +480,7 @@ func TestDrift(t *testing.T) {
 	if _, err := f.client.UpdateLKENodePool(context.Background(), f.cluster.ID, node.LKE.PoolID, linodego.LKENodePoolUpdateOptions{FirewallID: &second}); err != nil {
 		t.Fatal(err)
 	}
-	f.provider = lke.NewProvider(f.client, f.cluster, clusterName, f.unavailable)
+	f.provider = lke.NewProvider(f.api, f.cluster, clusterName, f.unavailable)
 	if reason := drifted(); reason != string(lke.DriftReasonFirewall) {
 		t.Fatalf("a firewall changed behind Karpenter's back gave %q", reason)
 	}
@@ -581,11 +581,11 @@ func TestARenamedClusterKeepsItsPools(t *testing.T) {
 	if _, err := f.client.UpdateLKECluster(context.Background(), f.cluster.ID, linodego.LKEClusterUpdateOptions{Label: "renamed"}); err != nil {
 		t.Fatal(err)
 	}
-	renamed, err := lke.Discover(context.Background(), f.client, "renamed", "")
+	renamed, err := lke.Discover(context.Background(), f.api, "renamed", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	provider := lke.NewProvider(f.client, renamed, "renamed", f.unavailable)
+	provider := lke.NewProvider(f.api, renamed, "renamed", f.unavailable)
 	nodes, err := provider.List(context.Background())
 	if err != nil || len(nodes) != 1 || nodes[0].InstanceID != node.InstanceID {
 		t.Fatalf("after the rename the provider lists %+v (%v), want the node launched before", nodes, err)
@@ -640,11 +640,11 @@ func TestPoolsOfEarlierVersionsAreAdopted(t *testing.T) {
 	if _, err := f.client.UpdateLKECluster(ctx, f.cluster.ID, linodego.LKEClusterUpdateOptions{Label: "renamed"}); err != nil {
 		t.Fatal(err)
 	}
-	renamed, err := lke.Discover(ctx, f.client, "renamed", "")
+	renamed, err := lke.Discover(ctx, f.api, "renamed", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := lke.NewProvider(f.client, renamed, "renamed", f.unavailable).List(ctx)
+	nodes, err := lke.NewProvider(f.api, renamed, "renamed", f.unavailable).List(ctx)
 	if err != nil || len(nodes) != 1 || nodes[0].LKE.PoolID != legacy.ID {
 		t.Fatalf("after the rename the provider lists %+v (%v), want the migrated pool", nodes, err)
 	}
@@ -680,7 +680,7 @@ func TestAPoolMissingFromTheListingIsNotGone(t *testing.T) {
 	if err != nil || len(nodes) != 1 || nodes[0].InstanceID != node.InstanceID {
 		t.Fatalf("after its tag was removed the pool is listed as %+v (%v), want it still", nodes, err)
 	}
-	restarted := lke.NewProvider(f.client, f.cluster, clusterName, f.unavailable, lke.WithListingTTL(0))
+	restarted := lke.NewProvider(f.api, f.cluster, clusterName, f.unavailable, lke.WithListingTTL(0))
 	f.emulator.ResetCounters()
 	found, err := restarted.Get(ctx, node.ProviderID())
 	if err != nil || found.LKE.PoolID != node.LKE.PoolID {
@@ -713,7 +713,7 @@ func TestOnlyA404IsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	untag(t, f, node)
-	provider := lke.NewProvider(f.client, f.cluster, clusterName, f.unavailable, lke.WithListingTTL(0))
+	provider := lke.NewProvider(f.api, f.cluster, clusterName, f.unavailable, lke.WithListingTTL(0))
 	for _, fault := range []emulator.Fault{
 		{Method: http.MethodGet, Route: "/linode/instances/{linodeId}", Sequence: []int{http.StatusInternalServerError}},
 		{Method: http.MethodGet, Route: poolsRoute + "/{poolId}", Sequence: []int{http.StatusServiceUnavailable}},
@@ -789,7 +789,7 @@ func TestALaunchWhosePoolLostItsTagResumesAfterARestart(t *testing.T) {
 			}
 			f.emulator.Clock.Step(10 * time.Second)
 
-			restarted := lke.NewProvider(f.client, f.cluster, clusterName, f.unavailable, slow...)
+			restarted := lke.NewProvider(f.api, f.cluster, clusterName, f.unavailable, slow...)
 			node, err := restarted.Create(ctx, nodeClass(), claim, plans())
 			if err != nil {
 				t.Fatalf("the restarted controller's launch: %v", err)

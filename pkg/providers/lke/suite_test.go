@@ -14,6 +14,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/cache"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
@@ -26,8 +27,10 @@ const (
 
 // fixture is an LKE provider aimed at a fresh emulator, built as the controller builds it.
 type fixture struct {
-	emulator    *test.Emulator
-	client      *linodego.Client
+	emulator *test.Emulator
+	client   *linodego.Client
+	// api is the controller's client over client.
+	api         *linode.Client
 	cluster     *lke.Cluster
 	unavailable *cache.UnavailableOfferings
 	provider    *lke.Provider
@@ -54,7 +57,7 @@ func newFixture(t testing.TB, opts fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{emulator: e, client: e.Client, cluster: cloud.Cluster, unavailable: cloud.Unavailable, provider: cloud.Pools()}
+	return &fixture{emulator: e, client: e.Client, api: e.API, cluster: cloud.Cluster, unavailable: cloud.Unavailable, provider: cloud.Pools()}
 }
 
 // plan is an instance type with one on-demand offering in the test region.

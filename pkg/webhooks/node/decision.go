@@ -59,14 +59,16 @@ func isLowerHex(s string) bool {
 	return true
 }
 
-// TaintsToAdd returns the taints a joining Node of the NodeClaim must get: the unregistered taint
-// and the NodeClaim's start-up taints, minus those the Node already has.
+// TaintsToAdd returns the taints a joining Node of the NodeClaim must get: the unregistered taint,
+// the NodeClaim's taints that its pool does not carry (those Linode refuses on a pool, whose
+// values name kubernetes.io or linode.com, for one) and its start-up taints, minus those the Node
+// already has.
 //
 // It returns none once the NodeClaim is registered or going away. Core removes the unregistered
 // taint only while it registers a NodeClaim, so a taint added to a Node that joins later (a
 // kubelet re-registering after its Node object was deleted) would never be removed. The
-// NodeClaim's start-up taints are left to the provider when the Node opts out of taint syncing
-// with karpenter.sh/do-not-sync-taints, as core does.
+// NodeClaim's taints and start-up taints are left to the provider when the Node opts out of taint
+// syncing with karpenter.sh/do-not-sync-taints, as core does.
 func TaintsToAdd(node *corev1.Node, nodeClaim *karpv1.NodeClaim) []corev1.Taint {
 	if nodeClaim.DeletionTimestamp != nil || isRegistered(nodeClaim) {
 		return nil
@@ -82,6 +84,9 @@ func TaintsToAdd(node *corev1.Node, nodeClaim *karpv1.NodeClaim) []corev1.Taint 
 	}
 	add(karpv1.UnregisteredNoExecuteTaint)
 	if node.Labels[karpv1.NodeDoNotSyncTaintsLabelKey] != "true" {
+		for _, taint := range nodeClaim.Spec.Taints {
+			add(taint)
+		}
 		for _, taint := range nodeClaim.Spec.StartupTaints {
 			add(taint)
 		}

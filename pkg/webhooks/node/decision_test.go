@@ -42,6 +42,8 @@ var (
 	ciliumStartup = corev1.Taint{Key: "node.cilium.io/agent-not-ready", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 	gpuStartup    = corev1.Taint{Key: "example.com/gpu-driver", Effect: corev1.TaintEffectNoExecute}
 	poolTaint     = corev1.Taint{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}
+	// linodeValued is a taint Linode refuses on a pool, for its value.
+	linodeValued = corev1.Taint{Key: "example.com/provider", Value: "linode.com", Effect: corev1.TaintEffectNoSchedule}
 )
 
 func TestTaintsToAdd(t *testing.T) {
@@ -56,6 +58,7 @@ func TestTaintsToAdd(t *testing.T) {
 		name       string
 		nodeTaints []corev1.Taint
 		nodeLabels map[string]string
+		taints     []corev1.Taint
 		startup    []corev1.Taint
 		status     karpv1.NodeClaimStatus
 		deleting   bool
@@ -67,6 +70,9 @@ func TestTaintsToAdd(t *testing.T) {
 		{name: "the pool's taints stay and are not repeated",
 			nodeTaints: []corev1.Taint{poolTaint}, startup: []corev1.Taint{ciliumStartup},
 			want: []corev1.Taint{karpv1.UnregisteredNoExecuteTaint, ciliumStartup}},
+		{name: "the NodeClaim's taints the pool does not carry are added",
+			nodeTaints: []corev1.Taint{poolTaint}, taints: []corev1.Taint{poolTaint, linodeValued}, startup: []corev1.Taint{ciliumStartup},
+			want: []corev1.Taint{karpv1.UnregisteredNoExecuteTaint, linodeValued, ciliumStartup}},
 		{name: "taints the node already has are not duplicated, whatever their value",
 			nodeTaints: []corev1.Taint{karpv1.UnregisteredNoExecuteTaint, {Key: ciliumStartup.Key, Value: "other", Effect: ciliumStartup.Effect}},
 			startup:    []corev1.Taint{ciliumStartup, gpuStartup},
@@ -78,7 +84,7 @@ func TestTaintsToAdd(t *testing.T) {
 			startup: []corev1.Taint{ciliumStartup, {Key: ciliumStartup.Key, Effect: corev1.TaintEffectNoExecute}},
 			want:    []corev1.Taint{karpv1.UnregisteredNoExecuteTaint, ciliumStartup, {Key: ciliumStartup.Key, Effect: corev1.TaintEffectNoExecute}}},
 		{name: "a node that opts out of taint syncing gets only the unregistered taint",
-			nodeLabels: map[string]string{karpv1.NodeDoNotSyncTaintsLabelKey: "true"}, startup: []corev1.Taint{ciliumStartup},
+			nodeLabels: map[string]string{karpv1.NodeDoNotSyncTaintsLabelKey: "true"}, taints: []corev1.Taint{linodeValued}, startup: []corev1.Taint{ciliumStartup},
 			want: []corev1.Taint{karpv1.UnregisteredNoExecuteTaint}},
 		{name: "a node of a registered NodeClaim is left alone: core would never lift the taint",
 			startup: []corev1.Taint{ciliumStartup}, status: registered.Status},
@@ -91,7 +97,7 @@ func TestTaintsToAdd(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: tc.nodeLabels}, Spec: corev1.NodeSpec{Taints: tc.nodeTaints}}
-			nc := &karpv1.NodeClaim{Spec: karpv1.NodeClaimSpec{StartupTaints: tc.startup}, Status: tc.status}
+			nc := &karpv1.NodeClaim{Spec: karpv1.NodeClaimSpec{Taints: tc.taints, StartupTaints: tc.startup}, Status: tc.status}
 			if tc.deleting {
 				nc.DeletionTimestamp = &now
 			}

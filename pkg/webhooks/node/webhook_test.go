@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"crypto/tls"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -28,8 +29,8 @@ var (
 )
 
 // launchedNodeClaim is a NodeClaim of the default NodePool that core's lifecycle has launched
-// as a pool of the emulated LKE cluster.
-func launchedNodeClaim(run *coreRun) *karpv1.NodeClaim {
+// as a pool of the emulated LKE cluster, with the changes made before it is stored.
+func launchedNodeClaim(run *coreRun, changes ...func(*karpv1.NodeClaim)) *karpv1.NodeClaim {
 	GinkgoHelper()
 	nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{karpv1.NodePoolLabelKey: nodePool.Name}},
@@ -43,6 +44,9 @@ func launchedNodeClaim(run *coreRun) *karpv1.NodeClaim {
 			},
 		},
 	})
+	for _, change := range changes {
+		change(nodeClaim)
+	}
 	ExpectApplied(ctx, env.Client, nodeClaim)
 	run.reconcile(nodeClaim)
 	nodeClaim = ExpectExists(ctx, env.Client, nodeClaim)
@@ -159,6 +163,29 @@ var _ = Describe("Registration by Karpenter core", func() {
 
 		Expect(run.logged("missing taint")).To(BeFalse())
 		Expect(run.recordedEvent(coreevents.UnregisteredTaintMissing)).To(BeFalse())
+	})
+
+	It("gives the node the labels and taints Linode refuses on its pool: the taints as it joins, the labels as core registers it", func() {
+		run := newCoreRun(env.Clock)
+		refusedLabels := map[string]string{"node-role.kubernetes.io/worker": "", "topology.linode.com/rack": "r12", "spot-ok": ""}
+		refusedTaint := corev1.Taint{Key: "example.com/provider", Value: "linode.com", Effect: corev1.TaintEffectNoSchedule}
+		nodeClaim := launchedNodeClaim(run, func(nodeClaim *karpv1.NodeClaim) {
+			maps.Copy(nodeClaim.Labels, refusedLabels)
+			nodeClaim.Spec.Taints = append(nodeClaim.Spec.Taints, refusedTaint)
+		})
+		pool, err := emu.Client.GetLKENodePool(ctx, lkeCluster.ID, instanceOf(nodeClaim).LKEPoolID)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(pool.Labels).ToNot(HaveKey(BeElementOf(lo.Keys(refusedLabels))))
+		Expect(pool.Taints).To(HaveLen(1), "only the taint Linode accepts is the pool's")
+
+		n := kubeletRegisters(instanceOf(nodeClaim), true)
+		Expect(taintsOf(n)).To(ConsistOf(dedicated, refusedTaint, karpv1.UnregisteredNoExecuteTaint, ciliumNotReady))
+		run.reconcile(nodeClaim)
+		n = ExpectExists(ctx, env.Client, n)
+		for key, value := range refusedLabels {
+			Expect(n.Labels).To(HaveKeyWithValue(key, value))
+		}
+		Expect(taintsOf(n)).To(ConsistOf(dedicated, refusedTaint, ciliumNotReady))
 	})
 
 	It("complains about the missing taint when the node joined without the webhook", func() {

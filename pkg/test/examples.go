@@ -1,0 +1,107 @@
+package test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+
+	"k8s.io/apimachinery/pkg/util/rand"
+	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+)
+
+// repoFile is a file of the repository by its path from the root.
+func repoFile(name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", name)
+}
+
+// Example is the LinodeNodeClass and NodePool of examples/<file>, as a user applies them.
+func Example(file string) (*v1.LinodeNodeClass, *karpv1.NodePool, error) {
+	data, err := os.ReadFile(repoFile(filepath.Join("examples", file)))
+	if err != nil {
+		return nil, nil, err
+	}
+	var nodeClass *v1.LinodeNodeClass
+	var nodePool *karpv1.NodePool
+	reader := yamlutil.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("examples/%s: %w", file, err)
+		}
+		var kind struct{ Kind string }
+		if err := yaml.Unmarshal(doc, &kind); err != nil {
+			return nil, nil, fmt.Errorf("examples/%s: %w", file, err)
+		}
+		switch kind.Kind {
+		case v1.Kind:
+			nodeClass = &v1.LinodeNodeClass{}
+			err = yaml.UnmarshalStrict(doc, nodeClass)
+		case "NodePool":
+			nodePool = &karpv1.NodePool{}
+			err = yaml.UnmarshalStrict(doc, nodePool)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("examples/%s: %s: %w", file, kind.Kind, err)
+		}
+	}
+	if nodeClass == nil || nodePool == nil {
+		return nil, nil, fmt.Errorf("examples/%s holds no LinodeNodeClass and NodePool", file)
+	}
+	return nodeClass, nodePool, nil
+}
+
+// readmeBlocks are the README's yaml code blocks.
+var readmeBlocks = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+
+// ReadmeNodeClass is the LinodeNodeClass called name in the README's yaml blocks, as a user
+// copies it.
+func ReadmeNodeClass(name string) (*v1.LinodeNodeClass, error) {
+	readme, err := os.ReadFile(repoFile("README.md"))
+	if err != nil {
+		return nil, err
+	}
+	for _, block := range readmeBlocks.FindAllSubmatch(readme, -1) {
+		reader := yamlutil.NewYAMLReader(bufio.NewReader(bytes.NewReader(block[1])))
+		for {
+			doc, err := reader.Read()
+			if err != nil {
+				break
+			}
+			nodeClass := &v1.LinodeNodeClass{}
+			if yaml.Unmarshal(doc, nodeClass) == nil && nodeClass.Kind == v1.Kind && nodeClass.Name == name {
+				if err := yaml.UnmarshalStrict(doc, nodeClass); err != nil {
+					return nil, fmt.Errorf("README.md's LinodeNodeClass %s: %w", name, err)
+				}
+				return nodeClass, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("README.md has no LinodeNodeClass %s", name)
+}
+
+// NodeClaimFor is the NodeClaim Karpenter core's scheduler makes of the NodePool's template for
+// the instance types that fit its pods (core's own NodeClaimTemplate): the template's labels and
+// taints, the NodePool and NodeClass labels, and an instance-type requirement of those types.
+func NodeClaimFor(nodePool *karpv1.NodePool, instanceTypes ...*cloudprovider.InstanceType) *karpv1.NodeClaim {
+	template := scheduling.NewNodeClaimTemplate(nodePool)
+	template.InstanceTypeOptions = instanceTypes
+	nodeClaim := template.ToNodeClaim()
+	nodeClaim.Name = nodeClaim.GenerateName + rand.String(5)
+	return nodeClaim
+}
