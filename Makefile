@@ -4,6 +4,7 @@
 # module proxy on first use.
 export GOTOOLCHAIN := go1.27.3
 SHELL := /bin/bash
+FUZZTIME ?= 10s
 
 BIN_DIR := $(CURDIR)/bin
 TOOLS_MOD := $(CURDIR)/hack/codegen
@@ -34,6 +35,10 @@ test: k8s-binaries $(GOTESTSUM) ## Run every test against a real kube-apiserver,
 ifneq ($(strip $(RACE_PKGS)),)
 	$(GOTESTSUM) --format testname -- -count=1 -race -timeout 15m $(RACE_PKGS)
 endif
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (10s); a failing input lands in its package's testdata/fuzz
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 .PHONY: demo
 demo: ## The README walk-through on a local cluster and the Linode API emulator (no Linode account); DEMO_FLAGS=--keep

@@ -142,10 +142,26 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	client.SetRetryCount(opts.RetryCount)
 	client.SetRetryMaxWaitTime(opts.RetryMaxWait)
 	client.SetDebug(false)
+	client.OnAfterResponse(errorStatusesAreErrors)
 	// The catalogue provider refreshes on its own schedule and must see the API's answer, not a
 	// client-side copy up to a minute old.
 	client.UseCache(false)
 	return &Client{Client: &client, pacer: pacer}, nil
+}
+
+// errorStatusesAreErrors makes every answer of 400 or more an error with its status. linodego
+// takes one whose JSON body lists no errors (a proxy's "{}", an empty body) for a success, and
+// would hand back a zero Linode or pool: a 500 read as a Linode with no status, a 404 as one that
+// exists.
+func errorStatusesAreErrors(resp *linodego.Response) error {
+	if !resp.IsError() {
+		return nil
+	}
+	if apiErr, ok := resp.Error().(*linodego.APIError); ok && len(apiErr.Errors) > 0 {
+		return nil
+	}
+	return &linodego.Error{Code: resp.StatusCode(), Response: resp.RawResponse,
+		Message: fmt.Sprintf("the Linode API answered %s without a reason", resp.Status())}
 }
 
 // maxRedirects is how many redirects a request follows, as http.Client's default policy.

@@ -63,11 +63,12 @@ func TestARequestBodyNeverFollowsARedirectToAnotherHost(t *testing.T) {
 	}
 }
 
-// client is a client of the API at url, which answers in the test's own way: no retries.
-func client(t *testing.T, url string) *linode.Client {
+// client is a client of the API at url, which answers in the test's own way: no retries, and no
+// pacing, which a 429 would stop for a minute.
+func client(t testing.TB, url string) *linode.Client {
 	t.Helper()
 	opts := linode.DefaultClientOptions()
-	opts.URL, opts.Credentials, opts.RetryCount = url, linode.StaticCredentials("secret-token"), 0
+	opts.URL, opts.Credentials, opts.RetryCount, opts.Budgets = url, linode.StaticCredentials("secret-token"), 0, nil
 	c, err := linode.NewClient(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -204,8 +205,16 @@ func (o Options) Validate() error {
 	if id, secret, ok := strings.Cut(string(o.Token), "."); !ok || len(id) != 6 || len(secret) != 16 {
 		errs = append(errs, errors.New("the bootstrap token is not of the form <6 characters>.<16 characters>"))
 	}
-	if o.NodeName == "" {
-		errs = append(errs, errors.New("the node name is empty"))
+	// The node name and the labels are written into kubelet's unit and into a Jinja template:
+	// a line break, a comma or braces in them would be read as more than a name or a label.
+	if problems := validation.IsDNS1123Subdomain(o.NodeName); len(problems) > 0 {
+		errs = append(errs, fmt.Errorf("the node name %q is not a DNS subdomain: %s", o.NodeName, strings.Join(problems, "; ")))
+	}
+	for _, key := range slices.Sorted(maps.Keys(o.Labels)) {
+		problems := append(validation.IsQualifiedName(key), validation.IsValidLabelValue(o.Labels[key])...)
+		if len(problems) > 0 {
+			errs = append(errs, fmt.Errorf("the label %s=%s is not a valid label: %s", key, o.Labels[key], strings.Join(problems, "; ")))
+		}
 	}
 	if o.UserData != nil {
 		if err := ValidateUserData(*o.UserData); err != nil {

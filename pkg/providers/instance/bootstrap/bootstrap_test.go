@@ -181,7 +181,7 @@ func TestUserDataJoinsWithTLSBootstrap(t *testing.T) {
 			t.Errorf("kubelet drop-in lacks %s:\n%s", want, dropIn)
 		}
 	}
-	if want := [][]string{{"systemctl", "daemon-reload"}, {"systemctl", "enable", "--now", bootstrap.MetadataGuardUnit}, {"systemctl", "enable", "kubelet"}, {"systemctl", "restart", "kubelet"}}; fmt.Sprint(out.runs) != fmt.Sprint(want) {
+	if want := [][]string{{"systemctl", "daemon-reload"}, {"systemctl", "enable", "--now", bootstrap.MetadataGuardUnit}, {"systemctl", "enable", "--now", bootstrap.MetadataGuardTimer}, {"systemctl", "enable", "kubelet"}, {"systemctl", "restart", "kubelet"}}; fmt.Sprint(out.runs) != fmt.Sprint(want) {
 		t.Errorf("runcmd %v, want %v", out.runs, want)
 	}
 	if strings.Count(fmt.Sprint(out.files), "{{") != 1 {
