@@ -134,6 +134,8 @@ type Cluster struct {
 	opts         Options
 	controlPlane *envtest.Environment
 	components   []*component.Process
+	// controllerManager configures kube-controller-manager, for its restarts.
+	controllerManager []component.ControllerManagerOption
 	// controllerBinary stays the same when the controller restarts.
 	controllerBinary string
 	// replicas are the controller's processes; the first is the one the single-replica methods
@@ -271,6 +273,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if clusterCA != nil {
 		controllerManager = append(controllerManager, component.WithCSRSigning(clusterCA))
 	}
+	c.controllerManager = controllerManager
 	if c.components, err = component.StartAll(c.LogDir,
 		component.KubeScheduler(binDir, c.KubeconfigPath),
 		component.KubeControllerManager(binDir, c.KubeconfigPath, controllerManager...),
