@@ -35,6 +35,7 @@ func loseAnswersAndTheLeader(ctx context.Context, r *chaosRun) (time.Time, error
 		takeover harness.LeaderTakeover
 		killErr  error
 	)
+	start := time.Now()
 	end, err := r.throughout(ctx, r.scale.window, func(ctx context.Context, r *chaosRun) (func(context.Context) error, error) {
 		before, err := r.claimNames(ctx)
 		if err != nil {
@@ -70,12 +71,16 @@ func loseAnswersAndTheLeader(ctx context.Context, r *chaosRun) (time.Time, error
 	for _, w := range writeRoutes {
 		writes[w.method+" "+w.route] = true
 	}
-	lost := 0
+	sent, lost := 0, 0
 	for _, request := range r.env.Cluster.Emulator.Requests() {
-		if writes[request.Route] && (request.Status == http.StatusBadGateway || request.Status == 0) {
+		if !writes[request.Route] || request.Time.Before(start) || request.Time.After(end) {
+			continue
+		}
+		sent++
+		if request.Status == http.StatusBadGateway || request.Status == 0 {
 			lost++
 		}
 	}
-	r.note("%d answers of creates and deletes lost", lost)
+	r.note("%d of the %d creates and deletes sent during the fault lost their answers", lost, sent)
 	return end, nil
 }
