@@ -159,15 +159,32 @@ func (i *Issuer) create(ctx context.Context, nodeClaim *karpv1.NodeClaim, id, to
 	return secret, nil
 }
 
-// record writes the token's id and its Secret's UID on the NodeClaim, on the condition that the
-// NodeClaim is as the caller read it: a copy read before an earlier launch recorded its token
-// would otherwise record another over it. A token that cannot be recorded is deleted again.
+// record writes the token's id and its Secret's UID on the NodeClaim, on the condition that no
+// other id was recorded there meanwhile: a copy of the NodeClaim read before an earlier launch
+// recorded its token would otherwise record another over it. The write is conditional on the
+// NodeClaim's version; when that changed, the NodeClaim is read again, past any cache, and the
+// write made again unless it records another token. A token that cannot be recorded is deleted.
 func (i *Issuer) record(ctx context.Context, nodeClaim *karpv1.NodeClaim, id string, issued *corev1.Secret, tokenSecret string) (bootstrap.Token, error) {
-	stored := nodeClaim.DeepCopy()
-	recorded := nodeClaim.DeepCopy()
-	metav1.SetMetaDataAnnotation(&recorded.ObjectMeta, AnnotationTokenID, id)
-	metav1.SetMetaDataAnnotation(&recorded.ObjectMeta, AnnotationTokenUID, string(issued.UID))
-	if err := i.kube.Patch(ctx, recorded, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	current := nodeClaim
+	err := fmt.Errorf("it changed %d times while it was written", recordAttempts)
+	for range recordAttempts {
+		recorded := current.DeepCopy()
+		metav1.SetMetaDataAnnotation(&recorded.ObjectMeta, AnnotationTokenID, id)
+		metav1.SetMetaDataAnnotation(&recorded.ObjectMeta, AnnotationTokenUID, string(issued.UID))
+		if err = i.kube.Patch(ctx, recorded, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{})); !apierrors.IsConflict(err) {
+			break
+		}
+		current = &karpv1.NodeClaim{}
+		if getErr := i.reader.Get(ctx, client.ObjectKeyFromObject(nodeClaim), current); getErr != nil {
+			err = getErr
+			break
+		}
+		if other := ID(current); other != "" && other != id {
+			err = fmt.Errorf("it records token %s already", other)
+			break
+		}
+	}
+	if err != nil {
 		if deleteErr := i.deleteIssued(ctx, id, issued.UID); deleteErr != nil {
 			err = errors.Join(err, deleteErr)
 		}
@@ -177,6 +194,9 @@ func (i *Issuer) record(ctx context.Context, nodeClaim *karpv1.NodeClaim, id str
 	metav1.SetMetaDataAnnotation(&nodeClaim.ObjectMeta, AnnotationTokenUID, string(issued.UID))
 	return bootstrap.Token(bootstraputil.TokenFromIDAndSecret(id, tokenSecret)), nil
 }
+
+// recordAttempts bounds record's writes: each but the last lost to a change of the NodeClaim.
+const recordAttempts = 3
 
 // randomID draws a token id: 6 characters of [a-z0-9] from crypto/rand.
 func randomID() (string, error) {
