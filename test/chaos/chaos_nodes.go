@@ -8,7 +8,7 @@ import (
 
 // holdNodesNotReady has every node that registers during the fault stay not Ready, as nodes whose
 // network plugin does not start, while the workload scales up and halfway back down; when the
-// fault ends, their network comes up and they turn Ready. Core's registration timeout (15
+// fault ends, their network comes up, their kubelets start over and they turn Ready. Core's registration timeout (15
 // minutes from launch) does not apply to a node that registered, and core v1.15 has no
 // initialization timeout: only node repair (Ready=False for 30 minutes, the provider's policy)
 // would replace such a node. So no NodeClaim is launched again meanwhile, and the pods wait for
@@ -30,6 +30,11 @@ func holdNodesNotReady(ctx context.Context, r *chaosRun) (time.Time, error) {
 			}
 			if held, err = r.env.Cluster.Nodes.ReleaseNotReady(ctx); err != nil {
 				return fmt.Errorf("letting the nodes held not Ready turn Ready: %w", err)
+			}
+			// Their kubelets start over, and kwok, which takes a Node only when it first sees it
+			// unless it was to leave its status alone, takes them as it starts again.
+			if err := r.env.Cluster.RestartKwok(); err != nil {
+				return err
 			}
 			r.note("%d nodes registered not Ready during the fault; %d NodeClaims launched during it, still there when it ended", len(held), launched)
 			return nil

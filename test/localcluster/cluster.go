@@ -80,6 +80,9 @@ type Options struct {
 	EmulatorOptions []emulator.Option
 }
 
+// kwokNodes are the Nodes kwok acts as the kubelet of: those nodesim registers.
+var kwokNodes = component.KwokNodes{AnnotationSelector: nodesim.KwokAnnotationSelector, DownAnnotationSelector: nodesim.KwokDownAnnotationSelector}
+
 // DefaultDelayScale makes a Linode go from create to running in about 5 s (160 s on Linode).
 const DefaultDelayScale = 0.03
 
@@ -277,9 +280,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.components, err = component.StartAll(c.LogDir,
 		component.KubeScheduler(binDir, c.KubeconfigPath),
 		component.KubeControllerManager(binDir, c.KubeconfigPath, controllerManager...),
-		component.Kwok(binDir, c.KubeconfigPath, component.KwokNodes{
-			AnnotationSelector: nodesim.KwokAnnotationSelector, DownAnnotationSelector: nodesim.KwokDownAnnotationSelector,
-		}),
+		component.Kwok(binDir, c.KubeconfigPath, kwokNodes),
 	); err != nil {
 		return nil, err
 	}

@@ -29,22 +29,39 @@ func (c *Cluster) StopCSRSigning() (restore func() error, err error) {
 // restartControllerManager stops kube-controller-manager and starts it with its configuration
 // and opts; its log continues in the same file.
 func (c *Cluster) restartControllerManager(opts ...component.ControllerManagerOption) error {
+	return c.restartComponent("kube-controller-manager", func(binDir string) component.Spec {
+		return component.KubeControllerManager(binDir, c.KubeconfigPath, append(append([]component.ControllerManagerOption(nil), c.controllerManager...), opts...)...)
+	})
+}
+
+// RestartKwok stops kwok and starts it again. kwok takes a Node to act as its kubelet (its
+// lease, its pods) only when it first sees it unless its status is to be left alone: Nodes
+// registered so (nodesim's HoldNotReady) are taken when kwok starts again and lists them, as
+// kubelets that start over.
+func (c *Cluster) RestartKwok() error {
+	return c.restartComponent("kwok", func(binDir string) component.Spec {
+		return component.Kwok(binDir, c.KubeconfigPath, kwokNodes)
+	})
+}
+
+// restartComponent stops the component named name and starts spec in its place; its log
+// continues in the same file.
+func (c *Cluster) restartComponent(name string, spec func(binDir string) component.Spec) error {
 	binDir, err := component.BinaryDir()
 	if err != nil {
 		return err
 	}
 	for i, p := range c.components {
-		if p.Name() != "kube-controller-manager" {
+		if p.Name() != name {
 			continue
 		}
 		if err := p.Stop(10 * time.Second); err != nil {
 			return err
 		}
-		spec := component.KubeControllerManager(binDir, c.KubeconfigPath, append(append([]component.ControllerManagerOption(nil), c.controllerManager...), opts...)...)
-		if c.components[i], err = component.Start(spec, c.LogDir); err != nil {
+		if c.components[i], err = component.Start(spec(binDir), c.LogDir); err != nil {
 			return err
 		}
 		return nil
 	}
-	return fmt.Errorf("no kube-controller-manager runs")
+	return fmt.Errorf("no %s runs", name)
 }
