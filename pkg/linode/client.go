@@ -146,17 +146,55 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	// from the next request on, and learns from each answer whether the API accepts it. The
 	// pacing transport holds each request back until its turn, then times it.
 	transport := &pacingTransport{pacer: pacer, timeout: opts.Timeout, base: opts.Credentials.Transport(http.DefaultTransport)}
-	client := linodego.NewClient(&http.Client{Transport: transport})
+	client := linodego.NewClient(&http.Client{Transport: transport, CheckRedirect: keepBodiesAtTheAPI})
 	client.SetUserAgent(opts.UserAgent)
 	client.SetBaseURL(strings.TrimSuffix(opts.URL, "/"))
 	client.SetAPIVersion(opts.Version)
 	client.SetRetryCount(opts.RetryCount)
 	client.SetRetryMaxWaitTime(opts.RetryMaxWait)
 	client.SetDebug(false)
+	client.OnAfterResponse(errorStatusesAreErrors)
 	// The catalogue provider refreshes on its own schedule and must see the API's answer, not a
 	// client-side copy up to a minute old.
 	client.UseCache(false)
 	return &Client{Client: &client, pacer: pacer}, nil
+}
+
+// errorStatusesAreErrors makes every answer of 400 or more an error with its status. linodego
+// takes one whose JSON body lists no errors (a proxy's "{}", an empty body) for a success, and
+// would hand back a zero Linode or pool: a 500 read as a Linode with no status, a 404 as one that
+// exists.
+func errorStatusesAreErrors(resp *linodego.Response) error {
+	if !resp.IsError() {
+		return nil
+	}
+	if apiErr, ok := resp.Error().(*linodego.APIError); ok && len(apiErr.Errors) > 0 {
+		return nil
+	}
+	return &linodego.Error{Code: resp.StatusCode(), Response: resp.RawResponse,
+		Message: fmt.Sprintf("the Linode API answered %s without a reason", resp.Status())}
+}
+
+// maxRedirects is how many redirects a request follows, as http.Client's default policy.
+const maxRedirects = 10
+
+// keepBodiesAtTheAPI refuses a redirect that would send a request's body to another host or
+// scheme than the API's: a 307 or 308 sends it again, and a create's body holds user data with
+// a bootstrap token, SSH keys and the like. (The token never follows a redirect there: see
+// leavesTheAPI.) Redirects of requests without a body, and within the API, are followed.
+func keepBodiesAtTheAPI(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	first := via[0]
+	if req.URL.Scheme == first.URL.Scheme && req.URL.Host == first.URL.Host {
+		return nil
+	}
+	if req.Body != nil && req.Body != http.NoBody {
+		return fmt.Errorf("the Linode API redirected %s %s to %s://%s, another host or scheme; not followed, as that would send the request's body (user data, SSH keys) there: check the API URL and any proxy in between",
+			first.Method, first.URL.Path, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
 }
 
 // CheckAPIURL accepts an https URL, and an http URL only on the loopback interface (an emulator

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // RouteClass is a group of requests the client paces together: one of Linode's rate limits, or
@@ -87,11 +88,13 @@ type Pacer struct {
 
 	mu    sync.Mutex
 	books map[RouteClass]*turnBook
+	// doubted are the rate-limit headers whose disbelief was logged.
+	doubted map[string]bool
 }
 
 // NewPacer paces the classes that have a budget; the others pass as they come.
 func NewPacer(budgets map[RouteClass]Budget, maxWait time.Duration, clk clock.Clock) *Pacer {
-	p := &Pacer{clock: clk, maxWait: maxWait, books: map[RouteClass]*turnBook{}}
+	p := &Pacer{clock: clk, maxWait: maxWait, books: map[RouteClass]*turnBook{}, doubted: map[string]bool{}}
 	for class, budget := range budgets {
 		if budget.Requests > 0 && budget.Window > 0 {
 			p.books[class] = &turnBook{limit: budget.Requests, length: budget.Window + pacingSlack}
@@ -326,11 +329,20 @@ func (p *Pacer) chain(class RouteClass) []*turnBook {
 	return books
 }
 
-// observe corrects the books with what the API said of a request of class it answered at now.
-func (p *Pacer) observe(class RouteClass, resp *http.Response) {
-	a := readAnswer(resp)
+// observe corrects the books with what the API said of a request of class it answered at now. A
+// rate-limit header the client cannot believe is logged, once per header for the life of the
+// pacer: a proxy or clock that sends one sends it on every answer.
+func (p *Pacer) observe(ctx context.Context, class RouteClass, resp *http.Response) {
+	a, doubts := readAnswer(resp)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for _, doubt := range doubts {
+		if !p.doubted[doubt.header] {
+			p.doubted[doubt.header] = true
+			log.FromContext(ctx).Info("a Linode API answer's rate-limit header is not believed; further ones are not logged",
+				"header", doubt.header, "value", doubt.value, "taken as", doubt.takenAs)
+		}
+	}
 	now := p.clock.Now()
 	// The headers describe the budget Linode charged, which for the unpublished classes is that
 	// of every other request; a dedicated limit Linode might give them would not match its size.
@@ -346,7 +358,16 @@ func (p *Pacer) observe(class RouteClass, resp *http.Response) {
 	}
 }
 
-// answer is what a response says of its budget; -1 or zero where a header is missing.
+// MaxPause bounds how long one answer's Retry-After or X-RateLimit-Reset stops a class of
+// requests. Linode's windows are 15 s to a minute, so no wait the API means is longer than a
+// minute; twice that leaves room for its clock against ours, and is as long as any request waits
+// for its turn anyway (DefaultMaxTurnWait). A longer one comes from a broken proxy or clock, and
+// believed, it would stop every launch and deletion for as long as it says: years, for a date
+// mistaken for a number of seconds.
+const MaxPause = 2 * time.Minute
+
+// answer is what a response says of its budget; -1 or zero where a header is missing or not
+// believed.
 type answer struct {
 	status     int
 	limit      int
@@ -355,25 +376,75 @@ type answer struct {
 	retryAfter time.Duration
 }
 
-func readAnswer(resp *http.Response) answer {
+// doubt is a rate-limit header readAnswer did not take as it came.
+type doubt struct {
+	header, value, takenAs string
+}
+
+// readAnswer reads what a response says of its budget. A wait (Retry-After, X-RateLimit-Reset)
+// longer than MaxPause is taken as MaxPause; one that is malformed, negative or already past is
+// ignored; each is returned as a doubt.
+func readAnswer(resp *http.Response) (answer, []doubt) {
 	a := answer{status: resp.StatusCode, limit: -1, remaining: -1}
-	if v, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Limit")); err == nil {
-		a.limit = v
-	}
-	if v, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Remaining")); err == nil {
-		a.remaining = v
-	}
-	if v, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && v >= 0 {
-		a.retryAfter = time.Duration(v) * time.Second
-	}
-	if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
-		// Reset is the API's clock; Date, its clock when it answered, makes it a delay on ours.
-		// Both are whole seconds: a second more errs on the side of waiting.
-		if date, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
-			a.resetIn = time.Unix(reset, 0).Sub(date) + time.Second
+	var doubts []doubt
+	count := func(name string) int {
+		value := resp.Header.Get(name)
+		if value == "" {
+			return -1
 		}
+		v, err := strconv.Atoi(value)
+		if err != nil || v < 0 {
+			doubts = append(doubts, doubt{header: name, value: value, takenAs: "missing"})
+			return -1
+		}
+		return v
 	}
-	return a
+	a.limit = count("X-RateLimit-Limit")
+	a.remaining = count("X-RateLimit-Remaining")
+	// The API's clock when it answered: X-RateLimit-Reset, and Retry-After given as a date, are
+	// times on it, which the Date header makes delays on ours.
+	date, dateErr := http.ParseTime(resp.Header.Get("Date"))
+	wait := func(name string, in func(string) (time.Duration, bool)) time.Duration {
+		value := resp.Header.Get(name)
+		if value == "" {
+			return 0
+		}
+		d, ok := in(value)
+		switch {
+		case !ok || d < 0:
+			doubts = append(doubts, doubt{header: name, value: value, takenAs: "missing"})
+			return 0
+		case d > MaxPause:
+			doubts = append(doubts, doubt{header: name, value: value, takenAs: MaxPause.String()})
+			return MaxPause
+		}
+		return d
+	}
+	// Far-off times are compared in seconds, where they cannot overflow a Duration.
+	const maxPauseSeconds = int64(MaxPause / time.Second)
+	a.retryAfter = wait("Retry-After", func(value string) (time.Duration, bool) {
+		if seconds, err := strconv.ParseInt(value, 10, 64); err == nil {
+			return time.Duration(max(min(seconds, maxPauseSeconds+1), -1)) * time.Second, true
+		}
+		at, err := http.ParseTime(value)
+		if err != nil || dateErr != nil {
+			return 0, false
+		}
+		return time.Duration(min(at.Unix()-date.Unix(), maxPauseSeconds+1)) * time.Second, true
+	})
+	a.resetIn = wait("X-RateLimit-Reset", func(value string) (time.Duration, bool) {
+		reset, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || dateErr != nil {
+			return 0, false
+		}
+		// Both are whole seconds: a second more errs on the side of waiting. (Dates are within
+		// years 0 to 9999, so neither sum overflows.)
+		if reset < date.Unix() {
+			return -time.Second, true
+		}
+		return time.Duration(min(reset, date.Unix()+maxPauseSeconds)-date.Unix()+1) * time.Second, true
+	})
+	return a, doubts
 }
 
 // turnBook books the turns of one budget over sliding windows.
@@ -596,7 +667,7 @@ func (t *pacingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	// The answer's count goes in the books before the requests waiting for a first answer see it.
-	t.pacer.observe(class, resp)
+	t.pacer.observe(req.Context(), class, resp)
 	t.pacer.settle(turn)
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -96,7 +98,7 @@ func TestHeadersOfTheSharedBudgetLeaveDedicatedBudgetsAlone(t *testing.T) {
 	resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}}
 	resp.Header.Set("X-RateLimit-Limit", "1600")
 	resp.Header.Set("X-RateLimit-Remaining", "0")
-	p.observe(ClassPoolCreate, resp)
+	p.observe(context.Background(), ClassPoolCreate, resp)
 	if got := p.books[ClassPoolCreate]; got.limit != 10 || len(got.turns) != 0 {
 		t.Fatalf("the pool-create budget took in the shared budget's headers: limit %d, %d turns", got.limit, len(got.turns))
 	}
@@ -117,11 +119,11 @@ func TestAListsOwnLimitLeavesTheListBudgetAlone(t *testing.T) {
 		resp.Header.Set("X-RateLimit-Remaining", remaining)
 		return resp
 	}
-	p.observe(ClassList, answer("20", "0"))
+	p.observe(context.Background(), ClassList, answer("20", "0"))
 	if got := p.books[ClassList]; got.limit != 200 || len(got.turns) != 0 {
 		t.Fatalf("an images listing's answer left the list budget at %d, with %d turns", got.limit, len(got.turns))
 	}
-	p.observe(ClassLinodeCreate, answer("10", "9"))
+	p.observe(context.Background(), ClassLinodeCreate, answer("10", "9"))
 	if got := p.books[ClassLinodeCreate].limit; got != 10 {
 		t.Fatalf("Linode creates limited to 10 by the API: the book still allows %d", got)
 	}
@@ -255,5 +257,50 @@ func TestATurnHeldButNeverUsedIsGivenBack(t *testing.T) {
 	p.release(ctx)
 	if err := send(p, context.Background(), ClassLinodeCreate); err != nil {
 		t.Fatalf("the next create waits for the turn given back: %v", err)
+	}
+}
+
+// TestABadRateLimitHeaderStopsAClassTwoMinutesAtMost: a 429 whose Retry-After or
+// X-RateLimit-Reset says years (a date sent as seconds, a broken clock) stops the class for
+// MaxPause at most; one that is malformed, negative or past is ignored, and the class waits a
+// window as after a 429 that says nothing. The client logs each header it does not believe once.
+func TestABadRateLimitHeaderStopsAClassTwoMinutesAtMost(t *testing.T) {
+	date := epoch.Format(http.TimeFormat)
+	window := 15*time.Second + pacingSlack
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		want    time.Duration
+	}{
+		{"Retry-After in years", map[string]string{"Retry-After": "1767225600"}, MaxPause},
+		{"Retry-After beyond int64", map[string]string{"Retry-After": "99999999999999999999"}, window},
+		{"Retry-After as a far date", map[string]string{"Retry-After": "Fri, 01 Jan 2100 00:00:00 GMT", "Date": date}, MaxPause},
+		{"X-RateLimit-Reset in years", map[string]string{"X-RateLimit-Reset": "4102444800", "Date": date}, MaxPause},
+		{"X-RateLimit-Reset at the end of time", map[string]string{"X-RateLimit-Reset": "9223372036854775807", "Date": date}, MaxPause},
+		{"Retry-After negative", map[string]string{"Retry-After": "-30"}, window},
+		{"Retry-After malformed", map[string]string{"Retry-After": "soon"}, window},
+		{"Retry-After as a past date", map[string]string{"Retry-After": "Thu, 01 Jan 2015 00:00:00 GMT", "Date": date}, window},
+		{"X-RateLimit-Reset past", map[string]string{"X-RateLimit-Reset": "1420070400", "Date": date}, window},
+		{"X-RateLimit-Reset without Date", map[string]string{"X-RateLimit-Reset": "4102444800"}, window},
+		{"Retry-After believed", map[string]string{"Retry-After": "42"}, 42 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewPacer(DefaultBudgets(), DefaultMaxTurnWait, clocktesting.NewFakeClock(epoch))
+			var logged []string
+			ctx := logr.NewContext(context.Background(), funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{}))
+			for range 3 {
+				resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{}}
+				for name, value := range tc.headers {
+					resp.Header.Set(name, value)
+				}
+				p.observe(ctx, ClassLinodeCreate, resp)
+			}
+			if got := p.books[ClassLinodeCreate].next(epoch).Sub(epoch); got != tc.want {
+				t.Errorf("the class is stopped for %v, want %v", got, tc.want)
+			}
+			if believed := tc.want == 42*time.Second; believed != (len(logged) == 0) || len(logged) > 1 {
+				t.Errorf("logged %d times: %q", len(logged), logged)
+			}
+		})
 	}
 }

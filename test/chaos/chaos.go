@@ -31,6 +31,9 @@ type Config struct {
 	Quick bool
 	// Faults names the faults to run (Faults); empty runs the version's whole list.
 	Faults []string
+	// Modes names the controller's modes to run each fault in (harness.Linode for LKE mode,
+	// harness.LinodeInstance); empty runs both, or the short version's choice.
+	Modes []harness.Provider
 	// ControllerBinary is cmd/controller, built once and run by every cluster.
 	ControllerBinary string
 	// Progress hears about each step; nil for silence.
@@ -48,30 +51,91 @@ type chaosScale struct {
 	peak, low int
 	// window is how long a fault that lasts lasts, unless the issue gives it a duration of its own.
 	window time.Duration
-	// storm is the 5xx storm's duration, apiDown the unreachable API's.
-	storm, apiDown time.Duration
+	// storm is the 5xx storm's duration, apiDown the unreachable API's, signerDown the CSR
+	// signer's outage.
+	storm, apiDown, signerDown time.Duration
 	// recoveryWait is how long after a fault ends the run waits for recovery before it counts
 	// what is left as lost.
 	recoveryWait time.Duration
-	// faults are the faults the version runs, in order.
+	// faults are the faults the version runs, in order, each in both modes where it applies;
+	// cases, when set, are the version's own choice of faults and modes instead.
 	faults []string
+	cases  []chaosCase
 }
 
-// The issue's matrix: 50 pods, the 5xx storm for 2 minutes and the API down for 5.
+// chaosCase is a fault run in one of the controller's modes.
+type chaosCase struct {
+	fault string
+	mode  harness.Provider
+}
+
+// The issue's matrix: 50 pods, the 5xx storm for 2 minutes, the API and the CSR signer down for 5.
 var fullChaos = chaosScale{
-	peak: 50, low: 20, window: time.Minute, storm: 2 * time.Minute, apiDown: 5 * time.Minute,
+	peak: 50, low: 20, window: time.Minute, storm: 2 * time.Minute, apiDown: 5 * time.Minute, signerDown: 5 * time.Minute,
 	recoveryWait: 3 * time.Minute, faults: Faults,
 }
 
-// quickChaos is CI's: two faults that exercise both halves of the system, Linode's API failing
-// and the controller dying in the middle of a deletion, at a smaller scale.
+// quickChaos is CI's: three faults that exercise both modes and both halves of the system, at a
+// smaller scale: Linode's API failing (LKE mode), the controller dying in the middle of a
+// deletion, and creates and deletes that take effect but lose their answers while the leader
+// dies (instance mode).
 var quickChaos = chaosScale{
-	peak: 20, low: 8, window: 30 * time.Second, storm: 30 * time.Second, apiDown: time.Minute,
-	recoveryWait: 2 * time.Minute, faults: []string{Fault5xxStorm, FaultControllerKilled},
+	peak: 20, low: 8, window: 30 * time.Second, storm: 30 * time.Second, apiDown: time.Minute, signerDown: time.Minute,
+	recoveryWait: 2 * time.Minute, cases: []chaosCase{
+		{Fault5xxStorm, harness.Linode}, {FaultControllerKilled, harness.LinodeInstance}, {FaultLostAnswers, harness.LinodeInstance},
+	},
+}
+
+// Modes are the controller's modes the matrix runs in.
+var Modes = []harness.Provider{harness.Linode, harness.LinodeInstance}
+
+// appliesIn tells whether a fault exists in a mode: a recycle goes through the LKE API, and only
+// LKE mode registers the Node webhook; only instance mode's nodes join through the cluster's CSR
+// signer.
+func appliesIn(fault string, mode harness.Provider) bool {
+	switch fault {
+	case FaultRecycleHalf, FaultWebhookDown:
+		return mode == harness.Linode
+	case FaultCSRSignerDown:
+		return mode == harness.LinodeInstance
+	}
+	return true
+}
+
+// cases are the faults and modes a run goes through: the version's, narrowed to the faults and
+// modes named.
+func (s chaosScale) casesFor(faults []string, modes []harness.Provider) []chaosCase {
+	var cases []chaosCase
+	if len(faults) == 0 && len(s.cases) > 0 {
+		for _, c := range s.cases {
+			if len(modes) == 0 || slices.Contains(modes, c.mode) {
+				cases = append(cases, c)
+			}
+		}
+		return cases
+	}
+	if len(faults) == 0 {
+		faults = s.faults
+	}
+	if len(modes) == 0 {
+		modes = Modes
+	}
+	for _, fault := range faults {
+		for _, mode := range modes {
+			if appliesIn(fault, mode) {
+				cases = append(cases, chaosCase{fault, mode})
+			}
+		}
+	}
+	return cases
 }
 
 // recoveryTarget is the issue's: everything back within 2 minutes of the fault ending.
 const recoveryTarget = 2 * time.Minute
+
+// registrationTimeout is core's: a NodeClaim whose node has not registered 15 minutes after
+// launch is deleted.
+const registrationTimeout = 15 * time.Minute
 
 // chaosPool names the NodePool, its node class and the deployment of every fault's run.
 const chaosPool = "chaos"
@@ -83,6 +147,8 @@ const chaosNodeCPUs = 4
 // Row is what one fault cost.
 type Row struct {
 	Fault string `json:"fault"`
+	// Mode is the controller's mode: LKE or instance.
+	Mode string `json:"mode"`
 	// PodsNeverRunning are the deployment's replicas not running when the run ended.
 	PodsNeverRunning int `json:"podsNeverRunning"`
 	// PodsLostUndrained are pods that were running when their Linode or Node went away: evicted
@@ -167,10 +233,6 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	if cfg.Quick {
 		scale = quickChaos
 	}
-	faults := scale.faults
-	if len(cfg.Faults) > 0 {
-		faults = cfg.Faults
-	}
 	settings := map[string]string{
 		"Workload": fmt.Sprintf("a Deployment of pause pods asking for 1 CPU each on a NodePool of %[1]d-vCPU plans, consolidating "+
 			"when empty or underutilized after 0 s with a budget of 50%% of its nodes; "+
@@ -180,10 +242,13 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 			"the recycle and the NodeClaims' deletion hit %[2]d running pods; "+
 			"the leader's loss runs the chart's 2 replicas with leader election, times a scale-up from %[3]d to %[2]d without the fault, "+
 			"consolidates back to %[3]d, and kills the leader (SIGKILL, left down) as the second scale-up launches", chaosNodeCPUs, scale.peak, scale.low),
-		"Clusters": "a new local cluster per fault: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, " +
-			"the Linode API emulator (Linodes boot in 5 s) and the controller as a process configured as the Helm chart configures it",
-		"Durations": fmt.Sprintf("faults that last: %v, except the 5xx storm (%v) and the API down (%v); recovery waited for up to %v after the fault's end",
-			scale.window, scale.storm, scale.apiDown, scale.recoveryWait),
+		"Clusters": "a new local cluster per fault and mode: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, " +
+			"the Linode API emulator (Linodes boot in 5 s) and the controller as a process configured as the Helm chart configures it; " +
+			"in LKE mode the controller launches LKE pools, in instance mode (rows so named) plain Linodes that boot from their user data " +
+			"and join by TLS bootstrap (kubelets keep trying to join for 15 minutes, core's registration timeout); " +
+			"the recycle and the webhook's loss are LKE mode's alone, the CSR signer's loss instance mode's",
+		"Durations": fmt.Sprintf("faults that last: %v, except the 5xx storm (%v), the API down (%v) and the CSR signer down (%v); recovery waited for up to %v after the fault's end",
+			scale.window, scale.storm, scale.apiDown, scale.signerDown, scale.recoveryWait),
 		"Columns": "pods never running: replicas not running when the run ended; pods evicted without drain: pods still running " +
 			"when their Linode or their Node went away; Linodes leaked: Linodes no NodeClaim accounts for at the end; duplicate nodes: " +
 			"Linodes or Nodes beyond one per NodeClaim at the end; minutes to recover: from the fault's end until every replica runs " +
@@ -191,25 +256,38 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	}
 	var rows []Row
 	var errs []error
-	for _, name := range faults {
-		f, ok := chaosFaultByName(name)
+	for _, c := range scale.casesFor(cfg.Faults, cfg.Modes) {
+		f, ok := chaosFaultByName(c.fault)
 		if !ok {
-			return rows, settings, fmt.Errorf("unknown fault %q; known: %s", name, strings.Join(Faults, ", "))
+			return rows, settings, fmt.Errorf("unknown fault %q; known: %s", c.fault, strings.Join(Faults, ", "))
 		}
-		cfg.progress("fault: %s", f.title)
-		row, err := runFault(ctx, cfg, scale, f)
+		title := f.title
+		if c.mode == harness.LinodeInstance {
+			title += harness.InstanceModeSuffix
+		}
+		cfg.progress("fault: %s", title)
+		row, err := runFault(ctx, cfg, scale, f, c.mode)
+		row.Fault, row.Mode = title, modeName(c.mode)
 		if err != nil {
 			row.Error = err.Error()
-			errs = append(errs, fmt.Errorf("%s: %w", f.name, err))
+			errs = append(errs, fmt.Errorf("%s (%s): %w", f.name, row.Mode, err))
 		}
 		rows = append(rows, row)
 		cfg.progress("  %s: never running %d, evicted without drain %d, leaked %d, duplicates %d, recovery %s",
-			f.name, row.PodsNeverRunning, row.PodsLostUndrained, row.LinodesLeaked, row.DuplicateNodes, formatRecovery(row))
+			title, row.PodsNeverRunning, row.PodsLostUndrained, row.LinodesLeaked, row.DuplicateNodes, formatRecovery(row))
 		if ctx.Err() != nil {
 			break
 		}
 	}
 	return rows, settings, errors.Join(errs...)
+}
+
+// modeName names a mode in the report.
+func modeName(mode harness.Provider) string {
+	if mode == harness.LinodeInstance {
+		return "instance"
+	}
+	return "lke"
 }
 
 func formatRecovery(row Row) string {
@@ -241,18 +319,19 @@ func (r *chaosRun) note(format string, args ...any) {
 
 // runFault starts a cluster, brings the workload to where the fault starts, runs the fault, waits
 // for recovery and counts.
-func runFault(ctx context.Context, cfg Config, scale chaosScale, f chaosFault) (row Row, err error) {
-	row.Fault = f.title
+func runFault(ctx context.Context, cfg Config, scale chaosScale, f chaosFault, mode harness.Provider) (row Row, err error) {
 	// The cluster's logs are kept when the fault misses a target, and named in its note.
-	logDir, err := os.MkdirTemp("", "karpenter-linode-chaos-"+f.name+"-")
+	logDir, err := os.MkdirTemp("", "karpenter-linode-chaos-"+f.name+"-"+modeName(mode)+"-")
 	if err != nil {
 		return row, err
 	}
-	e, err := harness.Start(ctx, harness.Config{ControllerBinary: cfg.ControllerBinary, Progress: cfg.Progress, WorkDir: logDir}, harness.Linode, 5*time.Second,
+	e, err := harness.Start(ctx, harness.Config{ControllerBinary: cfg.ControllerBinary, Progress: cfg.Progress, WorkDir: logDir}, mode, 5*time.Second,
 		func(opts *localcluster.Options) { opts.ControllerReplicas = controllerReplicas(f.name) })
 	if err != nil {
 		return row, err
 	}
+	// A kubelet keeps trying to join until core gives its NodeClaim up, 15 minutes after launch.
+	e.Cluster.Nodes.SetJoinTimeout(registrationTimeout)
 	defer func() {
 		if stopErr := e.Stop(); stopErr != nil && err == nil {
 			err = stopErr
@@ -261,7 +340,7 @@ func runFault(ctx context.Context, cfg Config, scale chaosScale, f chaosFault) (
 			err = os.RemoveAll(logDir)
 			return
 		}
-		kept, keepErr := keepLogs(e.Cluster.LogDir, cfg.LogDir, f.name)
+		kept, keepErr := keepLogs(e.Cluster.LogDir, cfg.LogDir, f.name+"-"+modeName(mode))
 		err = errors.Join(err, keepErr)
 		row.Note = strings.TrimPrefix(row.Note+"; logs in "+kept, "; ")
 	}()
@@ -397,7 +476,11 @@ func firstOf(items []string, n int) []string {
 // while the fault is on.
 func (r *chaosRun) createPool(ctx context.Context) error {
 	kube := r.env.Cluster.Kube
-	nodeClass := test.LinodeNodeClass(v1.LinodeNodeClass{})
+	class := v1.LinodeNodeClass{}
+	if r.env.Provider == harness.LinodeInstance {
+		class.Spec.Image = ptr.To(harness.InstanceImage)
+	}
+	nodeClass := test.LinodeNodeClass(class)
 	nodeClass.Name = chaosPool
 	nodePool := &karpv1.NodePool{}
 	nodePool.Name = chaosPool

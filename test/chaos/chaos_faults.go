@@ -33,19 +33,25 @@ const (
 	FaultRecycleHalf       = "recycle-half"
 	FaultNodeClaimsDeleted = "nodeclaims-deleted"
 	FaultLeaderKilled      = "leader-killed"
+	FaultLostAnswers       = "lost-answers"
+	FaultNodesNotReady     = "nodes-not-ready"
+	FaultCSRSignerDown     = "csr-signer-down"
+	FaultAPIServerThrottle = "kube-apiserver-throttles"
 )
 
 // Faults are the faults, in its order.
 var Faults = []string{
 	FaultAPILatency, FaultAPIHang, Fault5xxStorm, Fault429Storm, FaultAPIDown, FaultTokenRevoked,
 	FaultAPIServerRestart, FaultControllerKilled, FaultWebhookDown, FaultRecycleHalf, FaultNodeClaimsDeleted,
-	FaultLeaderKilled,
+	FaultLeaderKilled, FaultLostAnswers, FaultNodesNotReady, FaultCSRSignerDown, FaultAPIServerThrottle,
 }
 
 // controllerReplicas is how many replicas of the controller a fault's cluster runs: the chart's
-// two, with leader election, for the leader's loss; one, as the benchmarks run it, for the others.
+// two, with leader election, for the faults that kill or starve the leader; one, as the
+// benchmarks run it, for the others.
 func controllerReplicas(fault string) int {
-	if fault == FaultLeaderKilled {
+	switch fault {
+	case FaultLeaderKilled, FaultLostAnswers, FaultAPIServerThrottle:
 		return 2
 	}
 	return 1
@@ -122,6 +128,14 @@ func chaosFaultByName(name string) (chaosFault, bool) {
 		return chaosFault{name, "NodeClaims deleted behind the controller's back", false, deleteHalfTheNodeClaims}, true
 	case FaultLeaderKilled:
 		return chaosFault{name, "leader killed mid-scale-up (2 replicas)", true, killLeaderMidScaleUp}, true
+	case FaultLostAnswers:
+		return chaosFault{name, "creates and deletes lose 30% of their answers (502, dropped connection), leader killed mid-burst (2 replicas)", true, loseAnswersAndTheLeader}, true
+	case FaultNodesNotReady:
+		return chaosFault{name, "new nodes register but stay not Ready", true, holdNodesNotReady}, true
+	case FaultCSRSignerDown:
+		return chaosFault{name, "CSR signer down", true, stopTheCSRSigner}, true
+	case FaultAPIServerThrottle:
+		return chaosFault{name, "kube-apiserver throttles the controller (429s, 2 replicas)", true, throttleTheController}, true
 	}
 	return chaosFault{}, false
 }
@@ -182,7 +196,12 @@ func (r *chaosRun) scaleUpUntilLaunching(ctx context.Context) error {
 	if err := r.scaleTo(ctx, r.scale.peak); err != nil {
 		return err
 	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	return r.awaitNewClaim(ctx, before)
+}
+
+// awaitNewClaim returns once a NodeClaim not in before exists (a minute at most).
+func (r *chaosRun) awaitNewClaim(ctx context.Context, before map[string]bool) error {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		now, err := r.claimNames(ctx)
 		if err != nil {
 			return false, err

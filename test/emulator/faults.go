@@ -42,6 +42,10 @@ type Fault struct {
 	Hang bool `json:"hang,omitempty"`
 	// LoseResponse applies the request, then loses its answer.
 	LoseResponse LossMode `json:"lose_response,omitempty"`
+	// LossRate is the share of matching requests whose answer LoseResponse
+	// loses (0: every one). A request it does not lose is left to the faults
+	// after this one, so two faults of one route can lose answers two ways.
+	LossRate float64 `json:"loss_rate,omitempty"`
 	// Unreachable closes the connection before the request takes effect, as
 	// an API that is down does: nothing is applied and nothing answers.
 	Unreachable bool `json:"unreachable,omitempty"`
@@ -137,6 +141,9 @@ func (s *faultSet) decide(method, path string) faultDecision {
 	defer s.mu.Unlock()
 	for i, f := range s.faults {
 		if !f.matches(method, path) {
+			continue
+		}
+		if f.LossRate > 0 && s.rng.Float64() >= f.LossRate {
 			continue
 		}
 		d := faultDecision{reason: f.Reason, field: f.Field, latency: f.Latency, hang: f.Hang, lose: f.LoseResponse, unreachable: f.Unreachable}

@@ -80,6 +80,9 @@ type Options struct {
 	EmulatorOptions []emulator.Option
 }
 
+// kwokNodes are the Nodes kwok acts as the kubelet of: those nodesim registers.
+var kwokNodes = component.KwokNodes{AnnotationSelector: nodesim.KwokAnnotationSelector, DownAnnotationSelector: nodesim.KwokDownAnnotationSelector}
+
 // DefaultDelayScale makes a Linode go from create to running in about 5 s (160 s on Linode).
 const DefaultDelayScale = 0.03
 
@@ -134,6 +137,8 @@ type Cluster struct {
 	opts         Options
 	controlPlane *envtest.Environment
 	components   []*component.Process
+	// controllerManager configures kube-controller-manager, for its restarts.
+	controllerManager []component.ControllerManagerOption
 	// controllerBinary stays the same when the controller restarts.
 	controllerBinary string
 	// replicas are the controller's processes; the first is the one the single-replica methods
@@ -271,12 +276,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if clusterCA != nil {
 		controllerManager = append(controllerManager, component.WithCSRSigning(clusterCA))
 	}
+	c.controllerManager = controllerManager
 	if c.components, err = component.StartAll(c.LogDir,
 		component.KubeScheduler(binDir, c.KubeconfigPath),
 		component.KubeControllerManager(binDir, c.KubeconfigPath, controllerManager...),
-		component.Kwok(binDir, c.KubeconfigPath, component.KwokNodes{
-			AnnotationSelector: nodesim.KwokAnnotationSelector, DownAnnotationSelector: nodesim.KwokDownAnnotationSelector,
-		}),
+		component.Kwok(binDir, c.KubeconfigPath, kwokNodes),
 	); err != nil {
 		return nil, err
 	}

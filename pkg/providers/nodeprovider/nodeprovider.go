@@ -118,7 +118,9 @@ func ProviderID(instanceID int) string {
 // ParseProviderID returns the Linode id in a provider ID of the form linode://<id>.
 func ParseProviderID(providerID string) (int, error) {
 	id, err := strconv.Atoi(strings.TrimPrefix(providerID, ProviderIDPrefix))
-	if err != nil || !strings.HasPrefix(providerID, ProviderIDPrefix) || id <= 0 {
+	// Only the form ProviderID writes: "linode://+7" or "linode://007" would name Linode 7 too,
+	// and core tells Nodes apart by the exact string.
+	if err != nil || id <= 0 || ProviderID(id) != providerID {
 		return 0, fmt.Errorf("provider ID %q is not of the form %s<linode id>", providerID, ProviderIDPrefix)
 	}
 	return id, nil

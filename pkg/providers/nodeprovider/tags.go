@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Linode tags the provider writes on every pool and Linode it launches. They are how the
@@ -43,7 +44,12 @@ func Tag(key, value string) string {
 	}
 	sum := sha256.Sum256([]byte(value))
 	suffix := "~" + hex.EncodeToString(sum[:])[:10]
-	return tag[:MaxTagLength-len(suffix)] + suffix
+	// The cut falls between characters, not inside one: Linode refuses a tag that is not UTF-8.
+	kept := tag[:MaxTagLength-len(suffix)]
+	for !utf8.ValidString(kept) {
+		kept = kept[:len(kept)-1]
+	}
+	return kept + suffix
 }
 
 // TagValue returns the value of the first tag with the key, and whether there was one. A value

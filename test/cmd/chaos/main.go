@@ -23,16 +23,21 @@ import (
 func main() {
 	command := harness.NewCommand("chaos")
 	var (
-		quick  = flag.Bool("quick", false, "CI's short version: two faults, 20 pods, 30-second faults (about 3 minutes)")
+		quick  = flag.Bool("quick", false, "CI's short version: three faults, 20 pods, 30-second faults (about 5 minutes)")
 		faults = flag.String("faults", "", "comma-separated faults to run, of "+strings.Join(chaos.Faults, ", ")+" (default all, or the short version's)")
+		modes  = flag.String("modes", "", "comma-separated modes to run each fault in, of lke, instance (default both, or the short version's)")
 		keep   = flag.Bool("keep", false, "keep every fault's cluster logs in the results directory (logs/<fault>/), not only those of faults that miss a target")
 	)
 	flag.Parse()
 	names := command.Names("fault", *faults, chaos.Faults)
-	command.Run(func(ctx context.Context) error { return run(ctx, command, *quick, *keep, names) })
+	var providers []harness.Provider
+	for _, mode := range command.Names("mode", *modes, []string{"lke", "instance"}) {
+		providers = append(providers, map[string]harness.Provider{"lke": harness.Linode, "instance": harness.LinodeInstance}[mode])
+	}
+	command.Run(func(ctx context.Context) error { return run(ctx, command, *quick, *keep, names, providers) })
 }
 
-func run(ctx context.Context, command *harness.Command, quick, keep bool, faults []string) error {
+func run(ctx context.Context, command *harness.Command, quick, keep bool, faults []string, modes []harness.Provider) error {
 	start := command.Started()
 	progress := localcluster.ConsoleProgress(os.Stdout, start)
 	binDir, err := os.MkdirTemp("", "karpenter-linode-chaos-")
@@ -40,7 +45,7 @@ func run(ctx context.Context, command *harness.Command, quick, keep bool, faults
 		return err
 	}
 	defer os.RemoveAll(binDir)
-	cfg := chaos.Config{Quick: quick, Faults: faults, ControllerBinary: filepath.Join(binDir, "controller"), Progress: progress,
+	cfg := chaos.Config{Quick: quick, Faults: faults, Modes: modes, ControllerBinary: filepath.Join(binDir, "controller"), Progress: progress,
 		LogDir: filepath.Join(command.Dir(), "logs"), KeepLogs: keep}
 	progress("building the controller (cmd/controller)")
 	if err := localcluster.BuildController(ctx, cfg.ControllerBinary); err != nil {

@@ -33,6 +33,8 @@ const kubeletUnitDropIns = "/etc/systemd/system/kubelet.service.d/"
 // kubeletSetup is how the Linode's kubelet starts: from its systemd unit, the flags, the files
 // they name.
 type kubeletSetup struct {
+	// prepare changes the Node before it registers, if set.
+	prepare   func(*corev1.Node)
 	nodeName  string
 	labels    map[string]string
 	config    *kubeletv1beta1.KubeletConfiguration
@@ -221,6 +223,9 @@ func (k *kubeletSetup) register(ctx context.Context, nodeClient kubernetes.Inter
 			Addresses:   addresses,
 			NodeInfo:    corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
 		},
+	}
+	if k.prepare != nil {
+		k.prepare(node)
 	}
 	created, err := nodeClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil {

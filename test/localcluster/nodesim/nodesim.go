@@ -114,6 +114,8 @@ type Simulator struct {
 	drains map[int]context.CancelFunc
 
 	observers []func(Event)
+	// notReady holds new Nodes not Ready while it is on (HoldNotReady).
+	notReady notReadyHold
 }
 
 // New returns a simulator for the emulator's Linodes. It reads plans through the Linode API, as
@@ -205,6 +207,7 @@ func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error
 		if err != nil || node == nil {
 			return err
 		}
+		s.holdNotReady(node)
 		create := func() error {
 			if err := s.kube.Create(ctx, node); !apierrors.IsAlreadyExists(err) {
 				return err

@@ -102,6 +102,7 @@ func (s *Simulator) join(ctx context.Context, ev emulator.InstanceEvent) (string
 	if err != nil {
 		return "", err
 	}
+	kubelet.prepare = s.holdNotReady
 	plan, err := s.plan(ctx, self.Type)
 	if err != nil {
 		return kubelet.nodeName, err

@@ -28,7 +28,10 @@
 // stops working once the node registered and its Secret is deleted). The user data therefore
 // also installs a systemd unit, required by kubelet and started before it, that drops packets to
 // those addresses arriving from other network namespaces: pods' traffic, routed through the host.
-// The host's own traffic (cloud-init, hostNetwork pods) is not routed and still reaches it.
+// The host's own traffic (cloud-init, hostNetwork pods) is not routed and still reaches it. A
+// timer applies the rules again every few seconds, so that a later flush of the node's netfilter
+// rules (a firewall reloaded, iptables-restore, a CNI starting over) opens the service to pods
+// for seconds, not for the node's life.
 //
 // A user's own userData (a cloud-config document) is kept as it is and merged with the
 // provider's by cloud-init: the user data is a MIME multi-part message whose first part is the
@@ -49,9 +52,11 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -74,7 +79,20 @@ const (
 	PathMetadataGuard     = "/usr/local/sbin/karpenter-linode-metadata-guard"
 	PathMetadataGuardUnit = "/etc/systemd/system/" + MetadataGuardUnit
 	MetadataGuardUnit     = "karpenter-linode-metadata-guard.service"
+	// PathMetadataGuardReapplyUnit and PathMetadataGuardTimer apply the guard again every
+	// MetadataGuardInterval; the boot's unit stays active once it ran, so a timer cannot start it
+	// again.
+	PathMetadataGuardReapplyUnit = "/etc/systemd/system/" + MetadataGuardReapplyUnit
+	MetadataGuardReapplyUnit     = "karpenter-linode-metadata-guard-reapply.service"
+	PathMetadataGuardTimer       = "/etc/systemd/system/" + MetadataGuardTimer
+	MetadataGuardTimer           = "karpenter-linode-metadata-guard-reapply.timer"
 )
+
+// MetadataGuardInterval is how often the guard is applied again, and so, with the timer's
+// accuracy of a second, about the longest a flush of the node's netfilter rules leaves pods able
+// to reach the Metadata service. Each run is one nft transaction (or two iptables checks) that
+// replaces the rules with themselves, with no moment without them.
+const MetadataGuardInterval = 5 * time.Second
 
 // The Metadata service's addresses, as Linode documents them ("Use the Metadata service API").
 const (
@@ -187,8 +205,16 @@ func (o Options) Validate() error {
 	if id, secret, ok := strings.Cut(string(o.Token), "."); !ok || len(id) != 6 || len(secret) != 16 {
 		errs = append(errs, errors.New("the bootstrap token is not of the form <6 characters>.<16 characters>"))
 	}
-	if o.NodeName == "" {
-		errs = append(errs, errors.New("the node name is empty"))
+	// The node name and the labels are written into kubelet's unit and into a Jinja template:
+	// a line break, a comma or braces in them would be read as more than a name or a label.
+	if problems := validation.IsDNS1123Subdomain(o.NodeName); len(problems) > 0 {
+		errs = append(errs, fmt.Errorf("the node name %q is not a DNS subdomain: %s", o.NodeName, strings.Join(problems, "; ")))
+	}
+	for _, key := range slices.Sorted(maps.Keys(o.Labels)) {
+		problems := append(validation.IsQualifiedName(key), validation.IsValidLabelValue(o.Labels[key])...)
+		if len(problems) > 0 {
+			errs = append(errs, fmt.Errorf("the label %s=%s is not a valid label: %s", key, o.Labels[key], strings.Join(problems, "; ")))
+		}
 	}
 	if o.UserData != nil {
 		if err := ValidateUserData(*o.UserData); err != nil {
@@ -290,10 +316,13 @@ func (o Options) cloudConfig() ([]byte, error) {
 			{Path: PathKubeletDropIn, Permissions: "0644", Content: o.kubeletDropIn()},
 			{Path: PathMetadataGuard, Permissions: "0755", Content: metadataGuardScript},
 			{Path: PathMetadataGuardUnit, Permissions: "0644", Content: metadataGuardUnit},
+			{Path: PathMetadataGuardReapplyUnit, Permissions: "0644", Content: metadataGuardReapplyUnit},
+			{Path: PathMetadataGuardTimer, Permissions: "0644", Content: metadataGuardTimer},
 		},
 		RunCmd: [][]string{
 			{"systemctl", "daemon-reload"},
 			{"systemctl", "enable", "--now", MetadataGuardUnit},
+			{"systemctl", "enable", "--now", MetadataGuardTimer},
 			{"systemctl", "enable", "kubelet"},
 			{"systemctl", "restart", "kubelet"},
 		},
@@ -356,6 +385,32 @@ ExecStart=` + PathMetadataGuard + `
 WantedBy=multi-user.target
 RequiredBy=kubelet.service
 `
+
+// metadataGuardReapplyUnit is what the timer starts: the guard once more.
+const metadataGuardReapplyUnit = `[Unit]
+Description=Apply the Metadata service's guard again, should the node's netfilter rules have been flushed
+After=` + MetadataGuardUnit + `
+
+[Service]
+Type=oneshot
+ExecStart=` + PathMetadataGuard + `
+`
+
+// metadataGuardTimer starts the reapply unit every MetadataGuardInterval from boot on.
+var metadataGuardTimer = fmt.Sprintf(`[Unit]
+Description=Apply the Metadata service's guard again every %[1]s
+
+[Timer]
+OnActiveSec=%[1]s
+OnUnitActiveSec=%[1]s
+AccuracySec=1s
+
+[Install]
+WantedBy=timers.target
+`, systemdSeconds(MetadataGuardInterval))
+
+// systemdSeconds writes d as systemd's time spans take it, e.g. 5s.
+func systemdSeconds(d time.Duration) string { return fmt.Sprintf("%ds", int(d/time.Second)) }
 
 type cloudConfig struct {
 	MergeHow   []merger    `json:"merge_how"`

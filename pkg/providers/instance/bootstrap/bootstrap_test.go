@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,7 +181,7 @@ func TestUserDataJoinsWithTLSBootstrap(t *testing.T) {
 			t.Errorf("kubelet drop-in lacks %s:\n%s", want, dropIn)
 		}
 	}
-	if want := [][]string{{"systemctl", "daemon-reload"}, {"systemctl", "enable", "--now", bootstrap.MetadataGuardUnit}, {"systemctl", "enable", "kubelet"}, {"systemctl", "restart", "kubelet"}}; fmt.Sprint(out.runs) != fmt.Sprint(want) {
+	if want := [][]string{{"systemctl", "daemon-reload"}, {"systemctl", "enable", "--now", bootstrap.MetadataGuardUnit}, {"systemctl", "enable", "--now", bootstrap.MetadataGuardTimer}, {"systemctl", "enable", "kubelet"}, {"systemctl", "restart", "kubelet"}}; fmt.Sprint(out.runs) != fmt.Sprint(want) {
 		t.Errorf("runcmd %v, want %v", out.runs, want)
 	}
 	if strings.Count(fmt.Sprint(out.files), "{{") != 1 {
@@ -340,6 +341,125 @@ func TestPodsAreKeptFromTheMetadataService(t *testing.T) {
 			t.Errorf("the guard succeeded with no firewall tool: kubelet would start with pods able to read the user data")
 		}
 	})
+}
+
+// TestAFlushOfNetfilterRulesOpensTheMetadataServiceSecondsAtMost: the node's netfilter rules
+// flushed after boot (a firewall reloaded, iptables-restore, a CNI starting over) take the guard
+// with them; a timer applies it again within seconds. The test plays netfilter with stand-ins of
+// nft and iptables that keep their rules in a file: the guard at boot, a flush, then what the
+// timer starts, which must bring the drop back; and the timer must fire often enough.
+func TestAFlushOfNetfilterRulesOpensTheMetadataServiceSecondsAtMost(t *testing.T) {
+	const mostSecondsOpen = 10
+	out := render(t, options())
+	timer := unitSettings(out.files[bootstrap.PathMetadataGuardTimer])
+	if !slices.ContainsFunc(out.runs, func(argv []string) bool {
+		return slices.Equal(argv, []string{"systemctl", "enable", "--now", bootstrap.MetadataGuardTimer})
+	}) {
+		t.Fatalf("the user data never starts %s: %v", bootstrap.MetadataGuardTimer, out.runs)
+	}
+	if timer["WantedBy"] != "timers.target" || timer["OnActiveSec"] == "" {
+		t.Errorf("the timer does not start at every boot: %v", timer)
+	}
+	interval, err := time.ParseDuration(timer["OnUnitActiveSec"])
+	accuracy, accuracyErr := time.ParseDuration(timer["AccuracySec"])
+	if err != nil || accuracyErr != nil || interval+accuracy > mostSecondsOpen*time.Second {
+		t.Fatalf("the timer fires every %q within %q: a flush leaves the Metadata service open longer than %d s", timer["OnUnitActiveSec"], timer["AccuracySec"], mostSecondsOpen)
+	}
+	// The timer starts the unit of its own name, which must run the guard each time it is started.
+	reapply := unitSettings(out.files[strings.TrimSuffix(bootstrap.PathMetadataGuardTimer, ".timer")+".service"])
+	if reapply["Type"] != "oneshot" || reapply["RemainAfterExit"] == "yes" {
+		t.Fatalf("the timer's unit would run once and stay active, never again: %v", reapply)
+	}
+	scripts := map[string]string{}
+	dir := t.TempDir()
+	for _, path := range []string{bootstrap.PathMetadataGuard} {
+		scripts[path] = filepath.Join(dir, filepath.Base(path))
+		if err := os.WriteFile(scripts[path], []byte(out.files[path]), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	boot := unitSettings(out.files[bootstrap.PathMetadataGuardUnit])["ExecStart"]
+	for _, tc := range []struct {
+		tools []string
+		// flush empties what the tool keeps, as `nft flush ruleset` or `iptables -t raw -F` would.
+		flush []string
+	}{
+		{tools: []string{"nft", "iptables", "ip6tables"}, flush: []string{"nft", "flush", "ruleset"}},
+		{tools: []string{"iptables", "ip6tables"}, flush: []string{"iptables", "-w", "-t", "raw", "-F", "PREROUTING"}},
+	} {
+		t.Run(tc.tools[0], func(t *testing.T) {
+			bin, rules := t.TempDir(), filepath.Join(t.TempDir(), "rules")
+			for _, tool := range tc.tools {
+				if err := os.WriteFile(filepath.Join(bin, tool), []byte(netfilterStandIn(tool, rules)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run := func(argv ...string) {
+				t.Helper()
+				if script, ok := scripts[argv[0]]; ok {
+					argv = append([]string{"/bin/sh", script}, argv[1:]...)
+				} else {
+					argv[0] = filepath.Join(bin, argv[0])
+				}
+				cmd := exec.Command(argv[0], argv[1:]...)
+				// The stand-ins first; the system's own directories hold no firewall tool (those
+				// are in sbin), only what the stand-ins use.
+				cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+				if output, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("%v: %v\n%s", argv, err, output)
+				}
+			}
+			dropped := func() bool {
+				kept, _ := os.ReadFile(rules)
+				return strings.Contains(string(kept), "169.254.169.254")
+			}
+			run(strings.Fields(boot)...)
+			if !dropped() {
+				t.Fatal("the guard at boot left the Metadata service open")
+			}
+			run(tc.flush...)
+			if dropped() {
+				t.Fatal("the stand-in's flush left the rules: the test proves nothing")
+			}
+			run(strings.Fields(reapply["ExecStart"])...)
+			if !dropped() {
+				t.Fatal("what the timer starts left the Metadata service open after a flush")
+			}
+		})
+	}
+}
+
+// unitSettings reads a systemd unit's settings, the last of each name.
+func unitSettings(unit string) map[string]string {
+	settings := map[string]string{}
+	for _, line := range strings.Split(unit, "\n") {
+		if name, value, ok := strings.Cut(line, "="); ok {
+			settings[name] = value
+		}
+	}
+	return settings
+}
+
+// netfilterStandIn is a stand-in for nft or iptables that keeps its rules in a file: nft -f
+// replaces them with what it reads, iptables -C finds one, -I adds one, and a flush empties them.
+func netfilterStandIn(tool, rules string) string {
+	return "#!/bin/sh\nrules=" + rules + "\ntouch \"$rules\"\n" + map[string]string{
+		"nft": `case "$*" in
+"-f -") cat > "$rules";;
+"flush ruleset") : > "$rules";;
+*) exit 1;;
+esac
+`,
+		"iptables": `rule=$(echo "$*" | sed 's/ -[CI] / /')
+case "$*" in
+*" -C "*) grep -qxF -- "$rule" "$rules";;
+*" -I "*) echo "$rule" >> "$rules";;
+*" -F"*) : > "$rules";;
+*) exit 1;;
+esac
+`,
+		"ip6tables": "exit 0\n",
+	}[tool]
 }
 
 func TestUserDataOverLinodesLimitNamesSpecUserData(t *testing.T) {

@@ -283,6 +283,8 @@ var _ = Describe("Approver", func() {
 	It("approves the node of a NodeClaim that has not registered, and denies it once the NodeClaim has", func() {
 		nodeClaim := coretest.NodeClaim()
 		ExpectApplied(ctx, env.Client, nodeClaim)
+		_, err := issuer.Ensure(ctx, nodeClaim)
+		Expect(err).ToNot(HaveOccurred())
 		first := request(nodeClaim, "system:node:"+nodeClaim.Name, certificatesv1.KubeAPIServerClientKubeletSignerName)
 		ExpectObjectReconciled(ctx, env.Client, approver, first)
 		Expect(conditions(first)).To(ConsistOf(And(HaveField("Type", certificatesv1.CertificateApproved), HaveField("Message", ContainSubstring(nodeClaim.Name)))))
@@ -295,7 +297,7 @@ var _ = Describe("Approver", func() {
 	})
 
 	It("denies a token that belongs to no NodeClaim", func() {
-		gone := coretest.NodeClaim()
+		gone := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{bootstraptoken.AnnotationTokenID: "gone00"}}})
 		denied := request(gone, "system:node:"+gone.Name, certificatesv1.KubeAPIServerClientKubeletSignerName)
 		ExpectObjectReconciled(ctx, env.Client, approver, denied)
 		Expect(conditions(denied)).To(ConsistOf(HaveField("Message", ContainSubstring("belongs to no NodeClaim"))))
@@ -304,6 +306,8 @@ var _ = Describe("Approver", func() {
 	It("leaves a token's request to another signer pending, which it may not decide, and says so", func() {
 		nodeClaim := coretest.NodeClaim()
 		ExpectApplied(ctx, env.Client, nodeClaim)
+		_, err := issuer.Ensure(ctx, nodeClaim)
+		Expect(err).ToNot(HaveOccurred())
 		other := request(nodeClaim, "system:node:"+nodeClaim.Name, certificatesv1.KubeAPIServerClientSignerName)
 		ExpectObjectReconciled(ctx, env.Client, approver, other)
 		Expect(conditions(other)).To(BeEmpty())

@@ -11,11 +11,15 @@
 // node has registered (Controller). Its secret half appears in the node's user data only: never
 // in a log, an event, a metric or a status.
 //
-// The issuer reads no Secret of kube-system, where the control plane's own credentials are: a
-// token's id and secret are derived from its NodeClaim's UID, the secret with a key of the
-// controller's own, so a retried launch issues exactly the token an interrupted one put in a
-// Linode's user data. The Helm chart's ValidatingAdmissionPolicy lets the controller create and
-// delete nothing in kube-system but tokens made as this package makes them.
+// The issuer reads no Secret of kube-system, where the control plane's own credentials are. A
+// token's id is drawn at random when its NodeClaim's first launch issues it, and recorded on the
+// NodeClaim with the UID of the token's Secret before the token goes into any user data; its
+// secret is derived from the NodeClaim's UID with a key of the controller's own. A retried launch
+// so issues exactly the token an interrupted one put in a Linode's user data, and nothing but the
+// NodeClaim's own token is ever deleted: the deletion is conditional on the recorded UID, which
+// another NodeClaim's token, should one draw the same id, does not have. The Helm chart's
+// ValidatingAdmissionPolicy lets the controller create and delete nothing in kube-system but
+// tokens made as this package makes them.
 package bootstraptoken
 
 import (
@@ -23,8 +27,10 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,6 +62,13 @@ const (
 	LabelNodeClaimToken = apis.Group + "/bootstrap-token"
 	// AnnotationNodeClaim names the NodeClaim a token was issued for.
 	AnnotationNodeClaim = apis.Group + "/nodeclaim"
+	// AnnotationTokenID and AnnotationTokenUID on a NodeClaim are its token's id and the UID of
+	// the token's Secret.
+	AnnotationTokenID  = apis.Group + "/bootstrap-token-id"
+	AnnotationTokenUID = apis.Group + "/bootstrap-token-uid"
+	// idDraws is how many random ids Ensure tries before it gives up: another token holding the
+	// first is one chance in 36^6 per token, and three in a row are none.
+	idDraws = 3
 	// KeySecretKey is the entry of the key Secret that holds the key tokens' secrets derive from.
 	KeySecretKey = "key"
 	// keySize is the key's length in bytes: that of the HMAC-SHA256 it keys.
@@ -80,40 +93,119 @@ func NewIssuer(kube client.Client, reader client.Reader, keyRef types.Namespaced
 	return &Issuer{kube: kube, reader: reader, keyRef: keyRef, clock: clk}
 }
 
-// ID is the token id of a NodeClaim: derived from its UID, so that a retried launch finds the
-// token an interrupted one issued instead of issuing a second.
+// ID is the id of the NodeClaim's token, "" before one is issued.
 func ID(nodeClaim *karpv1.NodeClaim) string {
-	sum := sha256.Sum256([]byte(nodeClaim.UID))
-	id := new(big.Int).SetBytes(sum[:]).Text(36)
-	return id[len(id)-6:]
+	return nodeClaim.Annotations[AnnotationTokenID]
 }
 
-// SecretName is the name of the NodeClaim's token Secret.
+// SecretName is the name of the NodeClaim's token Secret, "" before one is issued.
 func SecretName(nodeClaim *karpv1.NodeClaim) string {
-	return bootstraputil.BootstrapTokenSecretName(ID(nodeClaim))
+	if id := ID(nodeClaim); id != "" {
+		return bootstraputil.BootstrapTokenSecretName(id)
+	}
+	return ""
 }
 
-// Ensure issues the NodeClaim's token, valid for TTL from now. A token an earlier launch of the
-// NodeClaim issued is issued again, with the same secret and a new expiration: a Linode that
-// launch created joins with it all the same, and one launched now has a full TTL to join.
+// Ensure issues the NodeClaim's token, valid for TTL, and records it on the NodeClaim (and on
+// nodeClaim). A NodeClaim that has one gets it again: a Linode an earlier launch created joins
+// with it, and so does one launched now, well within TTL, which covers core's launch and
+// registration timeouts from the first launch on. A token the record names but that is gone is
+// issued again, with the same id and secret.
 func (i *Issuer) Ensure(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error) {
 	key, err := i.signingKey(ctx)
 	if err != nil {
 		return "", err
 	}
-	id, tokenSecret := ID(nodeClaim), derivedSecret(key, nodeClaim.UID)
-	err = i.kube.Create(ctx, i.tokenSecret(nodeClaim, id, tokenSecret))
-	if apierrors.IsAlreadyExists(err) {
-		// Its expiration is unknown without reading it, which the controller may not.
-		if err := i.Delete(ctx, nodeClaim); err != nil {
+	tokenSecret := derivedSecret(key, nodeClaim.UID)
+	if id := ID(nodeClaim); id != "" {
+		issued, err := i.create(ctx, nodeClaim, id, tokenSecret)
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			// Only the NodeClaim's own token has its name while the NodeClaim launches: the token
+			// is deleted once the node registered, or after TTL, both after the launch.
+			return bootstrap.Token(bootstraputil.TokenFromIDAndSecret(id, tokenSecret)), nil
+		case err != nil:
 			return "", err
 		}
-		err = i.kube.Create(ctx, i.tokenSecret(nodeClaim, id, tokenSecret))
+		return i.record(ctx, nodeClaim, id, issued, tokenSecret)
+	}
+	for range idDraws {
+		id, err := randomID()
+		if err != nil {
+			return "", err
+		}
+		issued, err := i.create(ctx, nodeClaim, id, tokenSecret)
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			// Another NodeClaim's token: left alone, and another id drawn.
+			continue
+		case err != nil:
+			return "", err
+		}
+		return i.record(ctx, nodeClaim, id, issued, tokenSecret)
+	}
+	return "", fmt.Errorf("issuing the bootstrap token of NodeClaim %s: %d random ids in a row were other tokens'", nodeClaim.Name, idDraws)
+}
+
+// create creates the NodeClaim's token Secret.
+func (i *Issuer) create(ctx context.Context, nodeClaim *karpv1.NodeClaim, id, tokenSecret string) (*corev1.Secret, error) {
+	secret := i.tokenSecret(nodeClaim, id, tokenSecret)
+	if err := i.kube.Create(ctx, secret); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("creating the bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
+	}
+	return secret, nil
+}
+
+// record writes the token's id and its Secret's UID on the NodeClaim, on the condition that no
+// other id was recorded there meanwhile: a copy of the NodeClaim read before an earlier launch
+// recorded its token would otherwise record another over it. The write is conditional on the
+// NodeClaim's version; when that changed, the NodeClaim is read again, past any cache, and the
+// write made again unless it records another token. A token that cannot be recorded is deleted.
+func (i *Issuer) record(ctx context.Context, nodeClaim *karpv1.NodeClaim, id string, issued *corev1.Secret, tokenSecret string) (bootstrap.Token, error) {
+	current := nodeClaim
+	err := fmt.Errorf("it changed %d times while it was written", recordAttempts)
+	for range recordAttempts {
+		recorded := current.DeepCopy()
+		metav1.SetMetaDataAnnotation(&recorded.ObjectMeta, AnnotationTokenID, id)
+		metav1.SetMetaDataAnnotation(&recorded.ObjectMeta, AnnotationTokenUID, string(issued.UID))
+		if err = i.kube.Patch(ctx, recorded, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{})); !apierrors.IsConflict(err) {
+			break
+		}
+		current = &karpv1.NodeClaim{}
+		if getErr := i.reader.Get(ctx, client.ObjectKeyFromObject(nodeClaim), current); getErr != nil {
+			err = getErr
+			break
+		}
+		if other := ID(current); other != "" && other != id {
+			err = fmt.Errorf("it records token %s already", other)
+			break
+		}
 	}
 	if err != nil {
-		return "", fmt.Errorf("creating the bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
+		if deleteErr := i.deleteIssued(ctx, id, issued.UID); deleteErr != nil {
+			err = errors.Join(err, deleteErr)
+		}
+		return "", fmt.Errorf("recording the bootstrap token of NodeClaim %s on it: %w", nodeClaim.Name, err)
 	}
+	metav1.SetMetaDataAnnotation(&nodeClaim.ObjectMeta, AnnotationTokenID, id)
+	metav1.SetMetaDataAnnotation(&nodeClaim.ObjectMeta, AnnotationTokenUID, string(issued.UID))
 	return bootstrap.Token(bootstraputil.TokenFromIDAndSecret(id, tokenSecret)), nil
+}
+
+// recordAttempts bounds record's writes: each but the last lost to a change of the NodeClaim.
+const recordAttempts = 3
+
+// randomID draws a token id: 6 characters of [a-z0-9] from crypto/rand.
+func randomID() (string, error) {
+	token, err := bootstraputil.GenerateBootstrapToken()
+	if err != nil {
+		return "", fmt.Errorf("drawing a bootstrap token id: %w", err)
+	}
+	id, _, _ := strings.Cut(token, ".")
+	return id, nil
 }
 
 func (i *Issuer) tokenSecret(nodeClaim *karpv1.NodeClaim, id, tokenSecret string) *corev1.Secret {
@@ -189,15 +281,29 @@ func (i *Issuer) createKey(ctx context.Context) (*corev1.Secret, error) {
 	return secret, i.kube.Create(ctx, secret)
 }
 
-// Delete deletes the NodeClaim's token, if it has one. The token is found by name alone: the
-// Helm chart's admission policy refuses the controller the deletion of any Secret that is not a
-// token made as Ensure makes them.
+// Delete deletes the NodeClaim's token, if it has one. The token is deleted by its name on the
+// condition that its Secret is the one recorded on the NodeClaim, so that another NodeClaim's
+// token of the same id is never deleted; the Helm chart's admission policy refuses the
+// controller the deletion of any Secret that is not a token made as Ensure makes them.
 func (i *Issuer) Delete(ctx context.Context, nodeClaim *karpv1.NodeClaim) error {
-	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: SecretName(nodeClaim)}}
-	if err := i.kube.Delete(ctx, token); client.IgnoreNotFound(err) != nil {
+	id, uid := ID(nodeClaim), types.UID(nodeClaim.Annotations[AnnotationTokenUID])
+	if id == "" || uid == "" {
+		return nil
+	}
+	if err := i.deleteIssued(ctx, id, uid); err != nil {
 		return fmt.Errorf("deleting the bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
 	}
 	return nil
+}
+
+// deleteIssued deletes the token id if its Secret is uid: gone already, or another's, it is left.
+func (i *Issuer) deleteIssued(ctx context.Context, id string, uid types.UID) error {
+	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: bootstraputil.BootstrapTokenSecretName(id)}}
+	err := i.kube.Delete(ctx, token, client.Preconditions{UID: &uid})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }
 
 // ClusterRoleBindings grant Group the first half of what kubeadm grants its bootstrap tokens'

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -99,21 +100,59 @@ var _ = Describe("Issuer", func() {
 		Expect(secret.Data["description"]).ToNot(ContainSubstring(tokenSecretPart))
 	})
 
-	It("hands a retried launch the token it issued before, renewed, without reading it", func() {
+	It("hands a retried launch the token it issued before, as it is, without reading it", func() {
 		nodeClaim := coretest.NodeClaim()
 		ExpectApplied(ctx, env.Client, nodeClaim)
 		first, err := issuer.Ensure(ctx, nodeClaim)
 		Expect(err).ToNot(HaveOccurred())
 		issued := tokenSecret(nodeClaim)
 
-		clk.Step(15 * time.Minute)
-		again, err := issuer.Ensure(ctx, nodeClaim)
+		By("finding the id on the NodeClaim as stored, not only on the copy launched")
+		stored := &karpv1.NodeClaim{}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(nodeClaim), stored)).To(Succeed())
+		Expect(bootstraptoken.ID(stored)).To(Equal(bootstraptoken.ID(nodeClaim)))
+		clk.Step(4 * time.Minute)
+		again, err := issuer.Ensure(ctx, stored)
 		Expect(err).ToNot(HaveOccurred())
 		Expect(again).To(Equal(first), "a Linode launched with the first token must still join")
-		renewed := tokenSecret(nodeClaim)
-		Expect(renewed.UID).ToNot(Equal(issued.UID))
-		expiration, _ := time.Parse(time.RFC3339, string(renewed.Data["expiration"]))
-		Expect(expiration).To(BeTemporally("~", clk.Now().Add(20*time.Minute), time.Second))
+		Expect(tokenSecret(nodeClaim).UID).To(Equal(issued.UID))
+
+		By("issuing it again, same id and secret, if it is gone, from a copy of the NodeClaim older than the record")
+		Expect(env.Client.Delete(ctx, issued)).To(Succeed())
+		Expect(issuer.Ensure(ctx, nodeClaim)).To(Equal(first))
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(nodeClaim), stored)).To(Succeed())
+		Expect(tokenSecret(stored).UID).ToNot(Equal(issued.UID))
+		Expect(stored.Annotations).To(HaveKeyWithValue(bootstraptoken.AnnotationTokenUID, string(tokenSecret(stored).UID)))
+	})
+
+	It("never deletes or replaces another NodeClaim's token, whatever id the two share", func() {
+		own, other := coretest.NodeClaim(), coretest.NodeClaim()
+		ExpectApplied(ctx, env.Client, own, other)
+		_, err := issuer.Ensure(ctx, own)
+		Expect(err).ToNot(HaveOccurred())
+		owns := tokenSecret(own)
+
+		By("issuing a NodeClaim of the same UID a token of its own: ids are not derived from UIDs")
+		sameUID := other.DeepCopy()
+		sameUID.UID = own.UID
+		_, err = issuer.Ensure(ctx, sameUID)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(bootstraptoken.ID(sameUID)).ToNot(Equal(bootstraptoken.ID(own)))
+		Expect(tokenSecret(own).UID).To(Equal(owns.UID))
+
+		By("leaving the token alone when a NodeClaim's record names its id but not its Secret")
+		stale := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+			bootstraptoken.AnnotationTokenID: bootstraptoken.ID(own), bootstraptoken.AnnotationTokenUID: "a-token-long-gone",
+		}}})
+		ExpectApplied(ctx, env.Client, stale)
+		_, err = issuer.Ensure(ctx, stale)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(issuer.Delete(ctx, stale)).To(Succeed())
+		Expect(tokenSecret(own).UID).To(Equal(owns.UID))
+		Expect(tokenSecret(own).Data).To(Equal(owns.Data))
+
+		Expect(issuer.Delete(ctx, own)).To(Succeed())
+		expectNoToken(own)
 	})
 
 	It("derives the same token in another controller process, from the key it keeps in one immutable Secret", func() {
