@@ -203,6 +203,24 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 			}
 			expectCABundles(ctx, t, admin)
 		})
+		for _, attack := range []struct {
+			name   string
+			change func(*corev1.Secret)
+		}{
+			{"make karpenter-cert immutable, so that the controller can never renew it", func(s *corev1.Secret) { s.Immutable = new(true) }},
+			{"hand karpenter-cert to the garbage collector", func(s *corev1.Secret) {
+				s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "gone", UID: "00000000-0000-0000-0000-000000000000"}}
+			}},
+		} {
+			t.Run(attack.name, func(t *testing.T) {
+				cert := &corev1.Secret{}
+				if err := stolen.Get(ctx, client.ObjectKey{Namespace: chartrender.Namespace, Name: "karpenter-cert"}, cert); err != nil {
+					t.Fatal(err)
+				}
+				attack.change(cert)
+				expectRefused(t, stolen.Update(ctx, cert), byPolicy)
+			})
+		}
 		caBundleAttacks(t)
 		t.Run("delete the CCM's Linode token", func(t *testing.T) {
 			expectRefused(t, stolen.Delete(ctx, ccm.DeepCopy()), byRBAC)
@@ -313,6 +331,8 @@ func podAttacks(ctx context.Context, t *testing.T, admin, stolen client.Client) 
 		{name: "change another annotation of the pod", patch: `{"metadata":{"annotations":{"prometheus.io/scrape":"false"}}}`},
 		{name: "mark the pod Ready", status: true, patch: `{"status":{"conditions":[{"type":"Ready","status":"True"}]}}`},
 		{name: "give the pod another IP", status: true, patch: `{"status":{"podIP":"203.0.113.7","podIPs":[{"ip":"203.0.113.7"}]}}`},
+		{name: "rewrite why the pod is in its phase", status: true, patch: `{"status":{"reason":"Evicted","message":"The node was low on memory."}}`},
+		{name: "rewrite when the pod started", status: true, patch: `{"status":{"startTime":"2020-01-01T00:00:00Z"}}`},
 	} {
 		t.Run("pod: "+attack.name, func(t *testing.T) {
 			patch := client.RawPatch(types.MergePatchType, []byte(attack.patch))
