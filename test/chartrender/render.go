@@ -41,12 +41,17 @@ func Dir(name string) string {
 // Render renders the named chart as release "karpenter" in Namespace with values over the
 // chart's defaults, and returns the objects in file order (NOTES.txt excluded).
 func Render(name string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	return RenderIn(name, Namespace, values)
+}
+
+// RenderIn is Render with the release in namespace.
+func RenderIn(name, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	chrt, err := loader.Load(Dir(name))
 	if err != nil {
 		return nil, err
 	}
 	renderValues, err := util.ToRenderValues(chrt, values,
-		common.ReleaseOptions{Name: "karpenter", Namespace: Namespace, IsInstall: true, Revision: 1}, nil)
+		common.ReleaseOptions{Name: "karpenter", Namespace: namespace, IsInstall: true, Revision: 1}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -48,12 +48,11 @@ annotations:
 {{- end }}
 {{- end }}
 
+{{/* The controller's ServiceAccount: the chart's, or the one serviceAccount.name names
+(validateValues refuses serviceAccount.create=false without a name, which would bind every role to
+the namespace's default ServiceAccount). */}}
 {{- define "karpenter.serviceAccountName" -}}
-{{- if .Values.serviceAccount.create }}
 {{- default (include "karpenter.fullname" .) .Values.serviceAccount.name }}
-{{- else }}
-{{- default "default" .Values.serviceAccount.name }}
-{{- end }}
 {{- end }}
 
 {{/* The Secret holding the Linode token: the user's own (existingSecret, or the alpha chart's
@@ -126,6 +125,12 @@ NodeRepair={{ $gates.nodeRepair }},NodeOverlay={{ $gates.nodeOverlay }},StaticCa
 {{- include "karpenter.alpha.validate" . }}
 {{- if not (has .Values.settings.mode (list "lke" "instance")) }}
 {{- fail (printf "settings.mode %q is not a mode: use lke or instance" .Values.settings.mode) }}
+{{- end }}
+{{- if and (not .Values.serviceAccount.create) (not .Values.serviceAccount.name) }}
+{{- fail "serviceAccount.create=false needs serviceAccount.name, the ServiceAccount you made for the controller: without it the chart would bind the controller's roles to the namespace's default ServiceAccount, and so give them to every pod that runs as it" }}
+{{- end }}
+{{- if and .Values.networkPolicy.enabled (not .Values.networkPolicy.webhookFrom) }}
+{{- fail "networkPolicy.enabled needs networkPolicy.webhookFrom, where the API server calls the webhooks from (an ipBlock of the control plane's addresses, or the pods of its network proxy): without it the NetworkPolicy would cut the API server off the conversion and Node webhooks" }}
 {{- end }}
 {{- if not (has .Values.settings.sizing.policy (list "enabled" "disabled")) }}
 {{- fail (printf "settings.sizing.policy %q is not valid: use enabled or disabled" .Values.settings.sizing.policy) }}
