@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -147,7 +148,10 @@ func ControllerEnvironment(objects []*unstructured.Unstructured, volumeRoot stri
 			if err != nil {
 				return nil, err
 			}
-			deployment = d
+			// The controller's, not the node identity component's.
+			if slices.ContainsFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == "controller" }) {
+				deployment = d
+			}
 		case "Secret":
 			s, err := As[corev1.Secret](obj)
 			if err != nil {
@@ -236,13 +240,18 @@ func writeSecretVolumes(deployment *appsv1.Deployment, container *corev1.Contain
 		if !found || volume.Secret == nil {
 			continue
 		}
-		secret, ok := secrets[volume.Secret.SecretName]
-		if !ok {
-			return nil, fmt.Errorf("volume %s: Secret %q is neither rendered nor given", volume.Name, volume.Secret.SecretName)
-		}
 		dir := filepath.Join(root, fmt.Sprintf("volume-%d", i))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
+		}
+		secret, ok := secrets[volume.Secret.SecretName]
+		if !ok && volume.Secret.Optional != nil && *volume.Secret.Optional {
+			// The kubelet mounts an optional Secret that is not there yet as an empty directory.
+			mounts[strings.TrimSuffix(mount.MountPath, "/")] = dir
+			continue
+		}
+		if !ok {
+			return nil, fmt.Errorf("volume %s: Secret %q is neither rendered nor given", volume.Name, volume.Secret.SecretName)
 		}
 		files := map[string]string{}
 		for key := range secret.Data {

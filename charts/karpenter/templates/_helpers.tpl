@@ -96,6 +96,11 @@ with, and instance mode's kubelets register with them already. */}}
 {{- printf "%s-bootstrap-token-key" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* Where the controller's pods mount the bootstrap token key. */}}
+{{- define "karpenter.bootstrapTokenKeyMountPath" -}}
+/var/run/secrets/karpenter.k8s.linode/bootstrap-token-key
+{{- end }}
+
 {{/* The controller's user name, as kube-apiserver authenticates its ServiceAccount token. */}}
 {{- define "karpenter.serviceAccountUser" -}}
 {{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "karpenter.serviceAccountName" .) }}
@@ -177,4 +182,37 @@ constraint that has no labelSelector, so `topologyKey: kubernetes.io/hostname` a
 {{- include "karpenter.withSelector" (dict "_target" $constraint "root" $) }}
 {{- end }}
 {{- toYaml $constraints }}
+{{- end }}
+
+{{/* The node identity component (instance mode): its objects' name, its pods' selector labels, and
+its user name as kube-apiserver authenticates its ServiceAccount. */}}
+{{- define "karpenter.nodeIdentity.fullname" -}}
+{{- printf "%s-node-identity" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "karpenter.nodeIdentity.selectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-node-identity" (include "karpenter.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "karpenter.nodeIdentity.serviceAccountUser" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "karpenter.nodeIdentity.fullname" .) }}
+{{- end }}
+
+{{/* The controller's affinity for the node identity component's pods: terms without a
+labelSelector get the component's own selector labels. */}}
+{{- define "karpenter.nodeIdentity.affinity" -}}
+{{- $affinity := deepCopy .Values.affinity }}
+{{- $labels := include "karpenter.nodeIdentity.selectorLabels" . | fromYaml }}
+{{- range $kind := list "podAffinity" "podAntiAffinity" }}
+{{- with (get $affinity $kind) }}
+{{- range $term := (get . "requiredDuringSchedulingIgnoredDuringExecution" | default list) }}
+{{- if not (hasKey $term "labelSelector") }}{{ $_ := set $term "labelSelector" (dict "matchLabels" $labels) }}{{ end }}
+{{- end }}
+{{- range $weighted := (get . "preferredDuringSchedulingIgnoredDuringExecution" | default list) }}
+{{- if not (hasKey $weighted.podAffinityTerm "labelSelector") }}{{ $_ := set $weighted.podAffinityTerm "labelSelector" (dict "matchLabels" $labels) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml $affinity }}
 {{- end }}

@@ -63,10 +63,10 @@ func WithClock(clk clock.Clock) option.Function[Options] {
 	return func(o *Options) { o.Clock = clk }
 }
 
-// TokenIssuer issues the bootstrap token a NodeClaim's kubelet joins with
-// (bootstraptoken.Issuer).
-type TokenIssuer interface {
-	Ensure(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error)
+// TokenSource gives the bootstrap token a NodeClaim's kubelet joins with (bootstraptoken.KeyFile):
+// the token the node identity component issues for the NodeClaim.
+type TokenSource interface {
+	Token(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error)
 }
 
 // KubeletConfigSource is the cluster's own kubelet configuration, which a node's starts from.
@@ -80,7 +80,7 @@ type Provider struct {
 	api         API
 	region      string
 	cluster     *Cluster
-	tokens      TokenIssuer
+	tokens      TokenSource
 	kubelet     KubeletConfigSource
 	unavailable *cache.UnavailableOfferings
 	instances   *nodeprovider.ListingCache[linodego.Instance]
@@ -94,7 +94,7 @@ var (
 )
 
 // NewProvider returns the provider for nodes of the cluster in the region.
-func NewProvider(api API, region string, cluster *Cluster, tokens TokenIssuer, kubelet KubeletConfigSource, unavailable *cache.UnavailableOfferings, opts ...option.Function[Options]) *Provider {
+func NewProvider(api API, region string, cluster *Cluster, tokens TokenSource, kubelet KubeletConfigSource, unavailable *cache.UnavailableOfferings, opts ...option.Function[Options]) *Provider {
 	resolved := option.Resolve(append([]option.Function[Options]{
 		WithListingTTL(DefaultListingTTL),
 		WithClock(clock.RealClock{}),

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +16,6 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
-	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -91,12 +92,9 @@ var _ = Describe("Create", func() {
 		Expect(keys.Users["root"]).To(ConsistOf(nodeClass.Spec.AuthorizedKeys[0]))
 		userData, err := meta.GetUserData(ctx)
 		Expect(err).ToNot(HaveOccurred())
-		token := &corev1.Secret{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: bootstraptoken.Namespace, Name: bootstraptoken.SecretName(nodeClaim)}, token)).To(Succeed())
-		Expect(string(token.Data[bootstrapapi.BootstrapTokenExtraGroupsKey])).To(Equal(bootstraptoken.Group))
 		Expect(string(userData)).To(And(
 			ContainSubstring(env.Config.Host),
-			ContainSubstring(string(token.Data[bootstrapapi.BootstrapTokenIDKey])+"."+string(token.Data[bootstrapapi.BootstrapTokenSecretKey])),
+			ContainSubstring(string(cloud.TokenKey.Token(nodeClaim))),
 			ContainSubstring(bootstrap.ProviderIDTemplate),
 			ContainSubstring("packages: [containerd]"),
 			ContainSubstring("--hostname-override="+nodeClaim.Name),
@@ -392,17 +390,24 @@ var _ = Describe("Drift", func() {
 })
 
 var _ = Describe("Bootstrap tokens", func() {
-	It("issues one token per NodeClaim and keeps its secret out of errors", func() {
+	It("writes no Secret: the node identity component issues the token the launch derives from the mounted key", func() {
 		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
 		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2")
 		launched(nodeClaim)
-		launched(nodeClaim)
 		tokens := &corev1.SecretList{}
-		Expect(env.Client.List(ctx, tokens, client.InNamespace(bootstraptoken.Namespace), client.MatchingLabels{bootstraptoken.LabelNodeClaimToken: "true"})).To(Succeed())
-		Expect(tokens.Items).To(HaveLen(1))
-		Expect(tokens.Items[0].OwnerReferences).To(ConsistOf(HaveField("UID", nodeClaim.UID)))
-		secret := string(tokens.Items[0].Data[bootstrapapi.BootstrapTokenSecretKey])
-		Expect(bootstrap.Token(string(tokens.Items[0].Data[bootstrapapi.BootstrapTokenIDKey]) + "." + secret).String()).ToNot(ContainSubstring(secret))
+		Expect(env.Client.List(ctx, tokens, client.InNamespace(bootstraptoken.Namespace))).To(Succeed())
+		Expect(tokens.Items).To(BeEmpty())
+	})
+
+	It("refuses a launch, saying why, while the key is not mounted", func() {
+		keyDir := GinkgoT().TempDir()
+		unkeyed := ExpectInstance(ctx, emu, env.Client, env.Config, test.WithBootstrapTokenKeyDir(keyDir))
+		Expect(os.Remove(filepath.Join(keyDir, bootstraptoken.KeySecretKey))).To(Succeed())
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2")
+		_, err := unkeyed.CloudProvider.Create(ctx, nodeClaim)
+		Expect(err).To(MatchError(ContainSubstring("no bootstrap token key at")))
+		Expect(emu.Client.ListInstances(ctx, nil)).To(BeEmpty())
 	})
 })
 
