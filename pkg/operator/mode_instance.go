@@ -101,14 +101,15 @@ func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, 
 	t.Cluster = cluster
 	log.FromContext(ctx).Info("nodes join the cluster at", "endpoint", cluster.Endpoint, "endpoint-from", cluster.EndpointSource, "ca-from", cluster.CASource, "cluster-uid", cluster.UID)
 	tokens := bootstraptoken.NewKeyFile(options.FromContext(ctx).BootstrapTokenKeyFile)
-	nodes := instance.NewProvider(deps.API, t.RegionInfo.ID, cluster, tokens, instance.NewClusterKubeletConfig(reader, clock.RealClock{}), deps.Unavailable, t.providerOptions...)
+	resolved := instance.NewResolved()
+	nodes := instance.NewProvider(deps.API, t.RegionInfo.ID, cluster, resolved, tokens, instance.NewClusterKubeletConfig(reader, clock.RealClock{}), deps.Unavailable, t.providerOptions...)
 	return &Parts{
 		Nodes:        nodes,
 		OwnershipTag: cluster.OwnerTag(),
 		Resolvers: []nodeclass.Resolver{
-			instance.NewImageResolver(deps.API),
-			instance.NewSubnetResolver(deps.API, t.RegionInfo.ID),
-			instance.NewPlacementGroupResolver(deps.API, t.RegionInfo.ID),
+			instance.NewImageResolver(deps.API, resolved),
+			instance.NewSubnetResolver(deps.API, t.RegionInfo.ID, resolved),
+			instance.NewPlacementGroupResolver(deps.API, t.RegionInfo.ID, resolved),
 			instance.NewMaintenancePolicyResolver(deps.API, t.RegionInfo.ID),
 		},
 		Validators: []nodeclass.Validator{instance.NewValidator(t.RegionInfo, cluster), instance.NewInterfaceGenerationValidator(deps.API)},
