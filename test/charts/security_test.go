@@ -40,9 +40,11 @@ const (
 // in LKE mode and then upgraded to instance mode, and holds a token of the controller's
 // ServiceAccount from the TokenRequest API, as an attacker who stole it from the controller's pod
 // would. Every way that token could reach other credentials (a ServiceAccount token Secret, the
-// Secrets of kube-system, a bootstrap token of a stronger group) or redirect the cluster's
-// admission and conversion requests is refused; what the controller does with it (issue and
-// delete bootstrap tokens, keep its certificate and the caBundles) still succeeds.
+// Secrets of kube-system, a bootstrap token, a node's certificate), redirect the cluster's
+// admission and conversion requests, bring pods onto a control-plane node, or change what new
+// nodes run is refused; what the controller does with it (keep its certificate and the caBundles,
+// core's writes to its nodes, its writes to classes and pods) still succeeds. In instance mode
+// a token of the node identity component's ServiceAccount is tried the same way.
 func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 	env, err := environment.New()
 	if err != nil {

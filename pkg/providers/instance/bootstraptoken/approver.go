@@ -74,8 +74,8 @@ func (a *Approver) Reconcile(ctx context.Context, csr *certificatesv1.Certificat
 		return reconcile.Result{}, nil
 	}
 	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName {
-		// Deciding a request needs the right to approve for its signer, which the controller has for
-		// kubelet client certificates alone. No kubelet asks another signer with a bootstrap token,
+		// Deciding a request needs the right to approve for its signer, which the node identity
+		// component has for kubelet client certificates alone. No kubelet asks another signer with a bootstrap token,
 		// and nothing approves such a request for a bootstrap user unless someone does by hand.
 		a.recorder.Publish(events.Event{
 			InvolvedObject: csr, Type: corev1.EventTypeWarning, Reason: "NotAKubeletClientRequest",
