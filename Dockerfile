@@ -1,4 +1,4 @@
-# The controller image: a static binary on a distroless base that runs as a non-root user and
+# The controller image: static binaries on a distroless base that runs as a non-root user and
 # has no shell. Build with `make image` (needs a container engine).
 #
 #   docker build -t karpenter-provider-linode:dev .
@@ -17,10 +17,12 @@ COPY cmd/ cmd/
 COPY pkg/ pkg/
 RUN GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build \
       -ldflags "-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=${VERSION}" \
-      -o /out/controller ./cmd/controller
+      -o /out/ ./cmd/controller ./cmd/node-identity
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=builder /out/controller /controller
+# Instance mode's node identity component runs from the same image (the chart's command).
+COPY --from=builder /out/node-identity /node-identity
 # 65532 is distroless's nonroot user; the chart's securityContext uses the same ids.
 USER 65532:65532
 ENTRYPOINT ["/controller"]

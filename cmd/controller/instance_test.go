@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,10 +36,11 @@ import (
 
 // TestInstanceModeAsTheChartRunsIt installs the chart in instance mode on a control plane set up
 // as kubeadm sets one up for joining nodes, and runs the controller with the chart's environment
-// and as the chart's ServiceAccount, so that only the chart's RBAC applies. Misconfigured, the
-// controller exits with one line naming CLUSTER_ENDPOINT; configured, it launches a Linode for a
-// pending pod whose user data joins the cluster through TLS bootstrap, with only the rights the
-// chart gives the bootstrap tokens' group, and deletes the token once the node registered.
+// and as the chart's ServiceAccount, so that only the chart's RBAC applies, beside the node
+// identity component as its own. Misconfigured, the controller exits with one line naming
+// CLUSTER_ENDPOINT; configured, it launches a Linode for a pending pod whose user data joins the
+// cluster through TLS bootstrap, with only the rights the chart gives the bootstrap tokens' group,
+// and the token is deleted once the node registered.
 func TestInstanceModeAsTheChartRunsIt(t *testing.T) {
 	ctx := context.Background()
 	env, err := environment.NewNodeBootstrap(ctx)
@@ -82,6 +86,25 @@ func TestInstanceModeAsTheChartRunsIt(t *testing.T) {
 	applyAsHelm(ctx, t, env.Client, objects)
 	controllerEnv["KUBECONFIG"] = impersonatingKubeconfig(t, env, chartrender.Namespace, "karpenter")
 	controllerEnv["DISABLE_LEADER_ELECTION"] = "true"
+
+	// The node identity component, as its ServiceAccount, issues the tokens and approves the
+	// certificates; the kubelet mounts the key it keeps into the controller's pod.
+	asNodeIdentity := rest.CopyConfig(env.Config)
+	asNodeIdentity.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + chartrender.Namespace + ":karpenter-node-identity",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + chartrender.Namespace, "system:authenticated"},
+	}
+	keyRef := types.NamespacedName{Namespace: chartrender.Namespace, Name: "karpenter-bootstrap-token-key"}
+	if err := env.StartNodeIdentity(ctx, asNodeIdentity, keyRef); err != nil {
+		t.Fatal(err)
+	}
+	key := &corev1.Secret{}
+	if err := env.Client.Get(ctx, keyRef, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(controllerEnv["BOOTSTRAP_TOKEN_KEY_FILE"], key.Data[bootstraptoken.KeySecretKey], 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -170,8 +193,8 @@ func TestInstanceModeAsTheChartRunsIt(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: ev.NodeName}, node); err != nil {
 		t.Fatal(err)
 	}
-	// The chart leaves its tokens' requests to the controller: kube-controller-manager would
-	// approve any node name.
+	// The chart leaves its tokens' requests to the node identity component: kube-controller-manager
+	// would approve any node name.
 	requests := &certificatesv1.CertificateSigningRequestList{}
 	if err := env.Client.List(ctx, requests); err != nil {
 		t.Fatal(err)
@@ -181,7 +204,7 @@ func TestInstanceModeAsTheChartRunsIt(t *testing.T) {
 			return c.Type == certificatesv1.CertificateApproved && c.Reason == bootstraptoken.ReasonApproved
 		})
 	}) {
-		t.Errorf("the controller approved no node's certificate request: %+v", requests.Items)
+		t.Errorf("the node identity component approved no node's certificate request: %+v", requests.Items)
 	}
 	if node.Spec.ProviderID != "linode://"+strconv.Itoa(ev.InstanceID) || node.Labels[karpv1.NodePoolLabelKey] != "default" {
 		t.Errorf("Node %s has provider ID %q and labels %v", node.Name, node.Spec.ProviderID, node.Labels)

@@ -8,7 +8,6 @@ import (
 	"github.com/awslabs/operatorpkg/controller"
 	"github.com/awslabs/operatorpkg/option"
 	"github.com/linode/linodego"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -82,9 +81,11 @@ func (t *InstanceTarget) String() string {
 }
 
 // Build finds the cluster the nodes join (its endpoint, CA and identity) and checks that the
-// endpoint answers with that CA, then makes the Linode provider, the image, subnet, placement
-// group and maintenance policy resolvers, the region's validator, and the controllers of
-// bootstrap tokens, of their nodes' certificate requests and of Linodes left powered off.
+// endpoint answers with that CA, then makes the Linode provider, which derives each node's
+// bootstrap token from the key the node identity component keeps (that component, not the
+// controller, issues the tokens and approves the nodes' certificates), the image, subnet,
+// placement group and maintenance policy resolvers, the region's validator, and the controller of
+// Linodes left powered off.
 func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, error) {
 	reader, err := client.New(deps.RESTConfig, client.Options{Scheme: deps.KubeClient.Scheme()})
 	if err != nil {
@@ -99,23 +100,20 @@ func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, 
 	}
 	t.Cluster = cluster
 	log.FromContext(ctx).Info("nodes join the cluster at", "endpoint", cluster.Endpoint, "endpoint-from", cluster.EndpointSource, "ca-from", cluster.CASource, "cluster-uid", cluster.UID)
-	opts := options.FromContext(ctx)
-	keyRef := types.NamespacedName{Namespace: opts.SystemNamespace, Name: opts.BootstrapTokenKeySecretName}
-	tokens := bootstraptoken.NewIssuer(deps.KubeClient, reader, keyRef, clock.RealClock{})
-	nodes := instance.NewProvider(deps.API, t.RegionInfo.ID, cluster, tokens, instance.NewClusterKubeletConfig(reader, clock.RealClock{}), deps.Unavailable, t.providerOptions...)
+	tokens := bootstraptoken.NewKeyFile(options.FromContext(ctx).BootstrapTokenKeyFile)
+	resolved := instance.NewResolved()
+	nodes := instance.NewProvider(deps.API, t.RegionInfo.ID, cluster, resolved, tokens, instance.NewClusterKubeletConfig(reader, clock.RealClock{}), deps.Unavailable, t.providerOptions...)
 	return &Parts{
 		Nodes:        nodes,
 		OwnershipTag: cluster.OwnerTag(),
 		Resolvers: []nodeclass.Resolver{
-			instance.NewImageResolver(deps.API),
-			instance.NewSubnetResolver(deps.API, t.RegionInfo.ID),
-			instance.NewPlacementGroupResolver(deps.API, t.RegionInfo.ID),
+			instance.NewImageResolver(deps.API, resolved),
+			instance.NewSubnetResolver(deps.API, t.RegionInfo.ID, resolved),
+			instance.NewPlacementGroupResolver(deps.API, t.RegionInfo.ID, resolved),
 			instance.NewMaintenancePolicyResolver(deps.API, t.RegionInfo.ID),
 		},
 		Validators: []nodeclass.Validator{instance.NewValidator(t.RegionInfo, cluster), instance.NewInterfaceGenerationValidator(deps.API)},
 		Controllers: []controller.Controller{
-			bootstraptoken.NewController(deps.KubeClient, tokens),
-			bootstraptoken.NewApprover(deps.KubeClient, reader, deps.Recorder),
 			instance.NewOfflineController(deps.KubeClient, nodes, deps.Recorder, clock.RealClock{}, instance.OfflineToleration),
 		},
 	}, nil

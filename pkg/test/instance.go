@@ -2,7 +2,10 @@ package test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/awslabs/operatorpkg/option"
 	"k8s.io/client-go/rest"
@@ -15,6 +18,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
@@ -24,6 +28,9 @@ import (
 type Instance struct {
 	*operator.Linode
 	Target *operator.InstanceTarget
+	// TokenKey is the bootstrap token key the provider derives its nodes' tokens from, as the
+	// node identity component would keep it.
+	TokenKey bootstraptoken.Key
 }
 
 // InstanceOptions are what a test changes from the defaults: Region, and the API server's own
@@ -34,6 +41,13 @@ type InstanceOptions struct {
 	provider []option.Function[instance.Options]
 	recorder events.Recorder
 	pacer    *linode.Pacer
+	keyDir   string
+}
+
+// WithBootstrapTokenKeyDir writes the bootstrap token key into a file in dir, as the chart mounts
+// it into the controller's pod; without it the provider has no key, and refuses launches.
+func WithBootstrapTokenKeyDir(dir string) option.Function[InstanceOptions] {
+	return func(o *InstanceOptions) { o.keyDir = dir }
 }
 
 // WithInstanceRegion sets the region nodes launch in.
@@ -82,6 +96,16 @@ func NewInstance(ctx context.Context, emu *Emulator, kubeClient client.Client, r
 		WithInstanceRecorder(events.NewRecorder(&record.FakeRecorder{})),
 	}, opts...)...)
 	settings := InstanceSettings(o.region, *o.endpoint)
+	key := make(bootstraptoken.Key, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	if o.keyDir != "" {
+		settings.BootstrapTokenKeyFile = filepath.Join(o.keyDir, bootstraptoken.KeySecretKey)
+		if err := os.WriteFile(settings.BootstrapTokenKeyFile, key, 0o600); err != nil {
+			return nil, err
+		}
+	}
 	ctx = options.ToContext(ctx, settings)
 	mode := operator.Instance{ProviderOptions: append([]option.Function[instance.Options]{instance.WithListingTTL(0)}, o.provider...)}
 	target, err := operator.CheckLinode(ctx, emu.API, settings, mode)
@@ -105,7 +129,7 @@ func NewInstance(ctx context.Context, emu *Emulator, kubeClient client.Client, r
 	if err := provider.InstanceTypes.UpdateCatalogue(ctx); err != nil {
 		return nil, fmt.Errorf("reading the catalogue: %w", err)
 	}
-	return &Instance{Linode: provider, Target: target.(*operator.InstanceTarget)}, nil
+	return &Instance{Linode: provider, Target: target.(*operator.InstanceTarget), TokenKey: key}, nil
 }
 
 // Linodes is the instance node provider.

@@ -28,7 +28,6 @@ func Options() *options.Options {
 		CatalogueRefreshInterval:     12 * time.Hour,
 		GarbageCollectionGracePeriod: options.DefaultGarbageCollectionGracePeriod,
 		SystemNamespace:              "kube-system",
-		BootstrapTokenKeySecretName:  "karpenter-bootstrap-token-key",
 		MaintenanceLeadTime:          options.DefaultMaintenanceLeadTime,
 		MaintenancePollInterval:      options.DefaultMaintenancePollInterval,
 		SizingPolicy:                 v1.SizingPolicyEnabled,

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -41,12 +42,17 @@ func Dir(name string) string {
 // Render renders the named chart as release "karpenter" in Namespace with values over the
 // chart's defaults, and returns the objects in file order (NOTES.txt excluded).
 func Render(name string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	return RenderIn(name, Namespace, values)
+}
+
+// RenderIn is Render with the release in namespace.
+func RenderIn(name, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	chrt, err := loader.Load(Dir(name))
 	if err != nil {
 		return nil, err
 	}
 	renderValues, err := util.ToRenderValues(chrt, values,
-		common.ReleaseOptions{Name: "karpenter", Namespace: Namespace, IsInstall: true, Revision: 1}, nil)
+		common.ReleaseOptions{Name: "karpenter", Namespace: namespace, IsInstall: true, Revision: 1}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +148,10 @@ func ControllerEnvironment(objects []*unstructured.Unstructured, volumeRoot stri
 			if err != nil {
 				return nil, err
 			}
-			deployment = d
+			// The controller's, not the node identity component's.
+			if slices.ContainsFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == "controller" }) {
+				deployment = d
+			}
 		case "Secret":
 			s, err := As[corev1.Secret](obj)
 			if err != nil {
@@ -231,13 +240,18 @@ func writeSecretVolumes(deployment *appsv1.Deployment, container *corev1.Contain
 		if !found || volume.Secret == nil {
 			continue
 		}
-		secret, ok := secrets[volume.Secret.SecretName]
-		if !ok {
-			return nil, fmt.Errorf("volume %s: Secret %q is neither rendered nor given", volume.Name, volume.Secret.SecretName)
-		}
 		dir := filepath.Join(root, fmt.Sprintf("volume-%d", i))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
+		}
+		secret, ok := secrets[volume.Secret.SecretName]
+		if !ok && volume.Secret.Optional != nil && *volume.Secret.Optional {
+			// The kubelet mounts an optional Secret that is not there yet as an empty directory.
+			mounts[strings.TrimSuffix(mount.MountPath, "/")] = dir
+			continue
+		}
+		if !ok {
+			return nil, fmt.Errorf("volume %s: Secret %q is neither rendered nor given", volume.Name, volume.Secret.SecretName)
 		}
 		files := map[string]string{}
 		for key := range secret.Data {

@@ -77,6 +77,11 @@ var valueMatrix = []struct {
 	{name: "enterprise API", values: required(map[string]any{"settings": map[string]any{"apiVersion": "v4beta", "apiURL": "http://linode-emulator.kube-system:8080"}})},
 	{name: "webhook off", values: required(map[string]any{"webhook": map[string]any{"enabled": false}})},
 	{name: "service monitor", values: required(map[string]any{"serviceMonitor": map[string]any{"enabled": true}})},
+	{name: "network policy", values: required(map[string]any{"networkPolicy": map[string]any{
+		"enabled":     true,
+		"webhookFrom": []any{map[string]any{"ipBlock": map[string]any{"cidr": "192.0.2.0/24"}}},
+		"metricsFrom": []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}}}},
+	}})},
 	{name: "feature gates and batching", values: required(map[string]any{"settings": map[string]any{
 		"batchMaxDuration": "30s", "batchIdleDuration": "2s", "featureGates": map[string]any{"nodeRepair": true}}})},
 }
@@ -181,6 +186,16 @@ func TestRenderRefusesIncompleteValues(t *testing.T) {
 			name:    "an unknown mode",
 			values:  required(map[string]any{"settings": map[string]any{"mode": "kubeadm"}}),
 			message: `settings.mode "kubeadm" is not a mode: use lke or instance`,
+		},
+		{
+			name:    "a ServiceAccount the chart does not create, unnamed",
+			values:  required(map[string]any{"serviceAccount": map[string]any{"create": false}}),
+			message: "serviceAccount.create=false needs serviceAccount.name",
+		},
+		{
+			name:    "a NetworkPolicy that would cut the API server off the webhooks",
+			values:  required(map[string]any{"networkPolicy": map[string]any{"enabled": true}}),
+			message: "networkPolicy.enabled needs networkPolicy.webhookFrom",
 		},
 		{
 			name:    "an unknown sizing policy",

@@ -3,6 +3,8 @@ package charts_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,9 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/certificate"
 	"github.com/linode/karpenter-provider-linode/pkg/webhooks/conversion"
@@ -36,9 +40,11 @@ const (
 // in LKE mode and then upgraded to instance mode, and holds a token of the controller's
 // ServiceAccount from the TokenRequest API, as an attacker who stole it from the controller's pod
 // would. Every way that token could reach other credentials (a ServiceAccount token Secret, the
-// Secrets of kube-system, a bootstrap token of a stronger group) or redirect the cluster's
-// admission and conversion requests is refused; what the controller does with it (issue and
-// delete bootstrap tokens, keep its certificate and the caBundles) still succeeds.
+// Secrets of kube-system, a bootstrap token, a node's certificate), redirect the cluster's
+// admission and conversion requests, bring pods onto a control-plane node, or change what new
+// nodes run is refused; what the controller does with it (keep its certificate and the caBundles,
+// core's writes to its nodes, its writes to classes and pods) still succeeds. In instance mode
+// a token of the node identity component's ServiceAccount is tried the same way.
 func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 	env, err := environment.New()
 	if err != nil {
@@ -203,7 +209,27 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 			}
 			expectCABundles(ctx, t, admin)
 		})
+		for _, attack := range []struct {
+			name   string
+			change func(*corev1.Secret)
+		}{
+			{"make karpenter-cert immutable, so that the controller can never renew it", func(s *corev1.Secret) { s.Immutable = new(true) }},
+			{"hand karpenter-cert to the garbage collector", func(s *corev1.Secret) {
+				s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "gone", UID: "00000000-0000-0000-0000-000000000000"}}
+			}},
+		} {
+			t.Run(attack.name, func(t *testing.T) {
+				cert := &corev1.Secret{}
+				if err := stolen.Get(ctx, client.ObjectKey{Namespace: chartrender.Namespace, Name: "karpenter-cert"}, cert); err != nil {
+					t.Fatal(err)
+				}
+				attack.change(cert)
+				expectRefused(t, stolen.Update(ctx, cert), byPolicy)
+			})
+		}
 		caBundleAttacks(t)
+		nodeAttacks(ctx, t, admin, stolen)
+		nodeClassAttacks(ctx, t, admin, stolen)
 		t.Run("delete the CCM's Linode token", func(t *testing.T) {
 			expectRefused(t, stolen.Delete(ctx, ccm.DeepCopy()), byRBAC)
 		})
@@ -217,28 +243,67 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	helmUpgrade(ctx, t, admin, lke, instance)
-	awaitPolicies(t, func() bool { return stolen.Create(ctx, bootstrapToken("dryrun", nil), client.DryRunAll) == nil })
+	identityConfig, err := environment.ServiceAccountConfig(ctx, env.Config, chartrender.Namespace, "karpenter-node-identity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity, err := client.New(identityConfig, client.Options{Scheme: admin.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitPolicies(t, func() bool {
+		return refusedByPolicy(identity.Create(ctx, bootstrapToken("dryrun", map[string]string{"expiration": "2999-01-01T00:00:00Z"}), client.DryRunAll))
+	})
 
 	t.Run("instance mode", func(t *testing.T) {
-		nodeClaim := coretest.NodeClaim()
+		nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{Spec: karpv1.NodeClaimSpec{NodeClassRef: test.NodeClassRef("default")}})
 		if err := admin.Create(ctx, nodeClaim); err != nil {
 			t.Fatal(err)
 		}
-		issuer := bootstraptoken.NewIssuer(stolen, stolen, types.NamespacedName{Namespace: chartrender.Namespace, Name: "karpenter-bootstrap-token-key"}, clock.RealClock{})
+		keyRef := types.NamespacedName{Namespace: chartrender.Namespace, Name: "karpenter-bootstrap-token-key"}
 		secretAttacks(t)
-		t.Run("the controller issues a NodeClaim's token, again on a retry, and deletes it", func(t *testing.T) {
-			token, err := issuer.Ensure(ctx, nodeClaim)
-			if err != nil {
-				t.Fatal(err)
+		t.Run("plant a bootstrap token key of its own, before the node identity component makes one", func(t *testing.T) {
+			key := &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: keyRef.Namespace, Name: keyRef.Name},
+				Type:       corev1.SecretTypeOpaque, Immutable: new(true),
+				Data: map[string][]byte{bootstraptoken.KeySecretKey: []byte("0123456789abcdef0123456789abcdef")},
 			}
-			if again, err := issuer.Ensure(ctx, nodeClaim); err != nil || again != token {
-				t.Fatalf("a retried launch got another token (%v)", err)
+			expectRefused(t, stolen.Create(ctx, key), byPolicy)
+		})
+		issuer := bootstraptoken.NewIssuer(identity, identity, keyRef, clock.RealClock{})
+		t.Run("the node identity component issues a NodeClaim's token and deletes it", func(t *testing.T) {
+			if err := issuer.Issue(ctx, nodeClaim); err != nil {
+				t.Fatal(err)
 			}
 			if err := issuer.Delete(ctx, nodeClaim); err != nil {
 				t.Fatal(err)
 			}
 			if err := admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: bootstraptoken.SecretName(nodeClaim)}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the token is still there after its deletion: %v", err)
+			}
+			if err := issuer.Issue(ctx, nodeClaim); err != nil {
+				t.Fatal(err)
+			}
+		})
+		t.Run("the controller derives the token the node identity component issued from the mounted key", func(t *testing.T) {
+			key := &corev1.Secret{}
+			if err := admin.Get(ctx, keyRef, key); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), bootstraptoken.KeySecretKey)
+			if err := os.WriteFile(file, key.Data[bootstraptoken.KeySecretKey], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			token, err := bootstraptoken.NewKeyFile(file).Token(ctx, nodeClaim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			issued := &corev1.Secret{}
+			if err := admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: bootstraptoken.SecretName(nodeClaim)}, issued); err != nil {
+				t.Fatal(err)
+			}
+			if string(token) != string(issued.Data["token-id"])+"."+string(issued.Data["token-secret"]) {
+				t.Errorf("the controller's token is not the one issued")
 			}
 		})
 		t.Run("the controller renews its certificate", func(t *testing.T) {
@@ -250,40 +315,64 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
-		t.Run("read the token the controller issued", func(t *testing.T) {
-			if _, err := issuer.Ensure(ctx, nodeClaim); err != nil {
-				t.Fatal(err)
-			}
+		t.Run("read the bootstrap token key", func(t *testing.T) {
+			expectRefused(t, stolen.Get(ctx, keyRef, &corev1.Secret{}), byRBAC)
+		})
+		t.Run("read the token the node identity component issued", func(t *testing.T) {
 			expectRefused(t, stolen.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: bootstraptoken.SecretName(nodeClaim)}, &corev1.Secret{}), byRBAC)
 		})
-		for _, attack := range []struct {
-			name   string
-			secret *corev1.Secret
-		}{
-			{"in the group system:masters", bootstrapToken("master", map[string]string{"auth-extra-groups": "system:masters"})},
-			{"in kubeadm's group too", bootstrapToken("kubadm", map[string]string{"auth-extra-groups": bootstraptoken.Group + ",system:bootstrappers:kubeadm:default-node-token"})},
-			{"that signs cluster-info", bootstrapToken("signer", map[string]string{"usage-bootstrap-signing": "true"})},
-			{"that never expires", bootstrapToken("forevr", map[string]string{"expiration": ""})},
-			{"owned by no NodeClaim", func() *corev1.Secret {
-				secret := bootstrapToken("orphan", nil)
-				secret.OwnerReferences = nil
-				return secret
-			}()},
-		} {
+		t.Run("delete the token the node identity component issued, so that the node cannot join", func(t *testing.T) {
+			token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: bootstraptoken.SecretName(nodeClaim)}}
+			expectRefused(t, stolen.Delete(ctx, token), byRBAC)
+		})
+		for _, attack := range tokenAttacks(nodeClaim) {
 			t.Run("create a bootstrap token "+attack.name, func(t *testing.T) {
 				expectRefused(t, stolen.Create(ctx, attack.secret), byPolicy)
 			})
 		}
+		t.Run("create a bootstrap token as the node identity component issues them", func(t *testing.T) {
+			expectRefused(t, stolen.Create(ctx, bootstrapToken("asidnt", nil)), byPolicy)
+		})
 		for _, secret := range []*corev1.Secret{ccm, kubeadmToken} {
 			t.Run("delete "+secret.Name, func(t *testing.T) {
-				expectRefused(t, stolen.Delete(ctx, secret.DeepCopy()), byPolicy)
+				expectRefused(t, stolen.Delete(ctx, secret.DeepCopy()), byRBAC)
 			})
 		}
-		t.Run("replace the bootstrap token key", func(t *testing.T) {
-			key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: chartrender.Namespace, Name: "karpenter-bootstrap-token-key"}}
-			expectRefused(t, stolen.Delete(ctx, key), byPolicy)
+		t.Run("approve a kubelet certificate for a control-plane node", func(t *testing.T) {
+			csr := kubeletCertificateRequest(ctx, t, admin, "system:node:"+controlPlaneNode)
+			expectRefused(t, approve(ctx, stolen, csr), byRBAC)
 		})
+		nodeIdentityAttacks(ctx, t, env.Config, admin, identity, nodeClaim, ccm)
 	})
+}
+
+// tokenAttacks are bootstrap tokens made otherwise than the node identity component makes them,
+// each a way to a stronger or longer-lived credential.
+func tokenAttacks(nodeClaim *karpv1.NodeClaim) []struct {
+	name   string
+	secret *corev1.Secret
+} {
+	owned := func(secret *corev1.Secret) *corev1.Secret {
+		secret.OwnerReferences[0].Name, secret.OwnerReferences[0].UID = nodeClaim.Name, nodeClaim.UID
+		return secret
+	}
+	return []struct {
+		name   string
+		secret *corev1.Secret
+	}{
+		{"in the group system:masters", bootstrapToken("master", map[string]string{"auth-extra-groups": "system:masters"})},
+		{"in kubeadm's group too", bootstrapToken("kubadm", map[string]string{"auth-extra-groups": bootstraptoken.Group + ",system:bootstrappers:kubeadm:default-node-token"})},
+		{"that signs cluster-info", bootstrapToken("signer", map[string]string{"usage-bootstrap-signing": "true"})},
+		{"that never expires", bootstrapToken("forevr", map[string]string{"expiration": ""})},
+		{"owned by a live NodeClaim, expiring in 2999", owned(bootstrapToken("yr2999", map[string]string{"expiration": "2999-01-01T00:00:00Z"}))},
+		{"owned by a live NodeClaim, expiring 25 minutes from now", owned(bootstrapToken("in25mn", map[string]string{"expiration": time.Now().Add(25 * time.Minute).UTC().Format(time.RFC3339)}))},
+		{"expiring at a time in another format", owned(bootstrapToken("format", map[string]string{"expiration": time.Now().Add(10 * time.Minute).UTC().Format(time.RFC3339Nano)}))},
+		{"owned by no NodeClaim", func() *corev1.Secret {
+			secret := bootstrapToken("orphan", nil)
+			secret.OwnerReferences = nil
+			return secret
+		}()},
+	}
 }
 
 // podAttacks tries, holding the controller's token, to run other code in a pod or steer a
@@ -313,6 +402,8 @@ func podAttacks(ctx context.Context, t *testing.T, admin, stolen client.Client) 
 		{name: "change another annotation of the pod", patch: `{"metadata":{"annotations":{"prometheus.io/scrape":"false"}}}`},
 		{name: "mark the pod Ready", status: true, patch: `{"status":{"conditions":[{"type":"Ready","status":"True"}]}}`},
 		{name: "give the pod another IP", status: true, patch: `{"status":{"podIP":"203.0.113.7","podIPs":[{"ip":"203.0.113.7"}]}}`},
+		{name: "rewrite why the pod is in its phase", status: true, patch: `{"status":{"reason":"Evicted","message":"The node was low on memory."}}`},
+		{name: "rewrite when the pod started", status: true, patch: `{"status":{"startTime":"2020-01-01T00:00:00Z"}}`},
 	} {
 		t.Run("pod: "+attack.name, func(t *testing.T) {
 			patch := client.RawPatch(types.MergePatchType, []byte(attack.patch))

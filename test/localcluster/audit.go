@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,14 +46,14 @@ func (c *Cluster) configureAudit(apiServer *envtest.APIServer) error {
 
 func (c *Cluster) auditLog() string { return filepath.Join(c.LogDir, "kube-apiserver-audit.log") }
 
-// ControllerRefusals returns the requests of the controller that kube-apiserver refused (403:
-// its RBAC, or an admission check) since the last call, as "verb resource namespace/name:
-// reason". With the controller running as the chart's ServiceAccount, each is a rule the chart
-// lacks or a request the controller should not make. A request RBAC refused that it allows now
+// ControllerRefusals returns the requests of the controller, and of the node identity component,
+// that kube-apiserver refused (403: its RBAC, or an admission check) since the last call, as
+// "verb resource namespace/name by serviceaccount: reason". With both running as the chart's
+// ServiceAccounts, each is a rule the chart lacks or a request they should not make. A request RBAC refused that it allows now
 // is left out: kube-apiserver refuses every request for the moments after it starts, before its
 // authorizer has read the cluster's roles (RestartAPIServer), whatever the chart grants.
 func (c *Cluster) ControllerRefusals() ([]string, error) {
-	if c.controllerUser == "" {
+	if len(c.serviceAccountUsers) == 0 {
 		return nil, nil
 	}
 	f, err := os.Open(c.auditLog())
@@ -88,13 +89,13 @@ func (c *Cluster) ControllerRefusals() ([]string, error) {
 			} `json:"responseStatus"`
 			Annotations map[string]string `json:"annotations"`
 		}
-		if json.Unmarshal(line, &event) != nil || event.User.Username != c.controllerUser ||
+		if json.Unmarshal(line, &event) != nil || !slices.Contains(c.serviceAccountUsers, event.User.Username) ||
 			event.ResponseStatus == nil || event.ResponseStatus.Code != 403 {
 			continue
 		}
 		refusedByRBAC := event.Annotations["authorization.k8s.io/decision"] == "forbid"
 		if ref := event.ObjectRef; refusedByRBAC && ref != nil {
-			allowed, err := c.controllerAllowed(event.Verb, authorizationv1.ResourceAttributes{
+			allowed, err := c.allowed(event.User.Username, event.Verb, authorizationv1.ResourceAttributes{
 				Group: ref.APIGroup, Resource: ref.Resource, Subresource: ref.Subresource, Namespace: ref.Namespace, Name: ref.Name,
 			})
 			if err != nil {
@@ -112,25 +113,25 @@ func (c *Cluster) ControllerRefusals() ([]string, error) {
 		if why := event.Annotations["authorization.k8s.io/reason"]; refusedByRBAC && why != "" {
 			reason += " (" + why + ")"
 		}
-		refusals = append(refusals, fmt.Sprintf("%s %s: %s", event.Verb, target, reason))
+		refusals = append(refusals, fmt.Sprintf("%s %s by %s: %s", event.Verb, target, strings.TrimPrefix(event.User.Username, "system:serviceaccount:"), reason))
 	}
 	return refusals, nil
 }
 
-// controllerAllowed asks kube-apiserver's authorizer whether the controller's ServiceAccount may
-// make the request now.
-func (c *Cluster) controllerAllowed(verb string, attributes authorizationv1.ResourceAttributes) (bool, error) {
+// allowed asks kube-apiserver's authorizer whether the ServiceAccount user may make the request
+// now.
+func (c *Cluster) allowed(user, verb string, attributes authorizationv1.ResourceAttributes) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	attributes.Verb = verb
-	namespace := strings.Split(strings.TrimPrefix(c.controllerUser, "system:serviceaccount:"), ":")[0]
+	namespace := strings.Split(strings.TrimPrefix(user, "system:serviceaccount:"), ":")[0]
 	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:               c.controllerUser,
+		User:               user,
 		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
 		ResourceAttributes: &attributes,
 	}}
 	if err := c.Kube.Create(ctx, review); err != nil {
-		return false, fmt.Errorf("asking whether the controller may %s %s: %w", verb, attributes.Resource, err)
+		return false, fmt.Errorf("asking whether %s may %s %s: %w", user, verb, attributes.Resource, err)
 	}
 	return review.Status.Allowed, nil
 }

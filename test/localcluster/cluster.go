@@ -154,17 +154,21 @@ type Cluster struct {
 	stopSupervising context.CancelFunc
 	supervisors     sync.WaitGroup
 	// stopWebhook stops keeping the replicas' webhook endpoints on their readiness.
-	stopWebhook      context.CancelFunc
-	webhookDone      chan struct{}
-	stopNodes        context.CancelFunc
-	nodesDone        chan struct{}
-	stopTokenRefresh context.CancelFunc
-	tokenRefreshDone chan struct{}
-	// controllerUser is the controller's user name, whose requests ControllerRefusals reads from
-	// the audit log from auditOffset on.
+	stopWebhook context.CancelFunc
+	webhookDone chan struct{}
+	stopNodes   context.CancelFunc
+	nodesDone   chan struct{}
+	// stopTokenRefresh stop the refreshes of the ServiceAccount tokens, tokenRefreshes.
+	stopTokenRefresh []context.CancelFunc
+	tokenRefreshes   sync.WaitGroup
+	// controllerUser is the user name the controller runs as (its ServiceAccount's), for the
+	// throttling of its requests.
 	controllerUser string
-	auditOffset    int64
-	ownWorkDir     bool
+	// serviceAccountUsers are the user names of the controller and the node identity component,
+	// whose requests ControllerRefusals reads from the audit log from auditOffset on.
+	serviceAccountUsers []string
+	auditOffset         int64
+	ownWorkDir          bool
 }
 
 // Start starts every component and the controller and waits until the controller is ready.
@@ -306,12 +310,22 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		if err := c.registerWebhooks(ctx, c.webhookPort(), opts.Mode == ModeLKE); err != nil {
 			return nil, err
 		}
-		serviceAccount, err := c.installChartRBAC(ctx)
+		serviceAccounts, err := c.installChartRBAC(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if err := c.runAsServiceAccount(ctx, restConfig, serviceAccount); err != nil {
+		c.ControllerKubeconfigPath = filepath.Join(c.LogDir, "controller-kubeconfig")
+		controllerUser, err := c.runAsServiceAccount(ctx, restConfig, serviceAccounts[controllerServiceAccount], c.ControllerKubeconfigPath)
+		if err != nil {
 			return nil, err
+		}
+		c.controllerUser = controllerUser
+		c.serviceAccountUsers = append(c.serviceAccountUsers, controllerUser)
+		if opts.Mode == ModeInstance {
+			opts.Progress("starting the node identity component, which issues the nodes' bootstrap tokens and approves their certificates")
+			if err := c.startNodeIdentity(ctx, restConfig, serviceAccounts[nodeIdentityServiceAccount], controllerBinary); err != nil {
+				return nil, err
+			}
 		}
 		webhookCtx, stopWebhook := context.WithCancel(log.IntoContext(context.Background(), c.fileLogger("webhook-endpoint.log")))
 		c.stopWebhook, c.webhookDone = stopWebhook, make(chan struct{})
@@ -452,7 +466,7 @@ func (c *Cluster) startReplica(ctx context.Context, replica *controllerReplica) 
 		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true", "SYSTEM_NAMESPACE="+webhookNamespace)
 	default:
 		env = append(env, webhookEnv(replica.webhookPort())...)
-		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true")
+		env = append(env, "LINODE_REGION="+c.opts.Region, "DISABLE_WEBHOOK=true", "BOOTSTRAP_TOKEN_KEY_FILE="+c.bootstrapTokenKeyFile())
 	}
 	c.envMu.Lock()
 	env = append(env, c.opts.ControllerEnv...)
@@ -574,10 +588,10 @@ func (c *Cluster) Stop() error {
 			errs = append(errs, run.process.Stop(10*time.Second))
 		}
 	}
-	if c.stopTokenRefresh != nil {
-		c.stopTokenRefresh()
-		<-c.tokenRefreshDone
+	for _, stop := range c.stopTokenRefresh {
+		stop()
 	}
+	c.tokenRefreshes.Wait()
 	errs = append(errs, component.StopAll(c.components, 5*time.Second))
 	if c.stopWebhook != nil {
 		c.stopWebhook()
@@ -602,12 +616,18 @@ func (c *Cluster) Stop() error {
 	return nil
 }
 
-// BuildController builds cmd/controller into path. It runs the go command from the working
+// BuildController builds cmd/controller into path, and instance mode's node identity component
+// (cmd/node-identity) beside it, where Start looks for it. It runs the go command from the working
 // directory, which must be inside this module (as it is for make, go test and go run).
 func BuildController(ctx context.Context, path string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", path, "github.com/linode/karpenter-provider-linode/cmd/controller")
+	dir := filepath.Dir(path)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator),
+		"github.com/linode/karpenter-provider-linode/cmd/controller", "github.com/linode/karpenter-provider-linode/cmd/node-identity")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the controller: %w\n%s", err, out)
+	}
+	if built := filepath.Join(dir, "controller"); built != path {
+		return os.Rename(built, path)
 	}
 	return nil
 }

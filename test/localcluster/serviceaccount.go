@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -50,14 +49,15 @@ func (c *Cluster) chartValues() map[string]any {
 	return values
 }
 
-// installChartRBAC applies the karpenter chart's ServiceAccount and RBAC, rendered for this
-// cluster's mode, and returns the ServiceAccount the controller runs as.
-func (c *Cluster) installChartRBAC(ctx context.Context) (*corev1.ServiceAccount, error) {
+// installChartRBAC applies the karpenter chart's ServiceAccounts and RBAC, rendered for this
+// cluster's mode, and returns the ServiceAccounts by name: the controller's, and in instance mode
+// the node identity component's.
+func (c *Cluster) installChartRBAC(ctx context.Context) (map[string]*corev1.ServiceAccount, error) {
 	objects, err := chartrender.Render("karpenter", c.chartValues())
 	if err != nil {
 		return nil, fmt.Errorf("rendering the karpenter chart: %w", err)
 	}
-	var serviceAccount *corev1.ServiceAccount
+	serviceAccounts := map[string]*corev1.ServiceAccount{}
 	for _, obj := range objects {
 		if !chartAccessControlKinds[obj.GetKind()] {
 			continue
@@ -66,16 +66,24 @@ func (c *Cluster) installChartRBAC(ctx context.Context) (*corev1.ServiceAccount,
 			return nil, err
 		}
 		if obj.GetKind() == "ServiceAccount" {
-			if serviceAccount, err = chartrender.As[corev1.ServiceAccount](obj); err != nil {
+			serviceAccount, err := chartrender.As[corev1.ServiceAccount](obj)
+			if err != nil {
 				return nil, err
 			}
+			serviceAccounts[serviceAccount.Name] = serviceAccount
 		}
 	}
-	if serviceAccount == nil {
-		return nil, errors.New("the karpenter chart rendered no ServiceAccount")
+	if serviceAccounts[controllerServiceAccount] == nil {
+		return nil, fmt.Errorf("the karpenter chart rendered no ServiceAccount %s", controllerServiceAccount)
 	}
-	return serviceAccount, nil
+	return serviceAccounts, nil
 }
+
+// The chart's ServiceAccounts, as the release "karpenter" names them.
+const (
+	controllerServiceAccount   = "karpenter"
+	nodeIdentityServiceAccount = "karpenter-node-identity"
+)
 
 // applyAsHelm applies obj as `helm install` does. Right after kube-apiserver starts, the
 // namespaces it creates itself (kube-public, kube-node-lease) may not exist yet.
@@ -95,32 +103,29 @@ func (c *Cluster) applyAsHelm(ctx context.Context, obj *unstructured.Unstructure
 // the kubelet's default for a pod's projected token.
 const controllerTokenLifetime = time.Hour
 
-// runAsServiceAccount writes a kubeconfig that authenticates as the ServiceAccount with a token
-// from the TokenRequest API, the token a pod of the chart's Deployment would mount, so that the
-// apiserver authenticates the controller through its ServiceAccount authenticator and authorizes
-// it with the chart's RBAC alone. Like the kubelet, it replaces the token in its file when 80% of
-// its lifetime has passed; client-go reads a kubeconfig's tokenFile again every minute. The
-// refresh runs until Stop.
-func (c *Cluster) runAsServiceAccount(ctx context.Context, restConfig *rest.Config, serviceAccount *corev1.ServiceAccount) error {
-	c.ControllerKubeconfigPath = filepath.Join(c.LogDir, "controller-kubeconfig")
-	c.controllerUser = "system:serviceaccount:" + serviceAccount.Namespace + ":" + serviceAccount.Name
-	tokenFile := filepath.Join(c.LogDir, "controller-serviceaccount-token")
+// runAsServiceAccount writes a kubeconfig at kubeconfigPath that authenticates as the
+// ServiceAccount with a token from the TokenRequest API, the token a pod of the chart's Deployment
+// would mount, so that the apiserver authenticates the process through its ServiceAccount
+// authenticator and authorizes it with the chart's RBAC alone. Like the kubelet, it replaces the
+// token in its file when 80% of its lifetime has passed; client-go reads a kubeconfig's tokenFile
+// again every minute. The refresh runs until Stop. It returns the ServiceAccount's user name.
+func (c *Cluster) runAsServiceAccount(ctx context.Context, restConfig *rest.Config, serviceAccount *corev1.ServiceAccount, kubeconfigPath string) (string, error) {
+	tokenFile := kubeconfigPath + "-token"
 	expiry, err := c.writeServiceAccountToken(ctx, serviceAccount, tokenFile)
 	if err != nil {
-		return err
+		return "", err
 	}
 	kubeconfig := clientcmdapi.NewConfig()
 	kubeconfig.Clusters["local"] = &clientcmdapi.Cluster{Server: restConfig.Host, CertificateAuthorityData: restConfig.CAData}
 	kubeconfig.AuthInfos[serviceAccount.Name] = &clientcmdapi.AuthInfo{TokenFile: tokenFile}
 	kubeconfig.Contexts["controller"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: serviceAccount.Name, Namespace: serviceAccount.Namespace}
 	kubeconfig.CurrentContext = "controller"
-	if err := clientcmd.WriteToFile(*kubeconfig, c.ControllerKubeconfigPath); err != nil {
-		return err
+	if err := clientcmd.WriteToFile(*kubeconfig, kubeconfigPath); err != nil {
+		return "", err
 	}
 	refreshCtx, stopRefresh := context.WithCancel(context.Background())
-	c.stopTokenRefresh, c.tokenRefreshDone = stopRefresh, make(chan struct{})
-	go func() {
-		defer close(c.tokenRefreshDone)
+	c.stopTokenRefresh = append(c.stopTokenRefresh, stopRefresh)
+	c.tokenRefreshes.Go(func() {
 		delay := time.Until(expiry) / 5 * 4
 		for {
 			select {
@@ -137,8 +142,8 @@ func (c *Cluster) runAsServiceAccount(ctx context.Context, restConfig *rest.Conf
 			}
 			delay = time.Until(renewed) / 5 * 4
 		}
-	}()
-	return nil
+	})
+	return "system:serviceaccount:" + serviceAccount.Namespace + ":" + serviceAccount.Name, nil
 }
 
 // writeServiceAccountToken requests a token for the ServiceAccount and swaps it into the file,

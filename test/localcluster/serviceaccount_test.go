@@ -65,7 +65,7 @@ func TestControllerRunsAsTheChartsServiceAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "list secrets kube-system/: ") {
+	if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "list secrets kube-system/ by kube-system:karpenter: ") {
 		t.Errorf("ControllerRefusals = %q; want the list of kube-system's Secrets", refusals)
 	}
 }

@@ -48,12 +48,11 @@ annotations:
 {{- end }}
 {{- end }}
 
+{{/* The controller's ServiceAccount: the chart's, or the one serviceAccount.name names
+(validateValues refuses serviceAccount.create=false without a name, which would bind every role to
+the namespace's default ServiceAccount). */}}
 {{- define "karpenter.serviceAccountName" -}}
-{{- if .Values.serviceAccount.create }}
 {{- default (include "karpenter.fullname" .) .Values.serviceAccount.name }}
-{{- else }}
-{{- default "default" .Values.serviceAccount.name }}
-{{- end }}
 {{- end }}
 
 {{/* The Secret holding the Linode token: the user's own (existingSecret, or the alpha chart's
@@ -97,6 +96,11 @@ with, and instance mode's kubelets register with them already. */}}
 {{- printf "%s-bootstrap-token-key" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* Where the controller's pods mount the bootstrap token key. */}}
+{{- define "karpenter.bootstrapTokenKeyMountPath" -}}
+/var/run/secrets/karpenter.k8s.linode/bootstrap-token-key
+{{- end }}
+
 {{/* The controller's user name, as kube-apiserver authenticates its ServiceAccount token. */}}
 {{- define "karpenter.serviceAccountUser" -}}
 {{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "karpenter.serviceAccountName" .) }}
@@ -126,6 +130,12 @@ NodeRepair={{ $gates.nodeRepair }},NodeOverlay={{ $gates.nodeOverlay }},StaticCa
 {{- include "karpenter.alpha.validate" . }}
 {{- if not (has .Values.settings.mode (list "lke" "instance")) }}
 {{- fail (printf "settings.mode %q is not a mode: use lke or instance" .Values.settings.mode) }}
+{{- end }}
+{{- if and (not .Values.serviceAccount.create) (not .Values.serviceAccount.name) }}
+{{- fail "serviceAccount.create=false needs serviceAccount.name, the ServiceAccount you made for the controller: without it the chart would bind the controller's roles to the namespace's default ServiceAccount, and so give them to every pod that runs as it" }}
+{{- end }}
+{{- if and .Values.networkPolicy.enabled (not .Values.networkPolicy.webhookFrom) }}
+{{- fail "networkPolicy.enabled needs networkPolicy.webhookFrom, where the API server calls the webhooks from (an ipBlock of the control plane's addresses, or the pods of its network proxy): without it the NetworkPolicy would cut the API server off the conversion and Node webhooks" }}
 {{- end }}
 {{- if not (has .Values.settings.sizing.policy (list "enabled" "disabled")) }}
 {{- fail (printf "settings.sizing.policy %q is not valid: use enabled or disabled" .Values.settings.sizing.policy) }}
@@ -172,4 +182,37 @@ constraint that has no labelSelector, so `topologyKey: kubernetes.io/hostname` a
 {{- include "karpenter.withSelector" (dict "_target" $constraint "root" $) }}
 {{- end }}
 {{- toYaml $constraints }}
+{{- end }}
+
+{{/* The node identity component (instance mode): its objects' name, its pods' selector labels, and
+its user name as kube-apiserver authenticates its ServiceAccount. */}}
+{{- define "karpenter.nodeIdentity.fullname" -}}
+{{- printf "%s-node-identity" (include "karpenter.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "karpenter.nodeIdentity.selectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-node-identity" (include "karpenter.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "karpenter.nodeIdentity.serviceAccountUser" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "karpenter.nodeIdentity.fullname" .) }}
+{{- end }}
+
+{{/* The controller's affinity for the node identity component's pods: terms without a
+labelSelector get the component's own selector labels. */}}
+{{- define "karpenter.nodeIdentity.affinity" -}}
+{{- $affinity := deepCopy .Values.affinity }}
+{{- $labels := include "karpenter.nodeIdentity.selectorLabels" . | fromYaml }}
+{{- range $kind := list "podAffinity" "podAntiAffinity" }}
+{{- with (get $affinity $kind) }}
+{{- range $term := (get . "requiredDuringSchedulingIgnoredDuringExecution" | default list) }}
+{{- if not (hasKey $term "labelSelector") }}{{ $_ := set $term "labelSelector" (dict "matchLabels" $labels) }}{{ end }}
+{{- end }}
+{{- range $weighted := (get . "preferredDuringSchedulingIgnoredDuringExecution" | default list) }}
+{{- if not (hasKey $weighted.podAffinityTerm "labelSelector") }}{{ $_ := set $weighted.podAffinityTerm "labelSelector" (dict "matchLabels" $labels) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml $affinity }}
 {{- end }}

@@ -39,6 +39,9 @@ const (
 	MinGarbageCollectionGracePeriod     = 10 * time.Second
 )
 
+// DefaultBootstrapTokenKeyFile is where the chart mounts the bootstrap token key.
+const DefaultBootstrapTokenKeyFile = "/var/run/secrets/karpenter.k8s.linode/bootstrap-token-key/key"
+
 // Options are the provider's settings.
 type Options struct {
 	// ClusterName is the label of the LKE cluster (LKE mode). Instance mode does not need it: its
@@ -94,9 +97,9 @@ type Options struct {
 	WebhookServiceName string
 	// WebhookCertSecretName is the Secret, in SystemNamespace, holding the webhook's certificate.
 	WebhookCertSecretName string
-	// BootstrapTokenKeySecretName is the Secret, in SystemNamespace, holding the key instance
-	// mode's bootstrap tokens' secrets derive from.
-	BootstrapTokenKeySecretName string
+	// BootstrapTokenKeyFile is the key instance mode's bootstrap tokens' secrets derive from, as
+	// the chart mounts it from the Secret the node identity component keeps it in.
+	BootstrapTokenKeyFile string
 	// WebhookConfigurationName is the MutatingWebhookConfiguration whose caBundle trusts it.
 	WebhookConfigurationName string
 	// SystemNamespace is the controller's namespace, where the webhook certificate is kept.
@@ -160,7 +163,7 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.intFromEnv("WEBHOOK_PORT", 8443), "[WEBHOOK_PORT] Port of the HTTPS server of the Node mutating webhook and the LinodeNodeClass conversion webhook.")
 	fs.StringVar(&o.WebhookServiceName, "webhook-service", env.WithDefaultString("WEBHOOK_SERVICE", "karpenter-webhook"), "[WEBHOOK_SERVICE] Name of the webhook's Service, which its serving certificate names.")
 	fs.StringVar(&o.WebhookCertSecretName, "webhook-cert-secret", env.WithDefaultString("WEBHOOK_CERT_SECRET", "karpenter-cert"), "[WEBHOOK_CERT_SECRET] Secret the controller keeps the webhook's serving certificate in.")
-	fs.StringVar(&o.BootstrapTokenKeySecretName, "bootstrap-token-key-secret", env.WithDefaultString("BOOTSTRAP_TOKEN_KEY_SECRET", "karpenter-bootstrap-token-key"), "[BOOTSTRAP_TOKEN_KEY_SECRET] Secret the controller keeps the key of instance mode's bootstrap tokens in.")
+	fs.StringVar(&o.BootstrapTokenKeyFile, "bootstrap-token-key-file", env.WithDefaultString("BOOTSTRAP_TOKEN_KEY_FILE", DefaultBootstrapTokenKeyFile), "[BOOTSTRAP_TOKEN_KEY_FILE] File holding the key instance mode's bootstrap tokens derive from, mounted from the Secret the node identity component keeps it in.")
 	fs.StringVar(&o.WebhookConfigurationName, "webhook-configuration", env.WithDefaultString("WEBHOOK_CONFIGURATION", "karpenter"), "[WEBHOOK_CONFIGURATION] MutatingWebhookConfiguration whose caBundle the controller keeps.")
 	fs.StringVar(&o.SystemNamespace, "system-namespace", env.WithDefaultString("SYSTEM_NAMESPACE", "kube-system"), "[SYSTEM_NAMESPACE] Namespace the controller runs in.")
 	fs.DurationVar(&o.MaintenanceLeadTime, "maintenance-lead-time", o.durationFromEnv("MAINTENANCE_LEAD_TIME", DefaultMaintenanceLeadTime), "[MAINTENANCE_LEAD_TIME] How long before Linode host maintenance that takes a node down (power off/on, reboot, cold migration) the node is replaced.")

@@ -25,10 +25,16 @@ const (
 	DriftReasonSubnet cloudprovider.DriftReason = "SubnetDrift"
 )
 
-// IsDrifted compares the node's Linode with what its NodeClass resolves to now.
+// IsDrifted compares the node's Linode with what this controller resolved its NodeClass to.
 func (p *Provider) IsDrifted(ctx context.Context, nodeClass *v1.LinodeNodeClass, node *nodeprovider.Node) (cloudprovider.DriftReason, error) {
 	if node.Instance == nil {
 		return "", nil
+	}
+	// Compared with what the controller resolved, not with what the status says; nothing has
+	// drifted from a spec not yet resolved.
+	nodeClass, err := p.resolved.Trusted(nodeClass)
+	if err != nil {
+		return "", nil //nolint:nilerr // Not resolved yet: compared again on core's next check.
 	}
 	if image := nodeClass.Status.Image; image != nil && node.Instance.Image != image.ID {
 		return DriftReasonImage, nil

@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/samber/lo"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
@@ -32,14 +31,19 @@ func subnetNodes() (vpcID, subnetID int) {
 	return vpcID, subnetID
 }
 
-// inSubnet is the class, Ready, with status.subnet the subnet its VPC interface names, as the
-// NodeClass controller resolves it.
+// inSubnet is the class, which the NodeClass controller resolved to the subnet its VPC interface
+// names.
 func inSubnet(nodeClass *v1.LinodeNodeClass, vpcID, subnetID int) *v1.LinodeNodeClass {
 	GinkgoHelper()
-	stored := nodeClass.DeepCopy()
-	nodeClass.Status.Subnet = &v1.ResolvedSubnet{ID: subnetID, VPCID: vpcID, Label: "nodes"}
-	Expect(env.Client.Status().Patch(ctx, nodeClass, client.MergeFrom(stored))).To(Succeed())
+	Expect(nodeClass.Status.Subnet).To(Equal(&v1.ResolvedSubnet{ID: subnetID, VPCID: vpcID, Label: "nodes"}))
 	return nodeClass
+}
+
+// relabelSubnet gives the VPC's subnet another label, as its owner may.
+func relabelSubnet(vpcID, subnetID int, label string) {
+	GinkgoHelper()
+	_, err := emu.Client.UpdateVPCSubnet(ctx, vpcID, subnetID, linodego.VPCSubnetUpdateOptions{Label: label})
+	Expect(err).ToNot(HaveOccurred())
 }
 
 // vpcNodes names the subnet "nodes" of the VPC "cluster".
@@ -125,13 +129,17 @@ var _ = Describe("Linode interfaces", func() {
 		nodeClaim.Spec.NodeClassRef = test.NodeClassRef(nodeClass.Name)
 		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
 
-		By("resolving the class's subnet to another one")
-		stored := nodeClass.DeepCopy()
-		nodeClass.Status.Subnet = &v1.ResolvedSubnet{ID: subnetID + 1000, VPCID: vpcID}
-		Expect(env.Client.Status().Patch(ctx, nodeClass, client.MergeFrom(stored))).To(Succeed())
+		By("resolving the class's subnet to another one: a new subnet took the label")
+		relabelSubnet(vpcID, subnetID, "retired")
+		replacement, err := emu.AddVPCSubnet(vpcID, "nodes", "10.0.1.0/24")
+		Expect(err).ToNot(HaveOccurred())
+		nodeClass = resolved(nodeClass)
+		Expect(nodeClass.Status.Subnet.ID).To(Equal(replacement))
 		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(instance.DriftReasonSubnet))
 		Expect(emu.Counters()).To(HaveKey("GET /linode/instances/{linodeId}/interfaces"), "the subnet is the Linode's own interface's")
-		nodeClass = inSubnet(nodeClass, vpcID, subnetID)
+		relabelSubnet(vpcID, replacement, "spare")
+		relabelSubnet(vpcID, subnetID, "nodes")
+		nodeClass = inSubnet(resolved(nodeClass), vpcID, subnetID)
 		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
 
 		By("changing the VPC interface's firewall")

@@ -97,7 +97,7 @@ func (p *Provider) placementGroupCompliant(ctx context.Context, nodeClass *v1.Li
 // userData renders the cloud-init configuration that joins the Linode's kubelet to the cluster
 // with the NodeClaim's own bootstrap token.
 func (p *Provider) userData(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceType *cloudprovider.InstanceType) ([]byte, error) {
-	token, err := p.tokens.Ensure(ctx, nodeClaim)
+	token, err := p.tokens.Token(ctx, nodeClaim)
 	if err != nil {
 		return nil, err
 	}

@@ -74,16 +74,25 @@ type ImageAPI interface {
 // ImageResolver resolves image or imageSelector into status.image and the ImageReady condition.
 // A selector resolves to its newest match, so that a newer image drifts the class's nodes.
 type ImageResolver struct {
-	api ImageAPI
+	api      ImageAPI
+	resolved *Resolved
 }
 
-// NewImageResolver returns the resolver.
-func NewImageResolver(api ImageAPI) *ImageResolver {
-	return &ImageResolver{api: api}
+// NewImageResolver returns the resolver, which records what it resolves in resolved.
+func NewImageResolver(api ImageAPI, resolved *Resolved) *ImageResolver {
+	return &ImageResolver{api: api, resolved: resolved}
 }
 
 // Reconcile resolves the class's image.
 func (i *ImageResolver) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+	result, err := i.resolve(ctx, nodeClass)
+	if err == nil {
+		record(i.resolved, i.resolved.images, nodeClass, nodeClass.Status.Image)
+	}
+	return result, err
+}
+
+func (i *ImageResolver) resolve(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
 	var image *linodego.Image
 	var err error
 	switch {
@@ -180,13 +189,15 @@ type SubnetAPI interface {
 // into status.subnet and the SubnetReady condition. Only the region's VPCs count: a Linode joins a
 // VPC of its region.
 type SubnetResolver struct {
-	api    SubnetAPI
-	region string
+	api      SubnetAPI
+	region   string
+	resolved *Resolved
 }
 
-// NewSubnetResolver returns the resolver for the region nodes launch in.
-func NewSubnetResolver(api SubnetAPI, region string) *SubnetResolver {
-	return &SubnetResolver{api: api, region: region}
+// NewSubnetResolver returns the resolver for the region nodes launch in, which records what it
+// resolves in resolved.
+func NewSubnetResolver(api SubnetAPI, region string, resolved *Resolved) *SubnetResolver {
+	return &SubnetResolver{api: api, region: region, resolved: resolved}
 }
 
 // vpcSelector is the class's choice of VPC subnet and the field that holds it: vpc, or the vpc
@@ -205,6 +216,14 @@ func vpcSelector(spec *v1.LinodeNodeClassSpec) (selector *v1.VPCConfiguration, f
 
 // Reconcile resolves the class's subnet.
 func (s *SubnetResolver) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+	result, err := s.resolve(ctx, nodeClass)
+	if err == nil {
+		record(s.resolved, s.resolved.subnet, nodeClass, nodeClass.Status.Subnet)
+	}
+	return result, err
+}
+
+func (s *SubnetResolver) resolve(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
 	vpc, field := vpcSelector(&nodeClass.Spec)
 	if vpc == nil {
 		nodeClass.Status.Subnet = nil
@@ -273,17 +292,27 @@ type PlacementGroupAPI interface {
 // PlacementGroupReady condition: a group named by id must exist in the region; one named by label
 // is created there (anti-affinity, strict unless the class says flexible) when it does not exist.
 type PlacementGroupResolver struct {
-	api    PlacementGroupAPI
-	region string
+	api      PlacementGroupAPI
+	region   string
+	resolved *Resolved
 }
 
-// NewPlacementGroupResolver returns the resolver for the region nodes launch in.
-func NewPlacementGroupResolver(api PlacementGroupAPI, region string) *PlacementGroupResolver {
-	return &PlacementGroupResolver{api: api, region: region}
+// NewPlacementGroupResolver returns the resolver for the region nodes launch in, which records
+// what it resolves in resolved.
+func NewPlacementGroupResolver(api PlacementGroupAPI, region string, resolved *Resolved) *PlacementGroupResolver {
+	return &PlacementGroupResolver{api: api, region: region, resolved: resolved}
 }
 
 // Reconcile resolves the class's placement group.
 func (r *PlacementGroupResolver) Reconcile(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
+	result, err := r.resolve(ctx, nodeClass)
+	if err == nil {
+		record(r.resolved, r.resolved.groups, nodeClass, nodeClass.Status.PlacementGroup)
+	}
+	return result, err
+}
+
+func (r *PlacementGroupResolver) resolve(ctx context.Context, nodeClass *v1.LinodeNodeClass) (reconcile.Result, error) {
 	selector := nodeClass.Spec.PlacementGroup
 	if selector == nil {
 		nodeClass.Status.PlacementGroup = nil

@@ -63,10 +63,10 @@ func WithClock(clk clock.Clock) option.Function[Options] {
 	return func(o *Options) { o.Clock = clk }
 }
 
-// TokenIssuer issues the bootstrap token a NodeClaim's kubelet joins with
-// (bootstraptoken.Issuer).
-type TokenIssuer interface {
-	Ensure(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error)
+// TokenSource gives the bootstrap token a NodeClaim's kubelet joins with (bootstraptoken.KeyFile):
+// the token the node identity component issues for the NodeClaim.
+type TokenSource interface {
+	Token(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error)
 }
 
 // KubeletConfigSource is the cluster's own kubelet configuration, which a node's starts from.
@@ -80,7 +80,8 @@ type Provider struct {
 	api         API
 	region      string
 	cluster     *Cluster
-	tokens      TokenIssuer
+	resolved    *Resolved
+	tokens      TokenSource
 	kubelet     KubeletConfigSource
 	unavailable *cache.UnavailableOfferings
 	instances   *nodeprovider.ListingCache[linodego.Instance]
@@ -93,9 +94,10 @@ var (
 	_ nodeprovider.DriftDetector = (*Provider)(nil)
 )
 
-// NewProvider returns the provider for nodes of the cluster in the region.
-func NewProvider(api API, region string, cluster *Cluster, tokens TokenIssuer, kubelet KubeletConfigSource, unavailable *cache.UnavailableOfferings, opts ...option.Function[Options]) *Provider {
-	resolved := option.Resolve(append([]option.Function[Options]{
+// NewProvider returns the provider for nodes of the cluster in the region, which launches with
+// what the NodeClass controller's resolvers recorded in resolved.
+func NewProvider(api API, region string, cluster *Cluster, resolved *Resolved, tokens TokenSource, kubelet KubeletConfigSource, unavailable *cache.UnavailableOfferings, opts ...option.Function[Options]) *Provider {
+	o := option.Resolve(append([]option.Function[Options]{
 		WithListingTTL(DefaultListingTTL),
 		WithClock(clock.RealClock{}),
 	}, opts...)...)
@@ -117,18 +119,23 @@ func NewProvider(api API, region string, cluster *Cluster, tokens TokenIssuer, k
 		api:         api,
 		region:      region,
 		cluster:     cluster,
+		resolved:    resolved,
 		tokens:      tokens,
 		kubelet:     kubelet,
 		unavailable: unavailable,
-		instances:   nodeprovider.NewListingCache(list, readAlone, func(in linodego.Instance) int { return in.ID }, listPageSize, resolved.Clock),
+		instances:   nodeprovider.NewListingCache(list, readAlone, func(in linodego.Instance) int { return in.ID }, listPageSize, o.Clock),
 		subnets:     newSubnetCache(api),
-		opts:        *resolved,
+		opts:        *o,
 	}
 }
 
 // Create launches a Linode for the NodeClaim, or returns the one an earlier, interrupted attempt
 // launched.
 func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceTypes []*cloudprovider.InstanceType) (*nodeprovider.Node, error) {
+	nodeClass, err := p.resolved.Trusted(nodeClass)
+	if err != nil {
+		return nil, err
+	}
 	listing, err := p.instances.Get(ctx, p.opts.ListingTTL)
 	if err != nil {
 		return nil, fmt.Errorf("listing Linodes to find an earlier launch: %w", err)

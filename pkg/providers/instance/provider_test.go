@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +16,6 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
-	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -91,12 +92,9 @@ var _ = Describe("Create", func() {
 		Expect(keys.Users["root"]).To(ConsistOf(nodeClass.Spec.AuthorizedKeys[0]))
 		userData, err := meta.GetUserData(ctx)
 		Expect(err).ToNot(HaveOccurred())
-		token := &corev1.Secret{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: bootstraptoken.Namespace, Name: bootstraptoken.SecretName(nodeClaim)}, token)).To(Succeed())
-		Expect(string(token.Data[bootstrapapi.BootstrapTokenExtraGroupsKey])).To(Equal(bootstraptoken.Group))
 		Expect(string(userData)).To(And(
 			ContainSubstring(env.Config.Host),
-			ContainSubstring(string(token.Data[bootstrapapi.BootstrapTokenIDKey])+"."+string(token.Data[bootstrapapi.BootstrapTokenSecretKey])),
+			ContainSubstring(string(cloud.TokenKey.Token(nodeClaim))),
 			ContainSubstring(bootstrap.ProviderIDTemplate),
 			ContainSubstring("packages: [containerd]"),
 			ContainSubstring("--hostname-override="+nodeClaim.Name),
@@ -137,10 +135,10 @@ var _ = Describe("Create", func() {
 	It("leaves unsent a launch whose turn in the API's rate limit would come after core's launch timeout, and its retry costs no call", func() {
 		// One create an hour, and a client that would wait a day for a turn: the NodeClaim's
 		// launch timeout is the bound.
-		paced := ExpectInstance(ctx, emu, env.Client, env.Config,
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		paced := another(
 			test.WithInstancePacer(linode.NewPacer(map[linode.RouteClass]linode.Budget{linode.ClassLinodeCreate: {Requests: 1, Window: time.Hour}}, 24*time.Hour, clock.RealClock{})),
 			test.WithInstanceProviderOptions(instance.WithListingTTL(time.Minute)))
-		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
 		_, err := paced.CloudProvider.Create(ctx, nodeClaimOf(nodeClass, "g6-standard-2"))
 		Expect(err).ToNot(HaveOccurred())
 
@@ -181,12 +179,10 @@ var _ = Describe("Create", func() {
 
 var _ = Describe("User data over Linode's limit", func() {
 	It("fails the launch naming spec.userData, without asking Linode", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{UserData: lo.ToPtr("#cloud-config\nwrite_files: [{path: /etc/motd, content: '" + strings.Repeat("x", 16000) + "'}]\n")})
+		// The cluster's CA bundle grew since the class was validated, as it does during a
+		// rotation.
 		largeCABundle(24000)
-		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{UserData: lo.ToPtr("#cloud-config\n")})
-		// Changed since the class was last validated, as a class is between an edit and its
-		// controller's next pass.
-		nodeClass.Spec.UserData = lo.ToPtr("#cloud-config\nwrite_files: [{path: /etc/motd, content: '" + strings.Repeat("x", 16000) + "'}]\n")
-		ExpectApplied(ctx, env.Client, nodeClass)
 		_, err := cloud.CloudProvider.Create(ctx, nodeClaimOf(nodeClass, "g6-standard-2"))
 		var createErr *cloudprovider.CreateError
 		Expect(errors.As(err, &createErr)).To(BeTrue(), "got %v", err)
@@ -290,7 +286,7 @@ var _ = Describe("A Linode whose ownership tag someone removed", func() {
 		untag()
 		Expect(cloud.Nodes.List(ctx)).To(ConsistOf(HaveField("InstanceID", id)), "the controller that listed it keeps listing it")
 
-		restarted := ExpectInstance(ctx, emu, env.Client, env.Config)
+		restarted := another()
 		nodeClaim.Status.ProviderID = nodeprovider.ProviderID(id)
 		found, err := restarted.CloudProvider.Get(ctx, nodeClaim.Status.ProviderID)
 		Expect(err).ToNot(HaveOccurred(), "a controller that never saw it tagged")
@@ -316,7 +312,7 @@ var _ = Describe("A Linode whose ownership tag someone removed", func() {
 
 	It("is found by a launch of its NodeClaim after a restart instead of a second Linode", func() {
 		untag()
-		restarted := ExpectInstance(ctx, emu, env.Client, env.Config)
+		restarted := another()
 		again, err := restarted.CloudProvider.Create(ctx, nodeClaim)
 		Expect(err).ToNot(HaveOccurred())
 		Expect(again.Status.ProviderID).To(Equal(nodeprovider.ProviderID(id)))
@@ -327,7 +323,7 @@ var _ = Describe("A Linode whose ownership tag someone removed", func() {
 
 	It("stripped of all its tags, is neither gone nor taken for its NodeClaim's", func() {
 		untag("team=payments")
-		restarted := ExpectInstance(ctx, emu, env.Client, env.Config)
+		restarted := another()
 		_, err := restarted.Nodes.Get(ctx, nodeprovider.ProviderID(id))
 		Expect(nodeprovider.IsForeignNode(err)).To(BeTrue(), "got %v", err)
 		_, err = restarted.CloudProvider.Create(ctx, nodeClaim)
@@ -375,34 +371,109 @@ var _ = Describe("Drift", func() {
 		nodeClaim.Spec.NodeClassRef = test.NodeClassRef(nodeClass.Name)
 		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
 
-		By("resolving the class's subnet to another one")
-		stored := nodeClass.DeepCopy()
-		nodeClass.Status.Subnet = &v1.ResolvedSubnet{ID: nodeClass.Status.Subnet.ID + 1000, VPCID: vpcID}
-		Expect(env.Client.Status().Patch(ctx, nodeClass, client.MergeFrom(stored))).To(Succeed())
-		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(instance.DriftReasonSubnet))
-
-		By("resolving the class's placement group to another one")
+		By("resolving the class's placement group to another one: the group was renamed, and the class's label names a new one")
+		group := nodeClass.Status.PlacementGroup.ID
+		_, err = emu.Client.UpdatePlacementGroup(ctx, group, linodego.PlacementGroupUpdateOptions{Label: "retired"})
+		Expect(err).ToNot(HaveOccurred())
+		nodeClass = resolved(nodeClass)
+		Expect(nodeClass.Status.PlacementGroup.ID).ToNot(Equal(group))
+		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(instance.DriftReasonPlacementGroup))
+		replacement := nodeClass.Status.PlacementGroup.ID
+		_, err = emu.Client.UpdatePlacementGroup(ctx, replacement, linodego.PlacementGroupUpdateOptions{Label: "spare"})
+		Expect(err).ToNot(HaveOccurred())
+		_, err = emu.Client.UpdatePlacementGroup(ctx, group, linodego.PlacementGroupUpdateOptions{Label: "spread"})
+		Expect(err).ToNot(HaveOccurred())
 		nodeClass = resolved(nodeClass)
 		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
-		stored = nodeClass.DeepCopy()
-		nodeClass.Status.PlacementGroup.ID += 1000
+
+		By("resolving the class's subnet to another one: a new subnet took the label")
+		relabelSubnet(vpcID, nodeClass.Status.Subnet.ID, "retired")
+		_, err = emu.AddVPCSubnet(vpcID, "nodes", "10.0.1.0/24")
+		Expect(err).ToNot(HaveOccurred())
+		resolved(nodeClass)
+		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(instance.DriftReasonSubnet))
+	})
+})
+
+var _ = Describe("What a LinodeNodeClass's status says", func() {
+	// The status is written with the controller's ServiceAccount; whoever stole its token can
+	// rewrite it as the controller does.
+	rewriteStatus := func(nodeClass *v1.LinodeNodeClass, change func(*v1.LinodeNodeClassStatus)) {
+		GinkgoHelper()
+		stored := nodeClass.DeepCopy()
+		change(&nodeClass.Status)
 		Expect(env.Client.Status().Patch(ctx, nodeClass, client.MergeFrom(stored))).To(Succeed())
-		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(instance.DriftReasonPlacementGroup))
+	}
+
+	It("is not what a launch boots, joins or is placed in: the controller's own resolution of the spec is", func() {
+		vpcID, subnetID := subnetNodes()
+		other, err := emu.AddVPCSubnet(vpcID, "databases", "10.0.9.0/24")
+		Expect(err).ToNot(HaveOccurred())
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{VPC: &vpcNodes, PlacementGroup: &v1.PlacementGroupSelector{Label: lo.ToPtr("spread")}})
+		group := nodeClass.Status.PlacementGroup.ID
+		elsewhere, err := emu.Client.CreatePlacementGroup(ctx, linodego.PlacementGroupCreateOptions{Label: "elsewhere", Region: test.Region,
+			PlacementGroupType: linodego.PlacementGroupTypeAntiAffinityLocal, PlacementGroupPolicy: linodego.PlacementGroupPolicyFlexible})
+		Expect(err).ToNot(HaveOccurred())
+		// Another image of the account, one with a way in for whoever made it.
+		backdoored := emu.AddImage(emulator.ImageSpec{Label: "Ubuntu 24.04 LTS", Created: emu.Clock.Now(), CloudInit: true})
+		rewriteStatus(nodeClass, func(status *v1.LinodeNodeClassStatus) {
+			status.Image = &v1.ResolvedImage{ID: backdoored, Label: "Ubuntu 24.04 LTS"}
+			status.Subnet = &v1.ResolvedSubnet{ID: other, VPCID: vpcID, Label: "databases"}
+			status.PlacementGroup = &v1.ResolvedPlacementGroup{ID: elsewhere.ID, Label: "elsewhere"}
+		})
+
+		created := launched(nodeClaimOf(nodeClass, "g6-standard-2"))
+		linode, err := emu.Client.GetInstance(ctx, linodeIDOf(created.Status.ProviderID))
+		Expect(err).ToNot(HaveOccurred())
+		Expect(linode.Image).To(Equal("linode/ubuntu24.04"))
+		Expect(linode.PlacementGroup).ToNot(BeNil())
+		Expect(linode.PlacementGroup.ID).To(Equal(group))
+		configs, err := emu.Client.ListInstanceConfigs(ctx, linode.ID, nil)
+		Expect(err).ToNot(HaveOccurred())
+		Expect(configs[0].Interfaces).To(ContainElement(HaveField("SubnetID", HaveValue(Equal(subnetID)))))
+
+		By("nor what a running node is compared with")
+		created.Spec.NodeClassRef = test.NodeClassRef(nodeClass.Name)
+		Expect(cloud.CloudProvider.IsDrifted(ctx, created)).To(BeEmpty())
+
+		By("and the controller writes back what it resolved")
+		Expect(resolved(nodeClass).Status.Image.ID).To(Equal("linode/ubuntu24.04"))
+	})
+
+	It("launches nothing for a spec the controller has not resolved yet", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		next := emu.AddImage(emulator.ImageSpec{Label: "k8s-node 1.36.1", Created: emu.Clock.Now(), CloudInit: true})
+		nodeClass.Spec.Image = lo.ToPtr(next)
+		ExpectApplied(ctx, env.Client, nodeClass)
+		_, err := cloud.CloudProvider.Create(ctx, nodeClaimOf(nodeClass, "g6-standard-2"))
+		Expect(cloudprovider.IsNodeClassNotReadyError(err)).To(BeTrue(), "got %v", err)
+		Expect(emu.Instances()).To(BeEmpty())
+		resolved(nodeClass)
+		linode, err := emu.Client.GetInstance(ctx, linodeIDOf(launched(nodeClaimOf(nodeClass, "g6-standard-2")).Status.ProviderID))
+		Expect(err).ToNot(HaveOccurred())
+		Expect(linode.Image).To(Equal(next))
 	})
 })
 
 var _ = Describe("Bootstrap tokens", func() {
-	It("issues one token per NodeClaim and keeps its secret out of errors", func() {
+	It("writes no Secret: the node identity component issues the token the launch derives from the mounted key", func() {
 		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
 		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2")
 		launched(nodeClaim)
-		launched(nodeClaim)
 		tokens := &corev1.SecretList{}
-		Expect(env.Client.List(ctx, tokens, client.InNamespace(bootstraptoken.Namespace), client.MatchingLabels{bootstraptoken.LabelNodeClaimToken: "true"})).To(Succeed())
-		Expect(tokens.Items).To(HaveLen(1))
-		Expect(tokens.Items[0].OwnerReferences).To(ConsistOf(HaveField("UID", nodeClaim.UID)))
-		secret := string(tokens.Items[0].Data[bootstrapapi.BootstrapTokenSecretKey])
-		Expect(bootstrap.Token(string(tokens.Items[0].Data[bootstrapapi.BootstrapTokenIDKey]) + "." + secret).String()).ToNot(ContainSubstring(secret))
+		Expect(env.Client.List(ctx, tokens, client.InNamespace(bootstraptoken.Namespace))).To(Succeed())
+		Expect(tokens.Items).To(BeEmpty())
+	})
+
+	It("refuses a launch, saying why, while the key is not mounted", func() {
+		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
+		keyDir := GinkgoT().TempDir()
+		unkeyed := another(test.WithBootstrapTokenKeyDir(keyDir))
+		Expect(os.Remove(filepath.Join(keyDir, bootstraptoken.KeySecretKey))).To(Succeed())
+		nodeClaim := nodeClaimOf(nodeClass, "g6-standard-2")
+		_, err := unkeyed.CloudProvider.Create(ctx, nodeClaim)
+		Expect(err).To(MatchError(ContainSubstring("no bootstrap token key at")))
+		Expect(emu.Client.ListInstances(ctx, nil)).To(BeEmpty())
 	})
 })
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/awslabs/operatorpkg/option"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +55,20 @@ func resolved(nodeClass *v1.LinodeNodeClass) *v1.LinodeNodeClass {
 	ExpectApplied(ctx, env.Client, nodeClass)
 	ExpectObjectReconciled(ctx, env.Client, test.ControllerOf[*nodeclass.Controller](cloud.Linode), nodeClass)
 	return ExpectExists(ctx, env.Client, nodeClass)
+}
+
+// another builds another instance of the provider, as a restarted controller or another replica
+// would be, and resolves every class with its NodeClass controller, as its controller does when it
+// starts: a provider launches only with what it resolved itself.
+func another(opts ...option.Function[test.InstanceOptions]) *test.Instance {
+	GinkgoHelper()
+	provider := ExpectInstance(ctx, emu, env.Client, env.Config, opts...)
+	nodeClasses := &v1.LinodeNodeClassList{}
+	Expect(env.Client.List(ctx, nodeClasses)).To(Succeed())
+	for i := range nodeClasses.Items {
+		ExpectObjectReconciled(ctx, env.Client, test.ControllerOf[*nodeclass.Controller](provider.Linode), &nodeClasses.Items[i])
+	}
+	return provider
 }
 
 // readyNodeClass is a class of the image linode/ubuntu24.04 with spec's settings, resolved and

@@ -9,14 +9,18 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/karpenter/pkg/events"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/linode/karpenter-provider-linode/pkg/nodeidentity"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/test/localcluster/component"
 )
@@ -35,8 +39,10 @@ type NodeBootstrap struct {
 	// LogDir holds kube-controller-manager's log.
 	LogDir    string
 	processes []*component.Process
-	// stopApprover stops the manager StartApprover started, and waits for it.
-	stopApprover func() error
+	// stopNodeIdentity stops the manager StartNodeIdentity started, and waits for it.
+	stopNodeIdentity func() error
+	// keyRef is the Secret the node identity component keeps its key in.
+	keyRef types.NamespacedName
 }
 
 // NewNodeBootstrap starts the control plane. Stop it with Stop.
@@ -90,31 +96,48 @@ func (e *NodeBootstrap) Endpoint() string { return e.Config.Host }
 // ServingCA is the CA that verifies the API server's certificate, which nodes must trust.
 func (e *NodeBootstrap) ServingCA() []byte { return e.Config.CAData }
 
-// StartApprover runs the provider's approver of node certificate requests, as the controller
-// runs it in instance mode, connecting with config: without it, or the controller, no node the
-// provider's tokens bootstrap gets a certificate. Stop stops it.
-func (e *NodeBootstrap) StartApprover(ctx context.Context, config *rest.Config) error {
+// StartNodeIdentity runs the node identity component (package nodeidentity), as instance mode's
+// chart runs it, connecting with config and keeping the key in the Secret keyRef: without it no
+// NodeClaim gets a token, and no node the tokens bootstrap gets a certificate. Stop stops it.
+func (e *NodeBootstrap) StartNodeIdentity(ctx context.Context, config *rest.Config, keyRef types.NamespacedName) error {
 	m, err := manager.New(config, manager.Options{Scheme: e.Client.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		return err
 	}
-	recorder := events.NewRecorder(m.GetEventRecorderFor("karpenter")) //nolint:staticcheck // SA1019: core's events.Recorder takes the legacy recorder
-	if err := bootstraptoken.NewApprover(m.GetClient(), m.GetAPIReader(), recorder).Register(ctx, m); err != nil {
+	if err := nodeidentity.Register(ctx, m, keyRef); err != nil {
 		return err
 	}
+	e.keyRef = keyRef
 	managerCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- m.Start(managerCtx) }()
-	e.stopApprover = func() error { cancel(); return <-done }
+	e.stopNodeIdentity = func() error { cancel(); return <-done }
 	return nil
 }
 
-// Stop stops the approver, kube-controller-manager, the apiserver and etcd, and removes the log
+// Token waits until the node identity component has issued the NodeClaim's bootstrap token, and
+// returns it as the controller would write it into the node's user data: derived from the key.
+func (e *NodeBootstrap) Token(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := e.Client.Get(ctx, client.ObjectKey{Namespace: bootstraptoken.Namespace, Name: bootstraptoken.SecretName(nodeClaim)}, &corev1.Secret{})
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		return "", fmt.Errorf("the node identity component issued no token for NodeClaim %s: %w", nodeClaim.Name, err)
+	}
+	key := &corev1.Secret{}
+	if err := e.Client.Get(ctx, e.keyRef, key); err != nil {
+		return "", err
+	}
+	return bootstraptoken.Key(key.Data[bootstraptoken.KeySecretKey]).Token(nodeClaim), nil
+}
+
+// Stop stops the node identity component, kube-controller-manager, the apiserver and etcd, and removes the log
 // directory.
 func (e *NodeBootstrap) Stop() error {
 	var stopped error
-	if e.stopApprover != nil {
-		stopped = e.stopApprover()
+	if e.stopNodeIdentity != nil {
+		stopped = e.stopNodeIdentity()
 	}
 	if err := errors.Join(stopped, component.StopAll(e.processes, 5*time.Second), e.Environment.Stop()); err != nil {
 		return fmt.Errorf("%w (component logs kept in %s)", err, e.LogDir)

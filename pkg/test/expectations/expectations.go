@@ -64,7 +64,7 @@ func RunSuite(t *testing.T, description string, ctx *context.Context) {
 // connects to, as test.NewInstance does.
 func ExpectInstance(ctx context.Context, emu *test.Emulator, kubeClient client.Client, restConfig *rest.Config, opts ...option.Function[test.InstanceOptions]) *test.Instance {
 	ginkgo.GinkgoHelper()
-	instance, err := test.NewInstance(ctx, emu, kubeClient, restConfig, opts...)
+	instance, err := test.NewInstance(ctx, emu, kubeClient, restConfig, append([]option.Function[test.InstanceOptions]{test.WithBootstrapTokenKeyDir(ginkgo.GinkgoT().TempDir())}, opts...)...)
 	gomega.Expect(err).ToNot(gomega.HaveOccurred())
 	return instance
 }

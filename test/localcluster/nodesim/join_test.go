@@ -16,10 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/clock"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
+	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/test/localcluster/nodesim"
@@ -27,16 +27,16 @@ import (
 
 const testSSHKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINodeSimulatorTestKeyOnly tests@nodesim"
 
-// joinOptions are user data options that join env's cluster with a token issued as the provider
-// issues it, for a Linode labelled name, the node of NodeClaim name.
+// joinOptions are user data options that join env's cluster with the token the node identity
+// component issued, for a Linode labelled name, the node of NodeClaim name.
 func joinOptions(t *testing.T, name string) bootstrap.Options {
 	t.Helper()
 	ctx := context.Background()
-	nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: karpv1.NodeClaimSpec{NodeClassRef: &karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: "default"}}})
 	if err := env.Client.Create(ctx, nodeClaim); err != nil {
 		t.Fatal(err)
 	}
-	token, err := bootstraptoken.NewIssuer(env.Client, env.Client, types.NamespacedName{Namespace: "kube-system", Name: "karpenter-bootstrap-token-key"}, clock.RealClock{}).Ensure(ctx, nodeClaim)
+	token, err := env.Token(ctx, nodeClaim)
 	if err != nil {
 		t.Fatal(err)
 	}

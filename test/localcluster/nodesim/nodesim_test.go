@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := env.StartApprover(context.Background(), env.Config); err != nil {
+	if err := env.StartNodeIdentity(context.Background(), env.Config, types.NamespacedName{Namespace: "kube-system", Name: "karpenter-bootstrap-token-key"}); err != nil {
 		fmt.Fprintln(os.Stderr, err, env.Stop())
 		os.Exit(1)
 	}

@@ -11,6 +11,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	controllerruntime "sigs.k8s.io/controller-runtime"
@@ -49,9 +50,10 @@ var kubeletClientUsages = []sets.Set[certificatesv1.KeyUsage]{
 // place of kube-controller-manager's approver, which would sign a certificate for any node name
 // to any holder of any of the tokens. It approves a request only for the node of the NodeClaim
 // the token was issued for, named as its kubelet registers (the NodeClaim's name, the user data's
-// --hostname-override), and only while that NodeClaim has not registered; it denies every other
-// kubelet client request of the tokens' group, saying why. Requests of other users are not its
-// to decide.
+// --hostname-override), only while that NodeClaim has not registered, and only while no Node of
+// that name exists: whatever a NodeClaim is called (a NodeClaim named like a control-plane node),
+// its token never becomes a node that is already there. It denies every other kubelet client
+// request of the tokens' group, saying why. Requests of other users are not its to decide.
 type Approver struct {
 	kube     client.Client
 	reader   client.Reader
@@ -60,7 +62,8 @@ type Approver struct {
 
 // NewApprover returns the approver. kube reads NodeClaims from the cache and writes approvals;
 // reader lists NodeClaims past the cache before a request is denied for naming none, so that a
-// NodeClaim the cache has not seen yet never costs its node a denial.
+// NodeClaim the cache has not seen yet never costs its node a denial, and reads the Node of the
+// requested name past the cache, so that a Node the cache has not seen yet is not given away.
 func NewApprover(kube client.Client, reader client.Reader, recorder events.Recorder) *Approver {
 	return &Approver{kube: kube, reader: reader, recorder: recorder}
 }
@@ -71,8 +74,8 @@ func (a *Approver) Reconcile(ctx context.Context, csr *certificatesv1.Certificat
 		return reconcile.Result{}, nil
 	}
 	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName {
-		// Deciding a request needs the right to approve for its signer, which the controller has for
-		// kubelet client certificates alone. No kubelet asks another signer with a bootstrap token,
+		// Deciding a request needs the right to approve for its signer, which the node identity
+		// component has for kubelet client certificates alone. No kubelet asks another signer with a bootstrap token,
 		// and nothing approves such a request for a bootstrap user unless someone does by hand.
 		a.recorder.Publish(events.Event{
 			InvolvedObject: csr, Type: corev1.EventTypeWarning, Reason: "NotAKubeletClientRequest",
@@ -95,6 +98,7 @@ func (a *Approver) Reconcile(ctx context.Context, csr *certificatesv1.Certificat
 			Message: "Denied: " + problem, DedupeValues: []string{string(csr.UID)},
 		})
 		logger.Info("denied a node client certificate request made with a bootstrap token", "reason", problem)
+		Decisions.Inc(map[string]string{decisionLabel: "denied"})
 		return reconcile.Result{}, nil
 	}
 	if err := a.decide(ctx, csr, certificatesv1.CertificateApproved, ReasonApproved,
@@ -102,6 +106,7 @@ func (a *Approver) Reconcile(ctx context.Context, csr *certificatesv1.Certificat
 		return reconcile.Result{}, err
 	}
 	logger.V(1).Info("approved the client certificate of a NodeClaim's node", "NodeClaim", nodeClaim.Name)
+	Decisions.Inc(map[string]string{decisionLabel: "approved"})
 	return reconcile.Result{}, nil
 }
 
@@ -111,6 +116,9 @@ func (a *Approver) check(ctx context.Context, csr *certificatesv1.CertificateSig
 	subject, problem := kubeletClientSubject(csr)
 	if problem != "" {
 		return nil, problem, nil
+	}
+	if problem, err := a.existingNode(ctx, subject); problem != "" || err != nil {
+		return nil, problem, err
 	}
 	id := strings.TrimPrefix(csr.Spec.Username, bootstrapUserPrefix)
 	nodeClaim, err := a.nodeClaimOfToken(ctx, a.kube, id)
@@ -131,6 +139,40 @@ func (a *Approver) check(ctx context.Context, csr *certificatesv1.CertificateSig
 		return nil, fmt.Sprintf("NodeClaim %s of bootstrap token %s has registered: its kubelet has its certificate", nodeClaim.Name, id), nil
 	}
 	return nodeClaim, "", nil
+}
+
+// existingNode says why no certificate may be had for a node name a Node already has, read past
+// the cache. A NodeClaim's kubelet registers its Node only once it has its certificate.
+func (a *Approver) existingNode(ctx context.Context, name string) (string, error) {
+	node := &corev1.Node{}
+	err := a.reader.Get(ctx, client.ObjectKey{Name: name}, node)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading Node %s: %w", name, err)
+	}
+	if role := controlPlaneMark(node); role != "" {
+		return fmt.Sprintf("Node %s exists and is a control-plane node (%s): a bootstrap token never becomes an existing node", name, role), nil
+	}
+	return fmt.Sprintf("Node %s exists: a bootstrap token never becomes an existing node", name), nil
+}
+
+// controlPlaneRoles are the label and taint keys kubeadm and other installers mark control-plane
+// nodes with.
+var controlPlaneRoles = []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"}
+
+// controlPlaneMark names the label or taint that makes the node a control-plane node, or is empty.
+func controlPlaneMark(node *corev1.Node) string {
+	for _, role := range controlPlaneRoles {
+		if _, ok := node.Labels[role]; ok {
+			return "label " + role
+		}
+		if slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == role }) {
+			return "taint " + role
+		}
+	}
+	return ""
 }
 
 // nodeClaimOfToken finds the NodeClaim a token id was derived from, or nil.

@@ -19,11 +19,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/certificate/csr"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
@@ -31,14 +31,18 @@ import (
 	. "sigs.k8s.io/karpenter/pkg/utils/testing"
 
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 	"github.com/linode/karpenter-provider-linode/test/chartrender"
 )
 
 // TestABootstrapTokenBecomesOnlyItsOwnNode holds a NodeClaim's bootstrap token, as anyone who read
 // the Linode's user data would, and tries to turn it into another node's identity on a control
-// plane set up as kubeadm's, with kube-controller-manager approving and signing node client
-// certificates as it does there and the Approver running with the chart's RBAC alone.
+// plane set up as kubeadm's, with kube-controller-manager signing node client certificates as it
+// does there and the node identity component issuing the tokens and deciding their requests with
+// the chart's RBAC and admission policies alone. A thief of the controller's ServiceAccount may
+// also create NodeClaims, and so have the controller launch one named like an existing node: its
+// token gets no certificate for that node either.
 func TestABootstrapTokenBecomesOnlyItsOwnNode(t *testing.T) {
 	ctx := TestContextWithLogger(t)
 	env, err := environment.NewNodeBootstrap(ctx)
@@ -50,40 +54,50 @@ func TestABootstrapTokenBecomesOnlyItsOwnNode(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	runApproverAsTheChart(ctx, t, env)
+	keyRef := types.NamespacedName{Namespace: chartrender.Namespace, Name: "karpenter-bootstrap-token-key"}
+	runNodeIdentityAsTheChart(ctx, t, env, keyRef)
 
-	own, other := nodeClaim(ctx, t, env, "own-node"), nodeClaim(ctx, t, env, "other-node")
-	// The other NodeClaim's node has registered: its name is an existing Node's.
-	if err := env.Client.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: other.Name}}); err != nil {
-		t.Fatal(err)
+	// other-node has registered, cp-1 is a control-plane node, and victim a node Karpenter does not
+	// manage.
+	for _, node := range []*corev1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "other-node"}},
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: "cp-1", Labels: map[string]string{"node-role.kubernetes.io/control-plane": ""}},
+			Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}},
+		},
+		{ObjectMeta: metav1.ObjectMeta{Name: "victim"}},
+	} {
+		if err := env.Client.Create(ctx, node); err != nil {
+			t.Fatal(err)
+		}
 	}
-	token, err := bootstraptoken.NewIssuer(env.Client, env.Client, keyRef, clock.RealClock{}).Ensure(ctx, own)
-	if err != nil {
-		t.Fatal(err)
-	}
-	withToken := rest.AnonymousClientConfig(env.Config)
-	withToken.BearerToken = string(token)
-	tokenClient := kubernetes.NewForConfigOrDie(withToken)
+	own := nodeClaim(ctx, t, env, "own-node")
+	namedLikeControlPlane, namedLikeVictim := nodeClaim(ctx, t, env, "cp-1"), nodeClaim(ctx, t, env, "victim")
 	kubeletUsages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
 
 	for _, attempt := range []struct {
 		name, commonName string
+		token            *karpv1.NodeClaim
 		organizations    []string
 		usages           []certificatesv1.KeyUsage
 		wantMessage      string
 	}{
-		{name: "an existing node's name", commonName: "system:node:" + other.Name, organizations: []string{"system:nodes"}, usages: kubeletUsages,
-			wantMessage: "bootstrap token " + bootstraptoken.ID(own) + " was issued for NodeClaim own-node, whose node is own-node, not other-node"},
-		{name: "a made-up node name", commonName: "system:node:made-up", organizations: []string{"system:nodes"}, usages: kubeletUsages,
-			wantMessage: "not made-up"},
-		{name: "its own name, in system:masters too", commonName: "system:node:" + own.Name, organizations: []string{"system:masters", "system:nodes"}, usages: kubeletUsages,
+		{name: "an existing node's name", token: own, commonName: "system:node:other-node", organizations: []string{"system:nodes"}, usages: kubeletUsages,
+			wantMessage: "Node other-node exists: a bootstrap token never becomes an existing node"},
+		{name: "a made-up node name", token: own, commonName: "system:node:made-up", organizations: []string{"system:nodes"}, usages: kubeletUsages,
+			wantMessage: "bootstrap token " + bootstraptoken.ID(own) + " was issued for NodeClaim own-node, whose node is own-node, not made-up"},
+		{name: "a control-plane node's name, with the token of a NodeClaim named like it", token: namedLikeControlPlane, commonName: "system:node:cp-1", organizations: []string{"system:nodes"}, usages: kubeletUsages,
+			wantMessage: "Node cp-1 exists and is a control-plane node (label node-role.kubernetes.io/control-plane)"},
+		{name: "an existing node's name, with the token of a NodeClaim named like it", token: namedLikeVictim, commonName: "system:node:victim", organizations: []string{"system:nodes"}, usages: kubeletUsages,
+			wantMessage: "Node victim exists"},
+		{name: "its own name, in system:masters too", token: own, commonName: "system:node:" + own.Name, organizations: []string{"system:masters", "system:nodes"}, usages: kubeletUsages,
 			wantMessage: "organizations"},
-		{name: "its own name, for serving", commonName: "system:node:" + own.Name, organizations: []string{"system:nodes"},
+		{name: "its own name, for serving", token: own, commonName: "system:node:" + own.Name, organizations: []string{"system:nodes"},
 			usages: []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth}, wantMessage: "usages"},
 	} {
 		t.Run(attempt.name, func(t *testing.T) {
 			request, _ := certificateRequest(t, attempt.commonName, attempt.organizations)
-			name, _, err := csr.RequestCertificateWithContext(ctx, tokenClient, request, "", certificatesv1.KubeAPIServerClientKubeletSignerName, nil, attempt.usages, nil)
+			name, _, err := csr.RequestCertificateWithContext(ctx, tokenClient(ctx, t, env, attempt.token), request, "", certificatesv1.KubeAPIServerClientKubeletSignerName, nil, attempt.usages, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,14 +118,15 @@ func TestABootstrapTokenBecomesOnlyItsOwnNode(t *testing.T) {
 		})
 	}
 
+	ownToken := tokenClient(ctx, t, env, own)
 	request, key := certificateRequest(t, "system:node:"+own.Name, []string{"system:nodes"})
-	name, uid, err := csr.RequestCertificateWithContext(ctx, tokenClient, request, "", certificatesv1.KubeAPIServerClientKubeletSignerName, nil, kubeletUsages, key)
+	name, uid, err := csr.RequestCertificateWithContext(ctx, ownToken, request, "", certificatesv1.KubeAPIServerClientKubeletSignerName, nil, kubeletUsages, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	certPEM, err := csr.WaitForCertificate(waitCtx, tokenClient, name, uid)
+	certPEM, err := csr.WaitForCertificate(waitCtx, ownToken, name, uid)
 	if err != nil {
 		t.Fatalf("the NodeClaim's own node got no certificate: %v (%v)", err, awaitDecision(ctx, t, env, name))
 	}
@@ -127,17 +142,17 @@ func TestABootstrapTokenBecomesOnlyItsOwnNode(t *testing.T) {
 	if _, err := nodeClient.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: own.Name}}, metav1.CreateOptions{}); err != nil {
 		t.Errorf("the node cannot register itself with its certificate: %v", err)
 	}
-	for _, impostor := range []string{"made-up", other.Name} {
+	for _, impostor := range []string{"made-up", "other-node"} {
 		_, err := nodeClient.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: impostor}}, metav1.CreateOptions{})
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("the node's certificate registered Node %s: %v", impostor, err)
 		}
 	}
-	if _, err := nodeClient.CoreV1().Nodes().UpdateStatus(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: other.Name}}, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("the node's certificate wrote Node %s's status: %v", other.Name, err)
+	if _, err := nodeClient.CoreV1().Nodes().UpdateStatus(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "other-node"}}, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's certificate wrote Node other-node's status: %v", err)
 	}
 
-	// Requests of users other than the tokens are not the Approver's: the admin's is left to
+	// Requests of users other than the tokens are not the component's: the admin's is left to
 	// kube-controller-manager, which approves it because the admin may do anything.
 	adminRequest, _ := certificateRequest(t, "system:node:made-up", []string{"system:nodes"})
 	adminCSR, _, err := csr.RequestCertificateWithContext(ctx, kubernetes.NewForConfigOrDie(env.Config), adminRequest, "", certificatesv1.KubeAPIServerClientKubeletSignerName, nil, kubeletUsages, nil)
@@ -149,10 +164,10 @@ func TestABootstrapTokenBecomesOnlyItsOwnNode(t *testing.T) {
 	}
 }
 
-// runApproverAsTheChart runs the Approver as the chart's ServiceAccount, with the chart's RBAC in
-// instance mode and nothing else: the bootstrap tokens' group bindings the environment made are
-// replaced by the chart's.
-func runApproverAsTheChart(ctx context.Context, t *testing.T, env *environment.NodeBootstrap) {
+// runNodeIdentityAsTheChart runs the node identity component as the chart's ServiceAccount for
+// it, with the chart's RBAC and admission policies in instance mode and nothing else: the
+// bootstrap tokens' group bindings the environment made are replaced by the chart's.
+func runNodeIdentityAsTheChart(ctx context.Context, t *testing.T, env *environment.NodeBootstrap, keyRef types.NamespacedName) {
 	t.Helper()
 	for _, binding := range bootstraptoken.ClusterRoleBindings() {
 		if err := env.Client.Delete(ctx, binding); err != nil {
@@ -164,7 +179,7 @@ func runApproverAsTheChart(ctx context.Context, t *testing.T, env *environment.N
 		t.Fatal(err)
 	}
 	for _, obj := range objects {
-		if !slices.Contains([]string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}, obj.GetKind()) {
+		if !slices.Contains([]string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}, obj.GetKind()) {
 			continue
 		}
 		if err := env.Client.Create(ctx, obj); err != nil {
@@ -173,21 +188,35 @@ func runApproverAsTheChart(ctx context.Context, t *testing.T, env *environment.N
 	}
 	asChart := rest.CopyConfig(env.Config)
 	asChart.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + chartrender.Namespace + ":karpenter",
+		UserName: "system:serviceaccount:" + chartrender.Namespace + ":karpenter-node-identity",
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + chartrender.Namespace, "system:authenticated"},
 	}
-	if err := env.StartApprover(ctx, asChart); err != nil {
+	if err := env.StartNodeIdentity(ctx, asChart, keyRef); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// nodeClaim is a NodeClaim of a LinodeNodeClass, whose token the node identity component issues.
 func nodeClaim(ctx context.Context, t *testing.T, env *environment.NodeBootstrap, name string) *karpv1.NodeClaim {
 	t.Helper()
-	nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: karpv1.NodeClaimSpec{NodeClassRef: test.NodeClassRef("default")}})
 	if err := env.Client.Create(ctx, nodeClaim); err != nil {
 		t.Fatal(err)
 	}
 	return nodeClaim
+}
+
+// tokenClient authenticates with the NodeClaim's bootstrap token, as its kubelet would, once the
+// node identity component has issued it.
+func tokenClient(ctx context.Context, t *testing.T, env *environment.NodeBootstrap, nodeClaim *karpv1.NodeClaim) *kubernetes.Clientset {
+	t.Helper()
+	token, err := env.Token(ctx, nodeClaim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withToken := rest.AnonymousClientConfig(env.Config)
+	withToken.BearerToken = string(token)
+	return kubernetes.NewForConfigOrDie(withToken)
 }
 
 // certificateRequest is a PEM certificate request for the subject, and its key.
@@ -283,8 +312,6 @@ var _ = Describe("Approver", func() {
 	It("approves the node of a NodeClaim that has not registered, and denies it once the NodeClaim has", func() {
 		nodeClaim := coretest.NodeClaim()
 		ExpectApplied(ctx, env.Client, nodeClaim)
-		_, err := issuer.Ensure(ctx, nodeClaim)
-		Expect(err).ToNot(HaveOccurred())
 		first := request(nodeClaim, "system:node:"+nodeClaim.Name, certificatesv1.KubeAPIServerClientKubeletSignerName)
 		ExpectObjectReconciled(ctx, env.Client, approver, first)
 		Expect(conditions(first)).To(ConsistOf(And(HaveField("Type", certificatesv1.CertificateApproved), HaveField("Message", ContainSubstring(nodeClaim.Name)))))
@@ -296,8 +323,25 @@ var _ = Describe("Approver", func() {
 		Expect(recorder.Calls("NodeCertificateDenied")).To(Equal(1))
 	})
 
+	It("denies the name of an existing Node whatever NodeClaim asks for it, saying whether it is a control-plane node", func() {
+		for _, node := range []*corev1.Node{
+			{ObjectMeta: metav1.ObjectMeta{Name: "victim"}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "cp-1"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "node-role.kubernetes.io/master", Effect: corev1.TaintEffectNoSchedule}}}},
+		} {
+			ExpectApplied(ctx, env.Client, node)
+			namedLikeIt := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: node.Name}})
+			ExpectApplied(ctx, env.Client, namedLikeIt)
+			denied := request(namedLikeIt, "system:node:"+node.Name, certificatesv1.KubeAPIServerClientKubeletSignerName)
+			ExpectObjectReconciled(ctx, env.Client, approver, denied)
+			Expect(conditions(denied)).To(ConsistOf(And(HaveField("Type", certificatesv1.CertificateDenied), HaveField("Message", ContainSubstring("Node "+node.Name+" exists")))))
+		}
+		cp := &certificatesv1.CertificateSigningRequestList{}
+		Expect(env.Client.List(ctx, cp)).To(Succeed())
+		Expect(cp.Items).To(ContainElement(HaveField("Status.Conditions", ContainElement(HaveField("Message", ContainSubstring("control-plane node (taint node-role.kubernetes.io/master)"))))))
+	})
+
 	It("denies a token that belongs to no NodeClaim", func() {
-		gone := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{bootstraptoken.AnnotationTokenID: "gone00"}}})
+		gone := coretest.NodeClaim()
 		denied := request(gone, "system:node:"+gone.Name, certificatesv1.KubeAPIServerClientKubeletSignerName)
 		ExpectObjectReconciled(ctx, env.Client, approver, denied)
 		Expect(conditions(denied)).To(ConsistOf(HaveField("Message", ContainSubstring("belongs to no NodeClaim"))))
@@ -306,8 +350,6 @@ var _ = Describe("Approver", func() {
 	It("leaves a token's request to another signer pending, which it may not decide, and says so", func() {
 		nodeClaim := coretest.NodeClaim()
 		ExpectApplied(ctx, env.Client, nodeClaim)
-		_, err := issuer.Ensure(ctx, nodeClaim)
-		Expect(err).ToNot(HaveOccurred())
 		other := request(nodeClaim, "system:node:"+nodeClaim.Name, certificatesv1.KubeAPIServerClientSignerName)
 		ExpectObjectReconciled(ctx, env.Client, approver, other)
 		Expect(conditions(other)).To(BeEmpty())

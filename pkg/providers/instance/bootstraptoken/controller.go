@@ -11,14 +11,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/linode/karpenter-provider-linode/pkg/apis"
 )
 
-// Controller deletes a NodeClaim's token as soon as its node has registered: from then on the
-// kubelet has its own certificate, and the token would only be a credential left lying around.
-// Nothing lists tokens, which would take reading every Secret of kube-system: a restarted
-// controller sees every registered NodeClaim again as it starts, the garbage collector deletes
-// the tokens of NodeClaims deleted or replaced (their owner), and an expired token is refused by
-// kube-apiserver and deleted by kube-controller-manager's tokencleaner.
+// Controller issues a token for each NodeClaim of a LinodeNodeClass as it is created, and deletes
+// it as soon as the node has registered: from then on the kubelet has its own certificate, and the
+// token would only be a credential left lying around. Nothing lists tokens, which would take
+// reading every Secret of kube-system: a restarted component sees every NodeClaim again as it
+// starts, the garbage collector deletes the tokens of NodeClaims deleted (their owner), and an
+// expired token is refused by kube-apiserver and deleted by kube-controller-manager's tokencleaner.
 type Controller struct {
 	kube   client.Client
 	issuer *Issuer
@@ -29,12 +31,22 @@ func NewController(kube client.Client, issuer *Issuer) *Controller {
 	return &Controller{kube: kube, issuer: issuer}
 }
 
-// Reconcile deletes the token of a NodeClaim whose node registered.
+// Reconcile issues the token of a NodeClaim still launching, and deletes that of one whose node
+// registered or that is going.
 func (c *Controller) Reconcile(ctx context.Context, nodeClaim *karpv1.NodeClaim) (reconcile.Result, error) {
-	if !done(nodeClaim) {
+	if !ofLinode(nodeClaim) {
 		return reconcile.Result{}, nil
 	}
-	return reconcile.Result{}, c.issuer.Delete(ctx, nodeClaim)
+	if done(nodeClaim) {
+		return reconcile.Result{}, c.issuer.Delete(ctx, nodeClaim)
+	}
+	return reconcile.Result{}, c.issuer.Issue(ctx, nodeClaim)
+}
+
+// ofLinode reports whether a NodeClaim is launched by this provider, as a Linode that joins with
+// a token.
+func ofLinode(nodeClaim *karpv1.NodeClaim) bool {
+	return nodeClaim.Spec.NodeClassRef != nil && nodeClaim.Spec.NodeClassRef.Group == apis.Group
 }
 
 // done reports whether a NodeClaim needs its token no more.
@@ -42,12 +54,12 @@ func done(nodeClaim *karpv1.NodeClaim) bool {
 	return nodeClaim.StatusConditions().IsTrue(karpv1.ConditionTypeRegistered) || !nodeClaim.DeletionTimestamp.IsZero()
 }
 
-// Register watches NodeClaims as they register or go.
+// Register watches NodeClaims as they come, register or go.
 func (c *Controller) Register(_ context.Context, m manager.Manager) error {
 	return controllerruntime.NewControllerManagedBy(m).
 		Named("bootstraptoken").
 		For(&karpv1.NodeClaim{}, builder.WithPredicates(predicate.Funcs{
-			CreateFunc: func(e event.CreateEvent) bool { return done(e.Object.(*karpv1.NodeClaim)) },
+			CreateFunc: func(event.CreateEvent) bool { return true },
 			UpdateFunc: func(e event.UpdateEvent) bool {
 				return !done(e.ObjectOld.(*karpv1.NodeClaim)) && done(e.ObjectNew.(*karpv1.NodeClaim))
 			},

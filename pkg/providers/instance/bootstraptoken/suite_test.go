@@ -2,6 +2,9 @@ package bootstraptoken_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +12,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -18,6 +20,7 @@ import (
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 	. "sigs.k8s.io/karpenter/pkg/utils/testing"
 
+	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
 )
@@ -76,16 +79,24 @@ func registered(nodeClaim *karpv1.NodeClaim) {
 	ExpectApplied(ctx, env.Client, nodeClaim)
 }
 
+// linodeNodeClaim is a NodeClaim of a LinodeNodeClass, which joins with a bootstrap token.
+func linodeNodeClaim(overrides ...karpv1.NodeClaim) *karpv1.NodeClaim {
+	return coretest.NodeClaim(append([]karpv1.NodeClaim{{Spec: karpv1.NodeClaimSpec{
+		NodeClassRef: &karpv1.NodeClassReference{Group: apis.Group, Kind: "LinodeNodeClass", Name: "default"},
+	}}}, overrides...)...)
+}
+
 var _ = Describe("Issuer", func() {
-	It("issues a kubeadm-style bootstrap token in a group of its own, owned by the NodeClaim", func() {
-		nodeClaim := coretest.NodeClaim()
+	It("issues a kubeadm-style bootstrap token in a group of its own, owned by the NodeClaim, valid until TTL after the NodeClaim's creation", func() {
+		nodeClaim := linodeNodeClaim()
 		ExpectApplied(ctx, env.Client, nodeClaim)
-		token, err := issuer.Ensure(ctx, nodeClaim)
+		Expect(issuer.Issue(ctx, nodeClaim)).To(Succeed())
+		key, err := issuer.Key(ctx)
 		Expect(err).ToNot(HaveOccurred())
 
 		secret := tokenSecret(nodeClaim)
 		Expect(secret.Type).To(Equal(corev1.SecretType("bootstrap.kubernetes.io/token")))
-		id, tokenSecretPart, _ := strings.Cut(string(token), ".")
+		id, tokenSecretPart, _ := strings.Cut(string(key.Token(nodeClaim)), ".")
 		Expect(id).To(Equal(bootstraptoken.ID(nodeClaim)))
 		Expect(string(secret.Data["token-id"])).To(Equal(id))
 		Expect(string(secret.Data["token-secret"])).To(Equal(tokenSecretPart))
@@ -95,105 +106,78 @@ var _ = Describe("Issuer", func() {
 		Expect(string(secret.Data["auth-extra-groups"])).To(Equal("system:bootstrappers:karpenter:linode"))
 		expiration, err := time.Parse(time.RFC3339, string(secret.Data["expiration"]))
 		Expect(err).ToNot(HaveOccurred())
-		Expect(expiration).To(BeTemporally("~", clk.Now().Add(20*time.Minute), time.Second))
+		Expect(expiration).To(BeTemporally("~", nodeClaim.CreationTimestamp.Add(20*time.Minute), time.Second))
 		Expect(secret.OwnerReferences).To(ConsistOf(HaveField("UID", nodeClaim.UID)))
 		Expect(secret.Data["description"]).ToNot(ContainSubstring(tokenSecretPart))
 	})
 
-	It("hands a retried launch the token it issued before, as it is, without reading it", func() {
-		nodeClaim := coretest.NodeClaim()
+	It("issues none for a NodeClaim whose launch has timed out, and leaves one it issued as it is", func() {
+		nodeClaim := linodeNodeClaim()
 		ExpectApplied(ctx, env.Client, nodeClaim)
-		first, err := issuer.Ensure(ctx, nodeClaim)
-		Expect(err).ToNot(HaveOccurred())
+		Expect(issuer.Issue(ctx, nodeClaim)).To(Succeed())
 		issued := tokenSecret(nodeClaim)
-
-		By("finding the id on the NodeClaim as stored, not only on the copy launched")
-		stored := &karpv1.NodeClaim{}
-		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(nodeClaim), stored)).To(Succeed())
-		Expect(bootstraptoken.ID(stored)).To(Equal(bootstraptoken.ID(nodeClaim)))
-		clk.Step(4 * time.Minute)
-		again, err := issuer.Ensure(ctx, stored)
-		Expect(err).ToNot(HaveOccurred())
-		Expect(again).To(Equal(first), "a Linode launched with the first token must still join")
+		Expect(issuer.Issue(ctx, nodeClaim)).To(Succeed())
 		Expect(tokenSecret(nodeClaim).UID).To(Equal(issued.UID))
 
-		By("issuing it again, same id and secret, if it is gone, from a copy of the NodeClaim older than the record")
-		Expect(env.Client.Delete(ctx, issued)).To(Succeed())
-		Expect(issuer.Ensure(ctx, nodeClaim)).To(Equal(first))
-		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(nodeClaim), stored)).To(Succeed())
-		Expect(tokenSecret(stored).UID).ToNot(Equal(issued.UID))
-		Expect(stored.Annotations).To(HaveKeyWithValue(bootstraptoken.AnnotationTokenUID, string(tokenSecret(stored).UID)))
+		late := linodeNodeClaim()
+		ExpectApplied(ctx, env.Client, late)
+		clk.SetTime(late.CreationTimestamp.Add(bootstraptoken.TTL))
+		Expect(issuer.Issue(ctx, late)).To(Succeed())
+		expectNoToken(late)
 	})
 
-	It("never deletes or replaces another NodeClaim's token, whatever id the two share", func() {
-		own, other := coretest.NodeClaim(), coretest.NodeClaim()
-		ExpectApplied(ctx, env.Client, own, other)
-		_, err := issuer.Ensure(ctx, own)
-		Expect(err).ToNot(HaveOccurred())
-		owns := tokenSecret(own)
-
-		By("issuing a NodeClaim of the same UID a token of its own: ids are not derived from UIDs")
-		sameUID := other.DeepCopy()
-		sameUID.UID = own.UID
-		_, err = issuer.Ensure(ctx, sameUID)
-		Expect(err).ToNot(HaveOccurred())
-		Expect(bootstraptoken.ID(sameUID)).ToNot(Equal(bootstraptoken.ID(own)))
-		Expect(tokenSecret(own).UID).To(Equal(owns.UID))
-
-		By("leaving the token alone when a NodeClaim's record names its id but not its Secret")
-		stale := coretest.NodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-			bootstraptoken.AnnotationTokenID: bootstraptoken.ID(own), bootstraptoken.AnnotationTokenUID: "a-token-long-gone",
-		}}})
-		ExpectApplied(ctx, env.Client, stale)
-		_, err = issuer.Ensure(ctx, stale)
-		Expect(err).ToNot(HaveOccurred())
-		Expect(issuer.Delete(ctx, stale)).To(Succeed())
-		Expect(tokenSecret(own).UID).To(Equal(owns.UID))
-		Expect(tokenSecret(own).Data).To(Equal(owns.Data))
-
-		Expect(issuer.Delete(ctx, own)).To(Succeed())
-		expectNoToken(own)
-	})
-
-	It("derives the same token in another controller process, from the key it keeps in one immutable Secret", func() {
-		nodeClaim, other := coretest.NodeClaim(), coretest.NodeClaim()
+	It("keeps its key in one immutable Secret, which the controller's mounted file derives the same tokens from", func() {
+		nodeClaim, other := linodeNodeClaim(), linodeNodeClaim()
 		ExpectApplied(ctx, env.Client, nodeClaim, other)
-		token, err := issuer.Ensure(ctx, nodeClaim)
+		key, err := issuer.Key(ctx)
 		Expect(err).ToNot(HaveOccurred())
-		otherToken, err := issuer.Ensure(ctx, other)
-		Expect(err).ToNot(HaveOccurred())
-		_, secretHalf, _ := strings.Cut(string(token), ".")
-		_, otherSecretHalf, _ := strings.Cut(string(otherToken), ".")
-		Expect(secretHalf).ToNot(Equal(otherSecretHalf))
+		Expect(key.Token(nodeClaim)).ToNot(Equal(key.Token(other)))
 
-		restarted := bootstraptoken.NewIssuer(env.Client, env.Client, keyRef, clk)
-		Expect(restarted.Ensure(ctx, nodeClaim)).To(Equal(token))
-		key := &corev1.Secret{}
-		Expect(env.Client.Get(ctx, keyRef, key)).To(Succeed())
-		Expect(key.Immutable).To(HaveValue(BeTrue()))
-		Expect(key.Data[bootstraptoken.KeySecretKey]).To(HaveLen(32))
+		stored := &corev1.Secret{}
+		Expect(env.Client.Get(ctx, keyRef, stored)).To(Succeed())
+		Expect(stored.Immutable).To(HaveValue(BeTrue()))
+		Expect(stored.Data[bootstraptoken.KeySecretKey]).To(HaveLen(32))
+		file := filepath.Join(GinkgoT().TempDir(), bootstraptoken.KeySecretKey)
+		Expect(os.WriteFile(file, stored.Data[bootstraptoken.KeySecretKey], 0o600)).To(Succeed())
+		Expect(bootstraptoken.NewKeyFile(file).Token(ctx, nodeClaim)).To(Equal(key.Token(nodeClaim)))
+		Expect(bootstraptoken.NewIssuer(env.Client, env.Client, keyRef, clk).Key(ctx)).To(Equal(key), "another replica reads the same key")
 
-		By("deriving other secrets once the key is replaced")
-		Expect(env.Client.Delete(ctx, key)).To(Succeed())
-		rekeyed, err := bootstraptoken.NewIssuer(env.Client, env.Client, keyRef, clk).Ensure(ctx, nodeClaim)
+		By("deriving other tokens once the key is replaced")
+		Expect(env.Client.Delete(ctx, stored)).To(Succeed())
+		rekeyed, err := bootstraptoken.NewIssuer(env.Client, env.Client, keyRef, clk).Key(ctx)
 		Expect(err).ToNot(HaveOccurred())
-		Expect(rekeyed).ToNot(Equal(token))
+		Expect(rekeyed.Token(nodeClaim)).ToNot(Equal(key.Token(nodeClaim)))
+	})
+
+	It("shows a token's id, never its secret, when it is printed", func() {
+		key, err := issuer.Key(ctx)
+		Expect(err).ToNot(HaveOccurred())
+		token := key.Token(linodeNodeClaim())
+		_, secretPart, _ := strings.Cut(string(token), ".")
+		Expect(fmt.Sprint(token)).ToNot(ContainSubstring(secretPart))
+		Expect(fmt.Sprintf("%#v", token)).ToNot(ContainSubstring(secretPart))
 	})
 })
 
 var _ = Describe("Controller", func() {
-	It("deletes a token once its node registered, and only then", func() {
+	It("issues a launching NodeClaim's token and deletes it once its node registered", func() {
 		controller := bootstraptoken.NewController(env.Client, issuer)
-		nodeClaim := coretest.NodeClaim()
+		nodeClaim := linodeNodeClaim()
 		ExpectApplied(ctx, env.Client, nodeClaim)
-		_, err := issuer.Ensure(ctx, nodeClaim)
-		Expect(err).ToNot(HaveOccurred())
-
 		ExpectObjectReconciled(ctx, env.Client, controller, nodeClaim)
 		tokenSecret(nodeClaim)
 		registered(nodeClaim)
 		ExpectObjectReconciled(ctx, env.Client, controller, nodeClaim)
 		expectNoToken(nodeClaim)
 		ExpectObjectReconciled(ctx, env.Client, controller, nodeClaim)
+		expectNoToken(nodeClaim)
+	})
+
+	It("issues none for a NodeClaim of another provider's class, which joins otherwise", func() {
+		controller := bootstraptoken.NewController(env.Client, issuer)
+		nodeClaim := coretest.NodeClaim()
+		ExpectApplied(ctx, env.Client, nodeClaim)
+		ExpectObjectReconciled(ctx, env.Client, controller, nodeClaim)
+		expectNoToken(nodeClaim)
 	})
 })
