@@ -146,5 +146,5 @@ func Register(ctx context.Context, m manager.Manager, keyRef types.NamespacedNam
 	if err := bootstraptoken.NewController(m.GetClient(), issuer).Register(ctx, m); err != nil {
 		return err
 	}
-	return bootstraptoken.NewApprover(m.GetClient(), m.GetAPIReader(), recorder).Register(ctx, m)
+	return bootstraptoken.NewApprover(m.GetClient(), m.GetAPIReader(), issuer, recorder).Register(ctx, m)
 }

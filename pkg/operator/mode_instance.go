@@ -100,7 +100,7 @@ func (t *InstanceTarget) Build(ctx context.Context, deps Dependencies) (*Parts, 
 	}
 	t.Cluster = cluster
 	log.FromContext(ctx).Info("nodes join the cluster at", "endpoint", cluster.Endpoint, "endpoint-from", cluster.EndpointSource, "ca-from", cluster.CASource, "cluster-uid", cluster.UID)
-	tokens := bootstraptoken.NewKeyFile(options.FromContext(ctx).BootstrapTokenKeyFile)
+	tokens := bootstraptoken.NewKeyFile(options.FromContext(ctx).BootstrapTokenKeyFile, deps.KubeClient)
 	resolved := instance.NewResolved()
 	nodes := instance.NewProvider(deps.API, t.RegionInfo.ID, cluster, resolved, tokens, instance.NewClusterKubeletConfig(reader, clock.RealClock{}), deps.Unavailable, t.providerOptions...)
 	return &Parts{

@@ -66,17 +66,17 @@ func Example(file string) (*v1.LinodeNodeClass, *karpv1.NodePool, error) {
 	return nodeClass, nodePool, nil
 }
 
-// readmeBlocks are the README's yaml code blocks.
-var readmeBlocks = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+// yamlBlocks are a Markdown page's yaml code blocks.
+var yamlBlocks = regexp.MustCompile("(?s)```yaml\n(.*?)```")
 
-// ReadmeNodeClass is the LinodeNodeClass called name in the README's yaml blocks, as a user
-// copies it.
-func ReadmeNodeClass(name string) (*v1.LinodeNodeClass, error) {
-	readme, err := os.ReadFile(repoFile("README.md"))
+// DocsNodeClass is the LinodeNodeClass called name in the yaml blocks of a page of the docs (a
+// path from the repository's root, e.g. docs/instance-mode.md), as a user copies it.
+func DocsNodeClass(page, name string) (*v1.LinodeNodeClass, error) {
+	text, err := os.ReadFile(repoFile(page))
 	if err != nil {
 		return nil, err
 	}
-	for _, block := range readmeBlocks.FindAllSubmatch(readme, -1) {
+	for _, block := range yamlBlocks.FindAllSubmatch(text, -1) {
 		reader := yamlutil.NewYAMLReader(bufio.NewReader(bytes.NewReader(block[1])))
 		for {
 			doc, err := reader.Read()
@@ -86,13 +86,13 @@ func ReadmeNodeClass(name string) (*v1.LinodeNodeClass, error) {
 			nodeClass := &v1.LinodeNodeClass{}
 			if yaml.Unmarshal(doc, nodeClass) == nil && nodeClass.Kind == v1.Kind && nodeClass.Name == name {
 				if err := yaml.UnmarshalStrict(doc, nodeClass); err != nil {
-					return nil, fmt.Errorf("README.md's LinodeNodeClass %s: %w", name, err)
+					return nil, fmt.Errorf("%s's LinodeNodeClass %s: %w", page, name, err)
 				}
 				return nodeClass, nil
 			}
 		}
 	}
-	return nil, fmt.Errorf("README.md has no LinodeNodeClass %s", name)
+	return nil, fmt.Errorf("%s has no LinodeNodeClass %s", page, name)
 }
 
 // NodeClaimFor is the NodeClaim Karpenter core's scheduler makes of the NodePool's template for

@@ -271,6 +271,10 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 			expectRefused(t, stolen.Create(ctx, key), byPolicy)
 		})
 		issuer := bootstraptoken.NewIssuer(identity, identity, keyRef, clock.RealClock{})
+		tokenKey, err := issuer.Key(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Run("the node identity component issues a NodeClaim's token and deletes it", func(t *testing.T) {
 			if err := issuer.Issue(ctx, nodeClaim); err != nil {
 				t.Fatal(err)
@@ -278,7 +282,7 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 			if err := issuer.Delete(ctx, nodeClaim); err != nil {
 				t.Fatal(err)
 			}
-			if err := admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: bootstraptoken.SecretName(nodeClaim)}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+			if err := admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: tokenKey.SecretName(nodeClaim)}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the token is still there after its deletion: %v", err)
 			}
 			if err := issuer.Issue(ctx, nodeClaim); err != nil {
@@ -294,12 +298,12 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 			if err := os.WriteFile(file, key.Data[bootstraptoken.KeySecretKey], 0o600); err != nil {
 				t.Fatal(err)
 			}
-			token, err := bootstraptoken.NewKeyFile(file).Token(ctx, nodeClaim)
+			token, err := bootstraptoken.NewKeyFile(file, stolen).Token(ctx, nodeClaim)
 			if err != nil {
 				t.Fatal(err)
 			}
 			issued := &corev1.Secret{}
-			if err := admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: bootstraptoken.SecretName(nodeClaim)}, issued); err != nil {
+			if err := admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: tokenKey.SecretName(nodeClaim)}, issued); err != nil {
 				t.Fatal(err)
 			}
 			if string(token) != string(issued.Data["token-id"])+"."+string(issued.Data["token-secret"]) {
@@ -319,10 +323,10 @@ func TestControllerServiceAccountIsHeldToItsWork(t *testing.T) {
 			expectRefused(t, stolen.Get(ctx, keyRef, &corev1.Secret{}), byRBAC)
 		})
 		t.Run("read the token the node identity component issued", func(t *testing.T) {
-			expectRefused(t, stolen.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: bootstraptoken.SecretName(nodeClaim)}, &corev1.Secret{}), byRBAC)
+			expectRefused(t, stolen.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: tokenKey.SecretName(nodeClaim)}, &corev1.Secret{}), byRBAC)
 		})
 		t.Run("delete the token the node identity component issued, so that the node cannot join", func(t *testing.T) {
-			token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: bootstraptoken.SecretName(nodeClaim)}}
+			token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: tokenKey.SecretName(nodeClaim)}}
 			expectRefused(t, stolen.Delete(ctx, token), byRBAC)
 		})
 		for _, attack := range tokenAttacks(nodeClaim) {

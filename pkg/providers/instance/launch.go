@@ -21,6 +21,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 )
 
@@ -98,6 +99,11 @@ func (p *Provider) placementGroupCompliant(ctx context.Context, nodeClass *v1.Li
 // with the NodeClaim's own bootstrap token.
 func (p *Provider) userData(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, instanceType *cloudprovider.InstanceType) ([]byte, error) {
 	token, err := p.tokens.Token(ctx, nodeClaim)
+	if taken := (*bootstraptoken.IDTakenError)(nil); errors.As(err, &taken) {
+		// Core deletes the NodeClaim and places its pods on a new one, whose name, and so whose
+		// token id, is another.
+		return nil, cloudprovider.NewInsufficientCapacityError(err)
+	}
 	if err != nil {
 		return nil, err
 	}

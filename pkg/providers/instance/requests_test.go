@@ -16,7 +16,7 @@ import (
 )
 
 // What instance mode sends Linode, read on the wire, for the classes a new user starts from:
-// examples/instance.yaml, the README's vpc-nat class, and its legacy_config interfaces.
+// examples/instance.yaml, the vpc-nat class of docs/instance-mode.md, and its legacy_config interfaces.
 
 const (
 	instanceCreateRoute = "POST " + instancesRoute
@@ -108,8 +108,8 @@ var _ = Describe("What a launch sends Linode", func() {
 		expectNoNulls()
 	})
 
-	It("gives the README's vpc-nat class Linode interfaces whose VPC IPv6 Linode accepts, and changes only the boot profile's devices", func() {
-		readme, err := test.ReadmeNodeClass("vpc-nat")
+	It("gives the vpc-nat class of docs/instance-mode.md Linode interfaces whose VPC IPv6 Linode accepts, and changes only the boot profile's devices", func() {
+		readme, err := test.DocsNodeClass("docs/instance-mode.md", "vpc-nat")
 		Expect(err).ToNot(HaveOccurred())
 		_, subnetID := prodNodes()
 		firewall := emu.AddFirewall("nodes")

@@ -115,21 +115,39 @@ func (e *NodeBootstrap) StartNodeIdentity(ctx context.Context, config *rest.Conf
 	return nil
 }
 
+// Key waits until the node identity component has created the key tokens derive from, and
+// returns it.
+func (e *NodeBootstrap) Key(ctx context.Context) (bootstraptoken.Key, error) {
+	var key bootstraptoken.Key
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		secret := &corev1.Secret{}
+		if err := e.Client.Get(ctx, e.keyRef, secret); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		key = secret.Data[bootstraptoken.KeySecretKey]
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the node identity component created no key in %s: %w", e.keyRef, err)
+	}
+	return key, nil
+}
+
 // Token waits until the node identity component has issued the NodeClaim's bootstrap token, and
 // returns it as the controller would write it into the node's user data: derived from the key.
 func (e *NodeBootstrap) Token(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error) {
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		err := e.Client.Get(ctx, client.ObjectKey{Namespace: bootstraptoken.Namespace, Name: bootstraptoken.SecretName(nodeClaim)}, &corev1.Secret{})
+	key, err := e.Key(ctx)
+	if err != nil {
+		return "", err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := e.Client.Get(ctx, client.ObjectKey{Namespace: bootstraptoken.Namespace, Name: key.SecretName(nodeClaim)}, &corev1.Secret{})
 		return err == nil, client.IgnoreNotFound(err)
 	})
 	if err != nil {
 		return "", fmt.Errorf("the node identity component issued no token for NodeClaim %s: %w", nodeClaim.Name, err)
 	}
-	key := &corev1.Secret{}
-	if err := e.Client.Get(ctx, e.keyRef, key); err != nil {
-		return "", err
-	}
-	return bootstraptoken.Key(key.Data[bootstraptoken.KeySecretKey]).Token(nodeClaim), nil
+	return key.Token(nodeClaim), nil
 }
 
 // Stop stops the node identity component, kube-controller-manager, the apiserver and etcd, and removes the log

@@ -147,7 +147,7 @@ func validate(schema *jsonschema.Schema, doc map[string]any) error {
 
 // TestUserDataIsValidCloudConfig takes apart the user data of the nodes a user starts with (no
 // userData, examples/instance.yaml's, a userData that also writes files, runs commands and mounts a
-// disk, and the README's vpc-nat class's data disk) as cloud-init would, and checks each
+// disk, and the vpc-nat class of docs/instance-mode.md's data disk) as cloud-init would, and checks each
 // #cloud-config part and their merge against cloud-init's own schema.
 func TestUserDataIsValidCloudConfig(t *testing.T) {
 	schema := cloudConfigSchema(t)
@@ -155,7 +155,7 @@ func TestUserDataIsValidCloudConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := test.ReadmeNodeClass("vpc-nat")
+	readme, err := test.DocsNodeClass("docs/instance-mode.md", "vpc-nat")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ runcmd:
 		{name: "without userData"},
 		{name: "examples/instance.yaml", userData: example.Spec.UserData},
 		{name: "a userData that writes files, runs commands and mounts a disk", userData: &overlapping},
-		{name: "the README's vpc-nat class", userData: example.Spec.UserData, kubelet: readme.Spec.Kubelet,
+		{name: "the vpc-nat class of docs/instance-mode.md", userData: example.Spec.UserData, kubelet: readme.Spec.Kubelet,
 			mounts: lo.Map(readme.Spec.DataDisks, func(disk v1.DataDisk, i int) bootstrap.Mount {
 				return bootstrap.Mount{Device: fmt.Sprintf("/dev/sd%c", 'c'+i), Path: *disk.MountPath, Filesystem: *disk.Filesystem}
 			})},

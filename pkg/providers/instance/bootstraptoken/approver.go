@@ -57,15 +57,21 @@ var kubeletClientUsages = []sets.Set[certificatesv1.KeyUsage]{
 type Approver struct {
 	kube     client.Client
 	reader   client.Reader
+	keys     KeySource
 	recorder events.Recorder
+}
+
+// KeySource gives the key token ids derive from: the Issuer's.
+type KeySource interface {
+	Key(ctx context.Context) (Key, error)
 }
 
 // NewApprover returns the approver. kube reads NodeClaims from the cache and writes approvals;
 // reader lists NodeClaims past the cache before a request is denied for naming none, so that a
 // NodeClaim the cache has not seen yet never costs its node a denial, and reads the Node of the
 // requested name past the cache, so that a Node the cache has not seen yet is not given away.
-func NewApprover(kube client.Client, reader client.Reader, recorder events.Recorder) *Approver {
-	return &Approver{kube: kube, reader: reader, recorder: recorder}
+func NewApprover(kube client.Client, reader client.Reader, keys KeySource, recorder events.Recorder) *Approver {
+	return &Approver{kube: kube, reader: reader, keys: keys, recorder: recorder}
 }
 
 // Reconcile approves or denies a request of the tokens' group that is still pending.
@@ -121,9 +127,13 @@ func (a *Approver) check(ctx context.Context, csr *certificatesv1.CertificateSig
 		return nil, problem, err
 	}
 	id := strings.TrimPrefix(csr.Spec.Username, bootstrapUserPrefix)
-	nodeClaim, err := a.nodeClaimOfToken(ctx, a.kube, id)
+	key, err := a.keys.Key(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	nodeClaim, err := a.nodeClaimOfToken(ctx, a.kube, key, id, subject)
 	if err == nil && nodeClaim == nil {
-		nodeClaim, err = a.nodeClaimOfToken(ctx, a.reader, id)
+		nodeClaim, err = a.nodeClaimOfToken(ctx, a.reader, key, id, subject)
 	}
 	if err != nil {
 		return nil, "", err
@@ -175,18 +185,24 @@ func controlPlaneMark(node *corev1.Node) string {
 	return ""
 }
 
-// nodeClaimOfToken finds the NodeClaim a token id was derived from, or nil.
-func (a *Approver) nodeClaimOfToken(ctx context.Context, reader client.Reader, id string) (*karpv1.NodeClaim, error) {
+// nodeClaimOfToken finds the NodeClaim a token id was derived from, or nil. Two NodeClaims may
+// share an id: the one whose node the request asks for is the answer, the token having been
+// issued to one of them alone (Issuer.Issue, KeyFile.Token).
+func (a *Approver) nodeClaimOfToken(ctx context.Context, reader client.Reader, key Key, id, subject string) (*karpv1.NodeClaim, error) {
 	nodeClaims := &karpv1.NodeClaimList{}
 	if err := reader.List(ctx, nodeClaims); err != nil {
 		return nil, fmt.Errorf("listing NodeClaims: %w", err)
 	}
+	var found *karpv1.NodeClaim
 	for i := range nodeClaims.Items {
-		if ID(&nodeClaims.Items[i]) == id {
-			return &nodeClaims.Items[i], nil
+		if key.ID(&nodeClaims.Items[i]) != id {
+			continue
+		}
+		if found == nil || nodeClaims.Items[i].Name == subject {
+			found = &nodeClaims.Items[i]
 		}
 	}
-	return nil, nil
+	return found, nil
 }
 
 // kubeletClientSubject returns the node name a request asks a kubelet client certificate for, or

@@ -73,6 +73,10 @@ func TestABootstrapTokenBecomesOnlyItsOwnNode(t *testing.T) {
 	}
 	own := nodeClaim(ctx, t, env, "own-node")
 	namedLikeControlPlane, namedLikeVictim := nodeClaim(ctx, t, env, "cp-1"), nodeClaim(ctx, t, env, "victim")
+	tokenKey, err := env.Key(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	kubeletUsages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
 
 	for _, attempt := range []struct {
@@ -85,7 +89,7 @@ func TestABootstrapTokenBecomesOnlyItsOwnNode(t *testing.T) {
 		{name: "an existing node's name", token: own, commonName: "system:node:other-node", organizations: []string{"system:nodes"}, usages: kubeletUsages,
 			wantMessage: "Node other-node exists: a bootstrap token never becomes an existing node"},
 		{name: "a made-up node name", token: own, commonName: "system:node:made-up", organizations: []string{"system:nodes"}, usages: kubeletUsages,
-			wantMessage: "bootstrap token " + bootstraptoken.ID(own) + " was issued for NodeClaim own-node, whose node is own-node, not made-up"},
+			wantMessage: "bootstrap token " + tokenKey.ID(own) + " was issued for NodeClaim own-node, whose node is own-node, not made-up"},
 		{name: "a control-plane node's name, with the token of a NodeClaim named like it", token: namedLikeControlPlane, commonName: "system:node:cp-1", organizations: []string{"system:nodes"}, usages: kubeletUsages,
 			wantMessage: "Node cp-1 exists and is a control-plane node (label node-role.kubernetes.io/control-plane)"},
 		{name: "an existing node's name, with the token of a NodeClaim named like it", token: namedLikeVictim, commonName: "system:node:victim", organizations: []string{"system:nodes"}, usages: kubeletUsages,
@@ -280,7 +284,7 @@ var _ = Describe("Approver", func() {
 	)
 	BeforeEach(func() {
 		recorder = coretest.NewEventRecorder()
-		approver = bootstraptoken.NewApprover(env.Client, env.Client, recorder)
+		approver = bootstraptoken.NewApprover(env.Client, env.Client, issuer, recorder)
 		for _, binding := range bootstraptoken.ClusterRoleBindings() {
 			ExpectApplied(ctx, env.Client, binding)
 		}
@@ -291,7 +295,7 @@ var _ = Describe("Approver", func() {
 	request := func(nodeClaim *karpv1.NodeClaim, commonName, signer string) *certificatesv1.CertificateSigningRequest {
 		GinkgoHelper()
 		asToken := rest.CopyConfig(env.Config)
-		asToken.Impersonate = rest.ImpersonationConfig{UserName: "system:bootstrap:" + bootstraptoken.ID(nodeClaim), Groups: []string{"system:bootstrappers", bootstraptoken.Group}}
+		asToken.Impersonate = rest.ImpersonationConfig{UserName: "system:bootstrap:" + issuedKey().ID(nodeClaim), Groups: []string{"system:bootstrappers", bootstraptoken.Group}}
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		Expect(err).ToNot(HaveOccurred())
 		der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: commonName, Organization: []string{"system:nodes"}}}, key)

@@ -43,6 +43,7 @@ import (
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	coreapis "sigs.k8s.io/karpenter/pkg/apis"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
@@ -70,26 +71,13 @@ const (
 	keySize = 32
 )
 
-// ID is the token id of a NodeClaim: derived from its UID, so that the controller, launching, and
-// the node identity component, issuing, name the same token without telling each other.
-func ID(nodeClaim *karpv1.NodeClaim) string {
-	sum := sha256.Sum256([]byte(nodeClaim.UID))
-	id := new(big.Int).SetBytes(sum[:]).Text(36)
-	return id[len(id)-6:]
-}
-
-// SecretName is the name of the NodeClaim's token Secret.
-func SecretName(nodeClaim *karpv1.NodeClaim) string {
-	return bootstraputil.BootstrapTokenSecretName(ID(nodeClaim))
-}
-
 // Key is the key every token's secret half derives from.
 type Key []byte
 
-// Token is the NodeClaim's token: its id, and a secret of 16 characters of [a-z0-9], as a
+// Token is the NodeClaim's token: its id (ID), and a secret of 16 characters of [a-z0-9], as a
 // bootstrap token's must be, from an HMAC of the NodeClaim's UID.
 func (k Key) Token(nodeClaim *karpv1.NodeClaim) bootstrap.Token {
-	return bootstrap.Token(bootstraputil.TokenFromIDAndSecret(ID(nodeClaim), k.secret(nodeClaim.UID)))
+	return bootstrap.Token(bootstraputil.TokenFromIDAndSecret(k.ID(nodeClaim), k.secret(nodeClaim.UID)))
 }
 
 func (k Key) secret(uid types.UID) string {
@@ -110,14 +98,20 @@ func parseKey(data []byte, source string) (Key, error) {
 // which the node identity component creates. The kubelet writes the file, so the controller's
 // ServiceAccount never needs to read the Secret.
 type KeyFile struct {
-	path string
+	path       string
+	nodeClaims client.Reader
 }
 
-// NewKeyFile reads the key from path.
-func NewKeyFile(path string) *KeyFile { return &KeyFile{path: path} }
+// NewKeyFile reads the key from path, and the NodeClaims whose token ids it must not share from
+// nodeClaims.
+func NewKeyFile(path string, nodeClaims client.Reader) *KeyFile {
+	return &KeyFile{path: path, nodeClaims: nodeClaims}
+}
 
-// Token is the NodeClaim's token, from the key in the file.
-func (f *KeyFile) Token(_ context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error) {
+// Token is the NodeClaim's token, from the key in the file. A token id another NodeClaim holds
+// (heldBy) is an *IDTakenError: the id's token Secret is that NodeClaim's, and this one's node
+// could not join with it.
+func (f *KeyFile) Token(ctx context.Context, nodeClaim *karpv1.NodeClaim) (bootstrap.Token, error) {
 	data, err := os.ReadFile(f.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("no bootstrap token key at %s yet: the node identity component creates its Secret as it starts, and the kubelet mounts it into this pod within a minute or two", f.path)
@@ -128,6 +122,13 @@ func (f *KeyFile) Token(_ context.Context, nodeClaim *karpv1.NodeClaim) (bootstr
 	key, err := parseKey(data, f.path)
 	if err != nil {
 		return "", err
+	}
+	holder, err := key.heldBy(ctx, f.nodeClaims, nodeClaim)
+	if err != nil {
+		return "", err
+	}
+	if holder != "" {
+		return "", &IDTakenError{NodeClaim: nodeClaim.Name, Holder: holder}
 	}
 	return key.Token(nodeClaim), nil
 }
@@ -152,7 +153,8 @@ func NewIssuer(kube client.Client, reader client.Reader, keyRef types.Namespaced
 
 // Issue creates the NodeClaim's token, valid until TTL after the NodeClaim's creation. A NodeClaim
 // that old gets none: its launch has timed out. A token issued before is left as it is: it was
-// made from the same key and NodeClaim, with the same expiration.
+// made from the same key and NodeClaim, with the same expiration. While another NodeClaim holds
+// the token id (heldBy), Issue is an *IDTakenError: the Secret of that name is the other's.
 func (i *Issuer) Issue(ctx context.Context, nodeClaim *karpv1.NodeClaim) error {
 	expires := nodeClaim.CreationTimestamp.Add(TTL)
 	if !i.clock.Now().Before(expires) {
@@ -161,6 +163,13 @@ func (i *Issuer) Issue(ctx context.Context, nodeClaim *karpv1.NodeClaim) error {
 	key, err := i.Key(ctx)
 	if err != nil {
 		return err
+	}
+	holder, err := key.heldBy(ctx, i.kube, nodeClaim)
+	if err != nil {
+		return err
+	}
+	if holder != "" {
+		return &IDTakenError{NodeClaim: nodeClaim.Name, Holder: holder}
 	}
 	if err := i.kube.Create(ctx, tokenSecret(nodeClaim, key, expires)); client.IgnoreAlreadyExists(err) != nil {
 		return fmt.Errorf("creating the bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
@@ -171,7 +180,7 @@ func (i *Issuer) Issue(ctx context.Context, nodeClaim *karpv1.NodeClaim) error {
 func tokenSecret(nodeClaim *karpv1.NodeClaim, key Key, expires time.Time) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        SecretName(nodeClaim),
+			Name:        key.SecretName(nodeClaim),
 			Namespace:   Namespace,
 			Labels:      map[string]string{LabelNodeClaimToken: "true"},
 			Annotations: map[string]string{AnnotationNodeClaim: nodeClaim.Name},
@@ -181,7 +190,7 @@ func tokenSecret(nodeClaim *karpv1.NodeClaim, key Key, expires time.Time) *corev
 		},
 		Type: bootstrapapi.SecretTypeBootstrapToken,
 		StringData: map[string]string{
-			bootstrapapi.BootstrapTokenIDKey:               ID(nodeClaim),
+			bootstrapapi.BootstrapTokenIDKey:               key.ID(nodeClaim),
 			bootstrapapi.BootstrapTokenSecretKey:           key.secret(nodeClaim.UID),
 			bootstrapapi.BootstrapTokenExpirationKey:       expires.UTC().Format(time.RFC3339),
 			bootstrapapi.BootstrapTokenUsageAuthentication: "true",
@@ -233,11 +242,24 @@ func (i *Issuer) createKey(ctx context.Context) (*corev1.Secret, error) {
 	return secret, i.kube.Create(ctx, secret)
 }
 
-// Delete deletes the NodeClaim's token, if it has one. The token is found by name alone: the
-// Helm chart's admission policy refuses the node identity component the deletion of any Secret
-// that is not a token made as Issue makes them.
+// Delete deletes the NodeClaim's token, if it has one. The token is found by name alone (the Helm
+// chart's admission policy refuses the node identity component the deletion of any Secret that
+// is not a token made as Issue makes them), so a token whose id another NodeClaim holds (heldBy)
+// is left alone: it is that NodeClaim's.
 func (i *Issuer) Delete(ctx context.Context, nodeClaim *karpv1.NodeClaim) error {
-	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: SecretName(nodeClaim)}}
+	key, err := i.Key(ctx)
+	if err != nil {
+		return err
+	}
+	holder, err := key.heldBy(ctx, i.kube, nodeClaim)
+	if err != nil {
+		return err
+	}
+	if holder != "" {
+		log.FromContext(ctx).V(1).Info("left a bootstrap token to the NodeClaim that shares its id", "NodeClaim", nodeClaim.Name, "holder", holder)
+		return nil
+	}
+	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: key.SecretName(nodeClaim)}}
 	if err := i.kube.Delete(ctx, token); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting the bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
 	}

@@ -2,6 +2,8 @@ package bootstraptoken
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	controllerruntime "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -40,8 +42,17 @@ func (c *Controller) Reconcile(ctx context.Context, nodeClaim *karpv1.NodeClaim)
 	if done(nodeClaim) {
 		return reconcile.Result{}, c.issuer.Delete(ctx, nodeClaim)
 	}
-	return reconcile.Result{}, c.issuer.Issue(ctx, nodeClaim)
+	err := c.issuer.Issue(ctx, nodeClaim)
+	if taken := (*IDTakenError)(nil); errors.As(err, &taken) {
+		// The controller does not launch the NodeClaim while the id is taken; should the holder
+		// be done first, the token is issued then.
+		return reconcile.Result{RequeueAfter: idTakenRetry}, nil
+	}
+	return reconcile.Result{}, err
 }
+
+// idTakenRetry is how often a NodeClaim whose token id another NodeClaim holds looks again.
+const idTakenRetry = 10 * time.Second
 
 // ofLinode reports whether a NodeClaim is launched by this provider, as a Linode that joins with
 // a token.

@@ -2,6 +2,7 @@ package bootstraptoken_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -62,15 +64,24 @@ var _ = AfterEach(func() {
 // keyRef is where the issuers keep their key, in the release namespace of the README's install.
 var keyRef = client.ObjectKey{Namespace: "kube-system", Name: "karpenter-bootstrap-token-key"}
 
+// issuedKey is the key the issuer derives tokens from.
+func issuedKey() bootstraptoken.Key {
+	GinkgoHelper()
+	key, err := issuer.Key(ctx)
+	Expect(err).ToNot(HaveOccurred())
+	return key
+}
+
 func tokenSecret(nodeClaim *karpv1.NodeClaim) *corev1.Secret {
+	GinkgoHelper()
 	secret := &corev1.Secret{}
-	Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: bootstraptoken.Namespace, Name: bootstraptoken.SecretName(nodeClaim)}, secret)).To(Succeed())
+	Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: bootstraptoken.Namespace, Name: issuedKey().SecretName(nodeClaim)}, secret)).To(Succeed())
 	return secret
 }
 
 func expectNoToken(nodeClaim *karpv1.NodeClaim) {
 	GinkgoHelper()
-	err := env.Client.Get(ctx, client.ObjectKey{Namespace: bootstraptoken.Namespace, Name: bootstraptoken.SecretName(nodeClaim)}, &corev1.Secret{})
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: bootstraptoken.Namespace, Name: issuedKey().SecretName(nodeClaim)}, &corev1.Secret{})
 	Expect(err).To(MatchError(ContainSubstring("not found")))
 }
 
@@ -97,7 +108,7 @@ var _ = Describe("Issuer", func() {
 		secret := tokenSecret(nodeClaim)
 		Expect(secret.Type).To(Equal(corev1.SecretType("bootstrap.kubernetes.io/token")))
 		id, tokenSecretPart, _ := strings.Cut(string(key.Token(nodeClaim)), ".")
-		Expect(id).To(Equal(bootstraptoken.ID(nodeClaim)))
+		Expect(id).To(Equal(key.ID(nodeClaim)))
 		Expect(string(secret.Data["token-id"])).To(Equal(id))
 		Expect(string(secret.Data["token-secret"])).To(Equal(tokenSecretPart))
 		Expect(tokenSecretPart).To(HaveLen(16))
@@ -139,7 +150,7 @@ var _ = Describe("Issuer", func() {
 		Expect(stored.Data[bootstraptoken.KeySecretKey]).To(HaveLen(32))
 		file := filepath.Join(GinkgoT().TempDir(), bootstraptoken.KeySecretKey)
 		Expect(os.WriteFile(file, stored.Data[bootstraptoken.KeySecretKey], 0o600)).To(Succeed())
-		Expect(bootstraptoken.NewKeyFile(file).Token(ctx, nodeClaim)).To(Equal(key.Token(nodeClaim)))
+		Expect(bootstraptoken.NewKeyFile(file, env.Client).Token(ctx, nodeClaim)).To(Equal(key.Token(nodeClaim)))
 		Expect(bootstraptoken.NewIssuer(env.Client, env.Client, keyRef, clk).Key(ctx)).To(Equal(key), "another replica reads the same key")
 
 		By("deriving other tokens once the key is replaced")
@@ -156,6 +167,58 @@ var _ = Describe("Issuer", func() {
 		_, secretPart, _ := strings.Cut(string(token), ".")
 		Expect(fmt.Sprint(token)).ToNot(ContainSubstring(secretPart))
 		Expect(fmt.Sprintf("%#v", token)).ToNot(ContainSubstring(secretPart))
+	})
+})
+
+var _ = Describe("Two NodeClaims whose token ids are the same", func() {
+	// namesakes are two NodeClaim names whose token ids, under the issuer's key, are the same: six
+	// characters of [a-z0-9] are 2.2 billion ids, so some tens of thousands of names hold a pair.
+	namesakes := func() (string, string) {
+		GinkgoHelper()
+		key, seen := issuedKey(), map[string]string{}
+		for i := range 2_000_000 {
+			name := fmt.Sprintf("default-%d", i)
+			id := key.ID(linodeNodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+			if first, ok := seen[id]; ok {
+				return first, name
+			}
+			seen[id] = name
+		}
+		Fail("no two of 2,000,000 names share a token id")
+		return "", ""
+	}
+
+	It("leaves the token to the NodeClaim that holds the id, and the other NodeClaim launches no node", func() {
+		first, second := namesakes()
+		// Created first, or in the same second and first by name, the holder's is the token.
+		first, second = min(first, second), max(first, second)
+		holder := linodeNodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: first}})
+		other := linodeNodeClaim(karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: second}})
+		ExpectApplied(ctx, env.Client, holder, other)
+		Expect(issuer.Issue(ctx, holder)).To(Succeed())
+		issued := tokenSecret(holder)
+
+		var taken *bootstraptoken.IDTakenError
+		Expect(errors.As(issuer.Issue(ctx, other), &taken)).To(BeTrue(), "the Secret of that name is the holder's")
+		Expect(taken.Holder).To(Equal(holder.Name))
+
+		By("not handing the other NodeClaim's launch a token that would not join")
+		file := filepath.Join(GinkgoT().TempDir(), bootstraptoken.KeySecretKey)
+		Expect(os.WriteFile(file, issuedKey(), 0o600)).To(Succeed())
+		_, err := bootstraptoken.NewKeyFile(file, env.Client).Token(ctx, other)
+		Expect(errors.As(err, &taken)).To(BeTrue(), "launching it would give its node a token that does not join")
+		Expect(bootstraptoken.NewKeyFile(file, env.Client).Token(ctx, holder)).To(Equal(issuedKey().Token(holder)))
+
+		By("keeping the holder's token when the other NodeClaim goes")
+		Expect(issuer.Delete(ctx, other)).To(Succeed())
+		Expect(tokenSecret(holder).UID).To(Equal(issued.UID))
+
+		By("issuing the other's token once the holder's node has registered")
+		registered(holder)
+		Expect(issuer.Delete(ctx, holder)).To(Succeed())
+		Expect(issuer.Issue(ctx, other)).To(Succeed())
+		Expect(bootstraptoken.NewKeyFile(file, env.Client).Token(ctx, other)).To(Equal(issuedKey().Token(other)))
+		Expect(string(tokenSecret(other).Data["token-secret"])).ToNot(Equal(string(issued.Data["token-secret"])))
 	})
 })
 
