@@ -31,6 +31,8 @@ func main() {
 		logs  = flag.String("logs", "", "directory that keeps the local clusters' logs, a directory per cluster named after its provider (default temporary ones, removed)")
 		seed  = flag.Int64("seed", 1, "seed of the cost-random scenario's mixes")
 		count = flag.Int("random-mixes", 40, "how many mixes the cost-random scenario draws (-quick: 6)")
+		trace = flag.String("trace", "", "the day scenario's trace file, YAML or JSON (docs/benchmarks.md; default test/bench/testdata/day.yaml)")
+		day   = flag.Duration("day", 0, "how long the day scenario's day lasts on the clock (default 24m, -quick 4m)")
 		where = flag.String("providers", "", "comma-separated providers the cluster scenarios run, of "+strings.Join(harness.ProviderNames(), ", ")+" (default all)")
 	)
 	flag.Parse()
@@ -42,6 +44,8 @@ func main() {
 		logs:      *logs,
 		seed:      *seed,
 		random:    *count,
+		trace:     *trace,
+		day:       *day,
 	}
 	if sel.quick && !flagSet("random-mixes") {
 		sel.random = 6
@@ -59,6 +63,9 @@ type selection struct {
 	// seed and random are the cost-random scenario's seed and mix count.
 	seed   int64
 	random int
+	// trace and day are the day scenario's trace file and length on the clock.
+	trace string
+	day   time.Duration
 }
 
 // flagSet tells whether the command line set the flag.
@@ -88,6 +95,9 @@ func run(ctx context.Context, command *harness.Command, sel selection) error {
 			Scenarios: scenarios,
 			Mixes:     sel.mixes,
 			Providers: sel.providers,
+			Trace:     sel.trace,
+			DayLength: sel.day,
+			ReportDir: command.Dir(),
 			Config: harness.Config{
 				WorkDir:            sel.logs,
 				ControllerBinary:   filepath.Join(binDir, "controller"),

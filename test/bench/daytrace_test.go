@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDefaultDayTrace reads the committed trace and checks the day it plays: the web curve's night
+// floor and noon peak, the API's rollout at 10:30, and a run of the report batch every four hours.
+func TestDefaultDayTrace(t *testing.T) {
+	path, err := repositoryFile(defaultTraceFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace, err := LoadDayTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := trace.objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	midnight, events := trace.schedule(objects)
+	index := map[string]int{}
+	for i, o := range objects {
+		index[o.name] = i
+	}
+	web := index["web"]
+	counts := map[time.Duration]int32{0: midnight[web]}
+	replicas := midnight[web]
+	var rollouts, runs []string
+	for _, e := range events {
+		switch {
+		case e.workload == web && e.kind == eventScale:
+			replicas = e.replicas
+		case e.kind == eventRollout:
+			rollouts = append(rollouts, objects[e.workload].name+"@"+TimeOfDay(e.at).String())
+		case e.kind == eventRunStart:
+			runs = append(runs, e.run)
+		}
+		counts[e.at] = replicas
+	}
+	if midnight[web] < 4 || midnight[web] > 8 {
+		t.Errorf("web at midnight: %d replicas, want the night floor of about 6", midnight[web])
+	}
+	if noon := counts[12*time.Hour]; noon < 24 || noon > 36 {
+		t.Errorf("web at noon: %d replicas, want the peak of about 30", noon)
+	}
+	if got := strings.Join(rollouts, ","); got != "api@10:30" {
+		t.Errorf("rollouts %s, want api@10:30", got)
+	}
+	if got := strings.Join(runs, ","); got != "00:00,04:00,08:00,12:00,16:00,20:00" {
+		t.Errorf("report runs at %s, want every four hours", got)
+	}
+	// The same trace plays the same day.
+	_, again := trace.schedule(objects)
+	if len(again) != len(events) || again[len(again)/2] != events[len(events)/2] {
+		t.Errorf("a second schedule of the trace differs from the first")
+	}
+}
+
+// TestDayTraceErrors checks that a trace the day cannot play is refused with the workload and
+// field named.
+func TestDayTraceErrors(t *testing.T) {
+	deployment := `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}}}}`
+	cronJob := `{apiVersion: batch/v1, kind: CronJob, metadata: {name: report}, spec: {schedule: "%s", jobTemplate: {spec: {template: {spec: {}}}}}}`
+	for _, c := range []struct {
+		name, trace, want string
+	}{
+		{"unknown field", "name: x\nworkloads: [{manifest: " + deployment + ", replica: []}]", `unknown field "replica"`},
+		{"bad time", "name: x\nworkloads: [{manifest: " + deployment + `, replicas: [{at: "25:00", replicas: 1}]}]`, `"25:00" is not a time of day`},
+		{"times out of order", "name: x\nworkloads: [{manifest: " + deployment + `, replicas: [{at: "10:00", replicas: 1}, {at: "09:00", replicas: 2}]}]`,
+			"workloads[0] (Deployment web): replicas[1].at: 09:00 is before replicas[0].at 10:00"},
+		{"cron without runFor", "name: x\nworkloads: [{manifest: " + strings.Replace(cronJob, "%s", "0 */4 * * *", 1) + "}]",
+			"workloads[0] (CronJob report): runFor: a CronJob needs how long its runs run"},
+		{"bad schedule", "name: x\nworkloads: [{runFor: 1h, manifest: " + strings.Replace(cronJob, "%s", "every hour", 1) + "}]",
+			`workloads[0] (CronJob report): manifest: spec.schedule "every hour"`},
+		{"replicas of a DaemonSet", "name: x\nworkloads: [{replicas: [{at: \"00:00\", replicas: 1}], manifest: {apiVersion: apps/v1, kind: DaemonSet, metadata: {name: logs}}}]",
+			"workloads[0] (DaemonSet logs): replicas: a DaemonSet has no replica count"},
+		{"a kind the day does not play", "name: x\nworkloads: [{manifest: {apiVersion: v1, kind: Service, metadata: {name: web}}}]",
+			"workloads[0]: manifest: kind v1 Service is not one the day plays"},
+		{"no name", "workloads: []", "name: missing"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseDayTrace([]byte(c.trace))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
