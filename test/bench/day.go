@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -276,6 +276,7 @@ func runDay(ctx context.Context, cfg Config, run dayRun) ([]Row, map[string]stri
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
+	cfg.Progressf("%s: measuring each day against the lower bound", ScenarioDay)
 	days, err := measureDays(in, records)
 	if err != nil {
 		return nil, nil, err
@@ -323,21 +324,11 @@ func (e *env) playDay(ctx context.Context, in *dayInput, run dayRun) (dayRecord,
 	}
 	record := dayRecord{provider: e.Provider, warmUp: time.Since(warmUp), start: time.Now()}
 	e.Config.Progressf("  %s: midnight; the day lasts %v", e.Provider, run.length)
-	hour := 0
-	for _, event := range in.events {
-		at := record.start.Add(in.timers.clock(event.at))
-		if err := sleepUntil(ctx, at); err != nil {
-			return dayRecord{}, err
-		}
-		record.late = max(record.late, time.Since(at))
-		if h := int(event.at / time.Hour); h >= hour+6 {
-			hour = h
-			e.Config.Progressf("  %s: %02d:00", e.Provider, h)
-		}
-		if err := e.applyDayEvent(ctx, in.objects[event.workload], event); err != nil {
-			return dayRecord{}, fmt.Errorf("%s of %s at %s: %w", event.kind, in.objects[event.workload].name, TimeOfDay(event.at), err)
-		}
+	late, err := e.playEvents(ctx, in, record.start)
+	if err != nil {
+		return dayRecord{}, err
 	}
+	record.late = late
 	if err := sleepUntil(ctx, record.start.Add(run.length)); err != nil {
 		return dayRecord{}, err
 	}
@@ -347,6 +338,42 @@ func (e *env) playDay(ctx context.Context, in *dayInput, run dayRun) (dayRecord,
 	}
 	record.pods, record.claims = lifetimes.Pods(), lifetimes.Claims()
 	return record, nil
+}
+
+// playEvents plays the trace's changes, each workload's in order and the workloads' side by side,
+// so that one slow request delays no other workload. A workload that fell behind skips to its
+// latest replica count. It returns the most an event was played after its time.
+func (e *env) playEvents(ctx context.Context, in *dayInput, start time.Time) (time.Duration, error) {
+	byWorkload := make([][]dayEvent, len(in.objects))
+	for _, event := range in.events {
+		byWorkload[event.workload] = append(byWorkload[event.workload], event)
+	}
+	lates := make([]time.Duration, len(in.objects))
+	errs := make([]error, len(in.objects))
+	var wg sync.WaitGroup
+	for i, events := range byWorkload {
+		o := in.objects[i]
+		wg.Go(func() {
+			for j := 0; j < len(events); j++ {
+				event := events[j]
+				at := start.Add(in.timers.clock(event.at))
+				if errs[i] = sleepUntil(ctx, at); errs[i] != nil {
+					return
+				}
+				for event.kind == eventScale && j+1 < len(events) && events[j+1].kind == eventScale && !time.Now().Before(start.Add(in.timers.clock(events[j+1].at))) {
+					j++
+					event = events[j]
+				}
+				if errs[i] = e.applyDayEvent(ctx, o, event); errs[i] != nil {
+					errs[i] = fmt.Errorf("%s of %s at %s: %w", event.kind, o.name, TimeOfDay(event.at), errs[i])
+					return
+				}
+				lates[i] = max(lates[i], time.Since(at))
+			}
+		})
+	}
+	wg.Wait()
+	return slices.Max(lates), errors.Join(errs...)
 }
 
 func sleepUntil(ctx context.Context, at time.Time) error {
@@ -501,31 +528,17 @@ func (e *env) applyDayEvent(ctx context.Context, o traceObject, event dayEvent) 
 	kube := e.Cluster.Kube
 	switch event.kind {
 	case eventScale, eventRollout:
-		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			var obj client.Object
-			var replicas **int32
-			var template *corev1.PodTemplateSpec
-			switch o.kind {
-			case "Deployment":
-				d := &appsv1.Deployment{}
-				obj, replicas, template = d, &d.Spec.Replicas, &d.Spec.Template
-			case "StatefulSet":
-				s := &appsv1.StatefulSet{}
-				obj, replicas, template = s, &s.Spec.Replicas, &s.Spec.Template
-			}
-			if err := kube.Get(ctx, key, obj); err != nil {
-				return err
-			}
-			if event.kind == eventScale {
-				*replicas = ptr.To(event.replicas)
-			} else {
-				if template.Annotations == nil {
-					template.Annotations = map[string]string{}
-				}
-				template.Annotations[dayRolloutKey] = TimeOfDay(event.at).String()
-			}
-			return kube.Update(ctx, obj)
-		})
+		var obj client.Object = &appsv1.Deployment{}
+		if o.kind == "StatefulSet" {
+			obj = &appsv1.StatefulSet{}
+		}
+		obj.SetNamespace(key.Namespace)
+		obj.SetName(key.Name)
+		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, event.replicas)
+		if event.kind == eventRollout {
+			patch = fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, dayRolloutKey, TimeOfDay(event.at).String())
+		}
+		return kube.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))
 	case eventRunStart:
 		cronJob := o.object.(*batchv1.CronJob)
 		run := cronRunName(o.name, event.run)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -95,10 +96,16 @@ func keyOf(pod *corev1.Pod) podKey {
 	return podKey{kind: kind, key: fmt.Sprintf("%v|%s|%d", kind.Requests, kind.Requirements, kind.PerNodeMost)}
 }
 
-// boundMemo is the lower bound of each set of pods already solved, by the set's key.
+// boundMemo is the lower bound of each set of pods already solved, by the set's key; the days
+// measured side by side share it.
 type boundMemo struct {
 	plans []planner.PlanRoom
+	mu    sync.Mutex
 	known map[string]float64
+}
+
+func newBoundMemo(instanceTypes []*cloudprovider.InstanceType, overhead corev1.ResourceList) *boundMemo {
+	return &boundMemo{plans: planner.PlanRooms(instanceTypes, overhead), known: map[string]float64{}}
 }
 
 // of is the lower bound of the pods, their per-node limits aside (as every cost bound here).
@@ -110,37 +117,52 @@ func (m *boundMemo) of(pods map[string]*planner.PodKind) (float64, error) {
 		fmt.Fprintf(&signature, "%s=%d;", k, pods[k].N)
 		kinds = append(kinds, *pods[k])
 	}
-	if bound, ok := m.known[signature.String()]; ok {
+	m.mu.Lock()
+	bound, ok := m.known[signature.String()]
+	m.mu.Unlock()
+	if ok {
 		return bound, nil
 	}
 	bound, err := planner.LowerBound(m.plans, planner.WithoutPerNodeLimits(kinds))
 	if err != nil {
 		return 0, err
 	}
+	m.mu.Lock()
 	m.known[signature.String()] = bound
+	m.mu.Unlock()
 	return bound, nil
 }
 
-// measureDays measures each provider's day, and the plain LKE pool's from the trace.
+// measureDays measures each provider's day, and the plain LKE pool's from the trace, side by side.
 func measureDays(in *dayInput, records []dayRecord) ([]dayFigures, error) {
 	overhead := in.daemonSetRequests()
-	var days []dayFigures
-	for _, r := range records {
-		instanceTypes := in.instanceTypes[mode.LKE]
+	memos := map[mode.Mode]*boundMemo{}
+	for m, instanceTypes := range in.instanceTypes {
+		memos[m] = newBoundMemo(instanceTypes, overhead)
+	}
+	days := make([]dayFigures, len(records)+1)
+	errs := make([]error, len(records)+1)
+	var wg sync.WaitGroup
+	for i, r := range records {
+		m := mode.LKE
 		if r.provider == harness.LinodeInstance {
-			instanceTypes = in.instanceTypes[mode.Instance]
+			m = mode.Instance
 		}
-		f, err := measureDay(in, r, instanceTypes, overhead)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.provider, err)
+		wg.Go(func() {
+			days[i], errs[i] = measureDay(in, r, in.instanceTypes[m], memos[m])
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("%s: %w", r.provider, errs[i])
+			}
+		})
+	}
+	wg.Go(func() {
+		days[len(records)], errs[len(records)] = plainPoolDay(in, overhead, memos[mode.LKE])
+		if errs[len(records)] != nil {
+			errs[len(records)] = fmt.Errorf("the plain LKE pool: %w", errs[len(records)])
 		}
-		days = append(days, f)
-	}
-	pool, err := plainPoolDay(in, overhead)
-	if err != nil {
-		return nil, fmt.Errorf("the plain LKE pool: %w", err)
-	}
-	return append(days, pool), nil
+	})
+	wg.Wait()
+	return days, errors.Join(errs...)
 }
 
 // prices are the plans' hourly prices in the region.
@@ -167,7 +189,7 @@ func providerTitle(p harness.Provider) string {
 }
 
 // measureDay reads one provider's day off its record.
-func measureDay(in *dayInput, r dayRecord, instanceTypes []*cloudprovider.InstanceType, overhead corev1.ResourceList) (dayFigures, error) {
+func measureDay(in *dayInput, r dayRecord, instanceTypes []*cloudprovider.InstanceType, memo *boundMemo) (dayFigures, error) {
 	t := in.timers
 	f := dayFigures{name: providerTitle(r.provider), provider: r.provider, evicted: map[string]int{}, plans: map[string]int{},
 		pending: map[string]waits{}, late: r.late, warmUp: r.warmUp}
@@ -245,7 +267,6 @@ func measureDay(in *dayInput, r dayRecord, instanceTypes []*cloudprovider.Instan
 
 	// Every daySample: the pods that exist and have not finished, running or waiting to, and what
 	// the cheapest fleet of whole nodes for them costs; the fleet's price; the pods pending.
-	memo := &boundMemo{plans: planner.PlanRooms(instanceTypes, overhead), known: map[string]float64{}}
 	keys := map[types.UID]podKey{}
 	for _, p := range pods {
 		keys[p.Pod.UID] = keyOf(p.Pod)
@@ -382,11 +403,9 @@ func ptrDeref(p *int32, def int32) int32 {
 // plainPoolDay is the fleet a plain LKE pool would be: nodes of one plan, as many as the trace's
 // busiest moment needs (first-fit decreasing, hard spreads honoured), all day; the cheapest such
 // plan the README's NodePool allows. It is computed from the trace, not run.
-func plainPoolDay(in *dayInput, overhead corev1.ResourceList) (dayFigures, error) {
-	instanceTypes := in.instanceTypes[mode.LKE]
-	rooms := planner.PlanRooms(instanceTypes, overhead)
+func plainPoolDay(in *dayInput, overhead corev1.ResourceList, memo *boundMemo) (dayFigures, error) {
+	rooms := planner.PlanRooms(in.instanceTypes[mode.LKE], overhead)
 	demand := in.traceDemand()
-	memo := &boundMemo{plans: rooms, known: map[string]float64{}}
 	f := dayFigures{name: "plain LKE pool (computed)", evicted: map[string]int{}, pending: map[string]waits{}}
 	var best *planner.PlanFleet
 	for _, room := range rooms {

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
@@ -190,6 +191,12 @@ func dayTable(in *dayInput, days []dayFigures) string {
 	})
 	line("node launches / deletions per hour", func(f dayFigures) string {
 		return fmt.Sprintf("%.2f / %.2f", float64(f.launches)/Day.Hours(), float64(f.deletions)/Day.Hours())
+	})
+	line("plans launched", func(f dayFigures) string {
+		if f.provider == "" {
+			return fmt.Sprintf("%d× %s all day", f.onePlan.Nodes, f.onePlan.Plan)
+		}
+		return planner.FormatPlans(f.plans)
 	})
 	var workloads []string
 	for _, f := range days {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linode/karpenter-provider-linode/pkg/mode"
 )
 
 // TestDefaultDayTrace reads the committed trace and checks the day it plays: the web curve's night
@@ -88,5 +90,32 @@ func TestDayTraceErrors(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestPlainPoolDay prices the default trace's plain LKE pool: one plan, as many nodes as noon
+// needs, all day, which costs more than the day's lower bound and no less than the peak's bound
+// held all day.
+func TestPlainPoolDay(t *testing.T) {
+	in, err := loadDayInput(t.Context(), "", dayRun{length: 24 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	overhead := in.daemonSetRequests()
+	pool, err := plainPoolDay(in, overhead, newBoundMemo(in.instanceTypes[mode.LKE], overhead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d× %s: $%.2f a day against a bound of $%.2f (%.2f×), computed in %v", pool.onePlan.Nodes, pool.onePlan.Plan, pool.cost, pool.bound, pool.ratio(), time.Since(start))
+	peak := 0.0
+	for _, b := range pool.series.bound {
+		peak = max(peak, b)
+	}
+	if pool.cost < peak*Day.Hours()-1e-9 || pool.bound >= pool.cost || pool.bound <= 0 {
+		t.Errorf("pool $%.2f a day, bound $%.2f a day, peak bound $%.2f/h: want bound < pool and the pool at least the peak's bound all day", pool.cost, pool.bound, peak)
+	}
+	if in.timers.boot != 3*time.Second || in.timers.consolidateAfter != time.Second {
+		t.Errorf("a day in 24 minutes: boot %v and consolidateAfter %v, want 3s and 1s", in.timers.boot, in.timers.consolidateAfter)
 	}
 }
