@@ -1,11 +1,18 @@
 package bench
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
+	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 // TestDefaultDayTrace reads the committed trace and checks the day it plays: the web curve's night
@@ -117,5 +124,70 @@ func TestPlainPoolDay(t *testing.T) {
 	}
 	if in.timers.boot != 3*time.Second || in.timers.consolidateAfter != time.Second {
 		t.Errorf("a day in 24 minutes: boot %v and consolidateAfter %v, want 3s and 1s", in.timers.boot, in.timers.consolidateAfter)
+	}
+}
+
+// TestMeasureDay reads a day off a record made by hand: two nodes of known plans for known spans
+// of the day, a pod evicted by consolidation, a pod that waited, and a DaemonSet's pod that counts
+// for nothing.
+func TestMeasureDay(t *testing.T) {
+	in, err := loadDayInput(t.Context(), "", dayRun{length: 24 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	at := func(h float64) time.Time { return start.Add(in.timers.clock(time.Duration(h * float64(time.Hour)))) }
+	pod := func(uid, workload string, cpu string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid, Labels: map[string]string{dayWorkloadLabel: workload}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
+		}
+	}
+	daemon := pod("logs-1", "logs", "100m")
+	daemon.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Name: "logs"}}
+	record := dayRecord{
+		provider: harness.Linode, start: start, end: at(24),
+		claims: []harness.ClaimLife{
+			// All day: a g6-standard-2 ($0.036/h).
+			{Name: "a", InstanceType: "g6-standard-2", Node: "node-a", Created: at(-1), Launched: at(-1)},
+			// From 06:00 to 18:00: a g6-standard-4 ($0.072/h), consolidated away.
+			{Name: "b", InstanceType: "g6-standard-4", Node: "node-b", Created: at(6), Launched: at(6), Gone: at(18), DisruptionReason: "Underutilized"},
+		},
+		pods: []harness.PodLife{
+			{Pod: pod("web-1", "web", "500m"), Created: at(-1), Running: at(-1), Node: "node-a"},
+			// Waits an hour of the day (a minute on the clock), runs until evicted at 18:00.
+			{Pod: pod("web-2", "web", "500m"), Created: at(6), Running: at(7), Ended: at(18), Node: "node-b", Disrupted: "EvictionByEvictionAPI"},
+			{Pod: daemon, Created: at(-1), Running: at(-1), Node: "node-a"},
+		},
+	}
+	overhead := in.daemonSetRequests()
+	f, err := measureDay(in, record, in.instanceTypes[mode.LKE], newBoundMemo(in.instanceTypes[mode.LKE], overhead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 0.036*24 + 0.072*12; math.Abs(f.cost-want) > 0.01 {
+		t.Errorf("day's cost $%.3f, want $%.3f", f.cost, want)
+	}
+	if f.bound <= 0 || f.bound > f.cost {
+		t.Errorf("bound $%.3f, want between 0 and the cost $%.3f", f.bound, f.cost)
+	}
+	if f.evicted["Underutilized"] != 1 || f.evictedTotal() != 1 {
+		t.Errorf("evicted %v, want one pod by Underutilized", f.evicted)
+	}
+	if want := 24.0 + 11; math.Abs(f.podHours-want) > 0.1 {
+		t.Errorf("%.2f pod-hours, want %.0f (the DaemonSet's pod aside)", f.podHours, want)
+	}
+	if f.launches != 1 || f.deletions != 1 {
+		t.Errorf("%d launches and %d deletions over the day, want 1 and 1 (node a launched before midnight)", f.launches, f.deletions)
+	}
+	if w := f.pending["web"]; w.n != 1 || math.Abs(w.p95-60) > 0.5 {
+		t.Errorf("web's waits %+v, want one pod that waited 60 s on the clock", w)
+	}
+	if _, ok := f.pending["logs"]; ok {
+		t.Errorf("the DaemonSet's pod counted as a workload's")
+	}
+	if got := f.series.pending[int(6.5*float64(time.Hour)/float64(daySample))]; got != 1 {
+		t.Errorf("%.0f pods pending at 06:30, want 1", got)
 	}
 }
