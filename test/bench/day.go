@@ -54,6 +54,9 @@ const dayNodePool = "day"
 type dayRun struct {
 	length    time.Duration
 	providers []harness.Provider
+	// sample is how often, in the day's time, the lower bound is sampled (defaultDaySample when
+	// zero).
+	sample time.Duration
 }
 
 // The day's timers on Linode, which the scenario scales with the day: an LKE node from create to
@@ -114,6 +117,8 @@ type dayInput struct {
 	events   []dayEvent
 	readme   *karpv1.NodePool
 	timers   dayTimers
+	// sample is how often, in the day's time, the lower bound and the plot are sampled.
+	sample time.Duration
 	// instanceTypes are the plans the README's NodePool allows, as the controller describes them
 	// in each mode.
 	instanceTypes map[mode.Mode][]*cloudprovider.InstanceType
@@ -136,7 +141,10 @@ func loadDayInput(ctx context.Context, tracePath string, run dayRun) (*dayInput,
 	if err != nil {
 		return nil, err
 	}
-	in := &dayInput{trace: trace, objects: objects, instanceTypes: map[mode.Mode][]*cloudprovider.InstanceType{}}
+	in := &dayInput{trace: trace, objects: objects, instanceTypes: map[mode.Mode][]*cloudprovider.InstanceType{}, sample: run.sample}
+	if in.sample == 0 {
+		in.sample = defaultDaySample
+	}
 	in.midnight, in.events = trace.schedule(objects)
 	path, err := repositoryFile(defaultNodePoolFile)
 	if err != nil {

@@ -24,9 +24,9 @@ import (
 	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
-// daySample is how often, in the day's time, the lower bound, the fleet's price and the pending
-// pods are sampled for the bound's integral and the plot.
-const daySample = 5 * time.Minute
+// defaultDaySample is how often, in the day's time, the lower bound, the fleet's price and the
+// pending pods are sampled for the bound's integral and the plot, unless the run says otherwise.
+const defaultDaySample = 5 * time.Minute
 
 // dayFigures are what a user reads off one provider's day, or off the plain LKE pool's.
 type dayFigures struct {
@@ -59,7 +59,7 @@ type waits struct {
 	p50, p95, max float64
 }
 
-// daySeries is the day sampled every daySample: the hour of the day, the fleet's and the lower
+// daySeries is the day sampled every dayInput.sample: the hour of the day, the fleet's and the lower
 // bound's $/h, and the pods pending.
 type daySeries struct {
 	hours, fleet, bound, pending []float64
@@ -265,15 +265,15 @@ func measureDay(in *dayInput, r dayRecord, instanceTypes []*cloudprovider.Instan
 		f.pending[workload] = waits{n: len(seconds), p50: harness.Percentile(seconds, 50), p95: harness.Percentile(seconds, 95), max: slices.Max(seconds)}
 	}
 
-	// Every daySample: the pods that exist and have not finished, running or waiting to, and what
+	// Every sample: the pods that exist and have not finished, running or waiting to, and what
 	// the cheapest fleet of whole nodes for them costs; the fleet's price; the pods pending.
 	keys := map[types.UID]podKey{}
 	for _, p := range pods {
 		keys[p.Pod.UID] = keyOf(p.Pod)
 	}
-	samples := int(Day / daySample)
+	samples := int(Day / in.sample)
 	for s := range samples {
-		at := r.start.Add(t.clock(time.Duration(s) * daySample))
+		at := r.start.Add(t.clock(time.Duration(s) * in.sample))
 		demand := map[string]*planner.PodKind{}
 		pending := 0
 		for _, p := range pods {
@@ -293,7 +293,7 @@ func measureDay(in *dayInput, r dayRecord, instanceTypes []*cloudprovider.Instan
 		}
 		bound, err := memo.of(demand)
 		if err != nil {
-			return dayFigures{}, fmt.Errorf("the lower bound at %s: %w", TimeOfDay(time.Duration(s)*daySample), err)
+			return dayFigures{}, fmt.Errorf("the lower bound at %s: %w", TimeOfDay(time.Duration(s)*in.sample), err)
 		}
 		fleet := 0.0
 		for _, c := range r.claims {
@@ -301,8 +301,8 @@ func measureDay(in *dayInput, r dayRecord, instanceTypes []*cloudprovider.Instan
 				fleet += price[c.InstanceType]
 			}
 		}
-		f.bound += bound * daySample.Hours()
-		f.series.hours = append(f.series.hours, (time.Duration(s) * daySample).Hours())
+		f.bound += bound * in.sample.Hours()
+		f.series.hours = append(f.series.hours, (time.Duration(s) * in.sample).Hours())
 		f.series.fleet = append(f.series.fleet, fleet)
 		f.series.bound = append(f.series.bound, bound)
 		f.series.pending = append(f.series.pending, float64(pending))
@@ -340,7 +340,7 @@ func templatePod(name string, template corev1.PodTemplateSpec) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: template.Labels}, Spec: template.Spec}
 }
 
-// traceDemand is, at each daySample of the day, the pods the trace asks for: each Deployment's
+// traceDemand is, at each sample of the day, the pods the trace asks for: each Deployment's
 // and StatefulSet's replicas, each CronJob's running runs.
 func (in *dayInput) traceDemand() []map[string]*planner.PodKind {
 	counts := slices.Clone(in.midnight)
@@ -359,8 +359,8 @@ func (in *dayInput) traceDemand() []map[string]*planner.PodKind {
 	}
 	var demand []map[string]*planner.PodKind
 	next := 0
-	for s := range int(Day / daySample) {
-		at := time.Duration(s) * daySample
+	for s := range int(Day / in.sample) {
+		at := time.Duration(s) * in.sample
 		for ; next < len(in.events) && in.events[next].at <= at; next++ {
 			event := in.events[next]
 			switch event.kind {
@@ -441,8 +441,8 @@ func plainPoolDay(in *dayInput, overhead corev1.ResourceList, memo *boundMemo) (
 		if err != nil {
 			return dayFigures{}, err
 		}
-		f.bound += bound * daySample.Hours()
-		f.series.hours = append(f.series.hours, (time.Duration(s) * daySample).Hours())
+		f.bound += bound * in.sample.Hours()
+		f.series.hours = append(f.series.hours, (time.Duration(s) * in.sample).Hours())
 		f.series.fleet = append(f.series.fleet, best.Price)
 		f.series.bound = append(f.series.bound, bound)
 		f.series.pending = append(f.series.pending, 0)
@@ -547,7 +547,7 @@ func (in *dayInput) describe(run dayRun, days []dayFigures) string {
 		"the latest an event was played after its time: %s",
 		in.trace.Name, in.trace.Description, len(in.objects), stepOf(in.trace), run.length, t.compression, defaultNodePoolFile,
 		linodeBootOnLinode, t.boot, t.readmeConsolidateAfter, t.consolidateAfter,
-		t.dayOf(10*time.Second).Minutes(), t.dayOf(15*time.Second).Minutes(), daySample, strings.Join(warm, ", "), strings.Join(late, ", "))
+		t.dayOf(10*time.Second).Minutes(), t.dayOf(15*time.Second).Minutes(), in.sample, strings.Join(warm, ", "), strings.Join(late, ", "))
 }
 
 func stepOf(trace *DayTrace) time.Duration {

@@ -104,7 +104,8 @@ func TestDayTraceErrors(t *testing.T) {
 // needs, all day, which costs more than the day's lower bound and no less than the peak's bound
 // held all day.
 func TestPlainPoolDay(t *testing.T) {
-	in, err := loadDayInput(t.Context(), "", dayRun{length: 24 * time.Minute})
+	// Sampled every quarter hour, which keeps the test's lower bounds to 96.
+	in, err := loadDayInput(t.Context(), "", dayRun{length: 24 * time.Minute, sample: 15 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestMeasureDay(t *testing.T) {
 	if _, ok := f.pending["logs"]; ok {
 		t.Errorf("the DaemonSet's pod counted as a workload's")
 	}
-	if got := f.series.pending[int(6.5*float64(time.Hour)/float64(daySample))]; got != 1 {
+	if got := f.series.pending[int(6.5*float64(time.Hour)/float64(in.sample))]; got != 1 {
 		t.Errorf("%.0f pods pending at 06:30, want 1", got)
 	}
 }

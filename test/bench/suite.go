@@ -113,9 +113,10 @@ var quickPlan = plan{
 	// down and the fleet at rest take many minutes, too long for CI.
 	cost:     costRun{mixes: quickCostMixes(), consolidateAfter: "15s", budget: "100%", settle: 45 * time.Second},
 	costBoot: 5 * time.Second,
-	// The day in 4 minutes (six minutes of the day a second), LKE mode beside kwok: it shows the
-	// day plays and is measured; consolidation lags hours of the day behind at this speed.
-	day: dayRun{length: 4 * time.Minute, providers: []harness.Provider{harness.Linode, harness.Kwok}},
+	// The day in 2 minutes (twelve minutes of the day a second), LKE mode beside kwok, its bound
+	// sampled every quarter hour: it shows the day plays and is measured; consolidation lags hours
+	// of the day behind at this speed.
+	day: dayRun{length: 2 * time.Minute, providers: []harness.Provider{harness.Linode, harness.Kwok}, sample: 15 * time.Minute},
 	// Instance mode's duplicates are the e2e suite's to check in CI.
 	instanceScenarios: []string{ScenarioCapacity, ScenarioAPICost},
 	groups: []clusterGroup{
