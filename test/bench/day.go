@@ -256,6 +256,9 @@ func runDay(ctx context.Context, cfg Config, run dayRun) ([]Row, map[string]stri
 		return nil, nil, err
 	}
 	providers := slices.DeleteFunc(slices.Clone(run.providers), func(p harness.Provider) bool { return !cfg.runsWith(p) })
+	if len(providers) == 0 {
+		return nil, nil, nil
+	}
 	cfg.Progressf("%s: the %s trace on %s, side by side (a day in %v: %.0f× compressed)", ScenarioDay, in.trace.Name,
 		providerList(providers), run.length, in.timers.compression)
 	records := make([]dayRecord, len(providers))
