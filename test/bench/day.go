@@ -272,25 +272,26 @@ func runDay(ctx context.Context, cfg Config, run dayRun) ([]Row, map[string]stri
 				}
 			}
 			e, err := startEnv(ctx, cfg, provider, in.timers.boot, tune)
-			if err != nil {
-				errs[i] = err
-				return
+			if err == nil {
+				records[i], err = e.playDay(ctx, in, run)
+				err = errors.Join(err, e.Stop())
 			}
-			records[i], err = e.playDay(ctx, in, run)
-			errs[i] = errors.Join(err, e.Stop())
 			if err != nil {
-				errs[i] = fmt.Errorf("%s, %s provider: %w", ScenarioDay, provider, errs[i])
+				errs[i] = fmt.Errorf("%s, %s provider: %w", ScenarioDay, provider, err)
+				cfg.Progressf("  %s: %v", provider, errs[i])
 			}
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
+	// The providers whose day played are measured whatever befell the others.
+	records = slices.DeleteFunc(records, func(r dayRecord) bool { return r.provider == "" })
+	if len(records) == 0 {
+		return nil, nil, errors.Join(errs...)
 	}
 	cfg.Progressf("%s: measuring each day against the lower bound", ScenarioDay)
 	days, err := measureDays(in, records)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, errors.Join(append(errs, err)...)
 	}
 	settings := map[string]string{"Day": in.describe(run, days)}
 	if cfg.ReportDir != "" {
@@ -299,7 +300,7 @@ func runDay(ctx context.Context, cfg Config, run dayRun) ([]Row, map[string]stri
 		}
 		settings["Day"] += fmt.Sprintf(". Side by side in %s; the plot: ![fleet $/h, lower bound and pending pods over the day](%s)", dayTableFile, dayPlotFile)
 	}
-	return dayRows(days), settings, nil
+	return dayRows(days), settings, errors.Join(errs...)
 }
 
 func providerList(providers []harness.Provider) string {
