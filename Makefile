@@ -55,11 +55,11 @@ e2e: k8s-binaries ## Only the end-to-end suites: the controller on a local clust
 	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" go test -count=1 -timeout 30m ./test/e2e/...
 
 .PHONY: bench
-bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about an hour, most of it the cost fleets)
+bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about an hour and a half: the cost fleets, then the day's 24 minutes)
 	go run ./test/cmd/bench $(BENCH_FLAGS)
 
 .PHONY: bench-quick
-bench-quick: k8s-binaries ## Smaller, shorter benchmarks and the fault matrix's short version, for CI (about 9 min)
+bench-quick: k8s-binaries ## Smaller, shorter benchmarks (the day in 2 minutes) and the fault matrix's short version, for CI (about 12 min)
 	go run ./test/cmd/bench -quick $(BENCH_FLAGS)
 	go run ./test/cmd/chaos -quick $(CHAOS_FLAGS)
 

@@ -21,6 +21,13 @@ type Config struct {
 	// Providers names the providers the scenarios run with (of harness.ProviderNames); empty runs
 	// them all.
 	Providers []string
+	// Trace is the day scenario's trace file; the default trace (test/bench/testdata/day.yaml)
+	// when empty. DayLength, when not zero, is how long its day lasts on the clock.
+	Trace     string
+	DayLength time.Duration
+	// ReportDir is the directory the report is written to, where scenarios put the files they
+	// write beside it (the day's plot); none are written when empty.
+	ReportDir string
 	// WhileCounting is work that may share the machine with the counted scenarios, whose figures
 	// are counts, but not with the timed ones: compiling the Go benchmarks. Run runs it beside
 	// the counted scenarios (or first, when none runs) and waits for it before the timed ones.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -24,10 +25,12 @@ const (
 	// ScenarioLeaderKilled is scale-5000's burst with the leader killed halfway, in the mode
 	// the plan names.
 	ScenarioLeaderKilled = "scale-5000-leader-killed"
+	// ScenarioDay plays a day's trace on every provider side by side.
+	ScenarioDay = "day"
 )
 
 // ClusterScenarios are the scenarios Run knows.
-var ClusterScenarios = []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost, ScenarioScale, ScenarioScale5000, ScenarioLeaderKilled, ScenarioCostFleets}
+var ClusterScenarios = []string{ScenarioCapacity, ScenarioDuplicates, ScenarioAPICost, ScenarioScale, ScenarioScale5000, ScenarioLeaderKilled, ScenarioCostFleets, ScenarioDay}
 
 // plan is what a run measures: pod counts, boot delays, durations, and which scenarios share a
 // cluster.
@@ -42,6 +45,7 @@ type plan struct {
 	fleet         scaleFleetRun
 	cost          costRun
 	costBoot      time.Duration
+	day           dayRun
 	// instanceScenarios are those that run in instance mode too, beside LKE mode.
 	instanceScenarios []string
 	// groups are the timed scenarios, each group run one scenario after another on a new cluster
@@ -85,6 +89,9 @@ var fullPlan = plan{
 	cost: costRun{mixes: allCostMixes(), open: true, shrink: true, consolidateAfter: "15s", budget: "100%",
 		settle: 5*time.Minute + 30*time.Second, steady: 10 * time.Minute},
 	costBoot: 5 * time.Second,
+	// A day in 24 minutes (a minute of the day a second), LKE mode, instance mode and kwok side by
+	// side, after everything else.
+	day: dayRun{length: 24 * time.Minute, providers: []harness.Provider{harness.Linode, harness.LinodeInstance, harness.Kwok}},
 	groups: []clusterGroup{
 		{5 * time.Second, []string{ScenarioCapacity}, nil},
 		{3 * time.Second, []string{ScenarioScale}, nil},
@@ -106,6 +113,10 @@ var quickPlan = plan{
 	// down and the fleet at rest take many minutes, too long for CI.
 	cost:     costRun{mixes: quickCostMixes(), consolidateAfter: "15s", budget: "100%", settle: 45 * time.Second},
 	costBoot: 5 * time.Second,
+	// The day in 2 minutes (twelve minutes of the day a second), LKE mode beside kwok, its bound
+	// sampled every quarter hour: it shows the day plays and is measured; consolidation lags hours
+	// of the day behind at this speed.
+	day: dayRun{length: 2 * time.Minute, providers: []harness.Provider{harness.Linode, harness.Kwok}, sample: 15 * time.Minute},
 	// Instance mode's duplicates are the e2e suite's to check in CI.
 	instanceScenarios: []string{ScenarioCapacity, ScenarioAPICost},
 	groups: []clusterGroup{
@@ -240,9 +251,19 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		ours = append(ours, got...)
 		errs = append(errs, err)
 	}
+	if cfg.runs(ScenarioDay) {
+		run := p.day
+		if cfg.DayLength > 0 {
+			run.length = cfg.DayLength
+		}
+		got, daySettings, err := runDay(ctx, cfg, run)
+		ours = append(ours, got...)
+		errs = append(errs, err)
+		maps.Copy(settings, daySettings)
+	}
 	// The order, whatever order the clusters ran in, instance mode's rows after LKE mode's.
 	var order []string
-	for _, scenario := range []string{capacityScenario, duplicatesScenario, apiCostScenario, scaleScenario, scaleFleetScenario, scaleFleetKilledScenario, costScenario} {
+	for _, scenario := range []string{capacityScenario, duplicatesScenario, apiCostScenario, scaleScenario, scaleFleetScenario, scaleFleetKilledScenario, costScenario, dayScenario} {
 		order = append(order, scenario, scenario+harness.InstanceModeSuffix, scenario+kwokSuffix)
 	}
 	rows := withBaseline(ours, kwok)

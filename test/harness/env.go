@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -62,6 +63,9 @@ type Config struct {
 	KwokProviderBinary string
 	// Progress hears about each step; nil for silence.
 	Progress func(string)
+	// ControllerEnv adds to the environment of every cluster's controller, ours and core's kwok
+	// provider alike (e.g. PREFERENCE_POLICY=Ignore, a setting of core's both read).
+	ControllerEnv []string
 	// WorkDir, when set, holds the clusters' logs, which are then kept, each cluster's in a
 	// directory of its own named after its provider; when empty, each cluster has a new
 	// temporary directory, removed once the cluster stopped cleanly.
@@ -96,6 +100,7 @@ func Start(ctx context.Context, cfg Config, provider Provider, bootDelay time.Du
 	opts := localcluster.Options{
 		DelayScale:       bootDelay.Seconds() / linodeBootTime.Seconds(),
 		ControllerBinary: cfg.ControllerBinary,
+		ControllerEnv:    slices.Clone(cfg.ControllerEnv),
 	}
 	if cfg.WorkDir != "" {
 		if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {

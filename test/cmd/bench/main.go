@@ -31,6 +31,9 @@ func main() {
 		logs  = flag.String("logs", "", "directory that keeps the local clusters' logs, a directory per cluster named after its provider (default temporary ones, removed)")
 		seed  = flag.Int64("seed", 1, "seed of the cost-random scenario's mixes")
 		count = flag.Int("random-mixes", 40, "how many mixes the cost-random scenario draws (-quick: 6)")
+		trace = flag.String("trace", "", "the day scenario's trace file, YAML or JSON (docs/benchmarks.md; default test/bench/testdata/day.yaml)")
+		day   = flag.Duration("day", 0, "how long the day scenario's day lasts on the clock (default 24m, -quick 4m)")
+		env   = flag.String("controller-env", "", "comma-separated KEY=VALUE settings added to every cluster's controller, ours and core's kwok provider (e.g. PREFERENCE_POLICY=Ignore)")
 		where = flag.String("providers", "", "comma-separated providers the cluster scenarios run, of "+strings.Join(harness.ProviderNames(), ", ")+" (default all)")
 	)
 	flag.Parse()
@@ -42,6 +45,11 @@ func main() {
 		logs:      *logs,
 		seed:      *seed,
 		random:    *count,
+		trace:     *trace,
+		day:       *day,
+	}
+	if *env != "" {
+		sel.controllerEnv = strings.Split(*env, ",")
 	}
 	if sel.quick && !flagSet("random-mixes") {
 		sel.random = 6
@@ -59,6 +67,11 @@ type selection struct {
 	// seed and random are the cost-random scenario's seed and mix count.
 	seed   int64
 	random int
+	// trace and day are the day scenario's trace file and length on the clock.
+	trace string
+	day   time.Duration
+	// controllerEnv is added to every cluster's controller.
+	controllerEnv []string
 }
 
 // flagSet tells whether the command line set the flag.
@@ -88,10 +101,14 @@ func run(ctx context.Context, command *harness.Command, sel selection) error {
 			Scenarios: scenarios,
 			Mixes:     sel.mixes,
 			Providers: sel.providers,
+			Trace:     sel.trace,
+			DayLength: sel.day,
+			ReportDir: command.Dir(),
 			Config: harness.Config{
 				WorkDir:            sel.logs,
 				ControllerBinary:   filepath.Join(binDir, "controller"),
 				KwokProviderBinary: filepath.Join(binDir, "karpenter-kwok"),
+				ControllerEnv:      sel.controllerEnv,
 				Progress:           progress,
 			},
 		}
@@ -120,6 +137,12 @@ func run(ctx context.Context, command *harness.Command, sel selection) error {
 			report.Settings = map[string]string{}
 		}
 		report.Settings["Yardsticks"] = bench.CostYardsticks
+	}
+	if len(sel.controllerEnv) > 0 {
+		if report.Settings == nil {
+			report.Settings = map[string]string{}
+		}
+		report.Settings["Controller environment"] = "added to every cluster's controller, ours and kwok's: " + strings.Join(sel.controllerEnv, ", ")
 	}
 	report.Duration = time.Since(start).Round(time.Second).String()
 	errs = append(errs, command.WriteReport(report))

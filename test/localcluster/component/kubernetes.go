@@ -27,13 +27,13 @@ func KubeScheduler(binDir, kubeconfig string) Spec {
 		Args: []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0", clientQPS, clientBurst}}
 }
 
-// KubeControllerManager runs the workload controllers, so Deployments become ReplicaSets and
-// pods and owned objects are garbage-collected; the node lifecycle controller, which lifts the
+// KubeControllerManager runs the workload controllers, so Deployments become ReplicaSets,
+// StatefulSets get their pods, and pods and owned objects are garbage-collected; the node lifecycle controller, which lifts the
 // not-ready taint the apiserver puts on every new Node once the Node is Ready; the disruption
 // controller, which keeps PodDisruptionBudgets' status, without which every PDB blocks eviction;
 // and the pod garbage collector, which deletes the pods of a Node that is gone.
 func KubeControllerManager(binDir, kubeconfig string, opts ...ControllerManagerOption) Spec {
-	controllers := []string{"deployment-controller", "replicaset-controller", "garbage-collector-controller",
+	controllers := []string{"deployment-controller", "replicaset-controller", "statefulset-controller", "garbage-collector-controller",
 		"daemonset-controller", "job-controller", "node-lifecycle-controller", "disruption-controller", "pod-garbage-collector-controller"}
 	args := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false", clientQPS, clientBurst}
 	for _, opt := range opts {
