@@ -81,6 +81,31 @@ var _ = Describe("Ownership", func() {
 		Expect(emu.Pools(lkeCluster.ID)).To(BeEmpty())
 	})
 
+	It("leaves the Linode when core terminates such a NodeClaim, though core drains the Node of this cluster that has its provider ID", func() {
+		victim := standaloneNodeClaim("g6-standard-2")
+		launched, err := cloudProvider.Create(ctx, victim)
+		Expect(err).ToNot(HaveOccurred())
+		node := coretest.Node(coretest.NodeOptions{ProviderID: launched.Status.ProviderID})
+		ExpectApplied(ctx, env.Client, node)
+		intruder := claiming("", launched.Status.ProviderID)
+		intruder.Finalizers = []string{karpv1.TerminationFinalizer}
+		ExpectApplied(ctx, env.Client, intruder)
+		// Written as registered, as whoever may write its status can.
+		intruder.StatusConditions().SetTrue(karpv1.ConditionTypeLaunched)
+		intruder.StatusConditions().SetTrue(karpv1.ConditionTypeRegistered)
+		ExpectApplied(ctx, env.Client, intruder)
+		Expect(env.Client.Delete(ctx, intruder)).To(Succeed())
+
+		// Core finds the Nodes of a NodeClaim by provider ID and deletes them first; the provider
+		// sees only the Linode.
+		ExpectObjectReconciled(ctx, env.Client, lifecycleCtrl, intruder)
+		ExpectNotFound(ctx, env.Client, node)
+		Expect(ExpectObjectReconcileFailed(ctx, env.Client, lifecycleCtrl, intruder)).To(MatchError(ContainSubstring("not proven ours")))
+		Expect(emu.Pools(lkeCluster.ID)).To(HaveLen(1))
+		Expect(ExpectExists(ctx, env.Client, intruder).DeletionTimestamp.IsZero()).To(BeFalse(), "it waits in termination")
+		ExpectFinalizersRemoved(ctx, env.Client, intruder)
+	})
+
 	DescribeTable("does not delete a Linode that is not one of this cluster's pools' nodes, however its NodeClaim tag reads",
 		func(linode func(nodeClaimName string) *linodego.Instance, why string) {
 			name := "default-" + coretest.RandomName()[:5]
