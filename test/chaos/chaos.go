@@ -67,7 +67,7 @@ var fullChaos = chaosScale{
 // and the controller dying in the middle of a deletion, at a smaller scale.
 var quickChaos = chaosScale{
 	peak: 20, low: 8, window: 30 * time.Second, storm: 30 * time.Second, apiDown: time.Minute,
-	recoveryWait: 2 * time.Minute, faults: []string{Fault5xxStorm, FaultControllerKilled},
+	recoveryWait: 2 * time.Minute, faults: []string{Fault5xxStorm, FaultControllerKilled, FaultSharedAccount},
 }
 
 // recoveryTarget is the issue's: everything back within 2 minutes of the fault ending.
@@ -100,12 +100,15 @@ type Row struct {
 	Note          string  `json:"note,omitempty"`
 	// Error says why the run could not measure the fault, when it could not.
 	Error string `json:"error,omitempty"`
+	// SharedAccount is what the shared-account scenario measured of each cluster.
+	SharedAccount *SharedAccount `json:"sharedAccount,omitempty"`
 }
 
 // MeetsTargets tells whether the fault cost nothing and the system recovered within 2 minutes.
 func (r Row) MeetsTargets() bool {
 	return r.Error == "" && r.PodsNeverRunning == 0 && r.PodsLostUndrained == 0 && r.LinodesLeaked == 0 &&
-		r.DuplicateNodes == 0 && r.RecoveryMinutes != nil && *r.RecoveryMinutes <= recoveryTarget.Minutes()
+		r.DuplicateNodes == 0 && r.RecoveryMinutes != nil && *r.RecoveryMinutes <= recoveryTarget.Minutes() &&
+		(r.SharedAccount == nil || r.SharedAccount.meetsTargets())
 }
 
 // Report is a whole run of the matrix.
@@ -148,6 +151,11 @@ func (r *Report) Markdown() string {
 			row.LinodesLeaked, row.DuplicateNodes, recovery, met, oneLine(note))
 	}
 	b.WriteString("\nTargets: 0, 0, 0, 0 and recovery within 2 minutes of the fault's end.\n")
+	for _, row := range r.Rows {
+		if row.SharedAccount != nil {
+			b.WriteString(row.SharedAccount.Markdown())
+		}
+	}
 	return b.String()
 }
 
@@ -193,11 +201,15 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	var errs []error
 	for _, name := range faults {
 		f, ok := chaosFaultByName(name)
+		run := runFault
+		if name == FaultSharedAccount {
+			f, ok, run = sharedAccountFault, true, runSharedAccount
+		}
 		if !ok {
 			return rows, settings, fmt.Errorf("unknown fault %q; known: %s", name, strings.Join(Faults, ", "))
 		}
 		cfg.progress("fault: %s", f.title)
-		row, err := runFault(ctx, cfg, scale, f)
+		row, err := run(ctx, cfg, scale, f)
 		if err != nil {
 			row.Error = err.Error()
 			errs = append(errs, fmt.Errorf("%s: %w", f.name, err))

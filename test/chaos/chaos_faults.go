@@ -39,7 +39,7 @@ const (
 var Faults = []string{
 	FaultAPILatency, FaultAPIHang, Fault5xxStorm, Fault429Storm, FaultAPIDown, FaultTokenRevoked,
 	FaultAPIServerRestart, FaultControllerKilled, FaultWebhookDown, FaultRecycleHalf, FaultNodeClaimsDeleted,
-	FaultLeaderKilled,
+	FaultLeaderKilled, FaultSharedAccount,
 }
 
 // controllerReplicas is how many replicas of the controller a fault's cluster runs: the chart's
