@@ -108,12 +108,10 @@ func (l *ledger) proxy(tenant string) (*httptest.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	forward := httputil.NewSingleHostReverseProxy(target)
-	direct := forward.Director
-	forward.Director = func(r *http.Request) {
-		direct(r)
-		r.Header.Set("User-Agent", r.Header.Get("User-Agent")+tenantUserAgent+tenant)
-	}
+	forward := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Header.Set("User-Agent", r.In.Header.Get("User-Agent")+tenantUserAgent+tenant)
+	}}
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isWrite(r.Method) {
 			l.look()
