@@ -219,21 +219,40 @@ func (c *CloudProvider) List(ctx context.Context) ([]*karpv1.NodeClaim, error) {
 }
 
 // Delete removes the NodeClaim's node; it returns a NodeClaimNotFoundError once the node is gone.
+// The Linode its provider ID names is deleted only when it is this cluster's and carries the
+// NodeClaim's tag: a NodeClaim may record any provider ID. Otherwise an event on the NodeClaim
+// names the Linode and why, and the NodeClaim waits in termination.
 func (c *CloudProvider) Delete(ctx context.Context, nodeClaim *karpv1.NodeClaim) error {
-	node, err := c.nodes.Get(ctx, nodeClaim.Status.ProviderID)
+	node, err := c.nodeOf(ctx, nodeClaim, "deleting")
 	if err != nil {
 		return fmt.Errorf("finding node to delete: %w", err)
 	}
 	return c.nodes.Delete(ctx, node)
 }
 
-// Reboot restarts the NodeClaim's node in place.
+// Reboot restarts the NodeClaim's node in place, on the same terms as Delete.
 func (c *CloudProvider) Reboot(ctx context.Context, nodeClaim *karpv1.NodeClaim, _ string) error {
-	node, err := c.nodes.Get(ctx, nodeClaim.Status.ProviderID)
+	node, err := c.nodeOf(ctx, nodeClaim, "rebooting")
 	if err != nil {
 		return fmt.Errorf("finding node to reboot: %w", err)
 	}
 	return c.nodes.Reboot(ctx, node)
+}
+
+// nodeOf is the NodeClaim's node, as its provider ID names it, for an action that changes it; a
+// Linode that is not proven the NodeClaim's is a ForeignNodeError, told on the NodeClaim.
+func (c *CloudProvider) nodeOf(ctx context.Context, nodeClaim *karpv1.NodeClaim, action string) (*nodeprovider.Node, error) {
+	node, err := c.nodes.Get(ctx, nodeClaim.Status.ProviderID)
+	if err == nil {
+		err = node.BelongsTo(nodeClaim.Name)
+	}
+	if foreign, ok := nodeprovider.AsForeignNode(err); ok {
+		log.FromContext(ctx).WithValues("provider-id", nodeClaim.Status.ProviderID).Error(err, "refusing to act on a Linode that is not the NodeClaim's", "action", action)
+		if c.recorder != nil {
+			c.recorder.Publish(nodeprovider.RefusalEvent(nodeClaim, action, foreign))
+		}
+	}
+	return node, err
 }
 
 // GetInstanceTypes returns every plan of the NodePool's NodeClass, available or not; with a

@@ -46,6 +46,8 @@ var (
 
 	nodeClass *v1.LinodeNodeClass
 	nodePool  *karpv1.NodePool
+	// recorded are the events the cloud provider published.
+	recorded *coretest.EventRecorder
 )
 
 func TestCloudProvider(t *testing.T) { RunSuite(t, "CloudProvider", &ctx) }
@@ -61,7 +63,8 @@ var _ = BeforeSuite(func() {
 var _ = BeforeEach(func() {
 	emu = ExpectEmulator()
 	emu.Client.SetRetryCount(5)
-	cloud := ExpectLKE(ctx, emu, env.Client)
+	recorded = coretest.NewEventRecorder()
+	cloud := ExpectLKE(ctx, emu, env.Client, test.WithRecorder(recorded))
 	lkeCluster, unavailable, cloudProvider = cloud.Cluster, cloud.Unavailable, cloud.CloudProvider
 
 	cluster = state.NewCluster(env.Clock, env.Client, cloudProvider)

@@ -111,7 +111,7 @@ func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.R
 			nodeclass.NewHashController(kubeClient, target.Mode()),
 			garbagecollection.NewController(kubeClient, recorder, parts.Nodes, parts.OwnershipTag, garbageCollectionOptions(opts)...),
 			garbagecollection.NewDeletedNodeController(kubeClient, apiReader, recorder, parts.Nodes, parts.OwnershipTag),
-			maintenance.NewController(kubeClient, api, recorder, maintenance.WithClock(clk),
+			maintenance.NewController(kubeClient, api, parts.Nodes, recorder, maintenance.WithClock(clk),
 				maintenance.WithInterval(opts.MaintenancePollInterval), maintenance.WithLeadTime(opts.MaintenanceLeadTime)),
 		}, parts.Controllers...),
 	}, nil

@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
@@ -167,4 +169,30 @@ func StartEmulatorForTest(t testing.TB, opts ...emulator.Option) *Emulator {
 	}
 	t.Cleanup(func() { _ = e.Close() })
 	return e
+}
+
+// LKEModeNode is a node an LKE-mode Karpenter launched for the NodeClaim, beside the test's own
+// nodes in the same account: a single-node pool, tagged as the LKE provider tags the pools it
+// launches, in a new LKE cluster of the enterprise tier, labelled clusterLabel, whose pools give
+// their Linodes their tags. It returns the pool's Linode, running, which so carries the
+// NodeClaim's tag and the LKE cluster's ownership tag.
+func (e *Emulator) LKEModeNode(ctx context.Context, clusterLabel, nodeClaimName string) (*linodego.Instance, error) {
+	clusterID, err := e.AddLKECluster(clusterLabel, Region, "enterprise")
+	if err != nil {
+		return nil, err
+	}
+	pool, err := e.Client.CreateLKENodePool(ctx, clusterID, linodego.LKENodePoolCreateOptions{
+		Count: 1, Type: "g6-standard-2", Label: &nodeClaimName,
+		Tags: []string{nodeprovider.LKEClusterTag(clusterID), nodeprovider.NodeClaimTag(nodeClaimName), nodeprovider.NodePoolTag("default")},
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.Tick()
+	for _, in := range e.Instances() {
+		if in.LKEPoolID == pool.ID {
+			return e.Client.GetInstance(ctx, in.ID)
+		}
+	}
+	return nil, fmt.Errorf("LKE created no Linode for node pool %d", pool.ID)
 }

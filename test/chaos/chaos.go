@@ -83,6 +83,7 @@ var quickChaos = chaosScale{
 	peak: 20, low: 8, window: 30 * time.Second, storm: 30 * time.Second, apiDown: time.Minute, signerDown: time.Minute,
 	recoveryWait: 2 * time.Minute, cases: []chaosCase{
 		{Fault5xxStorm, harness.Linode}, {FaultControllerKilled, harness.LinodeInstance}, {FaultLostAnswers, harness.LinodeInstance},
+		{FaultSharedAccount, harness.Linode},
 	},
 }
 
@@ -91,13 +92,16 @@ var Modes = []harness.Provider{harness.Linode, harness.LinodeInstance}
 
 // appliesIn tells whether a fault exists in a mode: a recycle goes through the LKE API, and only
 // LKE mode registers the Node webhook; only instance mode's nodes join through the cluster's CSR
-// signer.
+// signer; the shared account runs once, with clusters of both modes.
 func appliesIn(fault string, mode harness.Provider) bool {
 	switch fault {
 	case FaultRecycleHalf, FaultWebhookDown:
 		return mode == harness.Linode
 	case FaultCSRSignerDown:
 		return mode == harness.LinodeInstance
+	case FaultSharedAccount:
+		// One run holds clusters of both modes.
+		return mode == harness.Linode
 	}
 	return true
 }
@@ -166,12 +170,15 @@ type Row struct {
 	Note          string  `json:"note,omitempty"`
 	// Error says why the run could not measure the fault, when it could not.
 	Error string `json:"error,omitempty"`
+	// SharedAccount is what the shared-account scenario measured of each cluster.
+	SharedAccount *SharedAccount `json:"sharedAccount,omitempty"`
 }
 
 // MeetsTargets tells whether the fault cost nothing and the system recovered within 2 minutes.
 func (r Row) MeetsTargets() bool {
 	return r.Error == "" && r.PodsNeverRunning == 0 && r.PodsLostUndrained == 0 && r.LinodesLeaked == 0 &&
-		r.DuplicateNodes == 0 && r.RecoveryMinutes != nil && *r.RecoveryMinutes <= recoveryTarget.Minutes()
+		r.DuplicateNodes == 0 && r.RecoveryMinutes != nil && *r.RecoveryMinutes <= recoveryTarget.Minutes() &&
+		(r.SharedAccount == nil || r.SharedAccount.meetsTargets())
 }
 
 // Report is a whole run of the matrix.
@@ -214,6 +221,11 @@ func (r *Report) Markdown() string {
 			row.LinodesLeaked, row.DuplicateNodes, recovery, met, oneLine(note))
 	}
 	b.WriteString("\nTargets: 0, 0, 0, 0 and recovery within 2 minutes of the fault's end.\n")
+	for _, row := range r.Rows {
+		if row.SharedAccount != nil {
+			b.WriteString(row.SharedAccount.Markdown())
+		}
+	}
 	return b.String()
 }
 
@@ -258,6 +270,12 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	var errs []error
 	for _, c := range scale.casesFor(cfg.Faults, cfg.Modes) {
 		f, ok := chaosFaultByName(c.fault)
+		run := func(ctx context.Context, cfg Config, scale chaosScale, f chaosFault) (Row, error) {
+			return runFault(ctx, cfg, scale, f, c.mode)
+		}
+		if c.fault == FaultSharedAccount {
+			f, ok, run = sharedAccountFault, true, runSharedAccount
+		}
 		if !ok {
 			return rows, settings, fmt.Errorf("unknown fault %q; known: %s", c.fault, strings.Join(Faults, ", "))
 		}
@@ -266,8 +284,11 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 			title += harness.InstanceModeSuffix
 		}
 		cfg.progress("fault: %s", title)
-		row, err := runFault(ctx, cfg, scale, f, c.mode)
+		row, err := run(ctx, cfg, scale, f)
 		row.Fault, row.Mode = title, modeName(c.mode)
+		if c.fault == FaultSharedAccount {
+			row.Mode = "both"
+		}
 		if err != nil {
 			row.Error = err.Error()
 			errs = append(errs, fmt.Errorf("%s (%s): %w", f.name, row.Mode, err))

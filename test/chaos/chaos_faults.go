@@ -43,7 +43,7 @@ const (
 var Faults = []string{
 	FaultAPILatency, FaultAPIHang, Fault5xxStorm, Fault429Storm, FaultAPIDown, FaultTokenRevoked,
 	FaultAPIServerRestart, FaultControllerKilled, FaultWebhookDown, FaultRecycleHalf, FaultNodeClaimsDeleted,
-	FaultLeaderKilled, FaultLostAnswers, FaultNodesNotReady, FaultCSRSignerDown, FaultAPIServerThrottle,
+	FaultLeaderKilled, FaultLostAnswers, FaultNodesNotReady, FaultCSRSignerDown, FaultAPIServerThrottle, FaultSharedAccount,
 }
 
 // controllerReplicas is how many replicas of the controller a fault's cluster runs: the chart's

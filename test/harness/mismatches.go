@@ -11,9 +11,9 @@ import (
 	"github.com/linode/karpenter-provider-linode/test/localcluster"
 )
 
-// FleetMismatches counts, as things stand, the Linodes no NodeClaim accounts for (by its provider
-// ID or by the tag of the LKE pool the Linode is in) and the Linodes or Nodes beyond one per
-// NodeClaim.
+// FleetMismatches counts, as things stand, the cluster's Linodes no NodeClaim accounts for (by its
+// provider ID or by the tag of the LKE pool the Linode is in) and the Linodes or Nodes beyond one
+// per NodeClaim.
 func FleetMismatches(ctx context.Context, cluster *localcluster.Cluster) (leaked, duplicates int, err error) {
 	var claims karpv1.NodeClaimList
 	if err := cluster.Kube.List(ctx, &claims); err != nil {
@@ -23,7 +23,7 @@ func FleetMismatches(ctx context.Context, cluster *localcluster.Cluster) (leaked
 	if err := cluster.Kube.List(ctx, &nodes); err != nil {
 		return 0, 0, err
 	}
-	leaked, duplicates = countMismatches(claims.Items, nodes.Items, cluster.Emulator.Pools(0), cluster.Emulator.Instances())
+	leaked, duplicates = countMismatches(claims.Items, nodes.Items, cluster.Pools(), cluster.Linodes())
 	return leaked, duplicates, nil
 }
 

@@ -78,6 +78,16 @@ type Options struct {
 	// EmulatorOptions change the Linode API emulator's defaults, e.g. a longer request log for a
 	// scenario that counts many thousands of requests.
 	EmulatorOptions []emulator.Option
+	// Emulator, when set, is a Linode API emulator already serving, one Linode account that this
+	// cluster shares with others and with whatever else the account holds; the cluster neither
+	// starts nor closes it, and DelayScale and EmulatorOptions are its creator's. The cluster
+	// adds its LKE cluster to it (LKE mode, its label ClusterName: unique per account), and its
+	// node simulator, consistency check and leak count take only the cluster's own Linodes and
+	// pools (Owns).
+	Emulator *emulator.Emulator
+	// LinodeURL is where the controller reaches the Linode API (its LINODE_URL), the emulator's
+	// URL when empty: e.g. a proxy that tells this controller's requests from another's.
+	LinodeURL string
 }
 
 // kwokNodes are the Nodes kwok acts as the kubelet of: those nodesim registers.
@@ -169,6 +179,8 @@ type Cluster struct {
 	serviceAccountUsers []string
 	auditOffset         int64
 	ownWorkDir          bool
+	// ownershipTag marks the cluster's Linodes in an account it shares (instance mode).
+	ownershipTag string
 }
 
 // Start starts every component and the controller and waits until the controller is ready.
@@ -254,7 +266,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	} else {
 		opts.Progress(fmt.Sprintf("starting the Linode API emulator, region %s (boot delays x%g)", opts.Region, opts.DelayScale))
 	}
-	c.Emulator = emulator.New(append([]emulator.Option{emulator.WithDelayScale(opts.DelayScale)}, opts.EmulatorOptions...)...)
+	c.Emulator = opts.Emulator
+	if c.Emulator == nil {
+		c.Emulator = emulator.New(append([]emulator.Option{emulator.WithDelayScale(opts.DelayScale)}, opts.EmulatorOptions...)...)
+	}
 	if opts.Mode == ModeLKE {
 		if c.LKEClusterID, err = c.Emulator.AddLKECluster(opts.ClusterName, opts.Region, opts.Tier); err != nil {
 			return nil, err
@@ -265,11 +280,18 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.Nodes = nodesim.New(simKube, c.Emulator, nodesim.ResourceModel{HypervisorMemoryPercent: HypervisorMemoryPercent, MaxPods: 110})
+	if opts.Emulator != nil {
+		if err := c.shareAccount(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for plan, count := range opts.PlanCapacity {
 		c.Emulator.SetCapacity(opts.Region, plan, count)
 	}
-	if err := c.Emulator.Start(); err != nil {
-		return nil, err
+	if opts.Emulator == nil {
+		if err := c.Emulator.Start(); err != nil {
+			return nil, err
+		}
 	}
 	nodesCtx, stopNodes := context.WithCancel(log.IntoContext(context.Background(), c.fileLogger("node-simulator.log")))
 	c.stopNodes, c.nodesDone = stopNodes, make(chan struct{})
@@ -444,7 +466,7 @@ func (c *Cluster) startReplica(ctx context.Context, replica *controllerReplica) 
 		"CLUSTER_NAME=" + c.opts.ClusterName,
 		"KARPENTER_MODE=" + c.opts.Mode,
 		"LINODE_TOKEN_FILE=" + c.tokenFile(),
-		"LINODE_URL=" + c.Emulator.URL(),
+		"LINODE_URL=" + c.linodeURL(),
 		"LINODE_API_VERSION=" + c.apiVersion(),
 		"HYPERVISOR_MEMORY_PERCENT=" + strconv.FormatFloat(HypervisorMemoryPercent, 'f', -1, 64),
 		"METRICS_PORT=" + strconv.Itoa(ports[0]),
@@ -601,7 +623,7 @@ func (c *Cluster) Stop() error {
 		c.stopNodes()
 		<-c.nodesDone
 	}
-	if c.Emulator != nil {
+	if c.Emulator != nil && c.opts.Emulator == nil {
 		errs = append(errs, c.Emulator.Close())
 	}
 	if c.controlPlane != nil {

@@ -34,13 +34,13 @@ func (c *Cluster) CheckConsistency(ctx context.Context) error {
 		}
 	}
 	var problems []error
-	for _, pool := range c.Emulator.Pools(0) {
+	for _, pool := range c.Pools() {
 		if !slices.ContainsFunc(pool.Tags, func(tag string) bool { return claimTags[tag] }) {
 			problems = append(problems, fmt.Errorf("LKE pool %d (%s) belongs to no NodeClaim (tags %v)", pool.ID, pool.Type, pool.Tags))
 		}
 	}
 	linodes := map[string]bool{}
-	for _, instance := range c.Emulator.Instances() {
+	for _, instance := range c.Linodes() {
 		providerID := nodeprovider.ProviderID(instance.ID)
 		linodes[providerID] = true
 		if _, ok := claimByProviderID[providerID]; !ok {
@@ -65,13 +65,14 @@ func (c *Cluster) CheckConsistency(ctx context.Context) error {
 	return errors.Join(problems...)
 }
 
-// CheckNoLinodeResources reports any Linode or LKE pool left in the emulator's account.
+// CheckNoLinodeResources reports any Linode or LKE pool of the cluster's left in the emulator's
+// account.
 func (c *Cluster) CheckNoLinodeResources() error {
 	var problems []error
-	for _, instance := range c.Emulator.Instances() {
+	for _, instance := range c.Linodes() {
 		problems = append(problems, fmt.Errorf("Linode %d (%s, %s) is left", instance.ID, instance.Label, instance.Status))
 	}
-	for _, pool := range c.Emulator.Pools(0) {
+	for _, pool := range c.Pools() {
 		problems = append(problems, fmt.Errorf("LKE pool %d (%s) is left", pool.ID, pool.Type))
 	}
 	return errors.Join(problems...)

@@ -35,7 +35,7 @@ func (c *Cluster) chartValues() map[string]any {
 	settings := map[string]any{
 		"clusterName": c.opts.ClusterName,
 		"mode":        c.opts.Mode,
-		"apiURL":      c.Emulator.URL(),
+		"apiURL":      c.linodeURL(),
 		"apiVersion":  c.apiVersion(),
 	}
 	values := map[string]any{

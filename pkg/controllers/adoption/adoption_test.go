@@ -1,6 +1,9 @@
 package adoption_test
 
 import (
+	"fmt"
+
+	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/samber/lo"
@@ -10,6 +13,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 var _ = Describe("Adoption", func() {
@@ -82,6 +86,34 @@ var _ = Describe("Adoption", func() {
 		ExpectObjectReconciled(ctx, env.Client, controller, node)
 		Expect(nodeClaims()).To(BeEmpty())
 	})
+
+	DescribeTable("adopts no Node of a Linode that is not one of this cluster's pools' nodes, and says why on the Node",
+		func(tags []string, why string) {
+			// A Node labelled with a NodePool by hand, on a Linode of the cluster's pool that
+			// Karpenter did not launch, or that another cluster's Karpenter tagged.
+			pool, err := emu.Client.CreateLKENodePool(ctx, lkeCluster.ID, linodego.LKENodePoolCreateOptions{Count: 1, Type: "g6-standard-2", Tags: tags})
+			Expect(err).ToNot(HaveOccurred())
+			emu.Tick()
+			linode, found := lo.Find(emu.Instances(), func(in emulator.InstanceInfo) bool { return in.LKEPoolID == pool.ID })
+			Expect(found).To(BeTrue())
+			node := kubeletRegisters(linode)
+			node.Labels[karpv1.NodePoolLabelKey] = nodePool.Name
+			ExpectApplied(ctx, env.Client, node)
+
+			ExpectObjectReconciled(ctx, env.Client, controller, node)
+			Expect(nodeClaims()).To(BeEmpty())
+			after, err := emu.Client.GetLKENodePool(ctx, lkeCluster.ID, pool.ID)
+			Expect(err).ToNot(HaveOccurred())
+			Expect(after.Tags).To(Equal(pool.Tags), "the pool was handed to a NodeClaim")
+			Expect(recorder.Events()).To(ContainElement(And(
+				HaveField("Reason", nodeprovider.ReasonLinodeNotOwned),
+				HaveField("InvolvedObject", HaveField("Name", node.Name)),
+				HaveField("Message", And(ContainSubstring(fmt.Sprintf("Linode %d (%s)", linode.ID, linode.Label)), ContainSubstring(why))),
+			)))
+		},
+		Entry("a pool Karpenter did not launch", nil, "carries no tag of ours"),
+		Entry("a pool another cluster's Karpenter tagged", []string{nodeprovider.ClusterTag("another-cluster"), nodeprovider.NodeClaimTag("theirs")}, "another cluster's ownership tag"),
+	)
 
 	It("ignores nodes that are not Karpenter's", func() {
 		_, node := runningNodeClaim()

@@ -92,12 +92,12 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 	if recordsNode(nodeClaims.Items, node) {
 		return reconcile.Result{}, nil
 	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("Node", node.Name, "provider-id", node.Spec.ProviderID))
 	launched, err := c.nodes.Get(ctx, node.Spec.ProviderID)
 	if err != nil {
 		// Not a node of this cluster's pools, or already gone.
-		return reconcile.Result{}, cloudprovider.IgnoreNodeClaimNotFoundError(err)
+		return reconcile.Result{}, c.ignoreForeign(ctx, node, cloudprovider.IgnoreNodeClaimNotFoundError(err))
 	}
-	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("Node", node.Name, "provider-id", node.Spec.ProviderID))
 	if owner, found := lo.Find(nodeClaims.Items, func(nc karpv1.NodeClaim) bool {
 		return slices.Contains(launched.Tags, nodeprovider.NodeClaimTag(nc.Name))
 	}); found && owner.Status.ProviderID == "" {
@@ -118,7 +118,7 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 	nodeClaim := NodeClaimFor(nodePool, node, launched)
 	// The pool names its new NodeClaim first: a NodeClaim whose launch found no pool would create one.
 	if err := c.nodes.Adopt(ctx, launched, nodeClaim.Name); err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, c.ignoreForeign(ctx, node, err)
 	}
 	if err := c.kubeClient.Create(ctx, nodeClaim); err != nil {
 		// The pool names a NodeClaim that does not exist: the next attempt adopts it again.
@@ -127,6 +127,18 @@ func (c *Controller) Reconcile(ctx context.Context, node *corev1.Node) (reconcil
 	c.recorder.Publish(adoptedEvent(nodeClaim, node, launched))
 	log.FromContext(ctx).Info("adopted a node no NodeClaim accounted for", "NodeClaim", nodeClaim.Name, "was", launched.NodeClaimName)
 	return reconcile.Result{}, nil
+}
+
+// ignoreForeign tells, on the Node, why its Linode is not adopted when it is not one of this
+// cluster's pools' nodes, which no retry changes; it returns any other error.
+func (c *Controller) ignoreForeign(ctx context.Context, node *corev1.Node, err error) error {
+	foreign, ok := nodeprovider.AsForeignNode(err)
+	if !ok {
+		return err
+	}
+	log.FromContext(ctx).Info("not adopting a node whose Linode is not one of this cluster's", "reason", foreign.Reason)
+	c.recorder.Publish(nodeprovider.RefusalEvent(node, "adopting", foreign))
+	return nil
 }
 
 // isOurs reports whether the Node says it comes from a Linode Karpenter launched from a NodePool.

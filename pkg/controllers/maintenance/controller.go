@@ -5,7 +5,9 @@
 // last poll that tell a Linode went down (GET /account/events: host_reboot, lassie_reboot,
 // linode_shutdown), and less often, the account's maintenance that has not completed
 // (GET /account/maintenance). It matches them to the cluster's NodeClaims by the Linode id in
-// their provider IDs; everything else on the account is ignored.
+// their provider IDs; everything else on the account is ignored. A NodeClaim may record any
+// provider ID: it is acted on only when the node provider shows the Linode as this cluster's and
+// the NodeClaim's (nodeprovider.Node.BelongsTo); otherwise an event on the NodeClaim says why not.
 //
 //   - Maintenance that takes a node down (power_off_on, reboot, cold_migration) and starts within
 //     the lead time is recorded on the NodeClaim (AnnotationMaintenanceWindow). The cloud
@@ -47,6 +49,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/metrics"
 	nodeclaimutils "sigs.k8s.io/karpenter/pkg/utils/nodeclaim"
@@ -108,10 +111,16 @@ func WithClock(clk clock.Clock) option.Function[Options] {
 	return func(o *Options) { o.Clock = clk }
 }
 
+// NodeGetter finds the node behind a provider ID: the node provider.
+type NodeGetter interface {
+	Get(ctx context.Context, providerID string) (*nodeprovider.Node, error)
+}
+
 // Controller polls Linode's maintenance and events and acts on the nodes they concern.
 type Controller struct {
 	kubeClient client.Client
 	api        linode.AccountAPI
+	nodes      NodeGetter
 	recorder   events.Recorder
 	opts       Options
 
@@ -126,8 +135,8 @@ type Controller struct {
 	reported map[string]bool
 }
 
-// NewController returns the controller.
-func NewController(kubeClient client.Client, api linode.AccountAPI, recorder events.Recorder, opts ...option.Function[Options]) *Controller {
+// NewController returns the controller for the nodes of the node provider.
+func NewController(kubeClient client.Client, api linode.AccountAPI, nodes NodeGetter, recorder events.Recorder, opts ...option.Function[Options]) *Controller {
 	resolved := option.Resolve(append([]option.Function[Options]{
 		WithInterval(DefaultInterval),
 		WithLeadTime(DefaultLeadTime),
@@ -136,6 +145,7 @@ func NewController(kubeClient client.Client, api linode.AccountAPI, recorder eve
 	return &Controller{
 		kubeClient:    kubeClient,
 		api:           api,
+		nodes:         nodes,
 		recorder:      recorder,
 		opts:          *resolved,
 		handledEvents: map[int]time.Time{},
@@ -157,13 +167,15 @@ func (c *Controller) Reconcile(ctx context.Context) (reconciler.Result, error) {
 	if err != nil {
 		return reconciler.Result{}, err
 	}
+	// What the node provider showed of each Linode, for this poll.
+	proven := map[int]bool{}
 	var maintenanceErr error
 	if c.maintenanceReadAt.IsZero() || now.Sub(c.maintenanceReadAt) >= c.opts.MaintenanceListInterval() {
-		if maintenanceErr = c.reconcileMaintenance(ctx, nodeClaims, now); maintenanceErr == nil {
+		if maintenanceErr = c.reconcileMaintenance(ctx, nodeClaims, proven, now); maintenanceErr == nil {
 			c.maintenanceReadAt = now
 		}
 	}
-	eventsErr := c.reconcileEvents(ctx, nodeClaims, now)
+	eventsErr := c.reconcileEvents(ctx, nodeClaims, proven, now)
 	if err := errors.Join(maintenanceErr, eventsErr); err != nil {
 		log.FromContext(ctx).Error(err, "polling Linode maintenance and events; trying again at the next interval", "interval", c.opts.Interval)
 	} else {
@@ -194,7 +206,7 @@ func (c *Controller) nodeClaimsByLinode(ctx context.Context) (map[int]*karpv1.No
 // notCompleted keeps completed maintenance, which concerns no node any more, out of the listing.
 var notCompleted = `{"status": {"+neq": "completed"}}`
 
-func (c *Controller) reconcileMaintenance(ctx context.Context, nodeClaims map[int]*karpv1.NodeClaim, now time.Time) error {
+func (c *Controller) reconcileMaintenance(ctx context.Context, nodeClaims map[int]*karpv1.NodeClaim, proven map[int]bool, now time.Time) error {
 	listed, err := c.api.ListMaintenances(ctx, &linodego.ListOptions{PageSize: pageSize, Filter: notCompleted})
 	if err != nil {
 		return fmt.Errorf("listing Linode maintenance%s: %w", scopeHint(err, "Account"), err)
@@ -204,7 +216,15 @@ func (c *Controller) reconcileMaintenance(ctx context.Context, nodeClaims map[in
 		if m.Entity == nil || m.Entity.Type != "linode" || nodeClaims[m.Entity.ID] == nil {
 			continue
 		}
-		entries = append(entries, newEntry(m, m.Entity.ID, now))
+		// Unproven, the maintenance would withdraw a window recorded for the Linode: the whole
+		// list waits for the next poll.
+		ours, err := c.proven(ctx, nodeClaims[m.Entity.ID], m.Entity.ID, proven)
+		if err != nil {
+			return err
+		}
+		if ours {
+			entries = append(entries, newEntry(m, m.Entity.ID, now))
+		}
 	}
 	// A Linode's earliest maintenance that takes it down decides; its node is gone by the next.
 	slices.SortStableFunc(entries, func(a, b entry) int { return a.start.Compare(b.start) })
@@ -302,7 +322,7 @@ func (c *Controller) withdrawWindow(ctx context.Context, nodeClaim *karpv1.NodeC
 	return nil
 }
 
-func (c *Controller) reconcileEvents(ctx context.Context, nodeClaims map[int]*karpv1.NodeClaim, now time.Time) error {
+func (c *Controller) reconcileEvents(ctx context.Context, nodeClaims map[int]*karpv1.NodeClaim, proven map[int]bool, now time.Time) error {
 	since := c.eventsSince
 	if since.IsZero() {
 		since = now.Add(-max(eventsLookback, 2*c.opts.Interval))
@@ -323,6 +343,16 @@ func (c *Controller) reconcileEvents(ctx context.Context, nodeClaims map[int]*ka
 		}
 		nodeClaim := nodeClaims[linodeOf(ev)]
 		if nodeClaim != nil && nodeClaim.DeletionTimestamp.IsZero() {
+			ours, err := c.proven(ctx, nodeClaim, linodeOf(ev), proven)
+			if err != nil {
+				errs = append(errs, err)
+				next = minTime(next, *ev.Created)
+				continue
+			}
+			if !ours {
+				c.handledEvents[ev.ID] = *ev.Created
+				continue
+			}
 			node := c.nodeOf(ctx, nodeClaim)
 			decision := decideDown(ev, node != nil && nodeReady(node))
 			message := downMessage(ev, decision)
@@ -346,6 +376,34 @@ func (c *Controller) reconcileEvents(ctx context.Context, nodeClaims map[int]*ka
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// proven reports whether the node provider shows the Linode as this cluster's and the NodeClaim's;
+// proven keeps the answers of this poll. A Linode that is not is told on the NodeClaim, and one
+// that is gone is left to core, which finds it gone.
+func (c *Controller) proven(ctx context.Context, nodeClaim *karpv1.NodeClaim, linodeID int, proven map[int]bool) (bool, error) {
+	if ours, known := proven[linodeID]; known {
+		return ours, nil
+	}
+	// The listing the readers that poll every node share serves: a Linode's tags do not change
+	// under a launched node.
+	node, err := c.nodes.Get(nodeprovider.WithListingAge(ctx, nodeprovider.PollingListingAge), nodeClaim.Status.ProviderID)
+	if err == nil {
+		err = node.BelongsTo(nodeClaim.Name)
+	}
+	switch foreign, isForeign := nodeprovider.AsForeignNode(err); {
+	case err == nil:
+		proven[linodeID] = true
+	case isForeign:
+		log.FromContext(ctx).Info("not acting on Linode maintenance or events of a Linode that is not the NodeClaim's", "NodeClaim", nodeClaim.Name, "reason", foreign.Reason)
+		c.recorder.Publish(nodeprovider.RefusalEvent(nodeClaim, "replacing this NodeClaim for what Linode reports of", foreign))
+		proven[linodeID] = false
+	case cloudprovider.IsNodeClaimNotFoundError(err):
+		proven[linodeID] = false
+	default:
+		return false, fmt.Errorf("finding the Linode of NodeClaim %s: %w", nodeClaim.Name, err)
+	}
+	return proven[linodeID], nil
 }
 
 // downEventsFilter selects the events since a time that tell a Linode went down.

@@ -1,6 +1,7 @@
 package maintenance_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/maintenance"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
@@ -248,4 +250,36 @@ var _ = Describe("karpenter.sh/do-not-repair", func() {
 		Expect(ExpectExists(ctx, env.Client, nodeClaim).DeletionTimestamp.IsZero()).To(BeFalse())
 		Expect(decisions(emulator.MaintenancePowerOffOn, maintenance.ReplaceNow)).To(Equal(1.0))
 	})
+})
+
+var _ = Describe("A NodeClaim that records a Linode not its own", func() {
+	DescribeTable("is neither marked nor replaced for that Linode's maintenance or failure, and the NodeClaim says why",
+		func(linode func(nodeClaimName string) int, why string) {
+			nodeClaim := newNodeClaim()
+			id := nodeClaimOf(nodeClaim, linode(nodeClaim.Name))
+			_, err := emu.ScheduleMaintenance(id, emulator.Maintenance{Type: emulator.MaintenancePowerOffOn, StartsIn: time.Hour})
+			Expect(err).ToNot(HaveOccurred())
+			ExpectSingletonReconciled(ctx, controller)
+			Expect(ExpectExists(ctx, env.Client, nodeClaim).Annotations).ToNot(HaveKey(v1.AnnotationMaintenanceWindow))
+
+			_, err = emu.FailHost(id, emulator.HostFailure{})
+			Expect(err).ToNot(HaveOccurred())
+			ExpectSingletonReconciled(ctx, controller)
+			Expect(ExpectExists(ctx, env.Client, nodeClaim).DeletionTimestamp.IsZero()).To(BeTrue(), "its Node is not drained for another's Linode")
+			Expect(recordedContaining("Warning LinodeNotOwned", fmt.Sprintf("Linode %d", id), why)).ToNot(BeEmpty())
+			Expect(recordedContaining("LinodeMaintenance")).To(BeEmpty())
+		},
+		Entry("another NodeClaim's Linode of this cluster", func(string) int {
+			return runningLinode(cluster.OwnerTag(), nodeprovider.NodeClaimTag("default-other"))
+		}, "of another NodeClaim"),
+		Entry("another cluster's Linode, tagged with a NodeClaim of the same name", func(name string) int {
+			return runningLinode(nodeprovider.ClusterTag("another-cluster"), nodeprovider.NodeClaimTag(name))
+		}, "another cluster's ownership tag"),
+		Entry("an LKE-mode cluster's node, tagged with a NodeClaim of the same name", func(name string) int {
+			lkeNode, err := emu.LKEModeNode(ctx, "lke-neighbour", name)
+			Expect(err).ToNot(HaveOccurred())
+			return lkeNode.ID
+		}, "is a node of LKE cluster"),
+		Entry("a Linode with no tag of ours", func(string) int { return runningLinode("database") }, "neither this cluster's ownership tag"),
+	)
 })

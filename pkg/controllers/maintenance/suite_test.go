@@ -16,7 +16,9 @@ import (
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 
+	"github.com/linode/karpenter-provider-linode/pkg/cache"
 	"github.com/linode/karpenter-provider-linode/pkg/controllers/maintenance"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/pkg/test/environment"
@@ -29,7 +31,13 @@ var (
 	emu        *test.Emulator
 	recorder   *record.FakeRecorder
 	controller *maintenance.Controller
+	// nodes is an instance-mode cluster's node provider over the emulator: the controller acts
+	// only on the Linodes it shows as a NodeClaim's.
+	nodes *instance.Provider
 )
+
+// cluster is the instance-mode cluster whose nodes the specs' Linodes are.
+var cluster = &instance.Cluster{UID: "6a1f0c2e-5b7d-4e8a-9c3f-0d2b4e6f8a1c"}
 
 func TestMaintenance(t *testing.T) { RunSuite(t, "Maintenance", &ctx) }
 
@@ -38,6 +46,7 @@ var _ = BeforeSuite(func() { env = ExpectEnvironment() })
 var _ = BeforeEach(func() {
 	emu = ExpectEmulator()
 	recorder = record.NewFakeRecorder(100)
+	nodes = instance.NewProvider(emu.API, test.Region, cluster, nil, nil, nil, cache.NewUnavailableOfferings(cache.UnavailableOfferingsTTL))
 	controller = newController()
 	maintenance.Decisions.Reset()
 })
@@ -49,34 +58,45 @@ var _ = AfterEach(func() {
 // newController is the controller on the emulator's clock: maintenance windows are compared
 // across Linode and the controller.
 func newController() *maintenance.Controller {
-	return maintenance.NewController(env.Client, emu.Client, events.NewRecorder(recorder), maintenance.WithClock(emu.Clock))
+	return maintenance.NewController(env.Client, emu.Client, nodes, events.NewRecorder(recorder), maintenance.WithClock(emu.Clock))
 }
 
-// runningLinode is a Linode that runs.
-func runningLinode() int {
+// runningLinode is a Linode with the tags that runs.
+func runningLinode(tags ...string) int {
 	GinkgoHelper()
-	created, err := emu.Client.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: test.Region, Type: "g6-standard-2"})
+	created, err := emu.Client.CreateInstance(ctx, linodego.InstanceCreateOptions{Region: test.Region, Type: "g6-standard-2", Tags: tags})
 	Expect(err).ToNot(HaveOccurred())
 	emu.Tick()
 	return created.ID
 }
 
-// ourNode is a registered NodeClaim of the NodePool "default" for a new running Linode, with its
-// Node, Ready.
+// ourNode is a registered NodeClaim of the NodePool "default" for a new running Linode launched
+// for it, with its Node, Ready.
 func ourNode() (*karpv1.NodeClaim, int) {
 	GinkgoHelper()
-	id := runningLinode()
-	node := coretest.Node(coretest.NodeOptions{ProviderID: nodeprovider.ProviderID(id), ReadyStatus: corev1.ConditionTrue})
-	nodeClaim := coretest.NodeClaim(karpv1.NodeClaim{
+	nodeClaim := newNodeClaim()
+	return nodeClaim, nodeClaimOf(nodeClaim, runningLinode(cluster.OwnerTag(), nodeprovider.NodeClaimTag(nodeClaim.Name)))
+}
+
+// newNodeClaim is a NodeClaim of the NodePool "default", not yet stored.
+func newNodeClaim() *karpv1.NodeClaim {
+	return coretest.NodeClaim(karpv1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{
 			Labels:     map[string]string{karpv1.NodePoolLabelKey: "default"},
 			Finalizers: []string{karpv1.TerminationFinalizer},
 		},
-		Spec:   karpv1.NodeClaimSpec{NodeClassRef: test.NodeClassRef("default")},
-		Status: karpv1.NodeClaimStatus{ProviderID: nodeprovider.ProviderID(id), NodeName: node.Name},
+		Spec: karpv1.NodeClaimSpec{NodeClassRef: test.NodeClassRef("default")},
 	})
+}
+
+// nodeClaimOf stores the NodeClaim as registered on the Linode with the id, with a Ready Node,
+// whether or not the Linode is its own; it returns the id.
+func nodeClaimOf(nodeClaim *karpv1.NodeClaim, id int) int {
+	GinkgoHelper()
+	node := coretest.Node(coretest.NodeOptions{ProviderID: nodeprovider.ProviderID(id), ReadyStatus: corev1.ConditionTrue})
+	nodeClaim.Status = karpv1.NodeClaimStatus{ProviderID: nodeprovider.ProviderID(id), NodeName: node.Name}
 	ExpectApplied(ctx, env.Client, node, nodeClaim)
-	return nodeClaim, id
+	return id
 }
 
 // recorded are the events published since the last call, as "<type> <reason> <message>".

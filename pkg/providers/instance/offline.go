@@ -104,6 +104,14 @@ func (c *OfflineController) Reconcile(ctx context.Context) (reconciler.Result, e
 		if !found || !nodeClaim.DeletionTimestamp.IsZero() {
 			continue
 		}
+		// A NodeClaim may record another NodeClaim's provider ID: only the Linode's own tag says
+		// whose it is.
+		if err := node.BelongsTo(nodeClaim.Name); err != nil {
+			if foreign, ok := nodeprovider.AsForeignNode(err); ok {
+				c.recorder.Publish(nodeprovider.RefusalEvent(nodeClaim, "replacing this NodeClaim for the state of", foreign))
+			}
+			continue
+		}
 		if err := c.kube.Delete(ctx, nodeClaim); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("deleting NodeClaim %s of offline Linode %d: %w", nodeClaim.Name, node.InstanceID, err))
 			continue

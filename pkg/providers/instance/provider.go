@@ -106,7 +106,10 @@ func NewProvider(api API, region string, cluster *Cluster, resolved *Resolved, t
 		// The filter keeps the listing to this cluster's Linodes: one page for up to 500 nodes,
 		// whatever else the account runs.
 		filter := fmt.Sprintf(`{"tags": %q}`, ownerTag)
-		return api.ListInstances(ctx, &linodego.ListOptions{PageSize: listPageSize, Filter: filter})
+		listed, err := api.ListInstances(ctx, &linodego.ListOptions{PageSize: listPageSize, Filter: filter})
+		// Anyone may tag a Linode with this cluster's tag, an enterprise LKE pool's user too (its
+		// tags go to its Linodes): the tag alone does not make an LKE node this cluster's.
+		return slices.DeleteFunc(listed, func(in linodego.Instance) bool { return foreign(in, ownerTag) != nil }), err
 	}
 	readAlone := func(ctx context.Context, id int) (linodego.Instance, error) {
 		in, err := api.GetInstance(ctx, id)
@@ -196,7 +199,7 @@ func labelTaken(err error) bool {
 // (it restarted since). Linode labels are unique in an account and Create makes the label from the
 // NodeClaim's name, so the launch was refused for the label; launching under another would leave
 // the first Linode running, and billed, out of garbage collection's sight. The Linode is the
-// NodeClaim's only if it still carries the NodeClaim's tag (see ours); one that does not keeps the
+// NodeClaim's only if it still carries the NodeClaim's tag (see foreign); one that does not keeps the
 // NodeClaim from launching, and the error names it.
 func (p *Provider) earlierLaunch(ctx context.Context, nodeClass *v1.LinodeNodeClass, nodeClaim *karpv1.NodeClaim, label string, refused error) (*nodeprovider.Node, error) {
 	holders, err := p.api.ListInstances(ctx, &linodego.ListOptions{Filter: fmt.Sprintf(`{"label": %q}`, label)})
@@ -204,7 +207,9 @@ func (p *Provider) earlierLaunch(ctx context.Context, nodeClass *v1.LinodeNodeCl
 		return nil, fmt.Errorf("looking for the Linode labelled %s, which Linode says exists (%w): %w", label, refused, err)
 	}
 	tag := nodeprovider.NodeClaimTag(nodeClaim.Name)
-	earlier, found := lo.Find(holders, func(in linodego.Instance) bool { return slices.Contains(in.Tags, tag) && p.ours(in) })
+	earlier, found := lo.Find(holders, func(in linodego.Instance) bool {
+		return nodeprovider.SoleNodeClaimTag(in.Tags) == tag && foreign(in, p.cluster.OwnerTag()) == nil
+	})
 	if !found {
 		ids := lo.Map(holders, func(in linodego.Instance, _ int) int { return in.ID })
 		return nil, fmt.Errorf("the label %s of NodeClaim %s's Linode is taken by Linode %v, which lacks the tag %s (or is another cluster's): %w", label, nodeClaim.Name, ids, tag, refused)
@@ -236,8 +241,9 @@ func (p *Provider) launchError(ctx context.Context, err error, instanceType stri
 
 // Get finds the node's Linode in the listing, or asks for it when the listing misses it: only the
 // API's 404 makes a node gone. A Linode that answers without the ownership tag (someone removed
-// it) is still the node if it carries a NodeClaim's tag (see ours), so that deleting its NodeClaim
-// deletes it; one that carries neither is not this cluster's node, nor gone.
+// it) is still the node if it carries a NodeClaim's tag and no cluster's (see foreign), so that
+// deleting its NodeClaim deletes it; any other Linode of the account (another cluster's, an LKE
+// node, one with no tag of ours) is a ForeignNodeError: not this cluster's node, nor gone.
 func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.Node, error) {
 	id, err := nodeprovider.ParseProviderID(providerID)
 	if err != nil {
@@ -248,14 +254,14 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.No
 		return nil, fmt.Errorf("listing Linodes: %w", err)
 	}
 	if found, ok := byID(listing.Items, id); ok {
-		return p.nodeOf(found), nil
+		return p.ownNode(found)
 	}
 	if listing.Age(p.opts.Clock) >= missRefreshAge {
 		if listing, err = p.instances.Get(ctx, missRefreshAge); err != nil {
 			return nil, fmt.Errorf("listing Linodes: %w", err)
 		}
 		if found, ok := byID(listing.Items, id); ok {
-			return p.nodeOf(found), nil
+			return p.ownNode(found)
 		}
 	}
 	found, err := p.api.GetInstance(ctx, id)
@@ -265,25 +271,46 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.No
 		}
 		return nil, fmt.Errorf("reading Linode %d: %w", id, err)
 	}
-	if !p.ours(*found) {
-		return nil, nodeprovider.NewForeignNodeError(fmt.Errorf("Linode %d is not one of this cluster's nodes: it carries neither the tag %s nor a NodeClaim's, or another cluster's", id, p.cluster.OwnerTag()))
+	node, err := p.ownNode(*found)
+	if err != nil {
+		return nil, err
 	}
 	p.instances.Put(*found)
-	return p.nodeOf(*found), nil
+	return node, nil
 }
 
-// ours reports whether a Linode is one of this cluster's nodes: it carries the ownership tag or,
-// that tag removed by hand, still a NodeClaim's tag and no cluster's ownership tag. A Linode
-// stripped of all its tags cannot be told from any other Linode of the account: a NodeClaim (its
-// provider ID) naming it must not make the controller delete it, nor call it gone and leave it
-// running unseen.
-func (p *Provider) ours(in linodego.Instance) bool {
-	if slices.Contains(in.Tags, p.cluster.OwnerTag()) {
-		return true
+// ownNode is the Linode as a node of this cluster, or a ForeignNodeError when it is not one: a
+// Linode the listing showed may have been retagged since.
+func (p *Provider) ownNode(in linodego.Instance) (*nodeprovider.Node, error) {
+	if err := foreign(in, p.cluster.OwnerTag()); err != nil {
+		return nil, err
 	}
-	_, claimed := nodeprovider.TagValue(in.Tags, nodeprovider.TagKeyNodeClaim)
-	_, anotherCluster := nodeprovider.TagValue(in.Tags, nodeprovider.TagKeyCluster)
-	return claimed && !anotherCluster
+	return p.nodeOf(in), nil
+}
+
+// foreign returns why a Linode is not one of the nodes of the cluster whose ownership tag is
+// ownerTag, nil when it is one: it is no LKE node (LKE clusters, an LKE-mode Karpenter's among
+// them, own those) and it carries the ownership tag or, that tag removed by hand, a NodeClaim's
+// tag and no cluster's ownership tag. A Linode stripped of all its tags cannot be told from any
+// other Linode of the account: a NodeClaim (its provider ID) naming it must not make the
+// controller delete it, nor call it gone and leave it running unseen.
+func foreign(in linodego.Instance, ownerTag string) *nodeprovider.ForeignNodeError {
+	reason := func(format string, args ...any) *nodeprovider.ForeignNodeError {
+		return nodeprovider.NewForeignNodeError(in.ID, in.Label, fmt.Sprintf(format, args...))
+	}
+	if in.LKEClusterID != 0 {
+		return reason("it is a node of LKE cluster %d, not a plain Linode of this cluster", in.LKEClusterID)
+	}
+	if slices.Contains(in.Tags, ownerTag) {
+		return nil
+	}
+	if another, found := lo.Find(in.Tags, nodeprovider.IsOwnershipTag); found {
+		return reason("it carries another cluster's ownership tag %s, not this cluster's %s", another, ownerTag)
+	}
+	if !slices.ContainsFunc(in.Tags, nodeprovider.IsNodeClaimTag) {
+		return reason("it carries neither this cluster's ownership tag %s nor a NodeClaim's tag", ownerTag)
+	}
+	return nil
 }
 
 // List returns every Linode the provider launched for this cluster, those whose ownership tag was
@@ -293,12 +320,22 @@ func (p *Provider) List(ctx context.Context) ([]*nodeprovider.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing Linodes: %w", err)
 	}
-	return lo.Map(listing.Items, func(in linodego.Instance, _ int) *nodeprovider.Node { return p.nodeOf(in) }), nil
+	nodes := make([]*nodeprovider.Node, 0, len(listing.Items))
+	for _, in := range listing.Items {
+		if node, err := p.ownNode(in); err == nil {
+			nodes = append(nodes, node)
+		}
+	}
+	return nodes, nil
 }
 
 // Delete deletes the node's Linode; it returns a NodeClaimNotFoundError once the API says the
-// Linode is gone.
+// Linode is gone. A node whose tags are not this cluster's is refused with a ForeignNodeError,
+// whoever found it.
 func (p *Provider) Delete(ctx context.Context, node *nodeprovider.Node) error {
+	if err := p.checkOurs(node); err != nil {
+		return err
+	}
 	err := p.api.DeleteInstance(ctx, node.InstanceID)
 	if err != nil && !linode.IsNotFound(err) {
 		return fmt.Errorf("deleting Linode %d: %w", node.InstanceID, err)
@@ -314,7 +351,22 @@ func (p *Provider) Delete(ctx context.Context, node *nodeprovider.Node) error {
 
 // Reboot restarts the node's Linode in place.
 func (p *Provider) Reboot(ctx context.Context, node *nodeprovider.Node) error {
+	if err := p.checkOurs(node); err != nil {
+		return err
+	}
 	return nodeprovider.Reboot(ctx, p.api, node.InstanceID)
+}
+
+// checkOurs refuses a node that is not a plain Linode of this cluster, by what Get or List read of
+// it.
+func (p *Provider) checkOurs(node *nodeprovider.Node) error {
+	if node.Instance == nil {
+		return nodeprovider.NewForeignNodeError(node.InstanceID, node.Label, "it is not a plain Linode")
+	}
+	if foreign := foreign(linodego.Instance{ID: node.InstanceID, Label: node.Label, Tags: node.Tags, LKEClusterID: node.Instance.LKEClusterID}, p.cluster.OwnerTag()); foreign != nil {
+		return foreign
+	}
+	return nil
 }
 
 func (p *Provider) nodeOf(in linodego.Instance) *nodeprovider.Node {
@@ -322,14 +374,16 @@ func (p *Provider) nodeOf(in linodego.Instance) *nodeprovider.Node {
 	nodePoolName, _ := nodeprovider.TagValue(in.Tags, nodeprovider.TagKeyNodePool)
 	node := &nodeprovider.Node{
 		InstanceID:    in.ID,
+		Label:         in.Label,
 		NodeClaimName: nodeClaimName,
 		NodePoolName:  nodePoolName,
+		NodeClaimTag:  nodeprovider.SoleNodeClaimTag(in.Tags),
 		InstanceType:  in.Type,
 		Region:        in.Region,
 		Status:        string(in.Status),
 		Tags:          in.Tags,
 		Created:       lo.FromPtr(in.Created),
-		Instance:      &nodeprovider.InstanceNode{Label: in.Label, Image: in.Image, LinodeInterfaces: in.InterfaceGeneration == linodego.GenerationLinode},
+		Instance:      &nodeprovider.InstanceNode{Image: in.Image, LinodeInterfaces: in.InterfaceGeneration == linodego.GenerationLinode, LKEClusterID: in.LKEClusterID},
 	}
 	if in.PlacementGroup != nil {
 		node.Instance.PlacementGroupID = in.PlacementGroup.ID
@@ -341,7 +395,7 @@ func (p *Provider) nodeOf(in linodego.Instance) *nodeprovider.Node {
 // left two, the oldest one wins, so that every caller settles on the same Linode.
 func byNodeClaim(instances []linodego.Instance, nodeClaimName string) (linodego.Instance, bool) {
 	tag := nodeprovider.NodeClaimTag(nodeClaimName)
-	return lo.Find(instances, func(in linodego.Instance) bool { return slices.Contains(in.Tags, tag) })
+	return lo.Find(instances, func(in linodego.Instance) bool { return nodeprovider.SoleNodeClaimTag(in.Tags) == tag })
 }
 
 func byID(instances []linodego.Instance, id int) (linodego.Instance, bool) {

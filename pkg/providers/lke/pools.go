@@ -23,19 +23,20 @@ type poolListing struct {
 
 func (l *poolListing) age(clk clock.PassiveClock) time.Duration { return clk.Since(l.fetchedAt) }
 
-// byNodeClaim returns the pool launched for the NodeClaim, if any: the pool with its tag, or else
-// with its name as the pool's label, which Create sets and which stays when someone replaces the
-// pool's tags. Should an earlier bug have left two, the oldest one wins, so that every caller
-// settles on the same pool.
+// byNodeClaim returns the pool launched for the NodeClaim, if any: the pool with its tag, or else,
+// among the pools that carry no NodeClaim's tag, with its name as the pool's label, which Create
+// sets and which stays when someone replaces the pool's tags (adoption hands a pool to another
+// NodeClaim by its tag alone). Should an earlier bug have left two, the oldest one wins, so that
+// every caller settles on the same pool.
 func (l *poolListing) byNodeClaim(nodeClaimName string) (linodego.LKENodePool, bool) {
 	tag := nodeprovider.NodeClaimTag(nodeClaimName)
 	for _, pool := range l.pools {
-		if slices.Contains(pool.Tags, tag) {
+		if nodeprovider.SoleNodeClaimTag(pool.Tags) == tag {
 			return pool, true
 		}
 	}
 	for _, pool := range l.pools {
-		if pool.Label != nil && *pool.Label == nodeClaimName {
+		if pool.Label != nil && *pool.Label == nodeClaimName && !slices.ContainsFunc(pool.Tags, nodeprovider.IsNodeClaimTag) {
 			return pool, true
 		}
 	}

@@ -155,6 +155,24 @@ func (p *Provider) owns(pool linodego.LKENodePool) bool {
 	return slices.Contains(pool.Tags, p.ownershipTag) || slices.ContainsFunc(p.legacyTags, func(tag string) bool { return slices.Contains(pool.Tags, tag) })
 }
 
+// foreign returns why a pool of the cluster (the API path proves that much) is not the provider's,
+// nil when it is: it carries the ownership tag (or an earlier version's) or, that tag removed by
+// hand, a NodeClaim's tag and no other cluster's ownership tag. The cluster's other pools (its
+// default pool, those another tool manages) carry no tag of ours and are never touched.
+func (p *Provider) foreign(pool linodego.LKENodePool, instanceID int, label string) *nodeprovider.ForeignNodeError {
+	switch {
+	case p.owns(pool):
+		return nil
+	case ownedByAnother(pool):
+		another, _ := lo.Find(pool.Tags, nodeprovider.IsOwnershipTag)
+		return nodeprovider.NewForeignNodeError(instanceID, label, fmt.Sprintf("its node pool %d carries another cluster's ownership tag %s, not %s", pool.ID, another, p.ownershipTag))
+	case slices.ContainsFunc(pool.Tags, nodeprovider.IsNodeClaimTag):
+		return nil
+	default:
+		return nodeprovider.NewForeignNodeError(instanceID, label, fmt.Sprintf("its node pool %d carries no tag of ours: neither the ownership tag %s nor a NodeClaim's", pool.ID, p.ownershipTag))
+	}
+}
+
 // MigrateOwnership retags the pools an earlier version tagged with the cluster's name with the
 // cluster's id, so that they stay the provider's, and garbage collection's to look at, whatever
 // the cluster is called later; so too the pools whose tag someone removed while the provider
@@ -167,7 +185,9 @@ func (p *Provider) MigrateOwnership(ctx context.Context) (int, error) {
 	migrated := 0
 	var errs []error
 	for _, pool := range listing.pools {
-		if slices.Contains(pool.Tags, p.ownershipTag) {
+		// A pool this controller listed may have been stripped of our tags, or given another
+		// cluster's, since: it is not ours to tag back.
+		if slices.Contains(pool.Tags, p.ownershipTag) || p.foreign(pool, 0, "") != nil {
 			continue
 		}
 		tags := append(slices.DeleteFunc(slices.Clone(pool.Tags), func(tag string) bool { return slices.Contains(p.legacyTags, tag) }), p.ownershipTag)
@@ -197,10 +217,12 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	}
 	// A pool that lost its ownership tag while its launch was under way is missing from the
 	// listing of a controller that never saw it tagged; launching another would leave it running,
-	// and billed, out of garbage collection's sight. Awaiting it shows it to the listing again, and
-	// MigrateOwnership tags it back.
+	// and billed, out of garbage collection's sight. The launch tags it back and waits for it.
 	if pool, found = p.pools.stray(nodeClaim.Name); found {
 		log.FromContext(ctx).WithValues("pool-id", pool.ID).Info("resuming the launch of a node pool that lost its ownership tag")
+		if pool, err = p.tagBack(ctx, pool, nodeClaim.Name); err != nil {
+			return nil, err
+		}
 		return p.awaitInstance(ctx, pool)
 	}
 	instanceType, err := p.cheapestLaunchable(nodeClaim, instanceTypes)
@@ -214,6 +236,22 @@ func (p *Provider) Create(ctx context.Context, nodeClass *v1.LinodeNodeClass, no
 	p.pools.put(*created)
 	log.FromContext(ctx).WithValues("pool-id", created.ID, "instance-type", instanceType).V(1).Info("created node pool")
 	return p.awaitInstance(ctx, *created)
+}
+
+// tagBack gives a pool of the NodeClaim that lost its tags (found by its NodeClaim tag, or by its
+// label, which Create sets to the NodeClaim's name) the ownership tag and the NodeClaim's tag
+// again, so that it is this cluster's, and the NodeClaim's, by its tags once more.
+func (p *Provider) tagBack(ctx context.Context, pool linodego.LKENodePool, nodeClaimName string) (linodego.LKENodePool, error) {
+	tags := slices.DeleteFunc(slices.Clone(pool.Tags), func(tag string) bool {
+		return slices.Contains(p.legacyTags, tag) || tag == p.ownershipTag || nodeprovider.IsNodeClaimTag(tag)
+	})
+	tags = append(tags, p.ownershipTag, nodeprovider.NodeClaimTag(nodeClaimName))
+	updated, err := p.api.UpdateLKENodePool(ctx, p.cluster.ID, pool.ID, linodego.LKENodePoolUpdateOptions{Tags: &tags})
+	if err != nil {
+		return linodego.LKENodePool{}, fmt.Errorf("tagging node pool %d, whose tags someone removed, as NodeClaim %s's again: %w", pool.ID, nodeClaimName, err)
+	}
+	p.pools.put(*updated)
+	return *updated, nil
 }
 
 // nodeClassFields are the pool fields a LinodeNodeClass sets: a refusal naming one of them can
@@ -347,6 +385,9 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.No
 	if !found {
 		return p.lookUp(ctx, id)
 	}
+	if foreign := p.foreign(pool, id, p.linodeLabel(member)); foreign != nil {
+		return nil, foreign
+	}
 	return p.nodeOf(pool, member), nil
 }
 
@@ -354,6 +395,8 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*nodeprovider.No
 // A listing misses the pool whose ownership tag someone removed, and can miss one that moved
 // between pages while they were read: neither is a node gone, and calling it gone would finalize
 // its NodeClaim and leave the pool running, and billed. Only a 404 for the Linode or its pool is.
+// A Linode that is not a node of this cluster, or whose pool carries no tag of ours (the cluster's
+// other pools), is a ForeignNodeError.
 func (p *Provider) lookUp(ctx context.Context, instanceID int) (*nodeprovider.Node, error) {
 	instance, err := p.api.GetInstance(ctx, instanceID)
 	if err != nil {
@@ -363,8 +406,8 @@ func (p *Provider) lookUp(ctx context.Context, instanceID int) (*nodeprovider.No
 		return nil, fmt.Errorf("reading Linode %d, which no listed node pool holds: %w", instanceID, err)
 	}
 	poolID, ok := p.poolOfLabel(instance.Label)
-	if !ok {
-		return nil, nodeprovider.NewForeignNodeError(fmt.Errorf("Linode %d (%s) is not a node of LKE cluster %d", instanceID, instance.Label, p.cluster.ID))
+	if instance.LKEClusterID != p.cluster.ID || !ok {
+		return nil, nodeprovider.NewForeignNodeError(instanceID, instance.Label, notANodeOf(p.cluster.ID, instance.LKEClusterID))
 	}
 	pool, err := p.api.GetLKENodePool(ctx, p.cluster.ID, poolID)
 	if err != nil {
@@ -379,8 +422,28 @@ func (p *Provider) lookUp(ctx context.Context, instanceID int) (*nodeprovider.No
 		// it is gone once its own GET says so.
 		return nil, fmt.Errorf("node pool %d no longer holds Linode %d, which LKE has not deleted yet", poolID, instanceID)
 	}
+	if foreign := p.foreign(*pool, instanceID, instance.Label); foreign != nil {
+		return nil, foreign
+	}
 	p.pools.put(*pool)
 	return p.nodeOf(*pool, member), nil
+}
+
+// notANodeOf says why a Linode is not a node of the LKE cluster.
+func notANodeOf(clusterID, itsCluster int) string {
+	if itsCluster == 0 {
+		return fmt.Sprintf("it is not a node of LKE cluster %d, but a plain Linode", clusterID)
+	}
+	return fmt.Sprintf("it is a node of LKE cluster %d, not of LKE cluster %d", itsCluster, clusterID)
+}
+
+// linodeLabel is the label of a pool node's Linode, lke<clusterID>-<nodeID> (its Node's name);
+// empty while LKE does not list the node.
+func (p *Provider) linodeLabel(member linodego.LKENodePoolLinode) string {
+	if member.ID == "" {
+		return ""
+	}
+	return fmt.Sprintf("lke%d-%s", p.cluster.ID, member.ID)
 }
 
 // poolOfLabel reads the pool id out of an LKE node's Linode label, lke<clusterID>-<poolID>-<hex>.
@@ -406,15 +469,19 @@ func (p *Provider) List(ctx context.Context) ([]*nodeprovider.Node, error) {
 	}
 	nodes := make([]*nodeprovider.Node, 0, len(listing.pools))
 	for _, pool := range listing.pools {
-		nodes = append(nodes, p.nodesOf(pool)...)
+		if p.foreign(pool, 0, "") == nil {
+			nodes = append(nodes, p.nodesOf(pool)...)
+		}
 	}
 	return nodes, nil
 }
 
-// Delete removes the node's pool, or only the node when the pool holds others.
+// Delete removes the node's pool, or only the node when the pool holds others. A node that is not
+// of this cluster's pools, by what Get or List read of it, is refused with a ForeignNodeError,
+// whoever found it.
 func (p *Provider) Delete(ctx context.Context, node *nodeprovider.Node) error {
-	if node.LKE == nil {
-		return fmt.Errorf("Linode %d is not a node of an LKE pool", node.InstanceID)
+	if err := p.checkOurs(node); err != nil {
+		return err
 	}
 	poolID, nodeID := node.LKE.PoolID, node.LKE.NodeID
 	onlyTheNode := node.LKE.PoolSize > 1
@@ -445,7 +512,21 @@ func (p *Provider) Delete(ctx context.Context, node *nodeprovider.Node) error {
 
 // Reboot restarts the node's Linode in place.
 func (p *Provider) Reboot(ctx context.Context, node *nodeprovider.Node) error {
+	if err := p.checkOurs(node); err != nil {
+		return err
+	}
 	return nodeprovider.Reboot(ctx, p.api, node.InstanceID)
+}
+
+// checkOurs refuses a node that is not of this cluster's pools.
+func (p *Provider) checkOurs(node *nodeprovider.Node) error {
+	if node.LKE == nil || node.LKE.ClusterID != p.cluster.ID {
+		return nodeprovider.NewForeignNodeError(node.InstanceID, node.Label, fmt.Sprintf("it is not a node of LKE cluster %d's pools", p.cluster.ID))
+	}
+	if foreign := p.foreign(linodego.LKENodePool{ID: node.LKE.PoolID, Tags: node.Tags}, node.InstanceID, node.Label); foreign != nil {
+		return foreign
+	}
+	return nil
 }
 
 // nodesOf turns a pool into its nodes; a pool whose node LKE does not list yet gives one node
@@ -466,8 +547,10 @@ func (p *Provider) nodeOf(pool linodego.LKENodePool, member linodego.LKENodePool
 	nodePoolName, _ := nodeprovider.TagValue(pool.Tags, nodeprovider.TagKeyNodePool)
 	return &nodeprovider.Node{
 		InstanceID:    member.InstanceID,
+		Label:         p.linodeLabel(member),
 		NodeClaimName: nodeClaimName,
 		NodePoolName:  nodePoolName,
+		NodeClaimTag:  nodeprovider.SoleNodeClaimTag(pool.Tags),
 		InstanceType:  pool.Type,
 		Region:        p.cluster.Region,
 		Status:        string(member.Status),
@@ -485,22 +568,27 @@ func (p *Provider) nodeOf(pool linodego.LKENodePool, member linodego.LKENodePool
 
 // Adopt hands the node's single-node pool over to the NodeClaim named nodeClaimName: the pool's
 // NodeClaim tag, and the NodeClaim label LKE puts on its nodes, name the new NodeClaim, so that
-// its launch finds this pool instead of creating another.
+// its launch finds this pool instead of creating another; the pool carries the ownership tag
+// from then on. A pool that is not the provider's, as read now, is refused with a
+// ForeignNodeError.
 func (p *Provider) Adopt(ctx context.Context, node *nodeprovider.Node, nodeClaimName string) error {
-	if node.LKE == nil {
-		return fmt.Errorf("Linode %d is not a node of an LKE pool", node.InstanceID)
+	if err := p.checkOurs(node); err != nil {
+		return err
 	}
 	pool, err := p.api.GetLKENodePool(ctx, p.cluster.ID, node.LKE.PoolID)
 	if err != nil {
 		return fmt.Errorf("reading node pool %d: %w", node.LKE.PoolID, err)
 	}
+	if foreign := p.foreign(*pool, node.InstanceID, node.Label); foreign != nil {
+		return foreign
+	}
 	if pool.Count > 1 {
 		return fmt.Errorf("node pool %d holds %d nodes: only a single-node pool can belong to one NodeClaim", pool.ID, pool.Count)
 	}
 	tags := slices.DeleteFunc(slices.Clone(pool.Tags), func(tag string) bool {
-		return strings.HasPrefix(tag, nodeprovider.TagKeyNodeClaim+"=")
+		return nodeprovider.IsNodeClaimTag(tag) || tag == p.ownershipTag || slices.Contains(p.legacyTags, tag)
 	})
-	tags = append(tags, nodeprovider.NodeClaimTag(nodeClaimName))
+	tags = append(tags, p.ownershipTag, nodeprovider.NodeClaimTag(nodeClaimName))
 	// The pool's labels go back as they are, but for any Linode's rules now refuse, which would
 	// fail the update every time.
 	labels := linodego.LKENodePoolLabels{}

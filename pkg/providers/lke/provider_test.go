@@ -756,7 +756,7 @@ func TestListingAtRestReadsNoPoolAlone(t *testing.T) {
 // TestALaunchWhosePoolLostItsTagResumesAfterARestart: a launch under way whose pool loses its
 // ownership tag, or all its tags, is resumed by a controller that never saw the pool tagged
 // (restarted) instead of launching a second pool and leaving the first one running untagged; the
-// ownership migration tags the pool back.
+// launch tags the pool back as this cluster's and the NodeClaim's.
 func TestALaunchWhosePoolLostItsTagResumesAfterARestart(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -797,12 +797,15 @@ func TestALaunchWhosePoolLostItsTagResumesAfterARestart(t *testing.T) {
 			if pools := f.emulator.Pools(f.cluster.ID); len(pools) != 1 || node.LKE.PoolID != pool.ID || node.InstanceID == 0 {
 				t.Fatalf("the restarted controller launched %+v with %d pools, want the first pool's node alone", node, len(pools))
 			}
-			if migrated, err := restarted.MigrateOwnership(ctx); err != nil || migrated != 1 {
-				t.Fatalf("the ownership migration retagged %d pools (%v), want the resumed one", migrated, err)
-			}
 			retagged, err := f.client.GetLKENodePool(ctx, f.cluster.ID, pool.ID)
-			if err != nil || !slices.Contains(retagged.Tags, nodeprovider.LKEClusterTag(f.cluster.ID)) {
-				t.Fatalf("the resumed pool carries %v (%v), want the ownership tag back", retagged.Tags, err)
+			if err != nil || !slices.Contains(retagged.Tags, nodeprovider.LKEClusterTag(f.cluster.ID)) || !slices.Contains(retagged.Tags, nodeprovider.NodeClaimTag(claim.Name)) {
+				t.Fatalf("the resumed pool carries %v (%v), want the ownership tag and the NodeClaim's back", retagged.Tags, err)
+			}
+			if migrated, err := restarted.MigrateOwnership(ctx); err != nil || migrated != 0 {
+				t.Fatalf("the ownership migration retagged %d pools (%v), want none left to retag", migrated, err)
+			}
+			if err := restarted.Delete(ctx, node); err != nil {
+				t.Fatalf("deleting the resumed launch's node: %v", err)
 			}
 		})
 	}

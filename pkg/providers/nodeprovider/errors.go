@@ -31,20 +31,43 @@ func IsInvalidLaunch(err error) bool {
 	return errors.As(err, &invalid)
 }
 
-// ForeignNodeError says a provider ID names a Linode that exists but is not one of this cluster's
-// nodes: neither gone (its NodeClaim would be finalized while it runs) nor the provider's to
-// delete.
-type ForeignNodeError struct{ Err error }
+// ForeignNodeError says a Linode (or its LKE pool) is not proven this cluster's node, or not the
+// NodeClaim's: the provider neither deletes, drains, adopts nor reboots it, and does not call it
+// gone either (its NodeClaim would be finalized while it runs).
+type ForeignNodeError struct {
+	// InstanceID and Label name the Linode; Label is empty when unknown.
+	InstanceID int
+	Label      string
+	// Reason says why the Linode is not this cluster's, or not the NodeClaim's.
+	Reason string
+}
 
-// NewForeignNodeError wraps why the Linode is not this cluster's.
-func NewForeignNodeError(err error) *ForeignNodeError { return &ForeignNodeError{Err: err} }
+// NewForeignNodeError says why the Linode with the id and label is not ours to act on.
+func NewForeignNodeError(instanceID int, label, reason string) *ForeignNodeError {
+	return &ForeignNodeError{InstanceID: instanceID, Label: label, Reason: reason}
+}
 
-func (e *ForeignNodeError) Error() string { return e.Err.Error() }
-
-func (e *ForeignNodeError) Unwrap() error { return e.Err }
+func (e *ForeignNodeError) Error() string {
+	return fmt.Sprintf("%s is not proven ours to act on: %s", DescribeLinode(e.InstanceID, e.Label), e.Reason)
+}
 
 // IsForeignNode reports whether err is, or wraps, a ForeignNodeError.
 func IsForeignNode(err error) bool {
+	_, ok := AsForeignNode(err)
+	return ok
+}
+
+// AsForeignNode returns the ForeignNodeError err is or wraps.
+func AsForeignNode(err error) (*ForeignNodeError, bool) {
 	var foreign *ForeignNodeError
-	return errors.As(err, &foreign)
+	ok := errors.As(err, &foreign)
+	return foreign, ok
+}
+
+// DescribeLinode names a Linode by its id and, when known, its label.
+func DescribeLinode(instanceID int, label string) string {
+	if label == "" {
+		return fmt.Sprintf("Linode %d", instanceID)
+	}
+	return fmt.Sprintf("Linode %d (%s)", instanceID, label)
 }

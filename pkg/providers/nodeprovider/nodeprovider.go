@@ -46,10 +46,16 @@ type DriftDetector interface {
 type Node struct {
 	// InstanceID is the Linode's id; 0 while LKE has not yet created the Linode for a pool node.
 	InstanceID int
+	// Label is the Linode's label, empty while unknown: the NodeClaim's name in instance mode,
+	// lke<clusterID>-<nodeID> (its Node's name) in LKE mode.
+	Label string
 	// NodeClaimName and NodePoolName are the Karpenter objects the node was launched for, read
 	// back from the node's tags.
 	NodeClaimName string
 	NodePoolName  string
+	// NodeClaimTag is the tag naming the one NodeClaim the node belongs to (see BelongsTo); empty
+	// when it names none, or more than one.
+	NodeClaimTag string
 	// InstanceType is the Linode plan, e.g. g6-dedicated-8.
 	InstanceType string
 	// Region is the Linode region, which is also the node's zone.
@@ -73,8 +79,6 @@ type Node struct {
 
 // InstanceNode is what instance mode knows of a node's Linode beyond the common fields.
 type InstanceNode struct {
-	// Label is the Linode's label, which is also its Node's name.
-	Label string
 	// Image is the image the Linode was deployed from.
 	Image string
 	// PlacementGroupID is the Linode's placement group, 0 when none.
@@ -82,6 +86,9 @@ type InstanceNode struct {
 	// LinodeInterfaces is whether the Linode's network interfaces are its own (Linode
 	// interfaces) rather than its configuration profile's.
 	LinodeInterfaces bool
+	// LKEClusterID is the LKE cluster the Linode is a node of, 0 for a plain Linode: such a
+	// Linode is never instance mode's.
+	LKEClusterID int
 }
 
 // LKENode locates a node inside an LKE cluster.

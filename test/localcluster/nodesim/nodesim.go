@@ -116,6 +116,8 @@ type Simulator struct {
 	observers []func(Event)
 	// notReady holds new Nodes not Ready while it is on (HoldNotReady).
 	notReady notReadyHold
+	// keep tells the Linodes whose kubelets the simulator plays; nil for all.
+	keep func(emulator.InstanceEvent) bool
 }
 
 // New returns a simulator for the emulator's Linodes. It reads plans through the Linode API, as
@@ -158,6 +160,11 @@ func ClientConfig(config *rest.Config) *rest.Config {
 // OnEvent registers fn to hear about every Node registered or removed. Call it before Run.
 func (s *Simulator) OnEvent(fn func(Event)) { s.observers = append(s.observers, fn) }
 
+// OnlyLinodes has the simulator play the kubelets of only the Linodes keep accepts, for a cluster
+// that shares its Linode account with others: their kubelets are another cluster's. Call it
+// before Run.
+func (s *Simulator) OnlyLinodes(keep func(emulator.InstanceEvent) bool) { s.keep = keep }
+
 // SetJoinTimeout sets how long a plain Linode's kubelet tries to join. Call it before Run.
 func (s *Simulator) SetJoinTimeout(timeout time.Duration) { s.joinTimeout = timeout }
 
@@ -192,6 +199,9 @@ func (s *Simulator) Run(ctx context.Context) {
 }
 
 func (s *Simulator) handle(ctx context.Context, ev emulator.InstanceEvent) error {
+	if s.keep != nil && !s.keep(ev) {
+		return nil
+	}
 	if ev.LKEClusterID == 0 {
 		return s.handlePlain(ctx, ev)
 	}
