@@ -18,7 +18,7 @@ K8S_BINARIES := etcd kube-apiserver kube-scheduler kube-controller-manager kwok
 K8S_BIN_DIR_CMD := hack/build-k8s-binaries.sh $(K8S_BINARIES) 2>/dev/null | tail -n1
 
 # Packages whose tests also run under the race detector (concurrency is what they are about).
-RACE_PKGS ?= $(shell go list ./pkg/emulator/... 2>/dev/null)
+RACE_PKGS ?= ./test/emulator/...
 
 .PHONY: help
 help: ## Show this help
