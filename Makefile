@@ -29,12 +29,15 @@ help: ## Show this help
 # them, one more package at a time than there are cores to keep the CPU busy meanwhile.
 E2E_PKGS := ./test/e2e ./test/e2e/upkeep ./test/e2e/instance
 
+# go vet runs in make lint, with every analyzer, not a second time here.
+TEST_FLAGS ?= -count=1 -vet=off
+
 .PHONY: test
 test: k8s-binaries $(GOTESTSUM) ## Run every test against a real kube-apiserver, etcd and the Linode emulator
 	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" \
-		$(GOTESTSUM) --format testname -- -count=1 -p 3 -timeout 30m $(E2E_PKGS) ./...
+		$(GOTESTSUM) --format testname -- $(TEST_FLAGS) -p 3 -timeout 30m $(E2E_PKGS) ./...
 ifneq ($(strip $(RACE_PKGS)),)
-	$(GOTESTSUM) --format testname -- -count=1 -race -timeout 15m $(RACE_PKGS)
+	$(GOTESTSUM) --format testname -- $(TEST_FLAGS) -race -timeout 15m $(RACE_PKGS)
 endif
 
 .PHONY: fuzz
@@ -84,8 +87,7 @@ verify: ## Fail when generated files are stale or edited by hand, or go.mod is u
 	hack/verify.sh
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## go vet and golangci-lint
-	go vet ./...
+lint: $(GOLANGCI_LINT) ## golangci-lint: go vet's analyzers, staticcheck, errcheck and the rest of .golangci.yml
 	$(GOLANGCI_LINT) run ./...
 
 # Tools are built from hack/codegen/go.mod, a module of their own, into bin/.
