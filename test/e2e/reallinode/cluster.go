@@ -1,0 +1,92 @@
+package reallinode
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/linode/linodego"
+)
+
+// NewLinodeClient is a client of the Linode API at cfg.URL, with cfg's token, at apiVersion.
+func NewLinodeClient(cfg Config, apiVersion string) *linodego.Client {
+	client := linodego.NewClient(&http.Client{Timeout: time.Minute})
+	client.SetBaseURL(cfg.URL)
+	client.SetAPIVersion(apiVersion)
+	client.SetToken(cfg.Token)
+	client.SetUserAgent("karpenter-provider-linode-e2e")
+	return &client
+}
+
+// Cluster is a tier's LKE cluster for the run.
+type Cluster struct {
+	ID    int
+	Label string
+	Tier  string
+	// Created is true when the run created it: it is the run's to delete, and to pay for.
+	Created bool
+}
+
+// FindCluster is the account's LKE cluster labelled label, which must be of tier.
+func FindCluster(ctx context.Context, linode *linodego.Client, label, tier string) (*Cluster, error) {
+	clusters, err := linode.ListLKEClusters(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("listing the LKE clusters: %w", err)
+	}
+	i := slices.IndexFunc(clusters, func(c linodego.LKECluster) bool { return c.Label == label })
+	if i < 0 {
+		return nil, fmt.Errorf("the account has no LKE cluster labelled %q", label)
+	}
+	found := clusters[i]
+	if found.Tier != "" && found.Tier != tier {
+		return nil, fmt.Errorf("LKE cluster %q is of the %s tier, not %s", label, found.Tier, tier)
+	}
+	return &Cluster{ID: found.ID, Label: found.Label, Tier: tier}, nil
+}
+
+// CreateCluster creates an LKE cluster of the tier in region, at the tier's newest Kubernetes
+// version, with a base pool for the cluster's own pods; the cluster and its pool carry the run's
+// tag. linode must be at the tier's API version (APIVersion).
+func CreateCluster(ctx context.Context, linode *linodego.Client, region, tier, runTag string, now time.Time) (*Cluster, error) {
+	versions, err := linode.ListLKETierVersions(ctx, tier, nil)
+	if err != nil {
+		return nil, fmt.Errorf("listing the %s tier's Kubernetes versions: %w", tier, err)
+	}
+	if len(versions) == 0 {
+		return nil, fmt.Errorf("the %s tier offers no Kubernetes version", tier)
+	}
+	// LKE labels are at most 32 characters; the run's start keeps two runs' labels apart.
+	label := "karpenter-e2e-" + tier[:3] + "-" + strconv.FormatInt(now.Unix(), 36)
+	created, err := linode.CreateLKECluster(ctx, linodego.LKEClusterCreateOptions{
+		Label:      label,
+		Region:     region,
+		K8sVersion: versions[0].ID,
+		Tier:       tier,
+		Tags:       []string{runTag},
+		NodePools:  []linodego.LKENodePoolCreateOptions{{Count: BasePoolSize, Type: BasePoolPlan, Tags: []string{runTag}}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the %s tier's LKE cluster in %s: %w", tier, region, err)
+	}
+	return &Cluster{ID: created.ID, Label: created.Label, Tier: tier, Created: true}, nil
+}
+
+// Kubeconfig waits, asking every poll, until LKE serves the cluster's kubeconfig (a new cluster's
+// takes minutes), and returns it.
+func Kubeconfig(ctx context.Context, linode *linodego.Client, clusterID int, poll time.Duration) ([]byte, error) {
+	for {
+		config, err := linode.GetLKEClusterKubeconfig(ctx, clusterID)
+		if err == nil && config.KubeConfig != "" {
+			return base64.StdEncoding.DecodeString(config.KubeConfig)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for LKE cluster %d's kubeconfig: %w (last answer: %v)", clusterID, ctx.Err(), err)
+		case <-time.After(poll):
+		}
+	}
+}
