@@ -8,6 +8,7 @@ package lifecycle
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -48,8 +49,7 @@ type Environment struct {
 	RunTag string
 	// Plan is the only plan the specs' NodePool may launch.
 	Plan string
-	// PodCPU is each pod's CPU request: more than half of what a node of Plan offers pods, so
-	// that every pod needs a node of its own and two pods need two nodes.
+	// PodCPU is each pod's CPU request (PodCPU): every pod needs a node of its own.
 	PodCPU string
 	// NodeTimeout bounds each wait for a node to launch, register, be replaced or go: seconds
 	// with the emulator's scaled delays, minutes on Linode.
@@ -58,6 +58,11 @@ type Environment struct {
 	// Linode.
 	Poll time.Duration
 }
+
+// PodCPU is the CPU request of the specs' pods on a plan of vcpus: 55% of its CPU, more than half
+// of what its node offers pods, so that two pods need two nodes; and less than the node offers
+// once LKE's DaemonSets (the CNI's, kube-proxy, the CSI driver's) have their share.
+func PodCPU(vcpus int) string { return fmt.Sprintf("%dm", vcpus*550) }
 
 // Tier is where one tier's specs run: SetUp, run once before them, readies the controller for
 // the tier's LKE cluster and returns the environment; it registers its own clean-up

@@ -47,7 +47,8 @@ var _ = lifecycle.Describe(
 	}},
 )
 
-// emulatorEnvironment is the specs' environment on the emulator: the same plan as on Linode, and
+// emulatorEnvironment is the specs' environment on the emulator: the same plan as on Linode (2
+// vCPUs), and
 // waits sized to the emulator's scaled delays (a Linode boots in about 3 s).
 func emulatorEnvironment(clusterID int, apiVersion string) *lifecycle.Environment {
 	linode := cluster.Emulator.NewClient()
@@ -58,7 +59,7 @@ func emulatorEnvironment(clusterID int, apiVersion string) *lifecycle.Environmen
 		LKEClusterID: clusterID,
 		RunTag:       runTag,
 		Plan:         "g6-standard-2",
-		PodCPU:       "1200m",
+		PodCPU:       lifecycle.PodCPU(2),
 		NodeTimeout:  time.Minute,
 		Poll:         250 * time.Millisecond,
 	}

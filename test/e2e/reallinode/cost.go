@@ -54,14 +54,13 @@ func LoadCatalogue(ctx context.Context, linode *linodego.Client, region string) 
 	return c, nil
 }
 
-// PodCPU is the CPU request of the specs' pods on nodes of the plan: 60% of its vCPUs, more than
-// half of what a node offers pods, so that each pod needs a node of its own.
-func (c *Catalogue) PodCPU(plan string) (string, error) {
+// VCPUs is how many vCPUs a Linode of the plan has.
+func (c *Catalogue) VCPUs(plan string) (int, error) {
 	vcpus, ok := c.vcpus[plan]
 	if !ok || vcpus == 0 {
-		return "", fmt.Errorf("the catalogue has no plan %q", plan)
+		return 0, fmt.Errorf("the catalogue has no plan %q", plan)
 	}
-	return fmt.Sprintf("%dm", vcpus*600), nil
+	return vcpus, nil
 }
 
 // ControlPlaneType is the LKE type (GET /lke/types) a cluster of the tier is billed as, without
@@ -212,17 +211,21 @@ func (l *Ledger) Lines() []Line {
 	return lines
 }
 
-// SeeCluster records, at now, the run's Linodes in the cluster: the nodes of its pools that match
+// SeeCluster records, at now, the run's Linodes in the cluster, if it still exists: the nodes of its pools that match
 // (the run's), and, when the run created the cluster, its control plane and every pool. Linodes
 // of a pool that LKE has not yet listed (the enterprise tier lists them late) are seen on a later
 // call.
 func SeeCluster(ctx context.Context, linode *linodego.Client, c *Catalogue, ledger *Ledger, cluster *Cluster, match func([]string) bool, now time.Time) error {
-	if cluster.Created {
-		ledger.Saw(fmt.Sprintf("lke/%d", cluster.ID), c.ControlPlanePrice(fmt.Sprintf("%s control plane %d", cluster.Tier, cluster.ID), cluster.Tier), now)
-	}
 	pools, err := linode.ListLKENodePools(ctx, cluster.ID, nil)
+	if linodego.IsNotFound(err) {
+		// Deleted: it ran until it was last seen.
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("listing the pools of LKE cluster %d: %w", cluster.ID, err)
+	}
+	if cluster.Created {
+		ledger.Saw(fmt.Sprintf("lke/%d", cluster.ID), c.ControlPlanePrice(fmt.Sprintf("%s control plane %d", cluster.Tier, cluster.ID), cluster.Tier), now)
 	}
 	slices.SortFunc(pools, func(a, b linodego.LKENodePool) int { return cmp.Compare(a.ID, b.ID) })
 	for _, pool := range pools {

@@ -13,8 +13,8 @@ func TestEstimatePricesEachTiersClusterAndNodesFromTheCatalogueAndNamesWhatItCan
 	if err != nil {
 		t.Fatal(err)
 	}
-	if podCPU, err := catalogue.PodCPU("g6-standard-2"); err != nil || podCPU != "1200m" {
-		t.Errorf("pods on a 2-vCPU plan ask for %q (%v), want 1200m: more than half a node, so one pod a node", podCPU, err)
+	if vcpus, err := catalogue.VCPUs("g6-standard-2"); err != nil || vcpus != 2 {
+		t.Errorf("g6-standard-2 has %d vCPUs (%v), want 2", vcpus, err)
 	}
 	lines := Estimate(catalogue, "g6-standard-2", []TierPlan{{Tier: TierStandard, CreatesCluster: true}, {Tier: TierEnterprise}})
 	statement := Statement("Estimate", lines)
@@ -90,5 +90,36 @@ func TestLedgerBillsEachHourBegunOfWhatTheRunRan(t *testing.T) {
 	}
 	if lines := ledger.Lines(); len(lines) != 0 {
 		t.Errorf("another run's pools and a cluster the run did not create are not the run's cost: %+v", lines)
+	}
+}
+
+func TestLedgerStopsCountingADeletedCluster(t *testing.T) {
+	ctx := context.Background()
+	_, cfg, clock := account(t)
+	linode := NewLinodeClient(cfg, APIVersion(TierStandard))
+	catalogue, err := LoadCatalogue(ctx, linode, cfg.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTag := NewRunTag(now)
+	cluster, err := CreateCluster(ctx, linode, cfg.Region, TierStandard, runTag, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Step(time.Minute)
+	ledger := NewLedger()
+	if err := SeeCluster(ctx, linode, catalogue, ledger, cluster, ThisRun(runTag), now); err != nil {
+		t.Fatal(err)
+	}
+	if err := linode.DeleteLKECluster(ctx, cluster.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := SeeCluster(ctx, linode, catalogue, ledger, cluster, ThisRun(runTag), now.Add(3*time.Hour)); err != nil {
+		t.Fatalf("a look at a deleted cluster: %v", err)
+	}
+	for _, line := range ledger.Lines() {
+		if line.Hours != 1 {
+			t.Errorf("%s is billed %d hours, want the 1 hour it ran before its deletion", line.What, line.Hours)
+		}
 	}
 }

@@ -131,13 +131,24 @@ func (r *Run) Tier(ctx context.Context, tier string) (*lifecycle.Environment, fu
 		}
 	}()
 	var controller *Controller
-	cleanUp := func(context.Context) error {
+	// A cluster the run created goes as soon as its tier's specs are done, rather than run on
+	// through the next tier's; Cleanup's sweep takes it if this fails.
+	cleanUp := func(ctx context.Context) error {
 		stopWatching()
 		<-watched
+		var errs []error
 		if controller != nil {
-			return controller.Stop()
+			errs = append(errs, controller.Stop())
 		}
-		return nil
+		if cluster.Created {
+			errs = append(errs, SeeCluster(ctx, linode, r.Catalogue, r.Ledger, cluster, ThisRun(r.Tag), time.Now()))
+			if err := linode.DeleteLKECluster(ctx, cluster.ID); err != nil && !linodego.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("deleting LKE cluster %d (%s): %w", cluster.ID, cluster.Label, err))
+			} else {
+				fmt.Fprintf(r.Out, "deleted: LKE cluster %d (%s, %s tier)\n", cluster.ID, cluster.Label, cluster.Tier)
+			}
+		}
+		return errors.Join(errs...)
 	}
 
 	env, err := r.startTier(ctx, linode, cluster, func(c *Controller) { controller = c })
@@ -154,7 +165,7 @@ func (r *Run) startTier(ctx context.Context, linode *linodego.Client, cluster *C
 	if err != nil {
 		return nil, err
 	}
-	podCPU, err := r.Catalogue.PodCPU(r.Config.Plan)
+	vcpus, err := r.Catalogue.VCPUs(r.Config.Plan)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +204,7 @@ func (r *Run) startTier(ctx context.Context, linode *linodego.Client, cluster *C
 		LKEClusterID: cluster.ID,
 		RunTag:       r.Tag,
 		Plan:         r.Config.Plan,
-		PodCPU:       podCPU,
+		PodCPU:       lifecycle.PodCPU(vcpus),
 		NodeTimeout:  nodeTimeout,
 		Poll:         poll,
 	}, nil
