@@ -27,7 +27,7 @@ help: ## Show this help
 # The end-to-end suites are listed first so that go test starts them first: they spend most of
 # their minutes waiting on their local clusters, and the other packages compile and run beside
 # them, one more package at a time than there are cores to keep the CPU busy meanwhile.
-E2E_PKGS := ./test/e2e ./test/e2e/upkeep ./test/e2e/instance ./test/e2e/lifecycle
+E2E_PKGS := ./test/e2e ./test/e2e/upkeep ./test/e2e/instance ./test/e2e/lifecycle ./test/e2e/lifecycle/enterprise
 
 .PHONY: test
 test: k8s-binaries $(GOTESTSUM) ## Run every test against a real kube-apiserver, etcd and the Linode emulator
