@@ -72,9 +72,9 @@ type Tier struct {
 	SetUp func(ctx context.Context) *Environment
 }
 
-// Describe registers the specs, one ordered container per tier, each tier after the one before:
-// the tiers may share one controller, which SetUp points at its tier's cluster. Call it at the
-// top level of a suite.
+// Describe registers the specs, one ordered container per tier, each tier after the one before
+// (a real run starts one tier's cluster and controller once the previous tier's are done). Call
+// it at the top level of a suite.
 func Describe(tiers ...Tier) bool {
 	return ginkgo.Describe("A node's life", ginkgo.Ordered, func() {
 		for _, tier := range tiers {
