@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/linode/linodego"
@@ -64,7 +65,7 @@ func CreateCluster(ctx context.Context, linode *linodego.Client, region, tier, r
 	created, err := linode.CreateLKECluster(ctx, linodego.LKEClusterCreateOptions{
 		Label:      label,
 		Region:     region,
-		K8sVersion: versions[0].ID,
+		K8sVersion: newest(versions),
 		Tier:       tier,
 		Tags:       []string{runTag},
 		NodePools:  []linodego.LKENodePoolCreateOptions{{Count: BasePoolSize, Type: BasePoolPlan, Tags: []string{runTag}}},
@@ -89,4 +90,18 @@ func Kubeconfig(ctx context.Context, linode *linodego.Client, clusterID int, pol
 		case <-time.After(poll):
 		}
 	}
+}
+
+// newest is the highest of the tier's versions, whichever order the API lists them in: "1.35"
+// above "1.34", "v1.31.8+lke2" above "v1.31.8+lke1".
+func newest(versions []linodego.LKETierVersion) string {
+	numbers := func(id string) []int {
+		var out []int
+		for _, field := range strings.FieldsFunc(id, func(r rune) bool { return r < '0' || r > '9' }) {
+			n, _ := strconv.Atoi(field)
+			out = append(out, n)
+		}
+		return out
+	}
+	return slices.MaxFunc(versions, func(a, b linodego.LKETierVersion) int { return slices.Compare(numbers(a.ID), numbers(b.ID)) }).ID
 }
