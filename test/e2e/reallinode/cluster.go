@@ -50,23 +50,25 @@ func FindCluster(ctx context.Context, linode *linodego.Client, label, tier strin
 }
 
 // CreateCluster creates an LKE cluster of the tier in region, at the tier's newest Kubernetes
-// version, with a base pool for the cluster's own pods; the cluster and its pool carry the run's
+// version (the tier is named to the API for the enterprise tier only: v4 knows no tiers), with a
+// base pool for the cluster's own pods; the cluster and its pool carry the run's
 // tag. linode must be at the tier's API version (APIVersion).
 func CreateCluster(ctx context.Context, linode *linodego.Client, region, tier, runTag string, now time.Time) (*Cluster, error) {
-	versions, err := linode.ListLKETierVersions(ctx, tier, nil)
+	versions, err := tierVersions(ctx, linode, tier)
 	if err != nil {
-		return nil, fmt.Errorf("listing the %s tier's Kubernetes versions: %w", tier, err)
-	}
-	if len(versions) == 0 {
-		return nil, fmt.Errorf("the %s tier offers no Kubernetes version", tier)
+		return nil, err
 	}
 	// LKE labels are at most 32 characters; the run's start keeps two runs' labels apart.
 	label := "karpenter-e2e-" + tier[:3] + "-" + strconv.FormatInt(now.Unix(), 36)
+	apiTier := ""
+	if tier == TierEnterprise {
+		apiTier = TierEnterprise
+	}
 	created, err := linode.CreateLKECluster(ctx, linodego.LKEClusterCreateOptions{
 		Label:      label,
 		Region:     region,
 		K8sVersion: newest(versions),
-		Tier:       tier,
+		Tier:       apiTier,
 		Tags:       []string{runTag},
 		NodePools:  []linodego.LKENodePoolCreateOptions{{Count: BasePoolSize, Type: BasePoolPlan, Tags: []string{runTag}}},
 	})
@@ -92,9 +94,37 @@ func Kubeconfig(ctx context.Context, linode *linodego.Client, clusterID int, pol
 	}
 }
 
-// newest is the highest of the tier's versions, whichever order the API lists them in: "1.35"
-// above "1.34", "v1.31.8+lke2" above "v1.31.8+lke1".
-func newest(versions []linodego.LKETierVersion) string {
+// tierVersions are the Kubernetes versions the tier offers: GET /lke/versions for the standard
+// tier (API v4), GET /lke/tiers/enterprise/versions for the enterprise tier, which only v4beta
+// serves.
+func tierVersions(ctx context.Context, linode *linodego.Client, tier string) ([]string, error) {
+	var ids []string
+	if tier == TierEnterprise {
+		versions, err := linode.ListLKETierVersions(ctx, tier, nil)
+		if err != nil {
+			return nil, fmt.Errorf("listing the enterprise tier's Kubernetes versions: %w", err)
+		}
+		for _, v := range versions {
+			ids = append(ids, v.ID)
+		}
+	} else {
+		versions, err := linode.ListLKEVersions(ctx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("listing the standard tier's Kubernetes versions: %w", err)
+		}
+		for _, v := range versions {
+			ids = append(ids, v.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("the %s tier offers no Kubernetes version", tier)
+	}
+	return ids, nil
+}
+
+// newest is the highest of the versions, whichever order the API lists them in: "1.35" above
+// "1.34", "v1.31.8+lke2" above "v1.31.8+lke1".
+func newest(versions []string) string {
 	numbers := func(id string) []int {
 		var out []int
 		for _, field := range strings.FieldsFunc(id, func(r rune) bool { return r < '0' || r > '9' }) {
@@ -103,5 +133,5 @@ func newest(versions []linodego.LKETierVersion) string {
 		}
 		return out
 	}
-	return slices.MaxFunc(versions, func(a, b linodego.LKETierVersion) int { return slices.Compare(numbers(a.ID), numbers(b.ID)) }).ID
+	return slices.MaxFunc(versions, func(a, b string) int { return slices.Compare(numbers(a), numbers(b)) })
 }

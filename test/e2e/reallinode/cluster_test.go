@@ -1,10 +1,6 @@
 package reallinode
 
-import (
-	"testing"
-
-	"github.com/linode/linodego"
-)
+import "testing"
 
 func TestNewestVersionIsTheHighestWhateverTheOrder(t *testing.T) {
 	for _, c := range []struct {
@@ -15,11 +11,7 @@ func TestNewestVersionIsTheHighestWhateverTheOrder(t *testing.T) {
 		{[]string{"1.9", "1.10"}, "1.10"},
 		{[]string{"v1.31.8+lke1", "v1.31.8+lke2", "v1.30.12+lke4"}, "v1.31.8+lke2"},
 	} {
-		var versions []linodego.LKETierVersion
-		for _, id := range c.ids {
-			versions = append(versions, linodego.LKETierVersion{ID: id})
-		}
-		if got := newest(versions); got != c.want {
+		if got := newest(c.ids); got != c.want {
 			t.Errorf("newest(%v) = %s, want %s", c.ids, got, c.want)
 		}
 	}

@@ -153,7 +153,8 @@ func (r *Run) Tier(ctx context.Context, tier string) (*lifecycle.Environment, fu
 
 	env, err := r.startTier(ctx, linode, cluster, func(c *Controller) { controller = c })
 	if err != nil {
-		return nil, nil, errors.Join(err, cleanUp(ctx))
+		// The set-up may have failed because it was interrupted: the clean-up goes on regardless.
+		return nil, nil, errors.Join(err, cleanUp(context.WithoutCancel(ctx)))
 	}
 	return env, cleanUp, nil
 }
