@@ -193,6 +193,9 @@ func describeTier(tier Tier) {
 				instance, err := env.Linode.GetInstance(ctx, id)
 				g.Expect(err).NotTo(gomega.HaveOccurred(), "NodeClaim %s's Linode", claim.Name)
 				g.Expect(instance.Type).To(gomega.Equal(env.Plan))
+				if tier.Name == "enterprise" {
+					g.Expect(instance.Tags).To(gomega.ContainElement(env.RunTag), "the enterprise tier copies the pool's tags to its Linodes")
+				}
 				g.Expect(poolLinodes).To(gomega.ContainElement(id), "Linode %d is a node of a pool with the run's tag %s", id, env.RunTag)
 			}
 		}).Should(gomega.Succeed())
