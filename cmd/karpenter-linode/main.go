@@ -102,6 +102,9 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return fail(fmt.Errorf("unexpected argument %q: name manifests with -f", fs.Arg(0)))
 	case !slices.Contains([]string{"table", "json", "yaml"}, *output):
 		return fail(fmt.Errorf("--output (-o) %q is not a format: use table, json or yaml", *output))
+	case len(*paths) == 0 && namesNoCluster(fs, kubeFlags):
+		fs.Usage()
+		return fail(errors.New("no manifests (-f) and no cluster: KUBECONFIG, ~/.kube/config and --kubeconfig name none"))
 	}
 	m := mode.Mode(*modeName)
 	if !slices.Contains(mode.All, m) {
@@ -118,10 +121,6 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	var current *planner.CurrentFleet
 	var notes []string
 	if readsCluster {
-		if len(*paths) == 0 && namesNoCluster(fs, kubeFlags) {
-			fs.Usage()
-			return fail(errors.New("no manifests (-f) and no cluster: KUBECONFIG, ~/.kube/config and --kubeconfig name none"))
-		}
 		config, err := kubeFlags.ToRESTConfig()
 		if err != nil {
 			return fail(fmt.Errorf("reading the cluster: %w", err))
