@@ -33,8 +33,6 @@ type lkeVersionWire struct {
 
 // listLKEVersions lists the standard tier's versions, as /lke/versions does.
 func (e *Emulator) listLKEVersions(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	var items []lkeVersionWire
 	for _, v := range e.cat.lkeVersions[tierStandard] {
 		items = append(items, lkeVersionWire{ID: v})
@@ -43,8 +41,6 @@ func (e *Emulator) listLKEVersions(*http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getLKEVersion(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	for _, v := range e.cat.lkeVersions[tierStandard] {
 		if v == r.PathValue("version") {
 			return lkeVersionWire{ID: v}, nil
@@ -58,8 +54,6 @@ func (e *Emulator) getLKEVersion(r *http.Request) (any, *apiError) {
 // given a capacity with SetCapacity are listed even if the catalogue does
 // not mention them.
 func (e *Emulator) availability(regionID string) []availabilityEntry {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	listed := map[capacityKey]bool{}
 	var out []availabilityEntry
 	add := func(key capacityKey) {
@@ -112,8 +106,6 @@ func (e *Emulator) vpcAvailability(regionID string) vpcAvailabilityWire {
 }
 
 func (e *Emulator) listVPCAvailability(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	var items []vpcAvailabilityWire
 	for _, id := range e.cat.regionIDs {
 		items = append(items, e.vpcAvailability(id))
@@ -122,8 +114,6 @@ func (e *Emulator) listVPCAvailability(*http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getRegionVPCAvailability(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	regionID := r.PathValue("regionId")
 	if _, ok := e.cat.regionByID[regionID]; !ok {
 		return nil, errNotFound()

@@ -33,8 +33,6 @@ func (e *Emulator) cloneInstance(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	source, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err

@@ -297,8 +297,6 @@ func (e *Emulator) newConfig(label string, now time.Time) *instanceConfig {
 }
 
 func (e *Emulator) listConfigs(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -311,8 +309,6 @@ func (e *Emulator) listConfigs(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getConfig(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -342,8 +338,6 @@ func (e *Emulator) createConfig(r *http.Request) (any, *apiError) {
 			return nil, errInvalid("devices", "Unknown device "+slot)
 		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -382,8 +376,6 @@ func (e *Emulator) updateConfig(r *http.Request) (any, *apiError) {
 	if present["label"] && (len(req.Label) < 1 || len(req.Label) > 48) {
 		return nil, errInvalid("label", "Length must be 1-48 characters")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, cfg, err := e.lookupConfig(r)
 	if err != nil {
 		return nil, err
@@ -458,8 +450,6 @@ func (e *Emulator) lookupConfig(r *http.Request) (*instance, *instanceConfig, *a
 
 // listConfigInterfaces answers a profile's interfaces as a bare array, not a page, as the API does.
 func (e *Emulator) listConfigInterfaces(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, cfg, err := e.lookupConfig(r)
 	if err != nil {
 		return nil, err
@@ -468,8 +458,6 @@ func (e *Emulator) listConfigInterfaces(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getConfigInterface(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, cfg, err := e.lookupConfig(r)
 	if err != nil {
 		return nil, err
@@ -489,8 +477,6 @@ func (e *Emulator) appendConfigInterface(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, cfg, err := e.lookupConfig(r)
 	if err != nil {
 		return nil, err
@@ -513,8 +499,6 @@ func (e *Emulator) appendConfigInterface(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) deleteConfigInterface(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	_, cfg, err := e.lookupConfig(r)
 	if err != nil {
 		return nil, err

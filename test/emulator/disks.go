@@ -38,8 +38,6 @@ func diskToWire(in *instance, d *instanceDisk) diskWire {
 }
 
 func (e *Emulator) listDisks(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -52,8 +50,6 @@ func (e *Emulator) listDisks(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getDisk(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, disk, err := e.lookupDisk(r)
 	if err != nil {
 		return nil, err
@@ -99,8 +95,6 @@ func (e *Emulator) createDisk(r *http.Request) (any, *apiError) {
 	if req.Size < 1 {
 		return nil, errInvalid("size", "Size must be at least 1 MB")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -140,8 +134,6 @@ func (e *Emulator) updateDisk(r *http.Request) (any, *apiError) {
 	if req.Label != nil && (len(*req.Label) < 1 || len(*req.Label) > maxDiskLabelLength) {
 		return nil, errInvalid("label", fmt.Sprintf("Length must be 1-%d characters", maxDiskLabelLength))
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, disk, err := e.lookupDisk(r)
 	if err != nil {
 		return nil, err
@@ -200,8 +192,6 @@ func (e *Emulator) captureImage(r *http.Request) (any, *apiError) {
 	if err := validateOptionalTags("tags", req.Tags); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, d := e.diskByID(req.DiskID)
 	if d == nil {
 		return nil, errInvalid("disk_id", "Disk not found")

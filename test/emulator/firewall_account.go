@@ -26,8 +26,6 @@ func (e *Emulator) firewallSettingsToWire() firewallSettingsWire {
 }
 
 func (e *Emulator) getFirewallSettings(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	return e.firewallSettingsToWire(), nil
 }
 
@@ -40,8 +38,6 @@ func (e *Emulator) updateFirewallSettings(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	for kind, id := range req.DefaultFirewallIDs {
 		field := "default_firewall_ids." + kind
 		if !slices.Contains(firewallDefaultKinds, kind) {
@@ -151,8 +147,6 @@ func validateRuleSet(req ruleSetRequest) *apiError {
 }
 
 func (e *Emulator) listFirewallRuleSets(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	return listInIDOrder(e.st.ruleSets, ruleSetToWire)
 }
 
@@ -173,8 +167,6 @@ func (e *Emulator) createFirewallRuleSet(r *http.Request) (any, *apiError) {
 	if err := validateRuleSet(req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	now := e.clock.Now()
 	rs := &ruleSet{
 		ID: e.st.nextID("ruleSet"), Version: 1, Label: *req.Label, Type: req.Type, Rules: *req.Rules,
@@ -192,8 +184,6 @@ func (e *Emulator) lookupRuleSet(r *http.Request) (*ruleSet, *apiError) {
 }
 
 func (e *Emulator) getFirewallRuleSet(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	rs, err := e.lookupRuleSet(r)
 	if err != nil {
 		return nil, err
@@ -213,8 +203,6 @@ func (e *Emulator) updateFirewallRuleSet(r *http.Request) (any, *apiError) {
 	if err := validateRuleSet(req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	rs, err := e.lookupRuleSet(r)
 	if err != nil {
 		return nil, err
@@ -237,8 +225,6 @@ func (e *Emulator) updateFirewallRuleSet(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) deleteFirewallRuleSet(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	rs, err := e.lookupRuleSet(r)
 	if err != nil {
 		return nil, err

@@ -71,8 +71,6 @@ func (e *Emulator) firewallDevices(f *firewall) []firewallDeviceWire {
 }
 
 func (e *Emulator) listFirewallDevices(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	f, err := e.lookupFirewall(r)
 	if err != nil {
 		return nil, err
@@ -98,8 +96,6 @@ func (e *Emulator) lookupFirewallDevice(r *http.Request) (*firewall, firewallDev
 }
 
 func (e *Emulator) getFirewallDevice(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	_, d, err := e.lookupFirewallDevice(r)
 	if err != nil {
 		return nil, err
@@ -117,8 +113,6 @@ func (e *Emulator) createFirewallDevice(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	f, err := e.lookupFirewall(r)
 	if err != nil {
 		return nil, err
@@ -195,8 +189,6 @@ func (e *Emulator) deviceTarget(field, kind string, id int) (func(firewallID int
 }
 
 func (e *Emulator) deleteFirewallDevice(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	_, d, err := e.lookupFirewallDevice(r)
 	if err != nil {
 		return nil, err

@@ -45,8 +45,6 @@ func (e *Emulator) createImageUpload(r *http.Request) (any, *apiError) {
 	if err := validateOptionalTags("tags", req.Tags); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if _, err := e.validateRegion("region", req.Region, ""); err != nil {
 		return nil, err
 	}
@@ -74,21 +72,26 @@ func (e *Emulator) receiveImageUpload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errInvalid("", "Unable to read the upload"))
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, img := range e.st.images {
-		if img.uploadToken == "" || img.uploadToken != r.PathValue("token") {
-			continue
+	received := false
+	e.writing(func() {
+		for _, img := range e.st.images {
+			if img.uploadToken == "" || img.uploadToken != r.PathValue("token") {
+				continue
+			}
+			const mebibyte = 1 << 20
+			img.Size, img.Status, img.uploadToken = int(max(1, (size+mebibyte-1)/mebibyte)), imageAvailable, ""
+			for _, region := range img.Regions {
+				region.Status = imageAvailable
+			}
+			received = true
+			return
 		}
-		const mebibyte = 1 << 20
-		img.Size, img.Status, img.uploadToken = int(max(1, (size+mebibyte-1)/mebibyte)), imageAvailable, ""
-		for _, region := range img.Regions {
-			region.Status = imageAvailable
-		}
-		w.WriteHeader(http.StatusOK)
+	})
+	if !received {
+		writeError(w, errStatus(http.StatusForbidden, "The upload URL is not valid"))
 		return
 	}
-	writeError(w, errStatus(http.StatusForbidden, "The upload URL is not valid"))
+	w.WriteHeader(http.StatusOK)
 }
 
 func (e *Emulator) lookupPrivateImage(r *http.Request) (*privateImage, *apiError) {
@@ -116,8 +119,6 @@ func (e *Emulator) updateImage(r *http.Request) (any, *apiError) {
 	if err := validateOptionalTags("tags", req.Tags); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	img, err := e.lookupPrivateImage(r)
 	if err != nil {
 		return nil, err
@@ -146,8 +147,6 @@ func (e *Emulator) replicateImage(r *http.Request) (any, *apiError) {
 	if len(req.Regions) == 0 {
 		return nil, errInvalid("regions", "At least one region is required")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	img, err := e.lookupPrivateImage(r)
 	if err != nil {
 		return nil, err
@@ -177,8 +176,6 @@ func (e *Emulator) replicateImage(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) deleteImage(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	img, err := e.lookupPrivateImage(r)
 	if err != nil {
 		return nil, err

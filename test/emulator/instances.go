@@ -232,14 +232,10 @@ type instanceCreateRequest struct {
 }
 
 func (e *Emulator) listInstances(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	return listInIDOrder(e.st.instances, e.instanceWire)
 }
 
 func (e *Emulator) getInstance(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -259,8 +255,6 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 	if err := decodeCreateInterfaces(&req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if err := e.validateInstanceCreate(&req); err != nil {
 		return nil, err
 	}
@@ -464,8 +458,6 @@ func (e *Emulator) updateInstance(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -499,8 +491,6 @@ func (e *Emulator) updateInstance(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) deleteInstance(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -521,8 +511,6 @@ func (e *Emulator) removeInstance(in *instance, now time.Time) {
 }
 
 func (e *Emulator) rebootInstance(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err

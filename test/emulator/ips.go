@@ -127,8 +127,6 @@ func (e *Emulator) accountAddresses() []string {
 }
 
 func (e *Emulator) listIPAddresses(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	var items []ipAddressWire
 	for _, address := range e.accountAddresses() {
 		if w, ok := e.ipAddress(address); ok {
@@ -139,8 +137,6 @@ func (e *Emulator) listIPAddresses(*http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getIPAddress(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	w, ok := e.ipAddress(r.PathValue("address"))
 	if !ok {
 		return nil, errNotFound()
@@ -166,8 +162,6 @@ func (e *Emulator) updateIPAddress(r *http.Request) (any, *apiError) {
 	if req.RDNS != nil && !rdnsPattern.MatchString(*req.RDNS) {
 		return nil, errInvalid("rdns", "Domain is not valid.")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	address := r.PathValue("address")
 	w, ok := e.ipAddress(address)
 	if !ok {
@@ -219,8 +213,6 @@ func (e *Emulator) allocateIPAddress(r *http.Request) (any, *apiError) {
 	if !req.Public {
 		return nil, errInvalid("public", "Only public addresses can be allocated")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var holder *instance
 	if req.LinodeID != 0 {
 		if holder = e.st.instances[req.LinodeID]; holder == nil {
@@ -264,8 +256,6 @@ func (e *Emulator) assignIPAddresses(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if _, err := e.validateRegion("region", req.Region, ""); err != nil {
 		return nil, err
 	}
@@ -386,14 +376,10 @@ func maskOf(prefix netip.Prefix) string {
 }
 
 func (e *Emulator) listVPCIPs(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	return mustList(newList(e.vpcIPs(0), vpcIPWire{}))
 }
 
 func (e *Emulator) listVPCIPsOfVPC(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	v, err := e.lookupVPC(r)
 	if err != nil {
 		return nil, err
@@ -431,8 +417,6 @@ type instanceIPsWire struct {
 
 // getInstanceIPs lists a Linode's addresses by kind. Its reserved addresses are public ones too.
 func (e *Emulator) getInstanceIPs(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -484,8 +468,6 @@ func (e *Emulator) addInstanceIP(r *http.Request) (any, *apiError) {
 			return nil, errInvalid("address", "Must provide a valid reserved address")
 		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -516,8 +498,6 @@ func (e *Emulator) addInstanceIP(r *http.Request) (any, *apiError) {
 
 // removeInstanceIP takes an address from a Linode; its only public address stays.
 func (e *Emulator) removeInstanceIP(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err

@@ -71,8 +71,6 @@ func (e *Emulator) ipv6RangeToWire(r *ipv6Range) ipv6RangeWire {
 }
 
 func (e *Emulator) listIPv6Ranges(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	items := []ipv6RangeWire{}
 	for _, key := range sortedKeys(e.st.ipv6Ranges) {
 		items = append(items, e.ipv6RangeToWire(e.st.ipv6Ranges[key]))
@@ -90,8 +88,6 @@ func (e *Emulator) lookupIPv6Range(r *http.Request) (*ipv6Range, *apiError) {
 }
 
 func (e *Emulator) getIPv6Range(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	found, err := e.lookupIPv6Range(r)
 	if err != nil {
 		return nil, err
@@ -112,8 +108,6 @@ func (e *Emulator) createIPv6Range(r *http.Request) (any, *apiError) {
 	if req.PrefixLength != 56 && req.PrefixLength != 64 {
 		return nil, errInvalid("prefix_length", "Must be one of 56, 64")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var target *instance
 	switch {
 	case req.LinodeID != 0:
@@ -140,8 +134,6 @@ func (e *Emulator) createIPv6Range(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) deleteIPv6Range(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	found, err := e.lookupIPv6Range(r)
 	if err != nil {
 		return nil, err

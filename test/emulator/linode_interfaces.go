@@ -584,8 +584,6 @@ func (e *Emulator) lookupLinodeInterface(r *http.Request) (*instance, *linodeInt
 }
 
 func (e *Emulator) listLinodeInterfaces(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -598,8 +596,6 @@ func (e *Emulator) listLinodeInterfaces(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getLinodeInterface(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, iface, err := e.lookupLinodeInterface(r)
 	if err != nil {
 		return nil, err
@@ -619,8 +615,6 @@ func (e *Emulator) createLinodeInterface(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupLinodeGeneration(r)
 	if err != nil {
 		return nil, err
@@ -651,8 +645,6 @@ func (e *Emulator) updateLinodeInterface(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, iface, err := e.lookupLinodeInterface(r)
 	if err != nil {
 		return nil, err
@@ -714,8 +706,6 @@ func (e *Emulator) releaseInterfaceAddresses(in *instance, iface *linodeInterfac
 }
 
 func (e *Emulator) deleteLinodeInterface(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, iface, err := e.lookupLinodeInterface(r)
 	if err != nil {
 		return nil, err
@@ -730,8 +720,6 @@ func (e *Emulator) deleteLinodeInterface(r *http.Request) (any, *apiError) {
 
 // listLinodeInterfaceFirewalls lists the interface's firewall, if it has one.
 func (e *Emulator) listLinodeInterfaceFirewalls(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	_, iface, err := e.lookupLinodeInterface(r)
 	if err != nil {
 		return nil, err
@@ -777,8 +765,6 @@ func (in *instance) interfaceSettings() interfaceSettingsWire {
 }
 
 func (e *Emulator) getInterfaceSettings(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, err := e.lookupLinodeGeneration(r)
 	if err != nil {
 		return nil, err
@@ -799,8 +785,6 @@ func (e *Emulator) updateInterfaceSettings(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupLinodeGeneration(r)
 	if err != nil {
 		return nil, err

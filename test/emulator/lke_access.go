@@ -82,8 +82,6 @@ func parseACLPrefix(address string) (netip.Prefix, error) {
 }
 
 func (e *Emulator) getControlPlaneACL(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -102,8 +100,6 @@ func (e *Emulator) updateControlPlaneACL(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -117,8 +113,6 @@ func (e *Emulator) updateControlPlaneACL(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) deleteControlPlaneACL(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -153,8 +147,6 @@ type apiEndpointWire struct {
 }
 
 func (e *Emulator) listAPIEndpoints(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -172,8 +164,6 @@ func (e *Emulator) listAPIEndpoints(r *http.Request) (any, *apiError) {
 // getKubeconfig answers a kubeconfig for the cluster's first endpoint with the cluster's current
 // admin token, base64-encoded as the API sends it.
 func (e *Emulator) getKubeconfig(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -205,8 +195,6 @@ current-context: %s-ctx
 
 // deleteKubeconfig regenerates the cluster's admin token: kubeconfigs fetched before stop working.
 func (e *Emulator) deleteKubeconfig(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -223,8 +211,6 @@ type tierVersionWire struct {
 // listTierVersions lists a tier's Kubernetes versions.
 func (e *Emulator) listTierVersions(r *http.Request) (any, *apiError) {
 	tier := r.PathValue("tier")
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	versions, ok := e.cat.lkeVersions[tier]
 	if !ok {
 		return nil, errNotFound()

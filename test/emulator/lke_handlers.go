@@ -90,14 +90,10 @@ func (e *Emulator) lookupNode(r *http.Request) (*lkeCluster, *lkePool, *lkeNode,
 }
 
 func (e *Emulator) listClusters(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	return listInIDOrder(e.st.clusters, clusterToWire)
 }
 
 func (e *Emulator) getCluster(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -113,8 +109,6 @@ func (e *Emulator) createCluster(r *http.Request) (any, *apiError) {
 	if len(req.NodePools) == 0 {
 		return nil, errInvalid("node_pools", "At least one node pool is required")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, err := e.createClusterLocked(req)
 	if err != nil {
 		return nil, err
@@ -300,8 +294,6 @@ func (e *Emulator) createPoolLocked(c *lkeCluster, req poolCreateRequest, now ti
 }
 
 func (e *Emulator) deleteCluster(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -329,8 +321,6 @@ func (e *Emulator) updateCluster(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -366,8 +356,6 @@ func (e *Emulator) updateCluster(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) listPools(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -381,8 +369,6 @@ func (e *Emulator) listPools(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getPool(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	c, p, err := e.lookupPool(r)
 	if err != nil {
 		return nil, err
@@ -395,8 +381,6 @@ func (e *Emulator) createPool(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -416,8 +400,6 @@ func (e *Emulator) updatePool(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, p, err := e.lookupPool(r)
 	if err != nil {
 		return nil, err
@@ -500,8 +482,6 @@ func (e *Emulator) validatePoolUpdate(c *lkeCluster, req *poolUpdateRequest) *ap
 }
 
 func (e *Emulator) deletePool(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	_, p, err := e.lookupPool(r)
 	if err != nil {
 		return nil, err
@@ -511,8 +491,6 @@ func (e *Emulator) deletePool(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getNode(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	_, _, n, err := e.lookupNode(r)
 	if err != nil {
 		return nil, err
@@ -522,8 +500,6 @@ func (e *Emulator) getNode(r *http.Request) (any, *apiError) {
 
 // deleteNode removes exactly that node and its Linode, and shrinks the pool.
 func (e *Emulator) deleteNode(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	_, p, n, err := e.lookupNode(r)
 	if err != nil {
 		return nil, err

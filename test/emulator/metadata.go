@@ -88,16 +88,20 @@ func (e *Emulator) metadataCreateToken(w http.ResponseWriter, r *http.Request) {
 		ttl = time.Duration(seconds) * time.Second
 	}
 	e.sync()
-	e.mu.Lock()
-	in, apiErr := e.lookupInstance(r)
+	var token string
+	var apiErr *apiError
+	e.writing(func() {
+		var in *instance
+		if in, apiErr = e.lookupInstance(r); apiErr != nil {
+			return
+		}
+		token = e.st.hex(64)
+		e.st.metadataTokens[token] = metadataToken{instanceID: in.ID, expires: e.clock.Now().Add(ttl)}
+	})
 	if apiErr != nil {
-		e.mu.Unlock()
 		writeError(w, apiErr)
 		return
 	}
-	token := e.st.hex(64)
-	e.st.metadataTokens[token] = metadataToken{instanceID: in.ID, expires: e.clock.Now().Add(ttl)}
-	e.mu.Unlock()
 	if wantsJSON(r) {
 		writeMetadata(w, r, []string{token})
 		return
@@ -109,19 +113,25 @@ func (e *Emulator) metadataCreateToken(w http.ResponseWriter, r *http.Request) {
 func (e *Emulator) metadataEndpoint(answer func(*instance) any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		e.sync()
-		e.mu.RLock()
-		defer e.mu.RUnlock()
-		in, apiErr := e.lookupInstance(r)
+		var body any
+		var apiErr *apiError
+		e.reading(func() {
+			var in *instance
+			if in, apiErr = e.lookupInstance(r); apiErr != nil {
+				return
+			}
+			token, ok := e.st.metadataTokens[r.Header.Get("Metadata-Token")]
+			if !ok || token.instanceID != in.ID || !e.clock.Now().Before(token.expires) {
+				apiErr = errStatus(http.StatusUnauthorized, "Unauthorized")
+				return
+			}
+			body = answer(in)
+		})
 		if apiErr != nil {
 			writeError(w, apiErr)
 			return
 		}
-		token, ok := e.st.metadataTokens[r.Header.Get("Metadata-Token")]
-		if !ok || token.instanceID != in.ID || !e.clock.Now().Before(token.expires) {
-			writeError(w, errStatus(http.StatusUnauthorized, "Unauthorized"))
-			return
-		}
-		writeMetadata(w, r, answer(in))
+		writeMetadata(w, r, body)
 	}
 }
 

@@ -59,8 +59,6 @@ func (e *Emulator) firewallToWire(f *firewall) firewallWire {
 }
 
 func (e *Emulator) listFirewalls(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	return listInIDOrder(e.st.firewalls, e.firewallToWire)
 }
 
@@ -69,8 +67,6 @@ func (e *Emulator) lookupFirewall(r *http.Request) (*firewall, *apiError) {
 }
 
 func (e *Emulator) getFirewall(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	f, err := e.lookupFirewall(r)
 	if err != nil {
 		return nil, err
@@ -99,8 +95,6 @@ func (e *Emulator) createFirewall(r *http.Request) (any, *apiError) {
 	if err := validateTags("tags", req.Tags); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if err := e.validateFirewallDevices(req.Devices.Linodes, req.Devices.LinodeInterfaces); err != nil {
 		return nil, err
 	}
@@ -143,8 +137,6 @@ func (e *Emulator) addFirewallLocked(label string, tags []string) *firewall {
 }
 
 func (e *Emulator) deleteFirewall(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	f, err := e.lookupFirewall(r)
 	if err != nil {
 		return nil, err
@@ -281,14 +273,10 @@ func (e *Emulator) lookupVPC(r *http.Request) (*vpc, *apiError) {
 }
 
 func (e *Emulator) listVPCs(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	return listInIDOrder(e.st.vpcs, e.vpcToWire)
 }
 
 func (e *Emulator) getVPC(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	v, err := e.lookupVPC(r)
 	if err != nil {
 		return nil, err
@@ -338,8 +326,6 @@ func (e *Emulator) createVPC(r *http.Request) (any, *apiError) {
 	if err := validateVPCRanges(req.IPv4); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if _, err := e.validateRegion("region", req.Region, capVPCs); err != nil {
 		return nil, err
 	}
@@ -387,8 +373,6 @@ func (e *Emulator) addSubnetLocked(vpcID int, label, ipv4 string) *subnet {
 }
 
 func (e *Emulator) deleteVPC(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	v, err := e.lookupVPC(r)
 	if err != nil {
 		return nil, err
@@ -401,8 +385,6 @@ func (e *Emulator) deleteVPC(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) listSubnets(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	v, err := e.lookupVPC(r)
 	if err != nil {
 		return nil, err
@@ -427,8 +409,6 @@ func (e *Emulator) lookupSubnet(r *http.Request) (*subnet, *apiError) {
 }
 
 func (e *Emulator) getSubnet(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	s, err := e.lookupSubnet(r)
 	if err != nil {
 		return nil, err
@@ -447,8 +427,6 @@ func (e *Emulator) updateSubnet(r *http.Request) (any, *apiError) {
 	if err := validateVPCLabel("label", req.Label); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	s, err := e.lookupSubnet(r)
 	if err != nil {
 		return nil, err
@@ -475,8 +453,6 @@ func (e *Emulator) updateVPC(r *http.Request) (any, *apiError) {
 	if err := validateVPCRanges(req.IPv4); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	v, err := e.lookupVPC(r)
 	if err != nil {
 		return nil, err
@@ -502,8 +478,6 @@ func (e *Emulator) createSubnet(r *http.Request) (any, *apiError) {
 	if err := validateSubnet("", req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	v, err := e.lookupVPC(r)
 	if err != nil {
 		return nil, err
@@ -558,14 +532,10 @@ func (e *Emulator) lookupPlacementGroup(r *http.Request) (*placementGroup, *apiE
 }
 
 func (e *Emulator) listPlacementGroups(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	return listInIDOrder(e.st.placementGroups, e.placementGroupToWire)
 }
 
 func (e *Emulator) getPlacementGroup(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	pg, err := e.lookupPlacementGroup(r)
 	if err != nil {
 		return nil, err
@@ -594,8 +564,6 @@ func (e *Emulator) createPlacementGroup(r *http.Request) (any, *apiError) {
 	if req.PlacementGroupPolicy != "strict" && req.PlacementGroupPolicy != "flexible" {
 		return nil, errInvalid("placement_group_policy", "Must be one of strict, flexible")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if _, err := e.validateRegion("region", req.Region, capPlacementGroup); err != nil {
 		return nil, err
 	}
@@ -614,8 +582,6 @@ func (e *Emulator) updatePlacementGroup(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	pg, err := e.lookupPlacementGroup(r)
 	if err != nil {
 		return nil, err
@@ -627,8 +593,6 @@ func (e *Emulator) updatePlacementGroup(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) deletePlacementGroup(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	pg, err := e.lookupPlacementGroup(r)
 	if err != nil {
 		return nil, err

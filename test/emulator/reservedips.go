@@ -21,8 +21,6 @@ func (e *Emulator) reservedIPToWire(ip *reservedIP) ipAddressWire {
 }
 
 func (e *Emulator) listReservedIPs(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	items := make([]ipAddressWire, 0, len(e.st.reservedIPs))
 	for _, address := range sortedKeys(e.st.reservedIPs) {
 		items = append(items, e.reservedIPToWire(e.st.reservedIPs[address]))
@@ -41,8 +39,6 @@ func (e *Emulator) reserveIP(r *http.Request) (any, *apiError) {
 	if err := validateTags("tags", req.Tags); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	reg, err := e.validateRegion("region", req.Region, "")
 	if err != nil {
 		return nil, err
@@ -61,8 +57,6 @@ func (e *Emulator) lookupReservedIP(r *http.Request) (*reservedIP, *apiError) {
 }
 
 func (e *Emulator) getReservedIP(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	ip, err := e.lookupReservedIP(r)
 	if err != nil {
 		return nil, err
@@ -81,8 +75,6 @@ func (e *Emulator) updateReservedIP(r *http.Request) (any, *apiError) {
 	if err := validateOptionalTags("tags", req.Tags); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	ip, err := e.lookupReservedIP(r)
 	if err != nil {
 		return nil, err
@@ -94,8 +86,6 @@ func (e *Emulator) updateReservedIP(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) releaseReservedIP(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	ip, err := e.lookupReservedIP(r)
 	if err != nil {
 		return nil, err
