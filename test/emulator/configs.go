@@ -296,16 +296,13 @@ func (e *Emulator) newConfig(label string, now time.Time) *instanceConfig {
 	}
 }
 
-func (e *Emulator) listConfigs(r *http.Request) (any, *apiError) {
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+// configsToWire is the Linode's configuration profiles as listed.
+func configsToWire(in *instance) []configWire {
 	items := make([]configWire, 0, len(in.Deployment.Configs))
 	for _, cfg := range in.Deployment.Configs {
 		items = append(items, configToWire(in, cfg))
 	}
-	return mustList(newList(items, configWire{}))
+	return items
 }
 
 func (e *Emulator) getConfig(r *http.Request) (any, *apiError) {

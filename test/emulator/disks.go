@@ -37,16 +37,13 @@ func diskToWire(in *instance, d *instanceDisk) diskWire {
 	}
 }
 
-func (e *Emulator) listDisks(r *http.Request) (any, *apiError) {
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+// disksToWire is the Linode's disks as listed.
+func disksToWire(in *instance) []diskWire {
 	items := make([]diskWire, 0, len(in.Deployment.Disks))
 	for _, d := range in.Deployment.Disks {
 		items = append(items, diskToWire(in, d))
 	}
-	return mustList(newList(items, diskWire{}))
+	return items
 }
 
 func (e *Emulator) getDisk(r *http.Request) (any, *apiError) {

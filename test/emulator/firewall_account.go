@@ -146,10 +146,6 @@ func validateRuleSet(req ruleSetRequest) *apiError {
 	return nil
 }
 
-func (e *Emulator) listFirewallRuleSets(*http.Request) (any, *apiError) {
-	return listInIDOrder(e.st.ruleSets, ruleSetToWire)
-}
-
 func (e *Emulator) createFirewallRuleSet(r *http.Request) (any, *apiError) {
 	var req ruleSetRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -180,15 +176,7 @@ func (e *Emulator) createFirewallRuleSet(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) lookupRuleSet(r *http.Request) (*ruleSet, *apiError) {
-	return byID(r, "rulesetId", e.st.ruleSets)
-}
-
-func (e *Emulator) getFirewallRuleSet(r *http.Request) (any, *apiError) {
-	rs, err := e.lookupRuleSet(r)
-	if err != nil {
-		return nil, err
-	}
-	return ruleSetToWire(rs), nil
+	return e.st.ruleSets.lookup(r, "rulesetId")
 }
 
 // updateFirewallRuleSet changes what the request names; each change is a new version.
@@ -224,14 +212,10 @@ func (e *Emulator) updateFirewallRuleSet(r *http.Request) (any, *apiError) {
 	return ruleSetToWire(rs), nil
 }
 
-func (e *Emulator) deleteFirewallRuleSet(r *http.Request) (any, *apiError) {
-	rs, err := e.lookupRuleSet(r)
-	if err != nil {
-		return nil, err
-	}
+// deleteFirewallRuleSet marks the rule set deleted; it is still listed, as Linode lists it.
+func (e *Emulator) deleteFirewallRuleSet(rs *ruleSet) {
 	if rs.Deleted == nil {
 		now := e.clock.Now()
 		rs.Deleted = &now
 	}
-	return emptyObject{}, nil
 }

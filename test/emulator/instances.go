@@ -231,20 +231,8 @@ type instanceCreateRequest struct {
 	deployRequest
 }
 
-func (e *Emulator) listInstances(*http.Request) (any, *apiError) {
-	return listInIDOrder(e.st.instances, e.instanceWire)
-}
-
-func (e *Emulator) getInstance(r *http.Request) (any, *apiError) {
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.instanceWire(in), nil
-}
-
 func (e *Emulator) lookupInstance(r *http.Request) (*instance, *apiError) {
-	return byID(r, "linodeId", e.st.instances)
+	return e.st.instances.lookup(r, "linodeId")
 }
 
 func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
@@ -490,15 +478,11 @@ func (e *Emulator) updateInstance(r *http.Request) (any, *apiError) {
 	return e.instanceWire(in), nil
 }
 
-func (e *Emulator) deleteInstance(r *http.Request) (any, *apiError) {
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+// deleteInstance is a user's delete: recorded as an event, and LKE replaces a pool node's Linode.
+func (e *Emulator) deleteInstance(in *instance) {
 	e.recordEvent(actionLinodeDelete, eventNotification, eventsUsername, in, "", e.clock.Now())
 	e.removeInstance(in, e.clock.Now())
 	e.replaceLostNode(in, e.clock.Now())
-	return emptyObject{}, nil
 }
 
 // removeInstance deletes a Linode and announces it.

@@ -60,7 +60,7 @@ type poolUpdateRequest struct {
 }
 
 func (e *Emulator) lookupCluster(r *http.Request) (*lkeCluster, *apiError) {
-	return byID(r, "clusterId", e.st.clusters)
+	return e.st.clusters.lookup(r, "clusterId")
 }
 
 func (e *Emulator) lookupPool(r *http.Request) (*lkeCluster, *lkePool, *apiError) {
@@ -68,7 +68,7 @@ func (e *Emulator) lookupPool(r *http.Request) (*lkeCluster, *lkePool, *apiError
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := byID(r, "poolId", e.st.pools)
+	p, err := e.st.pools.lookup(r, "poolId")
 	if err != nil || p.ClusterID != c.ID {
 		return nil, nil, errNotFound()
 	}
@@ -87,18 +87,6 @@ func (e *Emulator) lookupNode(r *http.Request) (*lkeCluster, *lkePool, *lkeNode,
 		return nil, nil, nil, errNotFound()
 	}
 	return c, p, n, nil
-}
-
-func (e *Emulator) listClusters(*http.Request) (any, *apiError) {
-	return listInIDOrder(e.st.clusters, clusterToWire)
-}
-
-func (e *Emulator) getCluster(r *http.Request) (any, *apiError) {
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
-	return clusterToWire(c), nil
 }
 
 func (e *Emulator) createCluster(r *http.Request) (any, *apiError) {
@@ -293,18 +281,14 @@ func (e *Emulator) createPoolLocked(c *lkeCluster, req poolCreateRequest, now ti
 	return p
 }
 
-func (e *Emulator) deleteCluster(r *http.Request) (any, *apiError) {
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
+// deleteCluster removes the cluster with its pools and their Linodes.
+func (e *Emulator) deleteCluster(c *lkeCluster) {
 	now := e.clock.Now()
 	for _, p := range e.poolsOfCluster(c.ID) {
 		e.removePool(p, now)
 	}
 	delete(e.st.clusters, c.ID)
 	delete(e.st.recycles, c.ID)
-	return emptyObject{}, nil
 }
 
 type clusterUpdateRequest struct {
@@ -355,17 +339,14 @@ func (e *Emulator) updateCluster(r *http.Request) (any, *apiError) {
 	return clusterToWire(c), nil
 }
 
-func (e *Emulator) listPools(r *http.Request) (any, *apiError) {
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
+// poolsToWire is the cluster's pools as listed.
+func (e *Emulator) poolsToWire(c *lkeCluster) []poolWire {
 	now := e.clock.Now()
 	var items []poolWire
 	for _, p := range e.poolsOfCluster(c.ID) {
 		items = append(items, poolToWire(c, p, now))
 	}
-	return mustList(newList(items, poolWire{}))
+	return items
 }
 
 func (e *Emulator) getPool(r *http.Request) (any, *apiError) {

@@ -58,20 +58,8 @@ func (e *Emulator) firewallToWire(f *firewall) firewallWire {
 	return w
 }
 
-func (e *Emulator) listFirewalls(*http.Request) (any, *apiError) {
-	return listInIDOrder(e.st.firewalls, e.firewallToWire)
-}
-
 func (e *Emulator) lookupFirewall(r *http.Request) (*firewall, *apiError) {
-	return byID(r, "firewallId", e.st.firewalls)
-}
-
-func (e *Emulator) getFirewall(r *http.Request) (any, *apiError) {
-	f, err := e.lookupFirewall(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.firewallToWire(f), nil
+	return e.st.firewalls.lookup(r, "firewallId")
 }
 
 type firewallCreateRequest struct {
@@ -136,14 +124,7 @@ func (e *Emulator) addFirewallLocked(label string, tags []string) *firewall {
 	return f
 }
 
-func (e *Emulator) deleteFirewall(r *http.Request) (any, *apiError) {
-	f, err := e.lookupFirewall(r)
-	if err != nil {
-		return nil, err
-	}
-	delete(e.st.firewalls, f.ID)
-	return emptyObject{}, nil
-}
+func (e *Emulator) deleteFirewall(f *firewall) { delete(e.st.firewalls, f.ID) }
 
 type vpc struct {
 	ID          int
@@ -252,36 +233,27 @@ func (e *Emulator) vpcToWire(v *vpc) vpcWire {
 	if v.IPv4 != nil {
 		w.IPv4 = v.IPv4
 	}
-	for _, s := range e.subnetsOf(v.ID) {
-		w.Subnets = append(w.Subnets, e.subnetToWire(s))
-	}
+	w.Subnets = append(w.Subnets, e.subnetsToWire(v)...)
 	return w
 }
 
-func (e *Emulator) subnetsOf(vpcID int) []*subnet {
+func (e *Emulator) subnetsOf(v *vpc) []*subnet {
 	var out []*subnet
-	for _, id := range sortedKeys(e.st.subnets) {
-		if s := e.st.subnets[id]; s.VPCID == vpcID {
+	for _, s := range e.st.subnets.inIDOrder() {
+		if s.VPCID == v.ID {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
+// subnetsToWire is the VPC's subnets as listed.
+func (e *Emulator) subnetsToWire(v *vpc) []subnetWire {
+	return toWires(e.subnetsOf(v), e.subnetToWire)
+}
+
 func (e *Emulator) lookupVPC(r *http.Request) (*vpc, *apiError) {
-	return byID(r, "vpcId", e.st.vpcs)
-}
-
-func (e *Emulator) listVPCs(*http.Request) (any, *apiError) {
-	return listInIDOrder(e.st.vpcs, e.vpcToWire)
-}
-
-func (e *Emulator) getVPC(r *http.Request) (any, *apiError) {
-	v, err := e.lookupVPC(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.vpcToWire(v), nil
+	return e.st.vpcs.lookup(r, "vpcId")
 }
 
 type subnetCreateRequest struct {
@@ -372,28 +344,12 @@ func (e *Emulator) addSubnetLocked(vpcID int, label, ipv4 string) *subnet {
 	return s
 }
 
-func (e *Emulator) deleteVPC(r *http.Request) (any, *apiError) {
-	v, err := e.lookupVPC(r)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range e.subnetsOf(v.ID) {
+// deleteVPC removes the VPC with its subnets.
+func (e *Emulator) deleteVPC(v *vpc) {
+	for _, s := range e.subnetsOf(v) {
 		delete(e.st.subnets, s.ID)
 	}
 	delete(e.st.vpcs, v.ID)
-	return emptyObject{}, nil
-}
-
-func (e *Emulator) listSubnets(r *http.Request) (any, *apiError) {
-	v, err := e.lookupVPC(r)
-	if err != nil {
-		return nil, err
-	}
-	var items []subnetWire
-	for _, s := range e.subnetsOf(v.ID) {
-		items = append(items, e.subnetToWire(s))
-	}
-	return mustList(newList(items, subnetWire{}))
 }
 
 func (e *Emulator) lookupSubnet(r *http.Request) (*subnet, *apiError) {
@@ -401,19 +357,11 @@ func (e *Emulator) lookupSubnet(r *http.Request) (*subnet, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := byID(r, "vpcSubnetId", e.st.subnets)
+	s, err := e.st.subnets.lookup(r, "vpcSubnetId")
 	if err != nil || s.VPCID != v.ID {
 		return nil, errNotFound()
 	}
 	return s, nil
-}
-
-func (e *Emulator) getSubnet(r *http.Request) (any, *apiError) {
-	s, err := e.lookupSubnet(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.subnetToWire(s), nil
 }
 
 // updateSubnet renames a subnet, the one thing about it that can change.
@@ -528,19 +476,7 @@ func (e *Emulator) placementGroupToWire(pg *placementGroup) placementGroupWire {
 }
 
 func (e *Emulator) lookupPlacementGroup(r *http.Request) (*placementGroup, *apiError) {
-	return byID(r, "groupId", e.st.placementGroups)
-}
-
-func (e *Emulator) listPlacementGroups(*http.Request) (any, *apiError) {
-	return listInIDOrder(e.st.placementGroups, e.placementGroupToWire)
-}
-
-func (e *Emulator) getPlacementGroup(r *http.Request) (any, *apiError) {
-	pg, err := e.lookupPlacementGroup(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.placementGroupToWire(pg), nil
+	return e.st.placementGroups.lookup(r, "groupId")
 }
 
 type placementGroupCreateRequest struct {
@@ -592,11 +528,4 @@ func (e *Emulator) updatePlacementGroup(r *http.Request) (any, *apiError) {
 	return e.placementGroupToWire(pg), nil
 }
 
-func (e *Emulator) deletePlacementGroup(r *http.Request) (any, *apiError) {
-	pg, err := e.lookupPlacementGroup(r)
-	if err != nil {
-		return nil, err
-	}
-	delete(e.st.placementGroups, pg.ID)
-	return emptyObject{}, nil
-}
+func (e *Emulator) deletePlacementGroup(pg *placementGroup) { delete(e.st.placementGroups, pg.ID) }

@@ -16,7 +16,7 @@ var apiPrefixes = []string{"/v4", "/v4beta"}
 type route struct {
 	method string
 	path   string
-	handle func(*http.Request) (any, *apiError)
+	handle handler
 	// writes marks routes that change state: the router runs their handler under the
 	// emulator's exclusive lock, and every other handler under the shared one.
 	writes bool
@@ -27,20 +27,20 @@ type route struct {
 func (rt route) name() string { return rt.method + " " + rt.path }
 
 // read declares a route that only reads state, by its "METHOD /path" pattern.
-func read(pattern string, h func(*http.Request) (any, *apiError)) route {
+func read(pattern string, h handler) route {
 	method, path, _ := strings.Cut(pattern, " ")
 	return route{method: method, path: path, handle: h}
 }
 
 // readList declares a read that answers a paginated list.
-func readList(pattern string, h func(*http.Request) (any, *apiError)) route {
+func readList(pattern string, h handler) route {
 	rt := read(pattern, h)
 	rt.paginated = true
 	return rt
 }
 
 // write declares a route that changes state.
-func write(pattern string, h func(*http.Request) (any, *apiError)) route {
+func write(pattern string, h handler) route {
 	rt := read(pattern, h)
 	rt.writes = true
 	return rt

@@ -1,0 +1,92 @@
+package emulator
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// collection is one kind of API object by id: Linodes, LKE clusters and pools, firewalls, rule
+// sets, VPCs, subnets, placement groups. Its objects are found by the path parameter that names
+// them and listed in id order, as the API lists them; the handlers of the plain list, get and
+// delete routes of every kind are made by listOf, getOf and deleteOf below, and every list is
+// paginated and filtered in one place (encodeList). Like all state it is guarded by the lock the
+// router takes.
+type collection[T any] map[int]T
+
+// lookup is the object the request's path parameter names. A parameter that is not a number
+// names nothing: Linode answers 404 for both.
+func (c collection[T]) lookup(r *http.Request, param string) (T, *apiError) {
+	id, err := strconv.Atoi(r.PathValue(param))
+	if v, ok := c[id]; err == nil && ok {
+		return v, nil
+	}
+	var none T
+	return none, errNotFound()
+}
+
+// inIDOrder is every object, in the order of their ids.
+func (c collection[T]) inIDOrder() []T {
+	out := make([]T, 0, len(c))
+	for _, id := range sortedKeys(c) {
+		out = append(out, c[id])
+	}
+	return out
+}
+
+// handler answers a request with the body to encode, or an API error.
+type handler = func(*http.Request) (any, *apiError)
+
+// listOf answers every object that all returns as a page of the wire form.
+func listOf[T, W any](all func() []T, toWire func(T) W) handler {
+	return func(*http.Request) (any, *apiError) { return wireList(all(), toWire) }
+}
+
+// listUnder answers the objects below the one the path names (a Linode's disks, a cluster's
+// pools) as a page; 404 when the path's object does not exist.
+func listUnder[P, W any](lookupParent func(*http.Request) (P, *apiError), listed func(P) []W) handler {
+	return func(r *http.Request) (any, *apiError) {
+		parent, err := lookupParent(r)
+		if err != nil {
+			return nil, err
+		}
+		var sample W
+		return mustList(newList(listed(parent), sample))
+	}
+}
+
+// getOf answers the object the path names in its wire form.
+func getOf[T, W any](lookup func(*http.Request) (T, *apiError), toWire func(T) W) handler {
+	return func(r *http.Request) (any, *apiError) {
+		v, err := lookup(r)
+		if err != nil {
+			return nil, err
+		}
+		return toWire(v), nil
+	}
+}
+
+// deleteOf removes the object the path names and answers "{}".
+func deleteOf[T any](lookup func(*http.Request) (T, *apiError), remove func(T)) handler {
+	return func(r *http.Request) (any, *apiError) {
+		v, err := lookup(r)
+		if err != nil {
+			return nil, err
+		}
+		remove(v)
+		return emptyObject{}, nil
+	}
+}
+
+// wireList is items' wire forms as a list to paginate and filter.
+func wireList[T, W any](items []T, toWire func(T) W) (any, *apiError) {
+	var sample W
+	return mustList(newList(toWires(items, toWire), sample))
+}
+
+func toWires[T, W any](items []T, toWire func(T) W) []W {
+	out := make([]W, 0, len(items))
+	for _, v := range items {
+		out = append(out, toWire(v))
+	}
+	return out
+}
