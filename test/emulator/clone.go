@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"maps"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -28,15 +27,7 @@ type cloneRequest struct {
 // cloneInstance copies a Linode's image and profiles to a new Linode, which ends offline as the
 // API's clones do, or onto an existing Linode that is offline (linode_id), whose profiles they
 // replace.
-func (e *Emulator) cloneInstance(r *http.Request) (any, *apiError) {
-	var req cloneRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	source, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) cloneInstance(source *instance, req cloneRequest) (any, *apiError) {
 	if req.LinodeID != 0 {
 		return e.cloneOnto(source, req.LinodeID)
 	}

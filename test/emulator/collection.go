@@ -90,3 +90,20 @@ func toWires[T, W any](items []T, toWire func(T) W) []W {
 	}
 	return out
 }
+
+// changeOf decodes the request's body into a B and hands it, with the object the path names, to
+// change: the handler of an update of one object or of an action on it. A body that does not
+// decode is answered 400 before the object is looked up.
+func changeOf[T, B any](lookup func(*http.Request) (T, *apiError), change func(T, B) (any, *apiError)) handler {
+	return func(r *http.Request) (any, *apiError) {
+		var body B
+		if err := decodeBody(r, &body); err != nil {
+			return nil, err
+		}
+		v, err := lookup(r)
+		if err != nil {
+			return nil, err
+		}
+		return change(v, body)
+	}
+}

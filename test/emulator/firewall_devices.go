@@ -103,20 +103,14 @@ func (e *Emulator) getFirewallDevice(r *http.Request) (any, *apiError) {
 	return d, nil
 }
 
+type firewallDeviceCreateRequest struct {
+	ID   int    `json:"id"`
+	Type string `json:"type"`
+}
+
 // createFirewallDevice puts a Linode or a Linode interface behind the firewall. The emulator
 // keeps one firewall per Linode or interface, so one already behind another firewall is refused.
-func (e *Emulator) createFirewallDevice(r *http.Request) (any, *apiError) {
-	var req struct {
-		ID   int    `json:"id"`
-		Type string `json:"type"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	f, err := e.lookupFirewall(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) createFirewallDevice(f *firewall, req firewallDeviceCreateRequest) (any, *apiError) {
 	if err := e.attachDevice(f.ID, "", req.Type, req.ID); err != nil {
 		return nil, err
 	}

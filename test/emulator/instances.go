@@ -441,15 +441,7 @@ type instanceUpdateRequest struct {
 	MaintenancePolicy *string   `json:"maintenance_policy"`
 }
 
-func (e *Emulator) updateInstance(r *http.Request) (any, *apiError) {
-	var req instanceUpdateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateInstance(in *instance, req instanceUpdateRequest) (any, *apiError) {
 	if req.Tags != nil {
 		if err := validateTags("tags", *req.Tags); err != nil {
 			return nil, err

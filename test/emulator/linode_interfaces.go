@@ -610,15 +610,7 @@ func errNotPoweredOff() *apiError {
 
 func (in *instance) poweredOff() bool { return in.Status == statusOffline }
 
-func (e *Emulator) createLinodeInterface(r *http.Request) (any, *apiError) {
-	var req linodeInterfaceRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	in, err := e.lookupLinodeGeneration(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) createLinodeInterface(in *instance, req linodeInterfaceRequest) (any, *apiError) {
 	if !in.poweredOff() {
 		return nil, errNotPoweredOff()
 	}
@@ -772,23 +764,17 @@ func (e *Emulator) getInterfaceSettings(r *http.Request) (any, *apiError) {
 	return in.interfaceSettings(), nil
 }
 
+type interfaceSettingsUpdateRequest struct {
+	NetworkHelper *bool `json:"network_helper"`
+	DefaultRoute  *struct {
+		IPv4InterfaceID *int `json:"ipv4_interface_id"`
+		IPv6InterfaceID *int `json:"ipv6_interface_id"`
+	} `json:"default_route"`
+}
+
 // updateInterfaceSettings turns the Network Helper on or off and moves a default route to
 // another eligible interface.
-func (e *Emulator) updateInterfaceSettings(r *http.Request) (any, *apiError) {
-	var req struct {
-		NetworkHelper *bool `json:"network_helper"`
-		DefaultRoute  *struct {
-			IPv4InterfaceID *int `json:"ipv4_interface_id"`
-			IPv6InterfaceID *int `json:"ipv6_interface_id"`
-		} `json:"default_route"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	in, err := e.lookupLinodeGeneration(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateInterfaceSettings(in *instance, req interfaceSettingsUpdateRequest) (any, *apiError) {
 	current := in.interfaceSettings()
 	if req.DefaultRoute != nil {
 		if id := req.DefaultRoute.IPv4InterfaceID; id != nil && !slices.Contains(current.DefaultRoute.IPv4EligibleInterfaceIDs, *id) {

@@ -93,17 +93,11 @@ func (e *Emulator) getControlPlaneACL(r *http.Request) (any, *apiError) {
 	return map[string]aclWire{"acl": acl.toWire()}, nil
 }
 
-func (e *Emulator) updateControlPlaneACL(r *http.Request) (any, *apiError) {
-	var req struct {
-		ACL aclRequest `json:"acl"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
+type aclUpdateRequest struct {
+	ACL aclRequest `json:"acl"`
+}
+
+func (e *Emulator) updateControlPlaneACL(c *lkeCluster, req aclUpdateRequest) (any, *apiError) {
 	acl, err := newACL("acl", req.ACL)
 	if err != nil {
 		return nil, err

@@ -300,15 +300,7 @@ type clusterUpdateRequest struct {
 // updateCluster renames a cluster or upgrades its control plane. An upgrade leaves existing
 // nodes on their version: standard-tier nodes until they are recycled, enterprise-tier pools
 // until their own version is updated.
-func (e *Emulator) updateCluster(r *http.Request) (any, *apiError) {
-	var req clusterUpdateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateCluster(c *lkeCluster, req clusterUpdateRequest) (any, *apiError) {
 	if req.Label != nil && (len(*req.Label) < 1 || len(*req.Label) > 32) {
 		return nil, errInvalid("label", "Length must be 1-32 characters")
 	}
@@ -357,15 +349,7 @@ func (e *Emulator) getPool(r *http.Request) (any, *apiError) {
 	return poolToWire(c, p, e.clock.Now()), nil
 }
 
-func (e *Emulator) createPool(r *http.Request) (any, *apiError) {
-	var req poolCreateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) createPool(c *lkeCluster, req poolCreateRequest) (any, *apiError) {
 	if err := e.validatePoolCreate("", c, &req); err != nil {
 		return nil, err
 	}

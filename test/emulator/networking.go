@@ -511,17 +511,11 @@ func (e *Emulator) createPlacementGroup(r *http.Request) (any, *apiError) {
 	return e.placementGroupToWire(pg), nil
 }
 
-func (e *Emulator) updatePlacementGroup(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label string `json:"label"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	pg, err := e.lookupPlacementGroup(r)
-	if err != nil {
-		return nil, err
-	}
+type placementGroupUpdateRequest struct {
+	Label string `json:"label"`
+}
+
+func (e *Emulator) updatePlacementGroup(pg *placementGroup, req placementGroupUpdateRequest) (any, *apiError) {
 	if req.Label != "" {
 		pg.Label = req.Label
 	}
