@@ -93,17 +93,37 @@ func toWires[T, W any](items []T, toWire func(T) W) []W {
 
 // changeOf decodes the request's body into a B and hands it, with the object the path names, to
 // change: the handler of an update of one object or of an action on it. A body that does not
-// decode is answered 400 before the object is looked up.
+// decode, or that its validate method refuses, is answered 400 before the object is looked up,
+// as Linode does.
 func changeOf[T, B any](lookup func(*http.Request) (T, *apiError), change func(T, B) (any, *apiError)) handler {
 	return func(r *http.Request) (any, *apiError) {
 		var body B
 		if err := decodeBody(r, &body); err != nil {
 			return nil, err
 		}
+		if v, ok := any(&body).(interface{ validate() *apiError }); ok {
+			if err := v.validate(); err != nil {
+				return nil, err
+			}
+		}
 		v, err := lookup(r)
 		if err != nil {
 			return nil, err
 		}
 		return change(v, body)
+	}
+}
+
+// found is an object below another that a path names: a cluster's pool, a Linode's disk.
+type found[P, C any] struct {
+	parent P
+	child  C
+}
+
+// nested adapts the lookup of an object below another to the handler makers.
+func nested[P, C any](lookup func(*http.Request) (P, C, *apiError)) func(*http.Request) (found[P, C], *apiError) {
+	return func(r *http.Request) (found[P, C], *apiError) {
+		parent, child, err := lookup(r)
+		return found[P, C]{parent, child}, err
 	}
 }

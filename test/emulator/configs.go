@@ -322,23 +322,19 @@ func (e *Emulator) getConfig(r *http.Request) (any, *apiError) {
 	return nil, errNotFound()
 }
 
-func (e *Emulator) createConfig(r *http.Request) (any, *apiError) {
-	var req configCreateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+func (req *configCreateRequest) validate() *apiError {
 	if len(req.Label) < 1 || len(req.Label) > 48 {
-		return nil, errInvalid("label", "Length must be 1-48 characters")
+		return errInvalid("label", "Length must be 1-48 characters")
 	}
 	for slot := range req.Devices {
 		if !slices.Contains(configDevices, slot) {
-			return nil, errInvalid("devices", "Unknown device "+slot)
+			return errInvalid("devices", "Unknown device "+slot)
 		}
 	}
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+func (e *Emulator) createConfig(in *instance, req configCreateRequest) (any, *apiError) {
 	if err := e.validateConfigInterfaces(in, "interfaces", req.Interfaces); err != nil {
 		return nil, err
 	}
@@ -469,15 +465,8 @@ func (e *Emulator) getConfigInterface(r *http.Request) (any, *apiError) {
 
 // appendConfigInterface adds an interface at the end of a profile's, checked with the ones it
 // has; it becomes active when the Linode next boots with the profile.
-func (e *Emulator) appendConfigInterface(r *http.Request) (any, *apiError) {
-	var req configInterfaceRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	in, cfg, err := e.lookupConfig(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) appendConfigInterface(at found[*instance, *instanceConfig], req configInterfaceRequest) (any, *apiError) {
+	in, cfg := at.parent, at.child
 	all := make([]configInterfaceRequest, 0, len(cfg.Interfaces)+1)
 	for _, iface := range cfg.Interfaces {
 		all = append(all, configInterfaceRequest{Purpose: iface.Purpose, Label: ptrTo(iface.Label), SubnetID: ptrTo(iface.SubnetID)})

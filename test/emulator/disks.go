@@ -63,39 +63,37 @@ const (
 // diskFilesystems are the filesystems a disk can have; ext4 is the default.
 var diskFilesystems = []string{"raw", "swap", "ext3", "ext4", "initrd"}
 
-// createDisk adds a blank disk to a Linode, formatted with its filesystem, in the plan's space
-// the Linode's disks leave free. Linode refuses disk jobs while the Linode provisions ("Linode
-// busy."). The reasons' wording for a disk that does not fit could not be confirmed against the
-// live API; the field is the API's.
-func (e *Emulator) createDisk(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label      string `json:"label"`
-		Size       int    `json:"size"`
-		Filesystem string `json:"filesystem"`
-		Image      string `json:"image"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+type diskCreateRequest struct {
+	Label      string `json:"label"`
+	Size       int    `json:"size"`
+	Filesystem string `json:"filesystem"`
+	Image      string `json:"image"`
+}
+
+func (req *diskCreateRequest) validate() *apiError {
 	if req.Image != "" {
-		return nil, errInvalid("image", "The emulator creates blank disks only")
+		return errInvalid("image", "The emulator creates blank disks only")
 	}
 	if len(req.Label) < 1 || len(req.Label) > maxDiskLabelLength {
-		return nil, errInvalid("label", fmt.Sprintf("Length must be 1-%d characters", maxDiskLabelLength))
+		return errInvalid("label", fmt.Sprintf("Length must be 1-%d characters", maxDiskLabelLength))
 	}
 	if req.Filesystem == "" {
 		req.Filesystem = "ext4"
 	}
 	if !slices.Contains(diskFilesystems, req.Filesystem) {
-		return nil, errInvalid("filesystem", "Must be one of "+strings.Join(diskFilesystems, ", "))
+		return errInvalid("filesystem", "Must be one of "+strings.Join(diskFilesystems, ", "))
 	}
 	if req.Size < 1 {
-		return nil, errInvalid("size", "Size must be at least 1 MB")
+		return errInvalid("size", "Size must be at least 1 MB")
 	}
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// createDisk adds a blank disk to a Linode, formatted with its filesystem, in the plan's space
+// the Linode's disks leave free. Linode refuses disk jobs while the Linode provisions ("Linode
+// busy."). The reasons' wording for a disk that does not fit could not be confirmed against the
+// live API; the field is the API's.
+func (e *Emulator) createDisk(in *instance, req diskCreateRequest) (any, *apiError) {
 	if in.Status == statusProvisioning {
 		return nil, errBusy()
 	}
@@ -120,21 +118,20 @@ func (e *Emulator) freeDiskSpace(in *instance) int {
 	return free
 }
 
-// updateDisk renames a disk, the one thing PUT .../disks/{diskId} changes.
-func (e *Emulator) updateDisk(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label *string `json:"label"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+type diskUpdateRequest struct {
+	Label *string `json:"label"`
+}
+
+func (req *diskUpdateRequest) validate() *apiError {
 	if req.Label != nil && (len(*req.Label) < 1 || len(*req.Label) > maxDiskLabelLength) {
-		return nil, errInvalid("label", fmt.Sprintf("Length must be 1-%d characters", maxDiskLabelLength))
+		return errInvalid("label", fmt.Sprintf("Length must be 1-%d characters", maxDiskLabelLength))
 	}
-	in, disk, err := e.lookupDisk(r)
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// updateDisk renames a disk, the one thing PUT .../disks/{diskId} changes.
+func (e *Emulator) updateDisk(at found[*instance, *instanceDisk], req diskUpdateRequest) (any, *apiError) {
+	in, disk := at.parent, at.child
 	if req.Label != nil {
 		disk.Label = *req.Label
 	}

@@ -446,32 +446,30 @@ func (e *Emulator) getInstanceIPs(r *http.Request) (any, *apiError) {
 	return w, nil
 }
 
-// addInstanceIP gives a Linode another public address (a reserved one it names, or a new one),
-// or its private one.
-func (e *Emulator) addInstanceIP(r *http.Request) (any, *apiError) {
-	var req struct {
-		Type    string  `json:"type"`
-		Public  bool    `json:"public"`
-		Address *string `json:"address"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+type instanceIPAddRequest struct {
+	Type    string  `json:"type"`
+	Public  bool    `json:"public"`
+	Address *string `json:"address"`
+}
+
+func (req *instanceIPAddRequest) validate() *apiError {
 	if req.Type != "ipv4" {
-		return nil, errInvalid("type", "Only addresses of type ipv4 are currently supported.")
+		return errInvalid("type", "Only addresses of type ipv4 are currently supported.")
 	}
 	if req.Address != nil && !req.Public {
-		return nil, errInvalid("address", "Cannot reserve a private address.")
+		return errInvalid("address", "Cannot reserve a private address.")
 	}
 	if req.Address != nil {
 		if _, err := netip.ParseAddr(*req.Address); err != nil {
-			return nil, errInvalid("address", "Must provide a valid reserved address")
+			return errInvalid("address", "Must provide a valid reserved address")
 		}
 	}
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// addInstanceIP gives a Linode another public address (a reserved one it names, or a new one),
+// or its private one.
+func (e *Emulator) addInstanceIP(in *instance, req instanceIPAddRequest) (any, *apiError) {
 	if req.Address != nil {
 		reserved, ok := e.st.reservedIPs[*req.Address]
 		switch {

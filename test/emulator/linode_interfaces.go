@@ -632,15 +632,8 @@ type linodeInterfaceUpdateRequest struct {
 
 // updateLinodeInterface changes an interface's default route, its public addresses and IPv6
 // ranges, or its VPC address, NAT and ranges; its kind and subnet stay.
-func (e *Emulator) updateLinodeInterface(r *http.Request) (any, *apiError) {
-	var req linodeInterfaceUpdateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	in, iface, err := e.lookupLinodeInterface(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateLinodeInterface(at found[*instance, *linodeInterface], req linodeInterfaceUpdateRequest) (any, *apiError) {
+	in, iface := at.parent, at.child
 	if !in.poweredOff() {
 		return nil, errNotPoweredOff()
 	}

@@ -360,15 +360,8 @@ func (e *Emulator) createPool(c *lkeCluster, req poolCreateRequest) (any, *apiEr
 	return poolToWire(c, e.createPoolLocked(c, req, now), now), nil
 }
 
-func (e *Emulator) updatePool(r *http.Request) (any, *apiError) {
-	var req poolUpdateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	c, p, err := e.lookupPool(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updatePool(at found[*lkeCluster, *lkePool], req poolUpdateRequest) (any, *apiError) {
+	c, p := at.parent, at.child
 	if err := e.validatePoolUpdate(c, &req); err != nil {
 		return nil, err
 	}

@@ -364,47 +364,37 @@ func (e *Emulator) lookupSubnet(r *http.Request) (*subnet, *apiError) {
 	return s, nil
 }
 
+type subnetUpdateRequest struct {
+	Label string `json:"label"`
+}
+
+func (req *subnetUpdateRequest) validate() *apiError {
+	return validateVPCLabel("label", req.Label)
+}
+
 // updateSubnet renames a subnet, the one thing about it that can change.
-func (e *Emulator) updateSubnet(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label string `json:"label"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	if err := validateVPCLabel("label", req.Label); err != nil {
-		return nil, err
-	}
-	s, err := e.lookupSubnet(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateSubnet(s *subnet, req subnetUpdateRequest) (any, *apiError) {
 	s.Label, s.Updated = req.Label, e.clock.Now()
 	return e.subnetToWire(s), nil
 }
 
-// updateVPC renames a VPC or changes its description.
-func (e *Emulator) updateVPC(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label       *string     `json:"label"`
-		Description *string     `json:"description"`
-		IPv4        []ipv4Range `json:"ipv4"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+type vpcUpdateRequest struct {
+	Label       *string     `json:"label"`
+	Description *string     `json:"description"`
+	IPv4        []ipv4Range `json:"ipv4"`
+}
+
+func (req *vpcUpdateRequest) validate() *apiError {
 	if req.Label != nil {
 		if err := validateVPCLabel("label", *req.Label); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := validateVPCRanges(req.IPv4); err != nil {
-		return nil, err
-	}
-	v, err := e.lookupVPC(r)
-	if err != nil {
-		return nil, err
-	}
+	return validateVPCRanges(req.IPv4)
+}
+
+// updateVPC renames a VPC or changes its description.
+func (e *Emulator) updateVPC(v *vpc, req vpcUpdateRequest) (any, *apiError) {
 	if req.Label != nil {
 		v.Label = *req.Label
 	}
@@ -418,18 +408,11 @@ func (e *Emulator) updateVPC(r *http.Request) (any, *apiError) {
 	return e.vpcToWire(v), nil
 }
 
-func (e *Emulator) createSubnet(r *http.Request) (any, *apiError) {
-	var req subnetCreateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	if err := validateSubnet("", req); err != nil {
-		return nil, err
-	}
-	v, err := e.lookupVPC(r)
-	if err != nil {
-		return nil, err
-	}
+func (req *subnetCreateRequest) validate() *apiError {
+	return validateSubnet("", *req)
+}
+
+func (e *Emulator) createSubnet(v *vpc, req subnetCreateRequest) (any, *apiError) {
 	return e.subnetToWire(e.addSubnetLocked(v.ID, req.Label, req.IPv4)), nil
 }
 

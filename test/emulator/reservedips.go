@@ -64,21 +64,16 @@ func (e *Emulator) getReservedIP(r *http.Request) (any, *apiError) {
 	return e.reservedIPToWire(ip), nil
 }
 
+type reservedIPUpdateRequest struct {
+	Tags *[]string `json:"tags"`
+}
+
+func (req *reservedIPUpdateRequest) validate() *apiError {
+	return validateOptionalTags("tags", req.Tags)
+}
+
 // updateReservedIP changes an address's tags, the one thing about it a user sets.
-func (e *Emulator) updateReservedIP(r *http.Request) (any, *apiError) {
-	var req struct {
-		Tags *[]string `json:"tags"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	if err := validateOptionalTags("tags", req.Tags); err != nil {
-		return nil, err
-	}
-	ip, err := e.lookupReservedIP(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateReservedIP(ip *reservedIP, req reservedIPUpdateRequest) (any, *apiError) {
 	if req.Tags != nil {
 		ip.Tags = slices.Clone(*req.Tags)
 	}
