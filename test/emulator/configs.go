@@ -221,9 +221,7 @@ func (e *Emulator) newInterfaces(reqs []configInterfaceRequest, publicIPv4 strin
 		switch req.Purpose {
 		case purposeVLAN:
 			iface.Label = *req.Label
-			if req.IPAMAddress != nil {
-				iface.IPAMAddress = *req.IPAMAddress
-			}
+			setIfGiven(&iface.IPAMAddress, req.IPAMAddress)
 		case purposeVPC:
 			sub := e.st.subnets[*req.SubnetID]
 			iface.SubnetID, iface.VPCID = sub.ID, sub.VPCID

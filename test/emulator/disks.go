@@ -132,9 +132,7 @@ func (req *diskUpdateRequest) validate() *apiError {
 // updateDisk renames a disk, the one thing PUT .../disks/{diskId} changes.
 func (e *Emulator) updateDisk(at found[*instance, *instanceDisk], req diskUpdateRequest) (any, *apiError) {
 	in, disk := at.parent, at.child
-	if req.Label != nil {
-		disk.Label = *req.Label
-	}
+	setIfGiven(&disk.Label, req.Label)
 	return diskToWire(in, disk), nil
 }
 
@@ -193,23 +191,13 @@ func (e *Emulator) captureImage(r *http.Request) (any, *apiError) {
 	if d.Filesystem == "swap" {
 		return nil, errInvalid("disk_id", "A swap disk cannot be imaged")
 	}
-	now := e.clock.Now()
-	img := &privateImage{
-		image:   image{ID: "private/" + strconv.Itoa(e.st.nextID("image")), Label: req.Label, Capabilities: []string{}},
-		Created: now, Size: d.Size, Description: req.Description, Status: imageCreating,
+	label := req.Label
+	if label == "" {
+		label = d.Label
 	}
-	if img.Label == "" {
-		img.Label = d.Label
-	}
-	if req.CloudInit {
-		img.Capabilities = append(img.Capabilities, imageCapabilityCloudInit)
-	}
-	if req.Tags != nil {
-		img.Tags = slices.Sorted(slices.Values(*req.Tags))
-	}
-	img.Regions = []*imageRegion{{Region: in.Region, Status: imageCreating}}
-	e.st.images[img.ID] = img
-	e.st.at(now.Add(e.cfg.delays.Provisioning), func(at time.Time) {
+	img := e.addPrivateImage(label, req.Description, in.Region, imageCreating, req.CloudInit, req.Tags)
+	img.Size = d.Size
+	e.st.at(e.clock.Now().Add(e.cfg.delays.Provisioning), func(at time.Time) {
 		img.Status, img.Regions[0].Status = imageAvailable, imageAvailable
 	})
 	return img.toWire(), nil

@@ -168,9 +168,7 @@ func (e *Emulator) createFirewallRuleSet(r *http.Request) (any, *apiError) {
 		ID: e.st.nextID("ruleSet"), Version: 1, Label: *req.Label, Type: req.Type, Rules: *req.Rules,
 		Created: now, Updated: now,
 	}
-	if req.Description != nil {
-		rs.Description = *req.Description
-	}
+	setIfGiven(&rs.Description, req.Description)
 	e.st.ruleSets[rs.ID] = rs
 	return ruleSetToWire(rs), nil
 }
@@ -198,15 +196,9 @@ func (e *Emulator) updateFirewallRuleSet(r *http.Request) (any, *apiError) {
 	if rs.Deleted != nil {
 		return nil, errInvalid("", "The rule set has been deleted")
 	}
-	if req.Label != nil {
-		rs.Label = *req.Label
-	}
-	if req.Description != nil {
-		rs.Description = *req.Description
-	}
-	if req.Rules != nil {
-		rs.Rules = *req.Rules
-	}
+	setIfGiven(&rs.Label, req.Label)
+	setIfGiven(&rs.Description, req.Description)
+	setIfGiven(&rs.Rules, req.Rules)
 	rs.Version++
 	rs.Updated = e.clock.Now()
 	return ruleSetToWire(rs), nil

@@ -34,6 +34,23 @@ func validateImageLabel(label string) *apiError {
 	return nil
 }
 
+// addPrivateImage creates an image of the account, stored in one region, captured or uploaded.
+func (e *Emulator) addPrivateImage(label, description, regionID, status string, cloudInit bool, tags *[]string) *privateImage {
+	img := &privateImage{
+		image:   image{ID: "private/" + strconv.Itoa(e.st.nextID("image")), Label: label, Capabilities: []string{}},
+		Created: e.clock.Now(), Description: description, Status: status,
+		Regions: []*imageRegion{{Region: regionID, Status: status}},
+	}
+	if cloudInit {
+		img.Capabilities = append(img.Capabilities, imageCapabilityCloudInit)
+	}
+	if tags != nil {
+		img.Tags = slices.Sorted(slices.Values(*tags))
+	}
+	e.st.images[img.ID] = img
+	return img
+}
+
 func (e *Emulator) createImageUpload(r *http.Request) (any, *apiError) {
 	var req imageUploadRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -48,19 +65,8 @@ func (e *Emulator) createImageUpload(r *http.Request) (any, *apiError) {
 	if _, err := e.validateRegion("region", req.Region, ""); err != nil {
 		return nil, err
 	}
-	img := &privateImage{
-		image:   image{ID: "private/" + strconv.Itoa(e.st.nextID("image")), Label: req.Label, Capabilities: []string{}},
-		Created: e.clock.Now(), Description: req.Description, Status: imagePendingUpload,
-		uploadToken: e.st.hex(32),
-	}
-	if req.CloudInit {
-		img.Capabilities = append(img.Capabilities, imageCapabilityCloudInit)
-	}
-	if req.Tags != nil {
-		img.Tags = slices.Sorted(slices.Values(*req.Tags))
-	}
-	img.Regions = []*imageRegion{{Region: req.Region, Status: imagePendingUpload}}
-	e.st.images[img.ID] = img
+	img := e.addPrivateImage(req.Label, req.Description, req.Region, imagePendingUpload, req.CloudInit, req.Tags)
+	img.uploadToken = e.st.hex(32)
 	return imageUploadWire{UploadTo: e.URL() + imageUploadPath + img.uploadToken, Image: img.toWire()}, nil
 }
 
@@ -123,12 +129,8 @@ func (e *Emulator) updateImage(r *http.Request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Label != nil {
-		img.Label = *req.Label
-	}
-	if req.Description != nil {
-		img.Description = *req.Description
-	}
+	setIfGiven(&img.Label, req.Label)
+	setIfGiven(&img.Description, req.Description)
 	if req.Tags != nil {
 		img.Tags = slices.Sorted(slices.Values(*req.Tags))
 	}

@@ -261,9 +261,7 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 	if req.DiskEncryption != "" {
 		in.DiskEncryption = req.DiskEncryption
 	}
-	if req.Booted != nil {
-		in.Booted = *req.Booted
-	}
+	setIfGiven(&in.Booted, req.Booted)
 	if len(req.IPv4) > 0 {
 		// A reserved address (validateReservedIPv4) replaces the one the Linode would get.
 		in.IPv4 = slices.Clone(req.IPv4)
@@ -281,9 +279,7 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 	if req.PlacementGroup != nil {
 		in.PlacementGroupID = req.PlacementGroup.ID
 	}
-	if req.MaintenancePolicy != nil {
-		in.MaintenancePolicy = *req.MaintenancePolicy
-	}
+	setIfGiven(&in.MaintenancePolicy, req.MaintenancePolicy)
 	e.deploy(in, &req, now)
 	e.st.instances[in.ID] = in
 	e.recordEvent(actionLinodeCreate, eventStarted, eventsUsername, in, in.bootTarget(), now)
@@ -454,18 +450,12 @@ func (e *Emulator) updateInstance(in *instance, req instanceUpdateRequest) (any,
 		}
 		in.Label = *req.Label
 	}
-	if req.Group != nil {
-		in.Group = *req.Group
-	}
-	if req.WatchdogEnabled != nil {
-		in.WatchdogEnabled = *req.WatchdogEnabled
-	}
+	setIfGiven(&in.Group, req.Group)
+	setIfGiven(&in.WatchdogEnabled, req.WatchdogEnabled)
 	if err := validateMaintenancePolicy(req.MaintenancePolicy); err != nil {
 		return nil, err
 	}
-	if req.MaintenancePolicy != nil {
-		in.MaintenancePolicy = *req.MaintenancePolicy
-	}
+	setIfGiven(&in.MaintenancePolicy, req.MaintenancePolicy)
 	in.Updated = e.clock.Now()
 	return e.instanceWire(in), nil
 }

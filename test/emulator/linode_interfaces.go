@@ -347,9 +347,7 @@ func (e *Emulator) buildLinodeInterface(in *instance, req linodeInterfaceRequest
 		e.configureVPCIPv4(in, iface.VPC, req.VPC.IPv4, take)
 	default:
 		iface.VLAN = &vlanInterface{Label: req.VLAN.VLANLabel}
-		if req.VLAN.IPAMAddress != nil {
-			iface.VLAN.IPAMAddress = *req.VLAN.IPAMAddress
-		}
+		setIfGiven(&iface.VLAN.IPAMAddress, req.VLAN.IPAMAddress)
 	}
 	return iface
 }
@@ -654,12 +652,8 @@ func (e *Emulator) updateLinodeInterface(at found[*instance, *linodeInterface], 
 		}
 	}
 	if req.DefaultRoute != nil {
-		if req.DefaultRoute.IPv4 != nil {
-			iface.DefaultIPv4 = *req.DefaultRoute.IPv4
-		}
-		if req.DefaultRoute.IPv6 != nil {
-			iface.DefaultIPv6 = *req.DefaultRoute.IPv6
-		}
+		setIfGiven(&iface.DefaultIPv4, req.DefaultRoute.IPv4)
+		setIfGiven(&iface.DefaultIPv6, req.DefaultRoute.IPv6)
 	}
 	if req.Public != nil {
 		e.releaseInterfaceAddresses(in, iface)
@@ -785,9 +779,7 @@ func (e *Emulator) updateInterfaceSettings(in *instance, req interfaceSettingsUp
 			}
 		}
 	}
-	if req.NetworkHelper != nil {
-		in.NetworkHelper = *req.NetworkHelper
-	}
+	setIfGiven(&in.NetworkHelper, req.NetworkHelper)
 	return in.interfaceSettings(), nil
 }
 

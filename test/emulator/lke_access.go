@@ -64,9 +64,7 @@ func newACL(field string, req aclRequest) (*controlPlaneACL, *apiError) {
 		}
 	}
 	acl.RevisionID = strings.ToLower(rand.Text())
-	if req.RevisionID != nil {
-		acl.RevisionID = *req.RevisionID
-	}
+	setIfGiven(&acl.RevisionID, req.RevisionID)
 	return acl, nil
 }
 

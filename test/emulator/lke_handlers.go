@@ -255,23 +255,13 @@ func (e *Emulator) createPoolLocked(c *lkeCluster, req poolCreateRequest, now ti
 		Tags: slices.Clone(req.Tags), DiskEncryption: "enabled", FirewallID: req.FirewallID,
 		Autoscaler: poolAutoscaler{Min: req.Count, Max: req.Count},
 	}
-	if req.Label != nil {
-		p.Label = *req.Label
-	}
-	if req.Autoscaler != nil {
-		p.Autoscaler = *req.Autoscaler
-	}
-	if req.DiskEncryption != nil {
-		p.DiskEncryption = *req.DiskEncryption
-	}
+	setIfGiven(&p.Label, req.Label)
+	setIfGiven(&p.Autoscaler, req.Autoscaler)
+	setIfGiven(&p.DiskEncryption, req.DiskEncryption)
 	if c.Tier == tierEnterprise {
 		version, strategy := c.K8sVersion, "rolling_update"
-		if req.K8sVersion != nil {
-			version = *req.K8sVersion
-		}
-		if req.UpdateStrategy != nil {
-			strategy = *req.UpdateStrategy
-		}
+		setIfGiven(&version, req.K8sVersion)
+		setIfGiven(&strategy, req.UpdateStrategy)
 		p.K8sVersion, p.UpdateStrategy = &version, &strategy
 	}
 	e.st.pools[p.ID] = p
@@ -321,12 +311,8 @@ func (e *Emulator) updateCluster(c *lkeCluster, req clusterUpdateRequest) (any, 
 		}
 		c.Tags = slices.Clone(*req.Tags)
 	}
-	if req.Label != nil {
-		c.Label = *req.Label
-	}
-	if req.K8sVersion != nil {
-		c.K8sVersion = *req.K8sVersion
-	}
+	setIfGiven(&c.Label, req.Label)
+	setIfGiven(&c.K8sVersion, req.K8sVersion)
 	c.Updated = e.clock.Now()
 	return clusterToWire(c), nil
 }
@@ -383,12 +369,8 @@ func (e *Emulator) updatePool(at found[*lkeCluster, *lkePool], req poolUpdateReq
 	if req.Taints != nil {
 		p.Taints = slices.Clone(*req.Taints)
 	}
-	if req.Label != nil {
-		p.Label = *req.Label
-	}
-	if req.Autoscaler != nil {
-		p.Autoscaler = *req.Autoscaler
-	}
+	setIfGiven(&p.Label, req.Label)
+	setIfGiven(&p.Autoscaler, req.Autoscaler)
 	if req.FirewallID != nil {
 		p.FirewallID = req.FirewallID
 	}

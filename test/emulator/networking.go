@@ -395,12 +395,8 @@ func (req *vpcUpdateRequest) validate() *apiError {
 
 // updateVPC renames a VPC or changes its description.
 func (e *Emulator) updateVPC(v *vpc, req vpcUpdateRequest) (any, *apiError) {
-	if req.Label != nil {
-		v.Label = *req.Label
-	}
-	if req.Description != nil {
-		v.Description = *req.Description
-	}
+	setIfGiven(&v.Label, req.Label)
+	setIfGiven(&v.Description, req.Description)
 	if req.IPv4 != nil {
 		v.IPv4 = req.IPv4
 	}

@@ -29,3 +29,10 @@ func mustList(l listResult, err error) (any, *apiError) {
 	}
 	return l, nil
 }
+
+// setIfGiven sets *field to what an update request gave, when it gave it.
+func setIfGiven[T any](field, given *T) {
+	if given != nil {
+		*field = *given
+	}
+}
