@@ -8,7 +8,12 @@ import (
 func (e *Emulator) listRegions(*http.Request) (any, *apiError) { return e.cat.regions, nil }
 
 func (e *Emulator) getRegion(r *http.Request) (any, *apiError) {
-	raw, ok := e.cat.regionRaw[r.PathValue("regionId")]
+	return catalogueEntry(e.cat.regionRaw, r.PathValue("regionId"))
+}
+
+// catalogueEntry answers a region, plan or public image of the catalogue as recorded from the API.
+func catalogueEntry(entries map[string]json.RawMessage, id string) (any, *apiError) {
+	raw, ok := entries[id]
 	if !ok {
 		return nil, errNotFound()
 	}
@@ -18,11 +23,7 @@ func (e *Emulator) getRegion(r *http.Request) (any, *apiError) {
 func (e *Emulator) listTypes(*http.Request) (any, *apiError) { return e.cat.types, nil }
 
 func (e *Emulator) getType(r *http.Request) (any, *apiError) {
-	raw, ok := e.cat.typeRaw[r.PathValue("typeId")]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return rawJSON(raw), nil
+	return catalogueEntry(e.cat.typeRaw, r.PathValue("typeId"))
 }
 
 func (e *Emulator) listLKETypes(*http.Request) (any, *apiError) { return e.cat.lkeTypes, nil }

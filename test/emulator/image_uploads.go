@@ -108,27 +108,22 @@ func (e *Emulator) lookupPrivateImage(r *http.Request) (*privateImage, *apiError
 	return img, nil
 }
 
-func (e *Emulator) updateImage(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label       *string   `json:"label"`
-		Description *string   `json:"description"`
-		Tags        *[]string `json:"tags"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+type imageUpdateRequest struct {
+	Label       *string   `json:"label"`
+	Description *string   `json:"description"`
+	Tags        *[]string `json:"tags"`
+}
+
+func (req *imageUpdateRequest) validate() *apiError {
 	if req.Label != nil {
 		if err := validateImageLabel(*req.Label); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := validateOptionalTags("tags", req.Tags); err != nil {
-		return nil, err
-	}
-	img, err := e.lookupPrivateImage(r)
-	if err != nil {
-		return nil, err
-	}
+	return validateOptionalTags("tags", req.Tags)
+}
+
+func (e *Emulator) updateImage(img *privateImage, req imageUpdateRequest) (any, *apiError) {
 	setIfGiven(&img.Label, req.Label)
 	setIfGiven(&img.Description, req.Description)
 	if req.Tags != nil {
@@ -137,22 +132,20 @@ func (e *Emulator) updateImage(r *http.Request) (any, *apiError) {
 	return img.toWire(), nil
 }
 
+type replicateImageRequest struct {
+	Regions []string `json:"regions"`
+}
+
+func (req *replicateImageRequest) validate() *apiError {
+	if len(req.Regions) == 0 {
+		return errInvalid("regions", "At least one region is required")
+	}
+	return nil
+}
+
 // replicateImage stores an available image in exactly the regions named: new ones are "pending
 // replication" for the time a Linode takes to provision, regions left out lose their copy.
-func (e *Emulator) replicateImage(r *http.Request) (any, *apiError) {
-	var req struct {
-		Regions []string `json:"regions"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	if len(req.Regions) == 0 {
-		return nil, errInvalid("regions", "At least one region is required")
-	}
-	img, err := e.lookupPrivateImage(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) replicateImage(img *privateImage, req replicateImageRequest) (any, *apiError) {
 	if img.Status != imageAvailable {
 		return nil, errInvalid("", "Only an available image can be replicated")
 	}
@@ -164,7 +157,7 @@ func (e *Emulator) replicateImage(r *http.Request) (any, *apiError) {
 	now := e.clock.Now()
 	var regions []*imageRegion
 	for _, id := range req.Regions {
-		i := slices.IndexFunc(img.Regions, func(r *imageRegion) bool { return r.Region == id })
+		i := slices.IndexFunc(img.Regions, func(stored *imageRegion) bool { return stored.Region == id })
 		if i >= 0 {
 			regions = append(regions, img.Regions[i])
 			continue
@@ -177,11 +170,4 @@ func (e *Emulator) replicateImage(r *http.Request) (any, *apiError) {
 	return img.toWire(), nil
 }
 
-func (e *Emulator) deleteImage(r *http.Request) (any, *apiError) {
-	img, err := e.lookupPrivateImage(r)
-	if err != nil {
-		return nil, err
-	}
-	delete(e.st.images, img.ID)
-	return emptyObject{}, nil
-}
+func (e *Emulator) deleteImage(img *privateImage) { delete(e.st.images, img.ID) }

@@ -160,9 +160,5 @@ func (e *Emulator) getImage(r *http.Request) (any, *apiError) {
 	if img, ok := e.st.images[id]; ok {
 		return img.toWire(), nil
 	}
-	raw, ok := e.cat.imageRaw[id]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return rawJSON(raw), nil
+	return catalogueEntry(e.cat.imageRaw, id)
 }
