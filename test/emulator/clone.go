@@ -54,13 +54,10 @@ func (e *Emulator) cloneInstance(source *instance, req cloneRequest) (any, *apiE
 			return nil, err
 		}
 	}
-	if err := e.st.takeCapacity("type", req.Region, req.Type, 1); err != nil {
-		return nil, err
-	}
 	now := e.clock.Now()
-	clone := e.newInstance(now, req.Region, req.Type)
-	if req.Label != "" {
-		clone.Label = req.Label
+	clone, err := e.launchInstance(now, req.Region, req.Type, req.Label)
+	if err != nil {
+		return nil, err
 	}
 	clone.Group, clone.Image, clone.Tags = req.Group, source.Image, slices.Clone(source.Tags)
 	clone.DiskEncryption, clone.Booted = source.DiskEncryption, false

@@ -177,22 +177,18 @@ func (e *Emulator) lookupRuleSet(r *http.Request) (*ruleSet, *apiError) {
 	return e.st.ruleSets.lookup(r, "rulesetId")
 }
 
-// updateFirewallRuleSet changes what the request names; each change is a new version.
-func (e *Emulator) updateFirewallRuleSet(r *http.Request) (any, *apiError) {
-	var req ruleSetRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+// ruleSetUpdateRequest is a rule set's create request less its type, which cannot change.
+type ruleSetUpdateRequest struct{ ruleSetRequest }
+
+func (req *ruleSetUpdateRequest) validate() *apiError {
 	if req.Type != "" {
-		return nil, errInvalid("type", "A rule set's type cannot change")
+		return errInvalid("type", "A rule set's type cannot change")
 	}
-	if err := validateRuleSet(req); err != nil {
-		return nil, err
-	}
-	rs, err := e.lookupRuleSet(r)
-	if err != nil {
-		return nil, err
-	}
+	return validateRuleSet(req.ruleSetRequest)
+}
+
+// updateFirewallRuleSet changes what the request names; each change is a new version.
+func (e *Emulator) updateFirewallRuleSet(rs *ruleSet, req ruleSetUpdateRequest) (any, *apiError) {
 	if rs.Deleted != nil {
 		return nil, errInvalid("", "The rule set has been deleted")
 	}

@@ -246,13 +246,10 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 	if err := e.validateInstanceCreate(&req); err != nil {
 		return nil, err
 	}
-	if err := e.st.takeCapacity("type", req.Region, req.Type, 1); err != nil {
-		return nil, err
-	}
 	now := e.clock.Now()
-	in := e.newInstance(now, req.Region, req.Type)
-	if req.Label != "" {
-		in.Label = req.Label
+	in, err := e.launchInstance(now, req.Region, req.Type, req.Label)
+	if err != nil {
+		return nil, err
 	}
 	in.Group, in.Image, in.Tags = req.Group, req.Image, req.Tags
 	if req.FirewallID != 0 {
@@ -375,6 +372,19 @@ func validateUserData(reg region, userData string) *apiError {
 
 // newInstance builds a provisioning Linode with the API's defaults; the
 // caller stores it and starts its boot.
+// launchInstance takes the region's capacity for one Linode of the plan and creates it, with the
+// label asked for or Linode's own.
+func (e *Emulator) launchInstance(now time.Time, regionID, planID, label string) (*instance, *apiError) {
+	if err := e.st.takeCapacity("type", regionID, planID, 1); err != nil {
+		return nil, err
+	}
+	in := e.newInstance(now, regionID, planID)
+	if label != "" {
+		in.Label = label
+	}
+	return in, nil
+}
+
 func (e *Emulator) newInstance(now time.Time, regionID, planID string) *instance {
 	id := e.st.nextID("instance")
 	return &instance{

@@ -110,7 +110,7 @@ func (e *Emulator) replayRoutes() []route {
 		readList("GET /networking/firewalls/rulesets", listOf(e.st.ruleSets.inIDOrder, ruleSetToWire)),
 		write("POST /networking/firewalls/rulesets", e.createFirewallRuleSet),
 		read("GET /networking/firewalls/rulesets/{rulesetId}", getOf(e.lookupRuleSet, ruleSetToWire)),
-		write("PUT /networking/firewalls/rulesets/{rulesetId}", e.updateFirewallRuleSet),
+		write("PUT /networking/firewalls/rulesets/{rulesetId}", changeOf(e.lookupRuleSet, e.updateFirewallRuleSet)),
 		write("DELETE /networking/firewalls/rulesets/{rulesetId}", deleteOf(e.lookupRuleSet, e.deleteFirewallRuleSet)),
 		write("POST /networking/firewalls", e.createFirewall),
 		readList("GET /networking/firewalls/{firewallId}/devices", e.listFirewallDevices),
