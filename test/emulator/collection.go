@@ -17,11 +17,21 @@ type collection[T any] map[int]T
 // names nothing: Linode answers 404 for both.
 func (c collection[T]) lookup(r *http.Request, param string) (T, *apiError) {
 	id, err := strconv.Atoi(r.PathValue(param))
-	if v, ok := c[id]; err == nil && ok {
-		return v, nil
+	if err != nil {
+		var none T
+		return none, errNotFound()
 	}
-	var none T
-	return none, errNotFound()
+	return byKey(c, id)
+}
+
+// byKey is the object of m under key; Linode answers 404 when there is none. Objects named by
+// their address (reserved IPs, IPv6 ranges) or a slug (private images) are found with it.
+func byKey[K comparable, T any](m map[K]T, key K) (T, *apiError) {
+	v, ok := m[key]
+	if !ok {
+		return v, errNotFound()
+	}
+	return v, nil
 }
 
 // inIDOrder is every object, in the order of their ids.

@@ -296,11 +296,7 @@ func (e *Emulator) newConfig(label string, now time.Time) *instanceConfig {
 
 // configsToWire is the Linode's configuration profiles as listed.
 func configsToWire(in *instance) []configWire {
-	items := make([]configWire, 0, len(in.Deployment.Configs))
-	for _, cfg := range in.Deployment.Configs {
-		items = append(items, configToWire(in, cfg))
-	}
-	return items
+	return toWires(in.Deployment.Configs, func(cfg *instanceConfig) configWire { return configToWire(in, cfg) })
 }
 
 func (e *Emulator) getConfig(r *http.Request) (any, *apiError) {

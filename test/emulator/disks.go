@@ -39,11 +39,7 @@ func diskToWire(in *instance, d *instanceDisk) diskWire {
 
 // disksToWire is the Linode's disks as listed.
 func disksToWire(in *instance) []diskWire {
-	items := make([]diskWire, 0, len(in.Deployment.Disks))
-	for _, d := range in.Deployment.Disks {
-		items = append(items, diskToWire(in, d))
-	}
-	return items
+	return toWires(in.Deployment.Disks, func(d *instanceDisk) diskWire { return diskToWire(in, d) })
 }
 
 func (e *Emulator) getDisk(r *http.Request) (any, *apiError) {

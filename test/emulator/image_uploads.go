@@ -101,11 +101,7 @@ func (e *Emulator) receiveImageUpload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Emulator) lookupPrivateImage(r *http.Request) (*privateImage, *apiError) {
-	img, ok := e.st.images[r.PathValue("imageId")]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return img, nil
+	return byKey(e.st.images, r.PathValue("imageId"))
 }
 
 type imageUpdateRequest struct {

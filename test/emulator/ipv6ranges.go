@@ -80,19 +80,11 @@ func (e *Emulator) listIPv6Ranges(*http.Request) (any, *apiError) {
 
 func (e *Emulator) lookupIPv6Range(r *http.Request) (*ipv6Range, *apiError) {
 	address, _, _ := strings.Cut(r.PathValue("range"), "/")
-	found, ok := e.st.ipv6Ranges[address]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return found, nil
+	return byKey(e.st.ipv6Ranges, address)
 }
 
-func (e *Emulator) getIPv6Range(r *http.Request) (any, *apiError) {
-	found, err := e.lookupIPv6Range(r)
-	if err != nil {
-		return nil, err
-	}
-	return ipv6RangeDetailWire{Range: found.Address, Prefix: found.Prefix, Region: found.Region, Linodes: []int{found.LinodeID}}, nil
+func ipv6RangeDetail(found *ipv6Range) ipv6RangeDetailWire {
+	return ipv6RangeDetailWire{Range: found.Address, Prefix: found.Prefix, Region: found.Region, Linodes: []int{found.LinodeID}}
 }
 
 // createIPv6Range routes a new range to a Linode named by id or by its SLAAC address.

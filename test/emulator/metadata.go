@@ -87,21 +87,16 @@ func (e *Emulator) metadataCreateToken(w http.ResponseWriter, r *http.Request) {
 		}
 		ttl = time.Duration(seconds) * time.Second
 	}
-	e.sync()
-	var token string
-	var apiErr *apiError
-	e.writing(func() {
-		var in *instance
-		if in, apiErr = e.lookupInstance(r); apiErr != nil {
-			return
-		}
-		token = e.st.hex(64)
+	created, apiErr := e.withLinode(r, true, func(in *instance) (any, *apiError) {
+		token := e.st.hex(64)
 		e.st.metadataTokens[token] = metadataToken{instanceID: in.ID, expires: e.clock.Now().Add(ttl)}
+		return token, nil
 	})
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
 	}
+	token := created.(string)
 	if wantsJSON(r) {
 		writeMetadata(w, r, []string{token})
 		return
@@ -109,23 +104,32 @@ func (e *Emulator) metadataCreateToken(w http.ResponseWriter, r *http.Request) {
 	writeMetadata(w, r, metadataText(token))
 }
 
+// withLinode answers what fn answers for the Linode the request's path names, or 404, under the
+// lock (exclusive when writes) after the transitions due, as the router runs API handlers.
+func (e *Emulator) withLinode(r *http.Request, writes bool, fn func(*instance) (any, *apiError)) (any, *apiError) {
+	e.sync()
+	var answer any
+	var apiErr *apiError
+	e.locked(writes, func() {
+		in, err := e.lookupInstance(r)
+		if err != nil {
+			apiErr = err
+			return
+		}
+		answer, apiErr = fn(in)
+	})
+	return answer, apiErr
+}
+
 // metadataEndpoint serves one of a Linode's endpoints to a holder of its token.
 func (e *Emulator) metadataEndpoint(answer func(*instance) any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		e.sync()
-		var body any
-		var apiErr *apiError
-		e.reading(func() {
-			var in *instance
-			if in, apiErr = e.lookupInstance(r); apiErr != nil {
-				return
-			}
+		body, apiErr := e.withLinode(r, false, func(in *instance) (any, *apiError) {
 			token, ok := e.st.metadataTokens[r.Header.Get("Metadata-Token")]
 			if !ok || token.instanceID != in.ID || !e.clock.Now().Before(token.expires) {
-				apiErr = errStatus(http.StatusUnauthorized, "Unauthorized")
-				return
+				return nil, errStatus(http.StatusUnauthorized, "Unauthorized")
 			}
-			body = answer(in)
+			return answer(in), nil
 		})
 		if apiErr != nil {
 			writeError(w, apiErr)

@@ -49,19 +49,7 @@ func (e *Emulator) reserveIP(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) lookupReservedIP(r *http.Request) (*reservedIP, *apiError) {
-	ip, ok := e.st.reservedIPs[r.PathValue("address")]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return ip, nil
-}
-
-func (e *Emulator) getReservedIP(r *http.Request) (any, *apiError) {
-	ip, err := e.lookupReservedIP(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.reservedIPToWire(ip), nil
+	return byKey(e.st.reservedIPs, r.PathValue("address"))
 }
 
 type reservedIPUpdateRequest struct {
@@ -80,14 +68,7 @@ func (e *Emulator) updateReservedIP(ip *reservedIP, req reservedIPUpdateRequest)
 	return e.reservedIPToWire(ip), nil
 }
 
-func (e *Emulator) releaseReservedIP(r *http.Request) (any, *apiError) {
-	ip, err := e.lookupReservedIP(r)
-	if err != nil {
-		return nil, err
-	}
-	delete(e.st.reservedIPs, ip.Address)
-	return emptyObject{}, nil
-}
+func (e *Emulator) releaseReservedIP(ip *reservedIP) { delete(e.st.reservedIPs, ip.Address) }
 
 // validateReservedIPv4 checks the "ipv4" of a Linode create request for region: one reserved
 // address of the account's, in the region, that no Linode uses.

@@ -187,11 +187,7 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 	e.sync()
 	var result any
 	var apiErr *apiError
-	locked := e.reading
-	if rt.writes {
-		locked = e.writing
-	}
-	locked(func() { result, apiErr = rt.handle(r) })
+	e.locked(rt.writes, func() { result, apiErr = rt.handle(r) })
 	e.deliver()
 
 	status, body := http.StatusOK, []byte(nil)
@@ -254,9 +250,17 @@ func dropConnection(w http.ResponseWriter) {
 	panic(http.ErrAbortHandler)
 }
 
-// reading and writing run fn under the emulator's lock, shared or exclusive. With the router they
+// locked, reading and writing run fn under the emulator's lock, exclusive or shared. With the router they
 // are the only places that take it: handlers and the helpers they call never lock, and the
 // exported methods and the admin and metadata endpoints go through these.
+func (e *Emulator) locked(writes bool, fn func()) {
+	if writes {
+		e.writing(fn)
+		return
+	}
+	e.reading(fn)
+}
+
 func (e *Emulator) reading(fn func()) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
