@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 )
@@ -36,9 +37,17 @@ func byKey[K comparable, T any](m map[K]T, key K) (T, *apiError) {
 
 // inIDOrder is every object, in the order of their ids.
 func (c collection[T]) inIDOrder() []T {
-	out := make([]T, 0, len(c))
-	for _, id := range sortedKeys(c) {
-		out = append(out, c[id])
+	return valuesWhere(c, func(T) bool { return true })
+}
+
+// valuesWhere is the objects of m that keep keeps (a cluster's pools, a Linode's IPv6 ranges), in
+// the order of their keys.
+func valuesWhere[K cmp.Ordered, T any](m map[K]T, keep func(T) bool) []T {
+	var out []T
+	for _, key := range sortedKeys(m) {
+		if v := m[key]; keep(v) {
+			out = append(out, v)
+		}
 	}
 	return out
 }

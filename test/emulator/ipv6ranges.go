@@ -38,13 +38,7 @@ func (e *Emulator) allocateIPv6Range(in *instance, requested string) string {
 
 // rangesOf are the ranges routed to the Linode, oldest first.
 func (e *Emulator) rangesOf(linodeID int) []*ipv6Range {
-	var out []*ipv6Range
-	for _, key := range sortedKeys(e.st.ipv6Ranges) {
-		if r := e.st.ipv6Ranges[key]; r.LinodeID == linodeID {
-			out = append(out, r)
-		}
-	}
-	return out
+	return valuesWhere(e.st.ipv6Ranges, func(r *ipv6Range) bool { return r.LinodeID == linodeID })
 }
 
 type ipv6RangeWire struct {

@@ -238,13 +238,7 @@ func (e *Emulator) vpcToWire(v *vpc) vpcWire {
 }
 
 func (e *Emulator) subnetsOf(v *vpc) []*subnet {
-	var out []*subnet
-	for _, s := range e.st.subnets.inIDOrder() {
-		if s.VPCID == v.ID {
-			out = append(out, s)
-		}
-	}
-	return out
+	return valuesWhere(e.st.subnets, func(s *subnet) bool { return s.VPCID == v.ID })
 }
 
 // subnetsToWire is the VPC's subnets as listed.
