@@ -59,7 +59,8 @@ func (e *Emulator) controllerRoutes() []route {
 }
 
 // replayRoutes exist only so that the recordings of the real API (../shared/linode-api/recordings)
-// replay against the emulator (conformance_test.go): nothing outside this package calls them.
+// replay against the emulator (conformance_test.go): neither the controller nor the harnesses
+// call them.
 func (e *Emulator) replayRoutes() []route {
 	return []route{
 		read("GET /regions/{regionId}/availability", e.getRegionAvailability),
