@@ -34,10 +34,11 @@ type Emulator struct {
 	obs     *observer
 	handler http.Handler
 
-	eventsMu  sync.Mutex
-	hooks     []func(InstanceEvent)
-	outbox    []InstanceEvent
-	deliverMu sync.Mutex
+	// events guards hooks and outbox; delivering is set while a goroutine delivers.
+	events     guard
+	hooks      []func(InstanceEvent)
+	outbox     []InstanceEvent
+	delivering atomic.Bool
 
 	server   *http.Server
 	url      string

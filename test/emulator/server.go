@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -248,6 +249,17 @@ func dropConnection(w http.ResponseWriter) {
 	// Without a hijackable connection (HTTP/2), abort the handler: net/http
 	// then resets the stream.
 	panic(http.ErrAbortHandler)
+}
+
+// guard is the lock of what the router keeps beside the emulator's state: faults, rate limit
+// windows, the request log, the instance events waiting for delivery. It is held only while one
+// of them is read or changed, never around a handler.
+type guard struct{ mu sync.Mutex }
+
+func (g *guard) do(fn func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	fn()
 }
 
 // locked, reading and writing run fn under the emulator's lock, exclusive or shared. With the router they
