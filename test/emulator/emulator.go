@@ -22,8 +22,8 @@ type Emulator struct {
 	clock clock.PassiveClock
 	cat   *catalogue
 
-	// mu guards st. Reads take it shared; mutations and clock-driven
-	// transitions take it exclusively.
+	// mu guards st and cat. Only the router and reading/writing (server.go) take it: shared
+	// for routes that read, exclusive for those that write and for clock-driven transitions.
 	mu sync.RWMutex
 	st *state
 
