@@ -159,16 +159,18 @@ func (e *Emulator) diskByID(id int) (*instance, *instanceDisk) {
 	return nil, nil
 }
 
+type imageCaptureRequest struct {
+	DiskID      int       `json:"disk_id"`
+	Label       string    `json:"label"`
+	Description string    `json:"description"`
+	CloudInit   bool      `json:"cloud_init"`
+	Tags        *[]string `json:"tags"`
+}
+
 // captureImage makes a private image of a Linode's disk; it is "creating" for the time a Linode
 // takes to provision, then available in the Linode's region.
 func (e *Emulator) captureImage(r *http.Request) (any, *apiError) {
-	var req struct {
-		DiskID      int       `json:"disk_id"`
-		Label       string    `json:"label"`
-		Description string    `json:"description"`
-		CloudInit   bool      `json:"cloud_init"`
-		Tags        *[]string `json:"tags"`
-	}
+	var req imageCaptureRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
