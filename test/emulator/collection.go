@@ -8,10 +8,10 @@ import (
 
 // collection is one kind of API object by id: Linodes, LKE clusters and pools, firewalls, rule
 // sets, VPCs, subnets, placement groups. Its objects are found by the path parameter that names
-// them and listed in id order, as the API lists them; the handlers of the plain list, get and
-// delete routes of every kind are made by listOf, getOf and deleteOf below, and every list is
-// paginated and filtered in one place (encodeList). Like all state it is guarded by the lock the
-// router takes.
+// them and listed in id order, as the API lists them. The handlers of the list, get, delete and
+// update routes of every kind are made below from its lookup and wire form (listOf, listUnder,
+// getOf, deleteOf, changeOf), and every list is paginated and filtered in one place
+// (encodeList). Like all state it is guarded by the lock the router takes.
 type collection[T any] map[int]T
 
 // lookup is the object the request's path parameter names. A parameter that is not a number

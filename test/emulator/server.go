@@ -262,9 +262,10 @@ func (g *guard) do(fn func()) {
 	fn()
 }
 
-// locked, reading and writing run fn under the emulator's lock, exclusive or shared. With the router they
-// are the only places that take it: handlers and the helpers they call never lock, and the
-// exported methods and the admin and metadata endpoints go through these.
+// locked, reading and writing run fn under the emulator's lock, exclusive or shared. They are
+// the only places that take it: the router runs each handler through locked, so handlers and the
+// helpers they call never lock, and the exported methods and the admin and metadata endpoints
+// go through reading and writing.
 func (e *Emulator) locked(writes bool, fn func()) {
 	if writes {
 		e.writing(fn)
