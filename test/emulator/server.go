@@ -185,6 +185,11 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 		return err.Status
 	}
 
+	// Read before the lock is taken, so that a slow client holds up no other request.
+	if err := bufferBody(r); err != nil {
+		writeError(w, err)
+		return err.Status
+	}
 	e.sync()
 	var result any
 	var apiErr *apiError
