@@ -8,7 +8,12 @@ import (
 func (e *Emulator) listRegions(*http.Request) (any, *apiError) { return e.cat.regions, nil }
 
 func (e *Emulator) getRegion(r *http.Request) (any, *apiError) {
-	raw, ok := e.cat.regionRaw[r.PathValue("regionId")]
+	return catalogueEntry(e.cat.regionRaw, r.PathValue("regionId"))
+}
+
+// catalogueEntry answers a region, plan or public image of the catalogue as recorded from the API.
+func catalogueEntry(entries map[string]json.RawMessage, id string) (any, *apiError) {
+	raw, ok := entries[id]
 	if !ok {
 		return nil, errNotFound()
 	}
@@ -18,11 +23,7 @@ func (e *Emulator) getRegion(r *http.Request) (any, *apiError) {
 func (e *Emulator) listTypes(*http.Request) (any, *apiError) { return e.cat.types, nil }
 
 func (e *Emulator) getType(r *http.Request) (any, *apiError) {
-	raw, ok := e.cat.typeRaw[r.PathValue("typeId")]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return rawJSON(raw), nil
+	return catalogueEntry(e.cat.typeRaw, r.PathValue("typeId"))
 }
 
 func (e *Emulator) listLKETypes(*http.Request) (any, *apiError) { return e.cat.lkeTypes, nil }
@@ -33,8 +34,6 @@ type lkeVersionWire struct {
 
 // listLKEVersions lists the standard tier's versions, as /lke/versions does.
 func (e *Emulator) listLKEVersions(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	var items []lkeVersionWire
 	for _, v := range e.cat.lkeVersions[tierStandard] {
 		items = append(items, lkeVersionWire{ID: v})
@@ -43,8 +42,6 @@ func (e *Emulator) listLKEVersions(*http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getLKEVersion(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	for _, v := range e.cat.lkeVersions[tierStandard] {
 		if v == r.PathValue("version") {
 			return lkeVersionWire{ID: v}, nil
@@ -58,8 +55,6 @@ func (e *Emulator) getLKEVersion(r *http.Request) (any, *apiError) {
 // given a capacity with SetCapacity are listed even if the catalogue does
 // not mention them.
 func (e *Emulator) availability(regionID string) []availabilityEntry {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	listed := map[capacityKey]bool{}
 	var out []availabilityEntry
 	add := func(key capacityKey) {
@@ -112,8 +107,6 @@ func (e *Emulator) vpcAvailability(regionID string) vpcAvailabilityWire {
 }
 
 func (e *Emulator) listVPCAvailability(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	var items []vpcAvailabilityWire
 	for _, id := range e.cat.regionIDs {
 		items = append(items, e.vpcAvailability(id))
@@ -122,8 +115,6 @@ func (e *Emulator) listVPCAvailability(*http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getRegionVPCAvailability(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	regionID := r.PathValue("regionId")
 	if _, ok := e.cat.regionByID[regionID]; !ok {
 		return nil, errNotFound()

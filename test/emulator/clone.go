@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"maps"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -28,17 +27,7 @@ type cloneRequest struct {
 // cloneInstance copies a Linode's image and profiles to a new Linode, which ends offline as the
 // API's clones do, or onto an existing Linode that is offline (linode_id), whose profiles they
 // replace.
-func (e *Emulator) cloneInstance(r *http.Request) (any, *apiError) {
-	var req cloneRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	source, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) cloneInstance(source *instance, req cloneRequest) (any, *apiError) {
 	if req.LinodeID != 0 {
 		return e.cloneOnto(source, req.LinodeID)
 	}
@@ -65,13 +54,10 @@ func (e *Emulator) cloneInstance(r *http.Request) (any, *apiError) {
 			return nil, err
 		}
 	}
-	if err := e.st.takeCapacity("type", req.Region, req.Type, 1); err != nil {
-		return nil, err
-	}
 	now := e.clock.Now()
-	clone := e.newInstance(now, req.Region, req.Type)
-	if req.Label != "" {
-		clone.Label = req.Label
+	clone, err := e.launchInstance(now, req.Region, req.Type, req.Label)
+	if err != nil {
+		return nil, err
 	}
 	clone.Group, clone.Image, clone.Tags = req.Group, source.Image, slices.Clone(source.Tags)
 	clone.DiskEncryption, clone.Booted = source.DiskEncryption, false

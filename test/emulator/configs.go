@@ -221,9 +221,7 @@ func (e *Emulator) newInterfaces(reqs []configInterfaceRequest, publicIPv4 strin
 		switch req.Purpose {
 		case purposeVLAN:
 			iface.Label = *req.Label
-			if req.IPAMAddress != nil {
-				iface.IPAMAddress = *req.IPAMAddress
-			}
+			setIfGiven(&iface.IPAMAddress, req.IPAMAddress)
 		case purposeVPC:
 			sub := e.st.subnets[*req.SubnetID]
 			iface.SubnetID, iface.VPCID = sub.ID, sub.VPCID
@@ -296,23 +294,12 @@ func (e *Emulator) newConfig(label string, now time.Time) *instanceConfig {
 	}
 }
 
-func (e *Emulator) listConfigs(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
-	items := make([]configWire, 0, len(in.Deployment.Configs))
-	for _, cfg := range in.Deployment.Configs {
-		items = append(items, configToWire(in, cfg))
-	}
-	return mustList(newList(items, configWire{}))
+// configsToWire is the Linode's configuration profiles as listed.
+func configsToWire(in *instance) []configWire {
+	return toWires(in.Deployment.Configs, func(cfg *instanceConfig) configWire { return configToWire(in, cfg) })
 }
 
 func (e *Emulator) getConfig(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -329,25 +316,19 @@ func (e *Emulator) getConfig(r *http.Request) (any, *apiError) {
 	return nil, errNotFound()
 }
 
-func (e *Emulator) createConfig(r *http.Request) (any, *apiError) {
-	var req configCreateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+func (req *configCreateRequest) validate() *apiError {
 	if len(req.Label) < 1 || len(req.Label) > 48 {
-		return nil, errInvalid("label", "Length must be 1-48 characters")
+		return errInvalid("label", "Length must be 1-48 characters")
 	}
 	for slot := range req.Devices {
 		if !slices.Contains(configDevices, slot) {
-			return nil, errInvalid("devices", "Unknown device "+slot)
+			return errInvalid("devices", "Unknown device "+slot)
 		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+func (e *Emulator) createConfig(in *instance, req configCreateRequest) (any, *apiError) {
 	if err := e.validateConfigInterfaces(in, "interfaces", req.Interfaces); err != nil {
 		return nil, err
 	}
@@ -382,8 +363,6 @@ func (e *Emulator) updateConfig(r *http.Request) (any, *apiError) {
 	if present["label"] && (len(req.Label) < 1 || len(req.Label) > 48) {
 		return nil, errInvalid("label", "Length must be 1-48 characters")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, cfg, err := e.lookupConfig(r)
 	if err != nil {
 		return nil, err
@@ -458,8 +437,6 @@ func (e *Emulator) lookupConfig(r *http.Request) (*instance, *instanceConfig, *a
 
 // listConfigInterfaces answers a profile's interfaces as a bare array, not a page, as the API does.
 func (e *Emulator) listConfigInterfaces(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, cfg, err := e.lookupConfig(r)
 	if err != nil {
 		return nil, err
@@ -468,8 +445,6 @@ func (e *Emulator) listConfigInterfaces(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getConfigInterface(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, cfg, err := e.lookupConfig(r)
 	if err != nil {
 		return nil, err
@@ -484,17 +459,8 @@ func (e *Emulator) getConfigInterface(r *http.Request) (any, *apiError) {
 
 // appendConfigInterface adds an interface at the end of a profile's, checked with the ones it
 // has; it becomes active when the Linode next boots with the profile.
-func (e *Emulator) appendConfigInterface(r *http.Request) (any, *apiError) {
-	var req configInterfaceRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	in, cfg, err := e.lookupConfig(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) appendConfigInterface(at found[*instance, *instanceConfig], req configInterfaceRequest) (any, *apiError) {
+	in, cfg := at.parent, at.child
 	all := make([]configInterfaceRequest, 0, len(cfg.Interfaces)+1)
 	for _, iface := range cfg.Interfaces {
 		all = append(all, configInterfaceRequest{Purpose: iface.Purpose, Label: ptrTo(iface.Label), SubnetID: ptrTo(iface.SubnetID)})
@@ -513,8 +479,6 @@ func (e *Emulator) appendConfigInterface(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) deleteConfigInterface(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	_, cfg, err := e.lookupConfig(r)
 	if err != nil {
 		return nil, err

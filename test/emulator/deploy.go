@@ -118,17 +118,13 @@ func (e *Emulator) deploy(in *instance, req *instanceCreateRequest, now time.Tim
 	disk := e.st.nextID("disk")
 	cfg := e.newConfig("My "+img.Label+" Disk Profile", now)
 	cfg.Kernel = "linode/grub2"
-	if req.Kernel != nil {
-		cfg.Kernel = *req.Kernel
-	}
+	setIfGiven(&cfg.Kernel, req.Kernel)
 	cfg.Devices["sda"] = &configDevice{DiskID: disk}
 	cfg.Devices["sdb"] = &configDevice{DiskID: disk + 1}
 	e.st.ids["disk"] = disk + 1
 	swap := swapSize(req)
 	boot := e.cat.typeByID[in.Type].Disk - swap
-	if req.BootSize != nil {
-		boot = *req.BootSize
-	}
+	setIfGiven(&boot, req.BootSize)
 	in.Deployment.Disks = []*instanceDisk{
 		{ID: disk, Label: img.Label + " Disk", Filesystem: "ext4", Size: boot, Created: now},
 		{ID: disk + 1, Label: fmt.Sprintf("%d MB Swap Image", swap), Filesystem: "swap", Size: swap, Created: now},

@@ -37,23 +37,12 @@ func diskToWire(in *instance, d *instanceDisk) diskWire {
 	}
 }
 
-func (e *Emulator) listDisks(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
-	items := make([]diskWire, 0, len(in.Deployment.Disks))
-	for _, d := range in.Deployment.Disks {
-		items = append(items, diskToWire(in, d))
-	}
-	return mustList(newList(items, diskWire{}))
+// disksToWire is the Linode's disks as listed.
+func disksToWire(in *instance) []diskWire {
+	return toWires(in.Deployment.Disks, func(d *instanceDisk) diskWire { return diskToWire(in, d) })
 }
 
 func (e *Emulator) getDisk(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, disk, err := e.lookupDisk(r)
 	if err != nil {
 		return nil, err
@@ -70,41 +59,37 @@ const (
 // diskFilesystems are the filesystems a disk can have; ext4 is the default.
 var diskFilesystems = []string{"raw", "swap", "ext3", "ext4", "initrd"}
 
-// createDisk adds a blank disk to a Linode, formatted with its filesystem, in the plan's space
-// the Linode's disks leave free. Linode refuses disk jobs while the Linode provisions ("Linode
-// busy."). The reasons' wording for a disk that does not fit could not be confirmed against the
-// live API; the field is the API's.
-func (e *Emulator) createDisk(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label      string `json:"label"`
-		Size       int    `json:"size"`
-		Filesystem string `json:"filesystem"`
-		Image      string `json:"image"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+type diskCreateRequest struct {
+	Label      string `json:"label"`
+	Size       int    `json:"size"`
+	Filesystem string `json:"filesystem"`
+	Image      string `json:"image"`
+}
+
+func (req *diskCreateRequest) validate() *apiError {
 	if req.Image != "" {
-		return nil, errInvalid("image", "The emulator creates blank disks only")
+		return errInvalid("image", "The emulator creates blank disks only")
 	}
 	if len(req.Label) < 1 || len(req.Label) > maxDiskLabelLength {
-		return nil, errInvalid("label", fmt.Sprintf("Length must be 1-%d characters", maxDiskLabelLength))
+		return errInvalid("label", fmt.Sprintf("Length must be 1-%d characters", maxDiskLabelLength))
 	}
 	if req.Filesystem == "" {
 		req.Filesystem = "ext4"
 	}
 	if !slices.Contains(diskFilesystems, req.Filesystem) {
-		return nil, errInvalid("filesystem", "Must be one of "+strings.Join(diskFilesystems, ", "))
+		return errInvalid("filesystem", "Must be one of "+strings.Join(diskFilesystems, ", "))
 	}
 	if req.Size < 1 {
-		return nil, errInvalid("size", "Size must be at least 1 MB")
+		return errInvalid("size", "Size must be at least 1 MB")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// createDisk adds a blank disk to a Linode, formatted with its filesystem, in the plan's space
+// the Linode's disks leave free. Linode refuses disk jobs while the Linode provisions ("Linode
+// busy."). The reasons' wording for a disk that does not fit could not be confirmed against the
+// live API; the field is the API's.
+func (e *Emulator) createDisk(in *instance, req diskCreateRequest) (any, *apiError) {
 	if in.Status == statusProvisioning {
 		return nil, errBusy()
 	}
@@ -129,26 +114,21 @@ func (e *Emulator) freeDiskSpace(in *instance) int {
 	return free
 }
 
-// updateDisk renames a disk, the one thing PUT .../disks/{diskId} changes.
-func (e *Emulator) updateDisk(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label *string `json:"label"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+type diskUpdateRequest struct {
+	Label *string `json:"label"`
+}
+
+func (req *diskUpdateRequest) validate() *apiError {
 	if req.Label != nil && (len(*req.Label) < 1 || len(*req.Label) > maxDiskLabelLength) {
-		return nil, errInvalid("label", fmt.Sprintf("Length must be 1-%d characters", maxDiskLabelLength))
+		return errInvalid("label", fmt.Sprintf("Length must be 1-%d characters", maxDiskLabelLength))
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	in, disk, err := e.lookupDisk(r)
-	if err != nil {
-		return nil, err
-	}
-	if req.Label != nil {
-		disk.Label = *req.Label
-	}
+	return nil
+}
+
+// updateDisk renames a disk, the one thing PUT .../disks/{diskId} changes.
+func (e *Emulator) updateDisk(at found[*instance, *instanceDisk], req diskUpdateRequest) (any, *apiError) {
+	in, disk := at.parent, at.child
+	setIfGiven(&disk.Label, req.Label)
 	return diskToWire(in, disk), nil
 }
 
@@ -179,16 +159,18 @@ func (e *Emulator) diskByID(id int) (*instance, *instanceDisk) {
 	return nil, nil
 }
 
+type imageCaptureRequest struct {
+	DiskID      int       `json:"disk_id"`
+	Label       string    `json:"label"`
+	Description string    `json:"description"`
+	CloudInit   bool      `json:"cloud_init"`
+	Tags        *[]string `json:"tags"`
+}
+
 // captureImage makes a private image of a Linode's disk; it is "creating" for the time a Linode
 // takes to provision, then available in the Linode's region.
 func (e *Emulator) captureImage(r *http.Request) (any, *apiError) {
-	var req struct {
-		DiskID      int       `json:"disk_id"`
-		Label       string    `json:"label"`
-		Description string    `json:"description"`
-		CloudInit   bool      `json:"cloud_init"`
-		Tags        *[]string `json:"tags"`
-	}
+	var req imageCaptureRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
@@ -200,8 +182,6 @@ func (e *Emulator) captureImage(r *http.Request) (any, *apiError) {
 	if err := validateOptionalTags("tags", req.Tags); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, d := e.diskByID(req.DiskID)
 	if d == nil {
 		return nil, errInvalid("disk_id", "Disk not found")
@@ -209,23 +189,13 @@ func (e *Emulator) captureImage(r *http.Request) (any, *apiError) {
 	if d.Filesystem == "swap" {
 		return nil, errInvalid("disk_id", "A swap disk cannot be imaged")
 	}
-	now := e.clock.Now()
-	img := &privateImage{
-		image:   image{ID: "private/" + strconv.Itoa(e.st.nextID("image")), Label: req.Label, Capabilities: []string{}},
-		Created: now, Size: d.Size, Description: req.Description, Status: imageCreating,
+	label := req.Label
+	if label == "" {
+		label = d.Label
 	}
-	if img.Label == "" {
-		img.Label = d.Label
-	}
-	if req.CloudInit {
-		img.Capabilities = append(img.Capabilities, imageCapabilityCloudInit)
-	}
-	if req.Tags != nil {
-		img.Tags = slices.Sorted(slices.Values(*req.Tags))
-	}
-	img.Regions = []*imageRegion{{Region: in.Region, Status: imageCreating}}
-	e.st.images[img.ID] = img
-	e.st.at(now.Add(e.cfg.delays.Provisioning), func(at time.Time) {
+	img := e.addPrivateImage(label, req.Description, in.Region, imageCreating, req.CloudInit, req.Tags)
+	img.Size = d.Size
+	e.st.at(e.clock.Now().Add(e.cfg.delays.Provisioning), func(at time.Time) {
 		img.Status, img.Regions[0].Status = imageAvailable, imageAvailable
 	})
 	return img.toWire(), nil

@@ -39,6 +39,13 @@
 // version and recording that show them); counters, the request log and
 // faults name routes the same way, e.g. "GET /lke/clusters/{clusterId}/pools".
 //
+// routes.go lists them, those the controller and the test harnesses call apart from those served
+// only so that the recordings replay. Each route declares whether it reads or writes; the router
+// runs its handler under the emulator's lock, shared or exclusive, after faults and latency are
+// injected, and handlers never lock. The list, get and delete handlers of every kind of object
+// (Linodes, clusters, pools, firewalls, VPCs, subnets, ...) are made from its lookup and wire
+// form by collection.go, which also decodes the body of updates before the lookup.
+//
 // # Wire format
 //
 // Lists are pages: {"data": [...], "page": p, "pages": n, "results": total},

@@ -22,8 +22,8 @@ type Emulator struct {
 	clock clock.PassiveClock
 	cat   *catalogue
 
-	// mu guards st. Reads take it shared; mutations and clock-driven
-	// transitions take it exclusively.
+	// mu guards st and cat. Only the router and reading/writing (server.go) take it: shared
+	// for routes that read, exclusive for those that write and for clock-driven transitions.
 	mu sync.RWMutex
 	st *state
 
@@ -34,10 +34,11 @@ type Emulator struct {
 	obs     *observer
 	handler http.Handler
 
-	eventsMu  sync.Mutex
-	hooks     []func(InstanceEvent)
-	outbox    []InstanceEvent
-	deliverMu sync.Mutex
+	// events guards hooks and outbox; delivering is set while a goroutine delivers.
+	events     guard
+	hooks      []func(InstanceEvent)
+	outbox     []InstanceEvent
+	delivering atomic.Bool
 
 	server   *http.Server
 	url      string
@@ -173,9 +174,7 @@ func (e *Emulator) sync() {
 	if !e.st.isDue(e.clock.Now()) {
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.st.advance(e.clock.Now())
+	e.writing(func() { e.st.advance(e.clock.Now()) })
 }
 
 // SetCapacity sets how many more Linodes of plan the region can launch
@@ -183,30 +182,27 @@ func (e *Emulator) sync() {
 // /regions/availability reports the plan unavailable there. A negative n
 // makes the capacity unlimited again.
 func (e *Emulator) SetCapacity(regionID, planID string, n int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	key := capacityKey{regionID, planID}
-	if n < 0 {
-		delete(e.st.capacity, key)
-		return
-	}
-	e.st.capacity[key] = n
+	e.writing(func() {
+		key := capacityKey{regionID, planID}
+		if n < 0 {
+			delete(e.st.capacity, key)
+			return
+		}
+		e.st.capacity[key] = n
+	})
 }
 
 // SetDelays changes the state machine's delays for what starts from now on; Linodes already on
 // their way keep the delays they started with. Tests use it to slow launches down for one
 // scenario without a new emulator.
 func (e *Emulator) SetDelays(d Delays) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.cfg.delays = d
+	e.writing(func() { e.cfg.delays = d })
 }
 
 // Delays returns the state machine's delays in effect.
-func (e *Emulator) Delays() Delays {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.cfg.delays
+func (e *Emulator) Delays() (d Delays) {
+	e.reading(func() { d = e.cfg.delays })
+	return d
 }
 
 // AddLKECluster creates an LKE cluster without pools on the tier's newest
@@ -215,10 +211,12 @@ func (e *Emulator) AddLKECluster(label, regionID, tier string) (int, error) {
 	if tier == "" {
 		tier = tierStandard
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, err := e.createClusterLocked(clusterCreateRequest{
-		Label: label, Region: regionID, Tier: tier, K8sVersion: e.cat.latestLKEVersion(tier),
+	var c *lkeCluster
+	var err *apiError
+	e.writing(func() {
+		c, err = e.createClusterLocked(clusterCreateRequest{
+			Label: label, Region: regionID, Tier: tier, K8sVersion: e.cat.latestLKEVersion(tier),
+		})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("add LKE cluster %q: %w", label, err)
@@ -229,43 +227,46 @@ func (e *Emulator) AddLKECluster(label, regionID, tier string) (int, error) {
 // ReleaseLKEVersion makes a new Kubernetes version available on an LKE tier, as the newest, the
 // way LKE releases versions over time: clusters can then be upgraded to it.
 func (e *Emulator) ReleaseLKEVersion(tier, version string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if slices.Contains(e.cat.lkeVersions[tier], version) {
-		return
-	}
-	// A new slice, so that a list being encoded keeps the one it read.
-	e.cat.lkeVersions[tier] = append([]string{version}, e.cat.lkeVersions[tier]...)
+	e.writing(func() {
+		if slices.Contains(e.cat.lkeVersions[tier], version) {
+			return
+		}
+		// A new slice, so that a list being encoded keeps the one it read.
+		e.cat.lkeVersions[tier] = append([]string{version}, e.cat.lkeVersions[tier]...)
+	})
 }
 
 // AddFirewall creates a firewall with default rules and returns its id.
-func (e *Emulator) AddFirewall(label string) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.addFirewallLocked(label, nil).ID
+func (e *Emulator) AddFirewall(label string) (id int) {
+	e.writing(func() { id = e.addFirewallLocked(label, nil).ID })
+	return id
 }
 
 // SetPlacementGroupCompliance makes the group report is_compliant as given, as Linode reports a
 // flexible group that had to break its policy until it restores it.
 func (e *Emulator) SetPlacementGroupCompliance(groupID int, compliant bool) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	pg, ok := e.st.placementGroups[groupID]
-	if !ok {
+	found := false
+	e.writing(func() {
+		if pg, ok := e.st.placementGroups[groupID]; ok {
+			pg.NonCompliant, found = !compliant, true
+		}
+	})
+	if !found {
 		return fmt.Errorf("placement group %d not found", groupID)
 	}
-	pg.NonCompliant = !compliant
 	return nil
 }
 
 // AddVPC creates a VPC and returns its id.
-func (e *Emulator) AddVPC(label, regionID string) (int, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if _, err := e.validateRegion("region", regionID, capVPCs); err != nil {
-		return 0, fmt.Errorf("add VPC %q: %w", label, err)
-	}
-	return e.addVPCLocked(label, regionID).ID, nil
+func (e *Emulator) AddVPC(label, regionID string) (id int, err error) {
+	e.writing(func() {
+		if _, invalid := e.validateRegion("region", regionID, capVPCs); invalid != nil {
+			err = fmt.Errorf("add VPC %q: %w", label, invalid)
+			return
+		}
+		id = e.addVPCLocked(label, regionID).ID
+	})
+	return id, err
 }
 
 // AddVPCSubnet creates a subnet in a VPC and returns its id.
@@ -273,12 +274,16 @@ func (e *Emulator) AddVPCSubnet(vpcID int, label, cidr string) (int, error) {
 	if err := validateSubnet("", subnetCreateRequest{Label: label, IPv4: cidr}); err != nil {
 		return 0, fmt.Errorf("add subnet %q: %w", label, err)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if _, ok := e.st.vpcs[vpcID]; !ok {
+	id := 0
+	e.writing(func() {
+		if _, ok := e.st.vpcs[vpcID]; ok {
+			id = e.addSubnetLocked(vpcID, label, cidr).ID
+		}
+	})
+	if id == 0 {
 		return 0, fmt.Errorf("add subnet %q: VPC %d not found", label, vpcID)
 	}
-	return e.addSubnetLocked(vpcID, label, cidr).ID, nil
+	return id, nil
 }
 
 // InstanceInfo is a snapshot of a Linode for inspection.
@@ -329,17 +334,17 @@ type ClusterInfo struct {
 // Instances returns every Linode, by id.
 func (e *Emulator) Instances() []InstanceInfo {
 	e.sync()
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	out := []InstanceInfo{}
-	for _, id := range sortedKeys(e.st.instances) {
-		in := e.st.instances[id]
-		out = append(out, InstanceInfo{
-			ID: in.ID, Label: in.Label, Type: in.Type, Region: in.Region, Status: in.Status,
-			Tags: nonNil(slices.Clone(in.Tags)), UserData: in.UserData, FirewallID: in.FirewallID,
-			LKEClusterID: in.LKEClusterID, LKEPoolID: in.LKEPoolID, NodeID: in.NodeID,
-		})
-	}
+	e.reading(func() {
+		for _, id := range sortedKeys(e.st.instances) {
+			in := e.st.instances[id]
+			out = append(out, InstanceInfo{
+				ID: in.ID, Label: in.Label, Type: in.Type, Region: in.Region, Status: in.Status,
+				Tags: nonNil(slices.Clone(in.Tags)), UserData: in.UserData, FirewallID: in.FirewallID,
+				LKEClusterID: in.LKEClusterID, LKEPoolID: in.LKEPoolID, NodeID: in.NodeID,
+			})
+		}
+	})
 	return out
 }
 
@@ -347,34 +352,34 @@ func (e *Emulator) Instances() []InstanceInfo {
 // 0), by id.
 func (e *Emulator) Pools(clusterID int) []PoolInfo {
 	e.sync()
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	out := []PoolInfo{}
-	for _, id := range sortedKeys(e.st.pools) {
-		p := e.st.pools[id]
-		if clusterID != 0 && p.ClusterID != clusterID {
-			continue
+	e.reading(func() {
+		for _, id := range sortedKeys(e.st.pools) {
+			p := e.st.pools[id]
+			if clusterID != 0 && p.ClusterID != clusterID {
+				continue
+			}
+			info := PoolInfo{ID: p.ID, ClusterID: p.ClusterID, Type: p.Type, Count: p.Count, Tags: nonNil(slices.Clone(p.Tags)), Labels: maps.Clone(p.Labels)}
+			for _, t := range p.Taints {
+				info.Taints = append(info.Taints, linodego.LKENodePoolTaint{Key: t.Key, Value: t.Value, Effect: linodego.LKENodePoolTaintEffect(t.Effect)})
+			}
+			for _, n := range p.Nodes {
+				info.Nodes = append(info.Nodes, NodeInfo{ID: n.ID, InstanceID: n.InstanceID, Status: n.Status, K8sVersion: n.K8sVersion})
+			}
+			out = append(out, info)
 		}
-		info := PoolInfo{ID: p.ID, ClusterID: p.ClusterID, Type: p.Type, Count: p.Count, Tags: nonNil(slices.Clone(p.Tags)), Labels: maps.Clone(p.Labels)}
-		for _, t := range p.Taints {
-			info.Taints = append(info.Taints, linodego.LKENodePoolTaint{Key: t.Key, Value: t.Value, Effect: linodego.LKENodePoolTaintEffect(t.Effect)})
-		}
-		for _, n := range p.Nodes {
-			info.Nodes = append(info.Nodes, NodeInfo{ID: n.ID, InstanceID: n.InstanceID, Status: n.Status, K8sVersion: n.K8sVersion})
-		}
-		out = append(out, info)
-	}
+	})
 	return out
 }
 
 // Clusters returns every LKE cluster, by id.
 func (e *Emulator) Clusters() []ClusterInfo {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	out := []ClusterInfo{}
-	for _, id := range sortedKeys(e.st.clusters) {
-		c := e.st.clusters[id]
-		out = append(out, ClusterInfo{ID: c.ID, Label: c.Label, Region: c.Region, Tier: c.Tier, K8sVersion: c.K8sVersion})
-	}
+	e.reading(func() {
+		for _, id := range sortedKeys(e.st.clusters) {
+			c := e.st.clusters[id]
+			out = append(out, ClusterInfo{ID: c.ID, Label: c.Label, Region: c.Region, Tier: c.Tier, K8sVersion: c.K8sVersion})
+		}
+	})
 	return out
 }

@@ -189,8 +189,6 @@ func (e *Emulator) instanceStatusChanged(in *instance, from string, at time.Time
 
 // listEvents answers GET /account/events, newest first.
 func (e *Emulator) listEvents(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	now := e.clock.Now()
 	items := make([]eventWire, 0, len(e.st.events))
 	for _, ev := range slices.Backward(e.st.events) {
@@ -204,8 +202,6 @@ func (e *Emulator) getEvent(r *http.Request) (any, *apiError) {
 	if err != nil {
 		return nil, errNotFound()
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	i := slices.IndexFunc(e.st.events, func(ev *accountEvent) bool { return ev.ID == id })
 	if i < 0 {
 		return nil, errNotFound()

@@ -3,7 +3,7 @@ package emulator
 import (
 	"math/rand"
 	"net/http"
-	"sync"
+	"slices"
 	"time"
 )
 
@@ -87,7 +87,7 @@ type faultDecision struct {
 }
 
 type faultSet struct {
-	mu     sync.Mutex
+	guard
 	faults []*activeFault
 	nextID int
 	rng    *rand.Rand
@@ -97,48 +97,45 @@ func newFaultSet(seed int64) *faultSet {
 	return &faultSet{rng: rand.New(rand.NewSource(seed))}
 }
 
-func (s *faultSet) add(f Fault) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.nextID++
-	s.faults = append(s.faults, &activeFault{Fault: f, id: s.nextID})
-	return s.nextID
+func (s *faultSet) add(f Fault) (id int) {
+	s.do(func() {
+		s.nextID++
+		s.faults = append(s.faults, &activeFault{Fault: f, id: s.nextID})
+		id = s.nextID
+	})
+	return id
 }
 
-func (s *faultSet) remove(id int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, f := range s.faults {
-		if f.id == id {
-			s.faults = append(s.faults[:i], s.faults[i+1:]...)
-			return true
-		}
-	}
-	return false
+func (s *faultSet) remove(id int) (removed bool) {
+	s.do(func() {
+		before := len(s.faults)
+		s.faults = slices.DeleteFunc(s.faults, func(f *activeFault) bool { return f.id == id })
+		removed = len(s.faults) < before
+	})
+	return removed
 }
 
-func (s *faultSet) clear() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults = nil
-}
+func (s *faultSet) clear() { s.do(func() { s.faults = nil }) }
 
 // list returns the active faults by id.
 func (s *faultSet) list() map[int]Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[int]Fault, len(s.faults))
-	for _, f := range s.faults {
-		out[f.id] = f.Fault
-	}
+	out := map[int]Fault{}
+	s.do(func() {
+		for _, f := range s.faults {
+			out[f.id] = f.Fault
+		}
+	})
 	return out
 }
 
 // decide applies the first unspent fault matching the route; spent faults
 // are dropped.
-func (s *faultSet) decide(method, path string) faultDecision {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *faultSet) decide(method, path string) (d faultDecision) {
+	s.do(func() { d = s.decideLocked(method, path) })
+	return d
+}
+
+func (s *faultSet) decideLocked(method, path string) faultDecision {
 	for i, f := range s.faults {
 		if !f.matches(method, path) {
 			continue

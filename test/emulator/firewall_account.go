@@ -26,8 +26,6 @@ func (e *Emulator) firewallSettingsToWire() firewallSettingsWire {
 }
 
 func (e *Emulator) getFirewallSettings(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	return e.firewallSettingsToWire(), nil
 }
 
@@ -40,8 +38,6 @@ func (e *Emulator) updateFirewallSettings(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	for kind, id := range req.DefaultFirewallIDs {
 		field := "default_firewall_ids." + kind
 		if !slices.Contains(firewallDefaultKinds, kind) {
@@ -150,12 +146,6 @@ func validateRuleSet(req ruleSetRequest) *apiError {
 	return nil
 }
 
-func (e *Emulator) listFirewallRuleSets(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return listInIDOrder(e.st.ruleSets, ruleSetToWire)
-}
-
 func (e *Emulator) createFirewallRuleSet(r *http.Request) (any, *apiError) {
 	var req ruleSetRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -173,79 +163,47 @@ func (e *Emulator) createFirewallRuleSet(r *http.Request) (any, *apiError) {
 	if err := validateRuleSet(req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	now := e.clock.Now()
 	rs := &ruleSet{
 		ID: e.st.nextID("ruleSet"), Version: 1, Label: *req.Label, Type: req.Type, Rules: *req.Rules,
 		Created: now, Updated: now,
 	}
-	if req.Description != nil {
-		rs.Description = *req.Description
-	}
+	setIfGiven(&rs.Description, req.Description)
 	e.st.ruleSets[rs.ID] = rs
 	return ruleSetToWire(rs), nil
 }
 
 func (e *Emulator) lookupRuleSet(r *http.Request) (*ruleSet, *apiError) {
-	return byID(r, "rulesetId", e.st.ruleSets)
+	return e.st.ruleSets.lookup(r, "rulesetId")
 }
 
-func (e *Emulator) getFirewallRuleSet(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	rs, err := e.lookupRuleSet(r)
-	if err != nil {
-		return nil, err
+// ruleSetUpdateRequest is a rule set's create request less its type, which cannot change.
+type ruleSetUpdateRequest struct{ ruleSetRequest }
+
+func (req *ruleSetUpdateRequest) validate() *apiError {
+	if req.Type != "" {
+		return errInvalid("type", "A rule set's type cannot change")
 	}
-	return ruleSetToWire(rs), nil
+	return validateRuleSet(req.ruleSetRequest)
 }
 
 // updateFirewallRuleSet changes what the request names; each change is a new version.
-func (e *Emulator) updateFirewallRuleSet(r *http.Request) (any, *apiError) {
-	var req ruleSetRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	if req.Type != "" {
-		return nil, errInvalid("type", "A rule set's type cannot change")
-	}
-	if err := validateRuleSet(req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rs, err := e.lookupRuleSet(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateFirewallRuleSet(rs *ruleSet, req ruleSetUpdateRequest) (any, *apiError) {
 	if rs.Deleted != nil {
 		return nil, errInvalid("", "The rule set has been deleted")
 	}
-	if req.Label != nil {
-		rs.Label = *req.Label
-	}
-	if req.Description != nil {
-		rs.Description = *req.Description
-	}
-	if req.Rules != nil {
-		rs.Rules = *req.Rules
-	}
+	setIfGiven(&rs.Label, req.Label)
+	setIfGiven(&rs.Description, req.Description)
+	setIfGiven(&rs.Rules, req.Rules)
 	rs.Version++
 	rs.Updated = e.clock.Now()
 	return ruleSetToWire(rs), nil
 }
 
-func (e *Emulator) deleteFirewallRuleSet(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rs, err := e.lookupRuleSet(r)
-	if err != nil {
-		return nil, err
-	}
+// deleteFirewallRuleSet marks the rule set deleted; it is still listed, as Linode lists it.
+func (e *Emulator) deleteFirewallRuleSet(rs *ruleSet) {
 	if rs.Deleted == nil {
 		now := e.clock.Now()
 		rs.Deleted = &now
 	}
-	return emptyObject{}, nil
 }

@@ -71,8 +71,6 @@ func (e *Emulator) firewallDevices(f *firewall) []firewallDeviceWire {
 }
 
 func (e *Emulator) listFirewallDevices(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	f, err := e.lookupFirewall(r)
 	if err != nil {
 		return nil, err
@@ -98,8 +96,6 @@ func (e *Emulator) lookupFirewallDevice(r *http.Request) (*firewall, firewallDev
 }
 
 func (e *Emulator) getFirewallDevice(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	_, d, err := e.lookupFirewallDevice(r)
 	if err != nil {
 		return nil, err
@@ -107,22 +103,14 @@ func (e *Emulator) getFirewallDevice(r *http.Request) (any, *apiError) {
 	return d, nil
 }
 
+type firewallDeviceCreateRequest struct {
+	ID   int    `json:"id"`
+	Type string `json:"type"`
+}
+
 // createFirewallDevice puts a Linode or a Linode interface behind the firewall. The emulator
 // keeps one firewall per Linode or interface, so one already behind another firewall is refused.
-func (e *Emulator) createFirewallDevice(r *http.Request) (any, *apiError) {
-	var req struct {
-		ID   int    `json:"id"`
-		Type string `json:"type"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	f, err := e.lookupFirewall(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) createFirewallDevice(f *firewall, req firewallDeviceCreateRequest) (any, *apiError) {
 	if err := e.attachDevice(f.ID, "", req.Type, req.ID); err != nil {
 		return nil, err
 	}
@@ -195,8 +183,6 @@ func (e *Emulator) deviceTarget(field, kind string, id int) (func(firewallID int
 }
 
 func (e *Emulator) deleteFirewallDevice(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	_, d, err := e.lookupFirewallDevice(r)
 	if err != nil {
 		return nil, err

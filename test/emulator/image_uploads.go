@@ -34,6 +34,23 @@ func validateImageLabel(label string) *apiError {
 	return nil
 }
 
+// addPrivateImage creates an image of the account, stored in one region, captured or uploaded.
+func (e *Emulator) addPrivateImage(label, description, regionID, status string, cloudInit bool, tags *[]string) *privateImage {
+	img := &privateImage{
+		image:   image{ID: "private/" + strconv.Itoa(e.st.nextID("image")), Label: label, Capabilities: []string{}},
+		Created: e.clock.Now(), Description: description, Status: status,
+		Regions: []*imageRegion{{Region: regionID, Status: status}},
+	}
+	if cloudInit {
+		img.Capabilities = append(img.Capabilities, imageCapabilityCloudInit)
+	}
+	if tags != nil {
+		img.Tags = slices.Sorted(slices.Values(*tags))
+	}
+	e.st.images[img.ID] = img
+	return img
+}
+
 func (e *Emulator) createImageUpload(r *http.Request) (any, *apiError) {
 	var req imageUploadRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -45,24 +62,11 @@ func (e *Emulator) createImageUpload(r *http.Request) (any, *apiError) {
 	if err := validateOptionalTags("tags", req.Tags); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if _, err := e.validateRegion("region", req.Region, ""); err != nil {
 		return nil, err
 	}
-	img := &privateImage{
-		image:   image{ID: "private/" + strconv.Itoa(e.st.nextID("image")), Label: req.Label, Capabilities: []string{}},
-		Created: e.clock.Now(), Description: req.Description, Status: imagePendingUpload,
-		uploadToken: e.st.hex(32),
-	}
-	if req.CloudInit {
-		img.Capabilities = append(img.Capabilities, imageCapabilityCloudInit)
-	}
-	if req.Tags != nil {
-		img.Tags = slices.Sorted(slices.Values(*req.Tags))
-	}
-	img.Regions = []*imageRegion{{Region: req.Region, Status: imagePendingUpload}}
-	e.st.images[img.ID] = img
+	img := e.addPrivateImage(req.Label, req.Description, req.Region, imagePendingUpload, req.CloudInit, req.Tags)
+	img.uploadToken = e.st.hex(32)
 	return imageUploadWire{UploadTo: e.URL() + imageUploadPath + img.uploadToken, Image: img.toWire()}, nil
 }
 
@@ -74,84 +78,70 @@ func (e *Emulator) receiveImageUpload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errInvalid("", "Unable to read the upload"))
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, img := range e.st.images {
-		if img.uploadToken == "" || img.uploadToken != r.PathValue("token") {
-			continue
+	received := false
+	e.writing(func() {
+		for _, img := range e.st.images {
+			if img.uploadToken == "" || img.uploadToken != r.PathValue("token") {
+				continue
+			}
+			const mebibyte = 1 << 20
+			img.Size, img.Status, img.uploadToken = int(max(1, (size+mebibyte-1)/mebibyte)), imageAvailable, ""
+			for _, region := range img.Regions {
+				region.Status = imageAvailable
+			}
+			received = true
+			return
 		}
-		const mebibyte = 1 << 20
-		img.Size, img.Status, img.uploadToken = int(max(1, (size+mebibyte-1)/mebibyte)), imageAvailable, ""
-		for _, region := range img.Regions {
-			region.Status = imageAvailable
-		}
-		w.WriteHeader(http.StatusOK)
+	})
+	if !received {
+		writeError(w, errStatus(http.StatusForbidden, "The upload URL is not valid"))
 		return
 	}
-	writeError(w, errStatus(http.StatusForbidden, "The upload URL is not valid"))
+	w.WriteHeader(http.StatusOK)
 }
 
 func (e *Emulator) lookupPrivateImage(r *http.Request) (*privateImage, *apiError) {
-	img, ok := e.st.images[r.PathValue("imageId")]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return img, nil
+	return byKey(e.st.images, r.PathValue("imageId"))
 }
 
-func (e *Emulator) updateImage(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label       *string   `json:"label"`
-		Description *string   `json:"description"`
-		Tags        *[]string `json:"tags"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+type imageUpdateRequest struct {
+	Label       *string   `json:"label"`
+	Description *string   `json:"description"`
+	Tags        *[]string `json:"tags"`
+}
+
+func (req *imageUpdateRequest) validate() *apiError {
 	if req.Label != nil {
 		if err := validateImageLabel(*req.Label); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := validateOptionalTags("tags", req.Tags); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	img, err := e.lookupPrivateImage(r)
-	if err != nil {
-		return nil, err
-	}
-	if req.Label != nil {
-		img.Label = *req.Label
-	}
-	if req.Description != nil {
-		img.Description = *req.Description
-	}
+	return validateOptionalTags("tags", req.Tags)
+}
+
+func (e *Emulator) updateImage(img *privateImage, req imageUpdateRequest) (any, *apiError) {
+	setIfGiven(&img.Label, req.Label)
+	setIfGiven(&img.Description, req.Description)
 	if req.Tags != nil {
 		img.Tags = slices.Sorted(slices.Values(*req.Tags))
 	}
 	return img.toWire(), nil
 }
 
+type replicateImageRequest struct {
+	Regions []string `json:"regions"`
+}
+
+func (req *replicateImageRequest) validate() *apiError {
+	if len(req.Regions) == 0 {
+		return errInvalid("regions", "At least one region is required")
+	}
+	return nil
+}
+
 // replicateImage stores an available image in exactly the regions named: new ones are "pending
 // replication" for the time a Linode takes to provision, regions left out lose their copy.
-func (e *Emulator) replicateImage(r *http.Request) (any, *apiError) {
-	var req struct {
-		Regions []string `json:"regions"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	if len(req.Regions) == 0 {
-		return nil, errInvalid("regions", "At least one region is required")
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	img, err := e.lookupPrivateImage(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) replicateImage(img *privateImage, req replicateImageRequest) (any, *apiError) {
 	if img.Status != imageAvailable {
 		return nil, errInvalid("", "Only an available image can be replicated")
 	}
@@ -163,7 +153,7 @@ func (e *Emulator) replicateImage(r *http.Request) (any, *apiError) {
 	now := e.clock.Now()
 	var regions []*imageRegion
 	for _, id := range req.Regions {
-		i := slices.IndexFunc(img.Regions, func(r *imageRegion) bool { return r.Region == id })
+		i := slices.IndexFunc(img.Regions, func(stored *imageRegion) bool { return stored.Region == id })
 		if i >= 0 {
 			regions = append(regions, img.Regions[i])
 			continue
@@ -176,13 +166,4 @@ func (e *Emulator) replicateImage(r *http.Request) (any, *apiError) {
 	return img.toWire(), nil
 }
 
-func (e *Emulator) deleteImage(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	img, err := e.lookupPrivateImage(r)
-	if err != nil {
-		return nil, err
-	}
-	delete(e.st.images, img.ID)
-	return emptyObject{}, nil
-}
+func (e *Emulator) deleteImage(img *privateImage) { delete(e.st.images, img.ID) }

@@ -60,21 +60,22 @@ type ImageSpec struct {
 
 // AddImage creates a private image, as capturing a Linode's disk or uploading one would, and
 // returns its id, "private/<n>".
-func (e *Emulator) AddImage(spec ImageSpec) string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	img := &privateImage{
-		image: image{
-			ID: "private/" + strconv.Itoa(e.st.nextID("image")), Label: spec.Label,
-			Deprecated: spec.Deprecated, Capabilities: []string{},
-		},
-		Created: spec.Created, Size: 2500, Status: imageAvailable,
-	}
-	if spec.CloudInit {
-		img.Capabilities = append(img.Capabilities, imageCapabilityCloudInit)
-	}
-	e.st.images[img.ID] = img
-	return img.ID
+func (e *Emulator) AddImage(spec ImageSpec) (id string) {
+	e.writing(func() {
+		img := &privateImage{
+			image: image{
+				ID: "private/" + strconv.Itoa(e.st.nextID("image")), Label: spec.Label,
+				Deprecated: spec.Deprecated, Capabilities: []string{},
+			},
+			Created: spec.Created, Size: 2500, Status: imageAvailable,
+		}
+		if spec.CloudInit {
+			img.Capabilities = append(img.Capabilities, imageCapabilityCloudInit)
+		}
+		e.st.images[img.ID] = img
+		id = img.ID
+	})
+	return id
 }
 
 // privateImageWire is a private image as GET /images/{id} shows it: no vendor, not public.
@@ -140,8 +141,6 @@ func (e *Emulator) imageByID(id string) (image, bool) {
 }
 
 func (e *Emulator) listImages(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	if len(e.st.images) == 0 {
 		return e.cat.images, nil
 	}
@@ -158,14 +157,8 @@ func (e *Emulator) listImages(*http.Request) (any, *apiError) {
 
 func (e *Emulator) getImage(r *http.Request) (any, *apiError) {
 	id := r.PathValue("imageId")
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	if img, ok := e.st.images[id]; ok {
 		return img.toWire(), nil
 	}
-	raw, ok := e.cat.imageRaw[id]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return rawJSON(raw), nil
+	return catalogueEntry(e.cat.imageRaw, id)
 }

@@ -231,24 +231,8 @@ type instanceCreateRequest struct {
 	deployRequest
 }
 
-func (e *Emulator) listInstances(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return listInIDOrder(e.st.instances, e.instanceWire)
-}
-
-func (e *Emulator) getInstance(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.instanceWire(in), nil
-}
-
 func (e *Emulator) lookupInstance(r *http.Request) (*instance, *apiError) {
-	return byID(r, "linodeId", e.st.instances)
+	return e.st.instances.lookup(r, "linodeId")
 }
 
 func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
@@ -259,18 +243,13 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 	if err := decodeCreateInterfaces(&req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if err := e.validateInstanceCreate(&req); err != nil {
 		return nil, err
 	}
-	if err := e.st.takeCapacity("type", req.Region, req.Type, 1); err != nil {
-		return nil, err
-	}
 	now := e.clock.Now()
-	in := e.newInstance(now, req.Region, req.Type)
-	if req.Label != "" {
-		in.Label = req.Label
+	in, err := e.launchInstance(now, req.Region, req.Type, req.Label)
+	if err != nil {
+		return nil, err
 	}
 	in.Group, in.Image, in.Tags = req.Group, req.Image, req.Tags
 	if req.FirewallID != 0 {
@@ -279,9 +258,7 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 	if req.DiskEncryption != "" {
 		in.DiskEncryption = req.DiskEncryption
 	}
-	if req.Booted != nil {
-		in.Booted = *req.Booted
-	}
+	setIfGiven(&in.Booted, req.Booted)
 	if len(req.IPv4) > 0 {
 		// A reserved address (validateReservedIPv4) replaces the one the Linode would get.
 		in.IPv4 = slices.Clone(req.IPv4)
@@ -299,9 +276,7 @@ func (e *Emulator) createInstance(r *http.Request) (any, *apiError) {
 	if req.PlacementGroup != nil {
 		in.PlacementGroupID = req.PlacementGroup.ID
 	}
-	if req.MaintenancePolicy != nil {
-		in.MaintenancePolicy = *req.MaintenancePolicy
-	}
+	setIfGiven(&in.MaintenancePolicy, req.MaintenancePolicy)
 	e.deploy(in, &req, now)
 	e.st.instances[in.ID] = in
 	e.recordEvent(actionLinodeCreate, eventStarted, eventsUsername, in, in.bootTarget(), now)
@@ -397,6 +372,19 @@ func validateUserData(reg region, userData string) *apiError {
 
 // newInstance builds a provisioning Linode with the API's defaults; the
 // caller stores it and starts its boot.
+// launchInstance takes the region's capacity for one Linode of the plan and creates it, with the
+// label asked for or Linode's own.
+func (e *Emulator) launchInstance(now time.Time, regionID, planID, label string) (*instance, *apiError) {
+	if err := e.st.takeCapacity("type", regionID, planID, 1); err != nil {
+		return nil, err
+	}
+	in := e.newInstance(now, regionID, planID)
+	if label != "" {
+		in.Label = label
+	}
+	return in, nil
+}
+
 func (e *Emulator) newInstance(now time.Time, regionID, planID string) *instance {
 	id := e.st.nextID("instance")
 	return &instance{
@@ -459,17 +447,7 @@ type instanceUpdateRequest struct {
 	MaintenancePolicy *string   `json:"maintenance_policy"`
 }
 
-func (e *Emulator) updateInstance(r *http.Request) (any, *apiError) {
-	var req instanceUpdateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateInstance(in *instance, req instanceUpdateRequest) (any, *apiError) {
 	if req.Tags != nil {
 		if err := validateTags("tags", *req.Tags); err != nil {
 			return nil, err
@@ -482,33 +460,21 @@ func (e *Emulator) updateInstance(r *http.Request) (any, *apiError) {
 		}
 		in.Label = *req.Label
 	}
-	if req.Group != nil {
-		in.Group = *req.Group
-	}
-	if req.WatchdogEnabled != nil {
-		in.WatchdogEnabled = *req.WatchdogEnabled
-	}
+	setIfGiven(&in.Group, req.Group)
+	setIfGiven(&in.WatchdogEnabled, req.WatchdogEnabled)
 	if err := validateMaintenancePolicy(req.MaintenancePolicy); err != nil {
 		return nil, err
 	}
-	if req.MaintenancePolicy != nil {
-		in.MaintenancePolicy = *req.MaintenancePolicy
-	}
+	setIfGiven(&in.MaintenancePolicy, req.MaintenancePolicy)
 	in.Updated = e.clock.Now()
 	return e.instanceWire(in), nil
 }
 
-func (e *Emulator) deleteInstance(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+// deleteInstance is a user's delete: recorded as an event, and LKE replaces a pool node's Linode.
+func (e *Emulator) deleteInstance(in *instance) {
 	e.recordEvent(actionLinodeDelete, eventNotification, eventsUsername, in, "", e.clock.Now())
 	e.removeInstance(in, e.clock.Now())
 	e.replaceLostNode(in, e.clock.Now())
-	return emptyObject{}, nil
 }
 
 // removeInstance deletes a Linode and announces it.
@@ -521,8 +487,6 @@ func (e *Emulator) removeInstance(in *instance, now time.Time) {
 }
 
 func (e *Emulator) rebootInstance(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err

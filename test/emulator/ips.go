@@ -127,8 +127,6 @@ func (e *Emulator) accountAddresses() []string {
 }
 
 func (e *Emulator) listIPAddresses(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	var items []ipAddressWire
 	for _, address := range e.accountAddresses() {
 		if w, ok := e.ipAddress(address); ok {
@@ -139,8 +137,6 @@ func (e *Emulator) listIPAddresses(*http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getIPAddress(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	w, ok := e.ipAddress(r.PathValue("address"))
 	if !ok {
 		return nil, errNotFound()
@@ -166,8 +162,6 @@ func (e *Emulator) updateIPAddress(r *http.Request) (any, *apiError) {
 	if req.RDNS != nil && !rdnsPattern.MatchString(*req.RDNS) {
 		return nil, errInvalid("rdns", "Domain is not valid.")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	address := r.PathValue("address")
 	w, ok := e.ipAddress(address)
 	if !ok {
@@ -219,8 +213,6 @@ func (e *Emulator) allocateIPAddress(r *http.Request) (any, *apiError) {
 	if !req.Public {
 		return nil, errInvalid("public", "Only public addresses can be allocated")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var holder *instance
 	if req.LinodeID != 0 {
 		if holder = e.st.instances[req.LinodeID]; holder == nil {
@@ -264,8 +256,6 @@ func (e *Emulator) assignIPAddresses(r *http.Request) (any, *apiError) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if _, err := e.validateRegion("region", req.Region, ""); err != nil {
 		return nil, err
 	}
@@ -386,14 +376,10 @@ func maskOf(prefix netip.Prefix) string {
 }
 
 func (e *Emulator) listVPCIPs(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	return mustList(newList(e.vpcIPs(0), vpcIPWire{}))
 }
 
 func (e *Emulator) listVPCIPsOfVPC(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	v, err := e.lookupVPC(r)
 	if err != nil {
 		return nil, err
@@ -431,8 +417,6 @@ type instanceIPsWire struct {
 
 // getInstanceIPs lists a Linode's addresses by kind. Its reserved addresses are public ones too.
 func (e *Emulator) getInstanceIPs(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -462,34 +446,30 @@ func (e *Emulator) getInstanceIPs(r *http.Request) (any, *apiError) {
 	return w, nil
 }
 
-// addInstanceIP gives a Linode another public address (a reserved one it names, or a new one),
-// or its private one.
-func (e *Emulator) addInstanceIP(r *http.Request) (any, *apiError) {
-	var req struct {
-		Type    string  `json:"type"`
-		Public  bool    `json:"public"`
-		Address *string `json:"address"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+type instanceIPAddRequest struct {
+	Type    string  `json:"type"`
+	Public  bool    `json:"public"`
+	Address *string `json:"address"`
+}
+
+func (req *instanceIPAddRequest) validate() *apiError {
 	if req.Type != "ipv4" {
-		return nil, errInvalid("type", "Only addresses of type ipv4 are currently supported.")
+		return errInvalid("type", "Only addresses of type ipv4 are currently supported.")
 	}
 	if req.Address != nil && !req.Public {
-		return nil, errInvalid("address", "Cannot reserve a private address.")
+		return errInvalid("address", "Cannot reserve a private address.")
 	}
 	if req.Address != nil {
 		if _, err := netip.ParseAddr(*req.Address); err != nil {
-			return nil, errInvalid("address", "Must provide a valid reserved address")
+			return errInvalid("address", "Must provide a valid reserved address")
 		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	in, err := e.lookupInstance(r)
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// addInstanceIP gives a Linode another public address (a reserved one it names, or a new one),
+// or its private one.
+func (e *Emulator) addInstanceIP(in *instance, req instanceIPAddRequest) (any, *apiError) {
 	if req.Address != nil {
 		reserved, ok := e.st.reservedIPs[*req.Address]
 		switch {
@@ -516,8 +496,6 @@ func (e *Emulator) addInstanceIP(r *http.Request) (any, *apiError) {
 
 // removeInstanceIP takes an address from a Linode; its only public address stays.
 func (e *Emulator) removeInstanceIP(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err

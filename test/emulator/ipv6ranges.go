@@ -38,13 +38,7 @@ func (e *Emulator) allocateIPv6Range(in *instance, requested string) string {
 
 // rangesOf are the ranges routed to the Linode, oldest first.
 func (e *Emulator) rangesOf(linodeID int) []*ipv6Range {
-	var out []*ipv6Range
-	for _, key := range sortedKeys(e.st.ipv6Ranges) {
-		if r := e.st.ipv6Ranges[key]; r.LinodeID == linodeID {
-			out = append(out, r)
-		}
-	}
-	return out
+	return valuesWhere(e.st.ipv6Ranges, func(r *ipv6Range) bool { return r.LinodeID == linodeID })
 }
 
 type ipv6RangeWire struct {
@@ -71,8 +65,6 @@ func (e *Emulator) ipv6RangeToWire(r *ipv6Range) ipv6RangeWire {
 }
 
 func (e *Emulator) listIPv6Ranges(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	items := []ipv6RangeWire{}
 	for _, key := range sortedKeys(e.st.ipv6Ranges) {
 		items = append(items, e.ipv6RangeToWire(e.st.ipv6Ranges[key]))
@@ -82,21 +74,11 @@ func (e *Emulator) listIPv6Ranges(*http.Request) (any, *apiError) {
 
 func (e *Emulator) lookupIPv6Range(r *http.Request) (*ipv6Range, *apiError) {
 	address, _, _ := strings.Cut(r.PathValue("range"), "/")
-	found, ok := e.st.ipv6Ranges[address]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return found, nil
+	return byKey(e.st.ipv6Ranges, address)
 }
 
-func (e *Emulator) getIPv6Range(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	found, err := e.lookupIPv6Range(r)
-	if err != nil {
-		return nil, err
-	}
-	return ipv6RangeDetailWire{Range: found.Address, Prefix: found.Prefix, Region: found.Region, Linodes: []int{found.LinodeID}}, nil
+func ipv6RangeDetail(found *ipv6Range) ipv6RangeDetailWire {
+	return ipv6RangeDetailWire{Range: found.Address, Prefix: found.Prefix, Region: found.Region, Linodes: []int{found.LinodeID}}
 }
 
 // createIPv6Range routes a new range to a Linode named by id or by its SLAAC address.
@@ -112,8 +94,6 @@ func (e *Emulator) createIPv6Range(r *http.Request) (any, *apiError) {
 	if req.PrefixLength != 56 && req.PrefixLength != 64 {
 		return nil, errInvalid("prefix_length", "Must be one of 56, 64")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var target *instance
 	switch {
 	case req.LinodeID != 0:
@@ -140,8 +120,6 @@ func (e *Emulator) createIPv6Range(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) deleteIPv6Range(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	found, err := e.lookupIPv6Range(r)
 	if err != nil {
 		return nil, err

@@ -347,9 +347,7 @@ func (e *Emulator) buildLinodeInterface(in *instance, req linodeInterfaceRequest
 		e.configureVPCIPv4(in, iface.VPC, req.VPC.IPv4, take)
 	default:
 		iface.VLAN = &vlanInterface{Label: req.VLAN.VLANLabel}
-		if req.VLAN.IPAMAddress != nil {
-			iface.VLAN.IPAMAddress = *req.VLAN.IPAMAddress
-		}
+		setIfGiven(&iface.VLAN.IPAMAddress, req.VLAN.IPAMAddress)
 	}
 	return iface
 }
@@ -584,8 +582,6 @@ func (e *Emulator) lookupLinodeInterface(r *http.Request) (*instance, *linodeInt
 }
 
 func (e *Emulator) listLinodeInterfaces(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -598,8 +594,6 @@ func (e *Emulator) listLinodeInterfaces(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getLinodeInterface(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, iface, err := e.lookupLinodeInterface(r)
 	if err != nil {
 		return nil, err
@@ -614,17 +608,7 @@ func errNotPoweredOff() *apiError {
 
 func (in *instance) poweredOff() bool { return in.Status == statusOffline }
 
-func (e *Emulator) createLinodeInterface(r *http.Request) (any, *apiError) {
-	var req linodeInterfaceRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	in, err := e.lookupLinodeGeneration(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) createLinodeInterface(in *instance, req linodeInterfaceRequest) (any, *apiError) {
 	if !in.poweredOff() {
 		return nil, errNotPoweredOff()
 	}
@@ -646,17 +630,8 @@ type linodeInterfaceUpdateRequest struct {
 
 // updateLinodeInterface changes an interface's default route, its public addresses and IPv6
 // ranges, or its VPC address, NAT and ranges; its kind and subnet stay.
-func (e *Emulator) updateLinodeInterface(r *http.Request) (any, *apiError) {
-	var req linodeInterfaceUpdateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	in, iface, err := e.lookupLinodeInterface(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateLinodeInterface(at found[*instance, *linodeInterface], req linodeInterfaceUpdateRequest) (any, *apiError) {
+	in, iface := at.parent, at.child
 	if !in.poweredOff() {
 		return nil, errNotPoweredOff()
 	}
@@ -677,12 +652,8 @@ func (e *Emulator) updateLinodeInterface(r *http.Request) (any, *apiError) {
 		}
 	}
 	if req.DefaultRoute != nil {
-		if req.DefaultRoute.IPv4 != nil {
-			iface.DefaultIPv4 = *req.DefaultRoute.IPv4
-		}
-		if req.DefaultRoute.IPv6 != nil {
-			iface.DefaultIPv6 = *req.DefaultRoute.IPv6
-		}
+		setIfGiven(&iface.DefaultIPv4, req.DefaultRoute.IPv4)
+		setIfGiven(&iface.DefaultIPv6, req.DefaultRoute.IPv6)
 	}
 	if req.Public != nil {
 		e.releaseInterfaceAddresses(in, iface)
@@ -714,8 +685,6 @@ func (e *Emulator) releaseInterfaceAddresses(in *instance, iface *linodeInterfac
 }
 
 func (e *Emulator) deleteLinodeInterface(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, iface, err := e.lookupLinodeInterface(r)
 	if err != nil {
 		return nil, err
@@ -730,8 +699,6 @@ func (e *Emulator) deleteLinodeInterface(r *http.Request) (any, *apiError) {
 
 // listLinodeInterfaceFirewalls lists the interface's firewall, if it has one.
 func (e *Emulator) listLinodeInterfaceFirewalls(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	_, iface, err := e.lookupLinodeInterface(r)
 	if err != nil {
 		return nil, err
@@ -777,8 +744,6 @@ func (in *instance) interfaceSettings() interfaceSettingsWire {
 }
 
 func (e *Emulator) getInterfaceSettings(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	in, err := e.lookupLinodeGeneration(r)
 	if err != nil {
 		return nil, err
@@ -786,25 +751,17 @@ func (e *Emulator) getInterfaceSettings(r *http.Request) (any, *apiError) {
 	return in.interfaceSettings(), nil
 }
 
+type interfaceSettingsUpdateRequest struct {
+	NetworkHelper *bool `json:"network_helper"`
+	DefaultRoute  *struct {
+		IPv4InterfaceID *int `json:"ipv4_interface_id"`
+		IPv6InterfaceID *int `json:"ipv6_interface_id"`
+	} `json:"default_route"`
+}
+
 // updateInterfaceSettings turns the Network Helper on or off and moves a default route to
 // another eligible interface.
-func (e *Emulator) updateInterfaceSettings(r *http.Request) (any, *apiError) {
-	var req struct {
-		NetworkHelper *bool `json:"network_helper"`
-		DefaultRoute  *struct {
-			IPv4InterfaceID *int `json:"ipv4_interface_id"`
-			IPv6InterfaceID *int `json:"ipv6_interface_id"`
-		} `json:"default_route"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	in, err := e.lookupLinodeGeneration(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateInterfaceSettings(in *instance, req interfaceSettingsUpdateRequest) (any, *apiError) {
 	current := in.interfaceSettings()
 	if req.DefaultRoute != nil {
 		if id := req.DefaultRoute.IPv4InterfaceID; id != nil && !slices.Contains(current.DefaultRoute.IPv4EligibleInterfaceIDs, *id) {
@@ -822,9 +779,7 @@ func (e *Emulator) updateInterfaceSettings(r *http.Request) (any, *apiError) {
 			}
 		}
 	}
-	if req.NetworkHelper != nil {
-		in.NetworkHelper = *req.NetworkHelper
-	}
+	setIfGiven(&in.NetworkHelper, req.NetworkHelper)
 	return in.interfaceSettings(), nil
 }
 

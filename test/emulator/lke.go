@@ -313,11 +313,5 @@ func (e *Emulator) resizePool(c *lkeCluster, p *lkePool, count int, now time.Tim
 }
 
 func (e *Emulator) poolsOfCluster(clusterID int) []*lkePool {
-	var out []*lkePool
-	for _, id := range sortedKeys(e.st.pools) {
-		if p := e.st.pools[id]; p.ClusterID == clusterID {
-			out = append(out, p)
-		}
-	}
-	return out
+	return valuesWhere(e.st.pools, func(p *lkePool) bool { return p.ClusterID == clusterID })
 }

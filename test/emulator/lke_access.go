@@ -64,9 +64,7 @@ func newACL(field string, req aclRequest) (*controlPlaneACL, *apiError) {
 		}
 	}
 	acl.RevisionID = strings.ToLower(rand.Text())
-	if req.RevisionID != nil {
-		acl.RevisionID = *req.RevisionID
-	}
+	setIfGiven(&acl.RevisionID, req.RevisionID)
 	return acl, nil
 }
 
@@ -82,8 +80,6 @@ func parseACLPrefix(address string) (netip.Prefix, error) {
 }
 
 func (e *Emulator) getControlPlaneACL(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err
@@ -95,19 +91,11 @@ func (e *Emulator) getControlPlaneACL(r *http.Request) (any, *apiError) {
 	return map[string]aclWire{"acl": acl.toWire()}, nil
 }
 
-func (e *Emulator) updateControlPlaneACL(r *http.Request) (any, *apiError) {
-	var req struct {
-		ACL aclRequest `json:"acl"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
+type aclUpdateRequest struct {
+	ACL aclRequest `json:"acl"`
+}
+
+func (e *Emulator) updateControlPlaneACL(c *lkeCluster, req aclUpdateRequest) (any, *apiError) {
 	acl, err := newACL("acl", req.ACL)
 	if err != nil {
 		return nil, err
@@ -116,16 +104,7 @@ func (e *Emulator) updateControlPlaneACL(r *http.Request) (any, *apiError) {
 	return map[string]aclWire{"acl": acl.toWire()}, nil
 }
 
-func (e *Emulator) deleteControlPlaneACL(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
-	c.ACL = nil
-	return emptyObject{}, nil
-}
+func (e *Emulator) deleteControlPlaneACL(c *lkeCluster) { c.ACL = nil }
 
 // endpointID is the name of a cluster's endpoints, in the UUID form LKE uses, derived from its id
 // so that it takes nothing from the emulator's seeded randomness.
@@ -139,48 +118,37 @@ func apiEndpoints(c *lkeCluster) []string {
 	return []string{host + ":443", host + ":6443"}
 }
 
-// controlPlaneUp answers 503, as LKE does, until the cluster's control plane has had the time
-// a Linode takes to provision: before then it has no endpoints and no kubeconfig.
-func (e *Emulator) controlPlaneUp(c *lkeCluster, what string) *apiError {
-	if e.clock.Now().Before(c.Created.Add(e.cfg.delays.Provisioning)) {
-		return errStatus(http.StatusServiceUnavailable, "Cluster "+what+" not yet available. Please try again later.")
+// lookupUpCluster finds the request's cluster, and answers 503, as LKE does, until its control
+// plane has had the time a Linode takes to provision: before then it has no endpoints and no
+// kubeconfig (what says which was asked for).
+func (e *Emulator) lookupUpCluster(what string) func(*http.Request) (*lkeCluster, *apiError) {
+	return func(r *http.Request) (*lkeCluster, *apiError) {
+		c, err := e.lookupCluster(r)
+		if err != nil {
+			return nil, err
+		}
+		if e.clock.Now().Before(c.Created.Add(e.cfg.delays.Provisioning)) {
+			return nil, errStatus(http.StatusServiceUnavailable, "Cluster "+what+" not yet available. Please try again later.")
+		}
+		return c, nil
 	}
-	return nil
 }
 
 type apiEndpointWire struct {
 	Endpoint string `json:"endpoint"`
 }
 
-func (e *Emulator) listAPIEndpoints(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.controlPlaneUp(c, "API Endpoints are"); err != nil {
-		return nil, err
-	}
+func apiEndpointsWire(c *lkeCluster) []apiEndpointWire {
 	var items []apiEndpointWire
 	for _, endpoint := range apiEndpoints(c) {
 		items = append(items, apiEndpointWire{Endpoint: endpoint})
 	}
-	return mustList(newList(items, apiEndpointWire{}))
+	return items
 }
 
-// getKubeconfig answers a kubeconfig for the cluster's first endpoint with the cluster's current
+// kubeconfigWire is a kubeconfig for the cluster's first endpoint with the cluster's current
 // admin token, base64-encoded as the API sends it.
-func (e *Emulator) getKubeconfig(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.controlPlaneUp(c, "kubeconfig is"); err != nil {
-		return nil, err
-	}
+func kubeconfigWire(c *lkeCluster) map[string]string {
 	name := "lke" + fmt.Sprint(c.ID)
 	kubeconfig := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -200,20 +168,11 @@ contexts:
   name: %s-ctx
 current-context: %s-ctx
 `, apiEndpoints(c)[0], name, name, c.AdminToken, name, name, name, name)
-	return map[string]string{"kubeconfig": base64.StdEncoding.EncodeToString([]byte(kubeconfig))}, nil
+	return map[string]string{"kubeconfig": base64.StdEncoding.EncodeToString([]byte(kubeconfig))}
 }
 
 // deleteKubeconfig regenerates the cluster's admin token: kubeconfigs fetched before stop working.
-func (e *Emulator) deleteKubeconfig(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
-	c.AdminToken = rand.Text()
-	return emptyObject{}, nil
-}
+func (e *Emulator) deleteKubeconfig(c *lkeCluster) { c.AdminToken = rand.Text() }
 
 type tierVersionWire struct {
 	ID   string `json:"id"`
@@ -223,8 +182,6 @@ type tierVersionWire struct {
 // listTierVersions lists a tier's Kubernetes versions.
 func (e *Emulator) listTierVersions(r *http.Request) (any, *apiError) {
 	tier := r.PathValue("tier")
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	versions, ok := e.cat.lkeVersions[tier]
 	if !ok {
 		return nil, errNotFound()

@@ -60,7 +60,7 @@ type poolUpdateRequest struct {
 }
 
 func (e *Emulator) lookupCluster(r *http.Request) (*lkeCluster, *apiError) {
-	return byID(r, "clusterId", e.st.clusters)
+	return e.st.clusters.lookup(r, "clusterId")
 }
 
 func (e *Emulator) lookupPool(r *http.Request) (*lkeCluster, *lkePool, *apiError) {
@@ -68,7 +68,7 @@ func (e *Emulator) lookupPool(r *http.Request) (*lkeCluster, *lkePool, *apiError
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := byID(r, "poolId", e.st.pools)
+	p, err := e.st.pools.lookup(r, "poolId")
 	if err != nil || p.ClusterID != c.ID {
 		return nil, nil, errNotFound()
 	}
@@ -89,22 +89,6 @@ func (e *Emulator) lookupNode(r *http.Request) (*lkeCluster, *lkePool, *lkeNode,
 	return c, p, n, nil
 }
 
-func (e *Emulator) listClusters(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return listInIDOrder(e.st.clusters, clusterToWire)
-}
-
-func (e *Emulator) getCluster(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
-	return clusterToWire(c), nil
-}
-
 func (e *Emulator) createCluster(r *http.Request) (any, *apiError) {
 	var req clusterCreateRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -113,8 +97,6 @@ func (e *Emulator) createCluster(r *http.Request) (any, *apiError) {
 	if len(req.NodePools) == 0 {
 		return nil, errInvalid("node_pools", "At least one node pool is required")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, err := e.createClusterLocked(req)
 	if err != nil {
 		return nil, err
@@ -273,23 +255,13 @@ func (e *Emulator) createPoolLocked(c *lkeCluster, req poolCreateRequest, now ti
 		Tags: slices.Clone(req.Tags), DiskEncryption: "enabled", FirewallID: req.FirewallID,
 		Autoscaler: poolAutoscaler{Min: req.Count, Max: req.Count},
 	}
-	if req.Label != nil {
-		p.Label = *req.Label
-	}
-	if req.Autoscaler != nil {
-		p.Autoscaler = *req.Autoscaler
-	}
-	if req.DiskEncryption != nil {
-		p.DiskEncryption = *req.DiskEncryption
-	}
+	setIfGiven(&p.Label, req.Label)
+	setIfGiven(&p.Autoscaler, req.Autoscaler)
+	setIfGiven(&p.DiskEncryption, req.DiskEncryption)
 	if c.Tier == tierEnterprise {
 		version, strategy := c.K8sVersion, "rolling_update"
-		if req.K8sVersion != nil {
-			version = *req.K8sVersion
-		}
-		if req.UpdateStrategy != nil {
-			strategy = *req.UpdateStrategy
-		}
+		setIfGiven(&version, req.K8sVersion)
+		setIfGiven(&strategy, req.UpdateStrategy)
 		p.K8sVersion, p.UpdateStrategy = &version, &strategy
 	}
 	e.st.pools[p.ID] = p
@@ -299,20 +271,14 @@ func (e *Emulator) createPoolLocked(c *lkeCluster, req poolCreateRequest, now ti
 	return p
 }
 
-func (e *Emulator) deleteCluster(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
+// deleteCluster removes the cluster with its pools and their Linodes.
+func (e *Emulator) deleteCluster(c *lkeCluster) {
 	now := e.clock.Now()
 	for _, p := range e.poolsOfCluster(c.ID) {
 		e.removePool(p, now)
 	}
 	delete(e.st.clusters, c.ID)
 	delete(e.st.recycles, c.ID)
-	return emptyObject{}, nil
 }
 
 type clusterUpdateRequest struct {
@@ -324,17 +290,7 @@ type clusterUpdateRequest struct {
 // updateCluster renames a cluster or upgrades its control plane. An upgrade leaves existing
 // nodes on their version: standard-tier nodes until they are recycled, enterprise-tier pools
 // until their own version is updated.
-func (e *Emulator) updateCluster(r *http.Request) (any, *apiError) {
-	var req clusterUpdateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateCluster(c *lkeCluster, req clusterUpdateRequest) (any, *apiError) {
 	if req.Label != nil && (len(*req.Label) < 1 || len(*req.Label) > 32) {
 		return nil, errInvalid("label", "Length must be 1-32 characters")
 	}
@@ -355,34 +311,23 @@ func (e *Emulator) updateCluster(r *http.Request) (any, *apiError) {
 		}
 		c.Tags = slices.Clone(*req.Tags)
 	}
-	if req.Label != nil {
-		c.Label = *req.Label
-	}
-	if req.K8sVersion != nil {
-		c.K8sVersion = *req.K8sVersion
-	}
+	setIfGiven(&c.Label, req.Label)
+	setIfGiven(&c.K8sVersion, req.K8sVersion)
 	c.Updated = e.clock.Now()
 	return clusterToWire(c), nil
 }
 
-func (e *Emulator) listPools(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
+// poolsToWire is the cluster's pools as listed.
+func (e *Emulator) poolsToWire(c *lkeCluster) []poolWire {
 	now := e.clock.Now()
 	var items []poolWire
 	for _, p := range e.poolsOfCluster(c.ID) {
 		items = append(items, poolToWire(c, p, now))
 	}
-	return mustList(newList(items, poolWire{}))
+	return items
 }
 
 func (e *Emulator) getPool(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	c, p, err := e.lookupPool(r)
 	if err != nil {
 		return nil, err
@@ -390,17 +335,7 @@ func (e *Emulator) getPool(r *http.Request) (any, *apiError) {
 	return poolToWire(c, p, e.clock.Now()), nil
 }
 
-func (e *Emulator) createPool(r *http.Request) (any, *apiError) {
-	var req poolCreateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, err := e.lookupCluster(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) createPool(c *lkeCluster, req poolCreateRequest) (any, *apiError) {
 	if err := e.validatePoolCreate("", c, &req); err != nil {
 		return nil, err
 	}
@@ -411,17 +346,8 @@ func (e *Emulator) createPool(r *http.Request) (any, *apiError) {
 	return poolToWire(c, e.createPoolLocked(c, req, now), now), nil
 }
 
-func (e *Emulator) updatePool(r *http.Request) (any, *apiError) {
-	var req poolUpdateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, p, err := e.lookupPool(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updatePool(at found[*lkeCluster, *lkePool], req poolUpdateRequest) (any, *apiError) {
+	c, p := at.parent, at.child
 	if err := e.validatePoolUpdate(c, &req); err != nil {
 		return nil, err
 	}
@@ -443,12 +369,8 @@ func (e *Emulator) updatePool(r *http.Request) (any, *apiError) {
 	if req.Taints != nil {
 		p.Taints = slices.Clone(*req.Taints)
 	}
-	if req.Label != nil {
-		p.Label = *req.Label
-	}
-	if req.Autoscaler != nil {
-		p.Autoscaler = *req.Autoscaler
-	}
+	setIfGiven(&p.Label, req.Label)
+	setIfGiven(&p.Autoscaler, req.Autoscaler)
 	if req.FirewallID != nil {
 		p.FirewallID = req.FirewallID
 	}
@@ -500,8 +422,6 @@ func (e *Emulator) validatePoolUpdate(c *lkeCluster, req *poolUpdateRequest) *ap
 }
 
 func (e *Emulator) deletePool(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	_, p, err := e.lookupPool(r)
 	if err != nil {
 		return nil, err
@@ -511,8 +431,6 @@ func (e *Emulator) deletePool(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) getNode(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	_, _, n, err := e.lookupNode(r)
 	if err != nil {
 		return nil, err
@@ -522,8 +440,6 @@ func (e *Emulator) getNode(r *http.Request) (any, *apiError) {
 
 // deleteNode removes exactly that node and its Linode, and shrinks the pool.
 func (e *Emulator) deleteNode(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	_, p, n, err := e.lookupNode(r)
 	if err != nil {
 		return nil, err

@@ -130,9 +130,12 @@ var maintenanceTypes = []string{MaintenanceReboot, MaintenanceColdMigration, Mai
 
 // ScheduleMaintenance has Linode schedule maintenance on a Linode, starting StartsIn from now on
 // the emulator's clock, and returns it as listed.
-func (e *Emulator) ScheduleMaintenance(linodeID int, m Maintenance) (MaintenanceInfo, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Emulator) ScheduleMaintenance(linodeID int, m Maintenance) (info MaintenanceInfo, err error) {
+	e.writing(func() { info, err = e.scheduleMaintenance(linodeID, m) })
+	return info, err
+}
+
+func (e *Emulator) scheduleMaintenance(linodeID int, m Maintenance) (MaintenanceInfo, error) {
 	in, ok := e.st.instances[linodeID]
 	if !ok {
 		return MaintenanceInfo{}, fmt.Errorf("schedule maintenance: Linode %d not found", linodeID)
@@ -183,14 +186,15 @@ func (m *maintenanceEntry) info() MaintenanceInfo {
 
 // CancelMaintenance cancels the Linode's maintenance that has not started and reports how many
 // it canceled; canceled maintenance is no longer listed.
-func (e *Emulator) CancelMaintenance(linodeID int) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	before := len(e.st.maintenances)
-	e.st.maintenances = slices.DeleteFunc(e.st.maintenances, func(m *maintenanceEntry) bool {
-		return m.LinodeID == linodeID && m.Status == maintenancePending
+func (e *Emulator) CancelMaintenance(linodeID int) (canceled int) {
+	e.writing(func() {
+		before := len(e.st.maintenances)
+		e.st.maintenances = slices.DeleteFunc(e.st.maintenances, func(m *maintenanceEntry) bool {
+			return m.LinodeID == linodeID && m.Status == maintenancePending
+		})
+		canceled = before - len(e.st.maintenances)
 	})
-	return before - len(e.st.maintenances)
+	return canceled
 }
 
 // startMaintenance begins a maintenance, unless it was canceled or its Linode is gone, in which
@@ -241,8 +245,6 @@ type maintenanceWire struct {
 
 // listMaintenances answers GET /account/maintenance, in the order Linode scheduled them.
 func (e *Emulator) listMaintenances(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	items := make([]maintenanceWire, 0, len(e.st.maintenances))
 	for _, m := range e.st.maintenances {
 		in, exists := e.st.instances[m.LinodeID]

@@ -87,17 +87,16 @@ func (e *Emulator) metadataCreateToken(w http.ResponseWriter, r *http.Request) {
 		}
 		ttl = time.Duration(seconds) * time.Second
 	}
-	e.sync()
-	e.mu.Lock()
-	in, apiErr := e.lookupInstance(r)
+	created, apiErr := e.withLinode(r, true, func(in *instance) (any, *apiError) {
+		token := e.st.hex(64)
+		e.st.metadataTokens[token] = metadataToken{instanceID: in.ID, expires: e.clock.Now().Add(ttl)}
+		return token, nil
+	})
 	if apiErr != nil {
-		e.mu.Unlock()
 		writeError(w, apiErr)
 		return
 	}
-	token := e.st.hex(64)
-	e.st.metadataTokens[token] = metadataToken{instanceID: in.ID, expires: e.clock.Now().Add(ttl)}
-	e.mu.Unlock()
+	token := created.(string)
 	if wantsJSON(r) {
 		writeMetadata(w, r, []string{token})
 		return
@@ -105,23 +104,38 @@ func (e *Emulator) metadataCreateToken(w http.ResponseWriter, r *http.Request) {
 	writeMetadata(w, r, metadataText(token))
 }
 
+// withLinode answers what fn answers for the Linode the request's path names, or 404, under the
+// lock (exclusive when writes) after the transitions due, as the router runs API handlers.
+func (e *Emulator) withLinode(r *http.Request, writes bool, fn func(*instance) (any, *apiError)) (any, *apiError) {
+	e.sync()
+	var answer any
+	var apiErr *apiError
+	e.locked(writes, func() {
+		in, err := e.lookupInstance(r)
+		if err != nil {
+			apiErr = err
+			return
+		}
+		answer, apiErr = fn(in)
+	})
+	return answer, apiErr
+}
+
 // metadataEndpoint serves one of a Linode's endpoints to a holder of its token.
 func (e *Emulator) metadataEndpoint(answer func(*instance) any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		e.sync()
-		e.mu.RLock()
-		defer e.mu.RUnlock()
-		in, apiErr := e.lookupInstance(r)
+		body, apiErr := e.withLinode(r, false, func(in *instance) (any, *apiError) {
+			token, ok := e.st.metadataTokens[r.Header.Get("Metadata-Token")]
+			if !ok || token.instanceID != in.ID || !e.clock.Now().Before(token.expires) {
+				return nil, errStatus(http.StatusUnauthorized, "Unauthorized")
+			}
+			return answer(in), nil
+		})
 		if apiErr != nil {
 			writeError(w, apiErr)
 			return
 		}
-		token, ok := e.st.metadataTokens[r.Header.Get("Metadata-Token")]
-		if !ok || token.instanceID != in.ID || !e.clock.Now().Before(token.expires) {
-			writeError(w, errStatus(http.StatusUnauthorized, "Unauthorized"))
-			return
-		}
-		writeMetadata(w, r, answer(in))
+		writeMetadata(w, r, body)
 	}
 }
 

@@ -58,24 +58,8 @@ func (e *Emulator) firewallToWire(f *firewall) firewallWire {
 	return w
 }
 
-func (e *Emulator) listFirewalls(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return listInIDOrder(e.st.firewalls, e.firewallToWire)
-}
-
 func (e *Emulator) lookupFirewall(r *http.Request) (*firewall, *apiError) {
-	return byID(r, "firewallId", e.st.firewalls)
-}
-
-func (e *Emulator) getFirewall(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	f, err := e.lookupFirewall(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.firewallToWire(f), nil
+	return e.st.firewalls.lookup(r, "firewallId")
 }
 
 type firewallCreateRequest struct {
@@ -99,8 +83,6 @@ func (e *Emulator) createFirewall(r *http.Request) (any, *apiError) {
 	if err := validateTags("tags", req.Tags); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if err := e.validateFirewallDevices(req.Devices.Linodes, req.Devices.LinodeInterfaces); err != nil {
 		return nil, err
 	}
@@ -142,16 +124,7 @@ func (e *Emulator) addFirewallLocked(label string, tags []string) *firewall {
 	return f
 }
 
-func (e *Emulator) deleteFirewall(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	f, err := e.lookupFirewall(r)
-	if err != nil {
-		return nil, err
-	}
-	delete(e.st.firewalls, f.ID)
-	return emptyObject{}, nil
-}
+func (e *Emulator) deleteFirewall(f *firewall) { delete(e.st.firewalls, f.ID) }
 
 type vpc struct {
 	ID          int
@@ -260,40 +233,21 @@ func (e *Emulator) vpcToWire(v *vpc) vpcWire {
 	if v.IPv4 != nil {
 		w.IPv4 = v.IPv4
 	}
-	for _, s := range e.subnetsOf(v.ID) {
-		w.Subnets = append(w.Subnets, e.subnetToWire(s))
-	}
+	w.Subnets = append(w.Subnets, e.subnetsToWire(v)...)
 	return w
 }
 
-func (e *Emulator) subnetsOf(vpcID int) []*subnet {
-	var out []*subnet
-	for _, id := range sortedKeys(e.st.subnets) {
-		if s := e.st.subnets[id]; s.VPCID == vpcID {
-			out = append(out, s)
-		}
-	}
-	return out
+func (e *Emulator) subnetsOf(v *vpc) []*subnet {
+	return valuesWhere(e.st.subnets, func(s *subnet) bool { return s.VPCID == v.ID })
+}
+
+// subnetsToWire is the VPC's subnets as listed.
+func (e *Emulator) subnetsToWire(v *vpc) []subnetWire {
+	return toWires(e.subnetsOf(v), e.subnetToWire)
 }
 
 func (e *Emulator) lookupVPC(r *http.Request) (*vpc, *apiError) {
-	return byID(r, "vpcId", e.st.vpcs)
-}
-
-func (e *Emulator) listVPCs(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return listInIDOrder(e.st.vpcs, e.vpcToWire)
-}
-
-func (e *Emulator) getVPC(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	v, err := e.lookupVPC(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.vpcToWire(v), nil
+	return e.st.vpcs.lookup(r, "vpcId")
 }
 
 type subnetCreateRequest struct {
@@ -338,8 +292,6 @@ func (e *Emulator) createVPC(r *http.Request) (any, *apiError) {
 	if err := validateVPCRanges(req.IPv4); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if _, err := e.validateRegion("region", req.Region, capVPCs); err != nil {
 		return nil, err
 	}
@@ -386,32 +338,12 @@ func (e *Emulator) addSubnetLocked(vpcID int, label, ipv4 string) *subnet {
 	return s
 }
 
-func (e *Emulator) deleteVPC(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	v, err := e.lookupVPC(r)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range e.subnetsOf(v.ID) {
+// deleteVPC removes the VPC with its subnets.
+func (e *Emulator) deleteVPC(v *vpc) {
+	for _, s := range e.subnetsOf(v) {
 		delete(e.st.subnets, s.ID)
 	}
 	delete(e.st.vpcs, v.ID)
-	return emptyObject{}, nil
-}
-
-func (e *Emulator) listSubnets(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	v, err := e.lookupVPC(r)
-	if err != nil {
-		return nil, err
-	}
-	var items []subnetWire
-	for _, s := range e.subnetsOf(v.ID) {
-		items = append(items, e.subnetToWire(s))
-	}
-	return mustList(newList(items, subnetWire{}))
 }
 
 func (e *Emulator) lookupSubnet(r *http.Request) (*subnet, *apiError) {
@@ -419,74 +351,46 @@ func (e *Emulator) lookupSubnet(r *http.Request) (*subnet, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := byID(r, "vpcSubnetId", e.st.subnets)
+	s, err := e.st.subnets.lookup(r, "vpcSubnetId")
 	if err != nil || s.VPCID != v.ID {
 		return nil, errNotFound()
 	}
 	return s, nil
 }
 
-func (e *Emulator) getSubnet(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	s, err := e.lookupSubnet(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.subnetToWire(s), nil
+type subnetUpdateRequest struct {
+	Label string `json:"label"`
+}
+
+func (req *subnetUpdateRequest) validate() *apiError {
+	return validateVPCLabel("label", req.Label)
 }
 
 // updateSubnet renames a subnet, the one thing about it that can change.
-func (e *Emulator) updateSubnet(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label string `json:"label"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	if err := validateVPCLabel("label", req.Label); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s, err := e.lookupSubnet(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateSubnet(s *subnet, req subnetUpdateRequest) (any, *apiError) {
 	s.Label, s.Updated = req.Label, e.clock.Now()
 	return e.subnetToWire(s), nil
 }
 
-// updateVPC renames a VPC or changes its description.
-func (e *Emulator) updateVPC(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label       *string     `json:"label"`
-		Description *string     `json:"description"`
-		IPv4        []ipv4Range `json:"ipv4"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+type vpcUpdateRequest struct {
+	Label       *string     `json:"label"`
+	Description *string     `json:"description"`
+	IPv4        []ipv4Range `json:"ipv4"`
+}
+
+func (req *vpcUpdateRequest) validate() *apiError {
 	if req.Label != nil {
 		if err := validateVPCLabel("label", *req.Label); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := validateVPCRanges(req.IPv4); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	v, err := e.lookupVPC(r)
-	if err != nil {
-		return nil, err
-	}
-	if req.Label != nil {
-		v.Label = *req.Label
-	}
-	if req.Description != nil {
-		v.Description = *req.Description
-	}
+	return validateVPCRanges(req.IPv4)
+}
+
+// updateVPC renames a VPC or changes its description.
+func (e *Emulator) updateVPC(v *vpc, req vpcUpdateRequest) (any, *apiError) {
+	setIfGiven(&v.Label, req.Label)
+	setIfGiven(&v.Description, req.Description)
 	if req.IPv4 != nil {
 		v.IPv4 = req.IPv4
 	}
@@ -494,20 +398,11 @@ func (e *Emulator) updateVPC(r *http.Request) (any, *apiError) {
 	return e.vpcToWire(v), nil
 }
 
-func (e *Emulator) createSubnet(r *http.Request) (any, *apiError) {
-	var req subnetCreateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	if err := validateSubnet("", req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	v, err := e.lookupVPC(r)
-	if err != nil {
-		return nil, err
-	}
+func (req *subnetCreateRequest) validate() *apiError {
+	return validateSubnet("", *req)
+}
+
+func (e *Emulator) createSubnet(v *vpc, req subnetCreateRequest) (any, *apiError) {
 	return e.subnetToWire(e.addSubnetLocked(v.ID, req.Label, req.IPv4)), nil
 }
 
@@ -554,23 +449,7 @@ func (e *Emulator) placementGroupToWire(pg *placementGroup) placementGroupWire {
 }
 
 func (e *Emulator) lookupPlacementGroup(r *http.Request) (*placementGroup, *apiError) {
-	return byID(r, "groupId", e.st.placementGroups)
-}
-
-func (e *Emulator) listPlacementGroups(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return listInIDOrder(e.st.placementGroups, e.placementGroupToWire)
-}
-
-func (e *Emulator) getPlacementGroup(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	pg, err := e.lookupPlacementGroup(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.placementGroupToWire(pg), nil
+	return e.st.placementGroups.lookup(r, "groupId")
 }
 
 type placementGroupCreateRequest struct {
@@ -594,8 +473,6 @@ func (e *Emulator) createPlacementGroup(r *http.Request) (any, *apiError) {
 	if req.PlacementGroupPolicy != "strict" && req.PlacementGroupPolicy != "flexible" {
 		return nil, errInvalid("placement_group_policy", "Must be one of strict, flexible")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if _, err := e.validateRegion("region", req.Region, capPlacementGroup); err != nil {
 		return nil, err
 	}
@@ -607,32 +484,15 @@ func (e *Emulator) createPlacementGroup(r *http.Request) (any, *apiError) {
 	return e.placementGroupToWire(pg), nil
 }
 
-func (e *Emulator) updatePlacementGroup(r *http.Request) (any, *apiError) {
-	var req struct {
-		Label string `json:"label"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	pg, err := e.lookupPlacementGroup(r)
-	if err != nil {
-		return nil, err
-	}
+type placementGroupUpdateRequest struct {
+	Label string `json:"label"`
+}
+
+func (e *Emulator) updatePlacementGroup(pg *placementGroup, req placementGroupUpdateRequest) (any, *apiError) {
 	if req.Label != "" {
 		pg.Label = req.Label
 	}
 	return e.placementGroupToWire(pg), nil
 }
 
-func (e *Emulator) deletePlacementGroup(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	pg, err := e.lookupPlacementGroup(r)
-	if err != nil {
-		return nil, err
-	}
-	delete(e.st.placementGroups, pg.ID)
-	return emptyObject{}, nil
-}
+func (e *Emulator) deletePlacementGroup(pg *placementGroup) { delete(e.st.placementGroups, pg.ID) }

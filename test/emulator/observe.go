@@ -4,7 +4,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -22,7 +21,7 @@ type RequestRecord struct {
 
 // observer keeps per-route counters and a bounded request log.
 type observer struct {
-	mu       sync.Mutex
+	guard
 	counters map[string]int
 	log      []RequestRecord
 	size     int
@@ -38,44 +37,41 @@ func (o *observer) record(r *http.Request, routeName string, status int, start t
 		Time: start, Method: r.Method, Path: r.URL.Path, Route: routeName,
 		Status: status, Duration: time.Since(start), UserAgent: r.UserAgent(),
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if routeName != "" {
-		o.counters[routeName]++
-	}
-	if o.size <= 0 {
-		return
-	}
-	if len(o.log) < o.size {
-		o.log = append(o.log, rec)
-		return
-	}
-	o.log[o.next] = rec
-	o.next = (o.next + 1) % o.size
+	o.do(func() {
+		if routeName != "" {
+			o.counters[routeName]++
+		}
+		switch {
+		case o.size <= 0:
+		case len(o.log) < o.size:
+			o.log = append(o.log, rec)
+		default:
+			o.log[o.next] = rec
+			o.next = (o.next + 1) % o.size
+		}
+	})
 }
 
 // Counters returns how many requests each route received, keyed
 // "METHOD /template" (e.g. "GET /lke/clusters/{clusterId}/pools"), whatever
 // their outcome (401s, 429s and injected faults included).
-func (e *Emulator) Counters() map[string]int {
-	e.obs.mu.Lock()
-	defer e.obs.mu.Unlock()
-	return maps.Clone(e.obs.counters)
+func (e *Emulator) Counters() (counters map[string]int) {
+	e.obs.do(func() { counters = maps.Clone(e.obs.counters) })
+	return counters
 }
 
 // ResetCounters zeroes the counters and empties the request log.
 func (e *Emulator) ResetCounters() {
-	e.obs.mu.Lock()
-	defer e.obs.mu.Unlock()
-	e.obs.counters = map[string]int{}
-	e.obs.log, e.obs.next = nil, 0
+	e.obs.do(func() {
+		e.obs.counters = map[string]int{}
+		e.obs.log, e.obs.next = nil, 0
+	})
 }
 
 // Requests returns the request log, oldest first.
-func (e *Emulator) Requests() []RequestRecord {
-	e.obs.mu.Lock()
-	defer e.obs.mu.Unlock()
-	return append(slices.Clone(e.obs.log[e.obs.next:]), e.obs.log[:e.obs.next]...)
+func (e *Emulator) Requests() (log []RequestRecord) {
+	e.obs.do(func() { log = append(slices.Clone(e.obs.log[e.obs.next:]), e.obs.log[:e.obs.next]...) })
+	return log
 }
 
 // InstanceEventType says what happened to a Linode.
@@ -117,20 +113,17 @@ type InstanceEvent struct {
 // Tick caused them, or by one already delivering. fn may call the emulator,
 // over HTTP too.
 func (e *Emulator) OnInstanceEvent(fn func(InstanceEvent)) {
-	e.eventsMu.Lock()
-	defer e.eventsMu.Unlock()
-	e.hooks = append(e.hooks, fn)
+	e.events.do(func() { e.hooks = append(e.hooks, fn) })
 }
 
 // emit queues an event; callers hold e.mu.
 func (e *Emulator) emit(typ InstanceEventType, in *instance, at time.Time) {
-	e.eventsMu.Lock()
-	defer e.eventsMu.Unlock()
-	e.outbox = append(e.outbox, InstanceEvent{
+	ev := InstanceEvent{
 		Type: typ, Time: at, InstanceID: in.ID, Label: in.Label, PlanType: in.Type, Region: in.Region,
 		Tags: slices.Clone(in.Tags), LKEClusterID: in.LKEClusterID, LKEPoolID: in.LKEPoolID, NodeID: in.NodeID,
 		K8sVersion: in.K8sVersion,
-	})
+	}
+	e.events.do(func() { e.outbox = append(e.outbox, ev) })
 }
 
 // deliver hands queued events to the hooks. Only one goroutine delivers at
@@ -138,14 +131,16 @@ func (e *Emulator) emit(typ InstanceEventType, in *instance, at time.Time) {
 // rather than wait, so a hook that calls the emulator cannot deadlock.
 func (e *Emulator) deliver() {
 	for e.pendingEvents() {
-		if !e.deliverMu.TryLock() {
+		if !e.delivering.CompareAndSwap(false, true) {
 			return
 		}
 		for {
-			e.eventsMu.Lock()
-			events, hooks := e.outbox, slices.Clone(e.hooks)
-			e.outbox = nil
-			e.eventsMu.Unlock()
+			var events []InstanceEvent
+			var hooks []func(InstanceEvent)
+			e.events.do(func() {
+				events, hooks = e.outbox, slices.Clone(e.hooks)
+				e.outbox = nil
+			})
 			if len(events) == 0 {
 				break
 			}
@@ -155,12 +150,11 @@ func (e *Emulator) deliver() {
 				}
 			}
 		}
-		e.deliverMu.Unlock()
+		e.delivering.Store(false)
 	}
 }
 
-func (e *Emulator) pendingEvents() bool {
-	e.eventsMu.Lock()
-	defer e.eventsMu.Unlock()
-	return len(e.outbox) > 0
+func (e *Emulator) pendingEvents() (pending bool) {
+	e.events.do(func() { pending = len(e.outbox) > 0 })
+	return pending
 }

@@ -34,8 +34,6 @@ func (in *instance) bootTarget() string {
 
 // bootInstance powers on an offline Linode: "booting", then "running" after the booting delay.
 func (e *Emulator) bootInstance(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -53,8 +51,6 @@ func (e *Emulator) bootInstance(r *http.Request) (any, *apiError) {
 
 // shutdownInstance powers a Linode off: "shutting_down", then "offline" after the shutdown delay.
 func (e *Emulator) shutdownInstance(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	in, err := e.lookupInstance(r)
 	if err != nil {
 		return nil, err
@@ -88,8 +84,13 @@ func (e *Emulator) FailHost(linodeID int, f HostFailure) ([]int, error) {
 	if f.RestartAfter < 0 {
 		return nil, fmt.Errorf("fail host: restart_after must not be negative")
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	var down []int
+	var err error
+	e.writing(func() { down, err = e.failHost(linodeID, f) })
+	return down, err
+}
+
+func (e *Emulator) failHost(linodeID int, f HostFailure) ([]int, error) {
 	target, ok := e.st.instances[linodeID]
 	if !ok {
 		return nil, fmt.Errorf("fail host: Linode %d not found", linodeID)

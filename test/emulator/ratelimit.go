@@ -3,7 +3,6 @@ package emulator
 import (
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -29,7 +28,7 @@ type window struct {
 // rateLimiter enforces per-token budgets over fixed windows on the
 // emulator's clock, so a fake clock controls when budgets refill.
 type rateLimiter struct {
-	mu      sync.Mutex
+	guard
 	limits  RateLimits
 	windows map[windowKey]*window
 }
@@ -58,9 +57,12 @@ func (l *rateLimiter) admit(h http.Header, token string, rt route, now time.Time
 	if limit <= 0 || length <= 0 {
 		return nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	key := windowKey{token, class}
+	var err *apiError
+	l.do(func() { err = l.count(h, windowKey{token, class}, limit, length, now) })
+	return err
+}
+
+func (l *rateLimiter) count(h http.Header, key windowKey, limit int, length time.Duration, now time.Time) *apiError {
 	w, ok := l.windows[key]
 	if !ok || !now.Before(w.start.Add(length)) {
 		w = &window{start: now}

@@ -109,18 +109,16 @@ func (e *Emulator) recycledNodeGone(clusterID int, n *lkeNode, now time.Time) {
 // drained, so LKE replaces it now instead of at the drain timeout. A simulated cluster calls it
 // after it handled the Linode's InstanceDraining event.
 func (e *Emulator) FinishDrain(instanceID int) {
-	e.mu.Lock()
-	in, ok := e.st.instances[instanceID]
-	if ok && in.NodeID != "" {
-		e.replaceRecycledNode(in.LKEClusterID, in.NodeID, e.clock.Now())
-	}
-	e.mu.Unlock()
+	e.writing(func() {
+		in, ok := e.st.instances[instanceID]
+		if ok && in.NodeID != "" {
+			e.replaceRecycledNode(in.LKEClusterID, in.NodeID, e.clock.Now())
+		}
+	})
 	e.deliver()
 }
 
 func (e *Emulator) recyclePool(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, p, err := e.lookupPool(r)
 	if err != nil {
 		return nil, err
@@ -130,8 +128,6 @@ func (e *Emulator) recyclePool(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) recycleNodeHandler(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, _, n, err := e.lookupNode(r)
 	if err != nil {
 		return nil, err
@@ -141,8 +137,6 @@ func (e *Emulator) recycleNodeHandler(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) recycleCluster(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	c, err := e.lookupCluster(r)
 	if err != nil {
 		return nil, err

@@ -21,8 +21,6 @@ func (e *Emulator) reservedIPToWire(ip *reservedIP) ipAddressWire {
 }
 
 func (e *Emulator) listReservedIPs(*http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	items := make([]ipAddressWire, 0, len(e.st.reservedIPs))
 	for _, address := range sortedKeys(e.st.reservedIPs) {
 		items = append(items, e.reservedIPToWire(e.st.reservedIPs[address]))
@@ -41,8 +39,6 @@ func (e *Emulator) reserveIP(r *http.Request) (any, *apiError) {
 	if err := validateTags("tags", req.Tags); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	reg, err := e.validateRegion("region", req.Region, "")
 	if err != nil {
 		return nil, err
@@ -53,56 +49,26 @@ func (e *Emulator) reserveIP(r *http.Request) (any, *apiError) {
 }
 
 func (e *Emulator) lookupReservedIP(r *http.Request) (*reservedIP, *apiError) {
-	ip, ok := e.st.reservedIPs[r.PathValue("address")]
-	if !ok {
-		return nil, errNotFound()
-	}
-	return ip, nil
+	return byKey(e.st.reservedIPs, r.PathValue("address"))
 }
 
-func (e *Emulator) getReservedIP(r *http.Request) (any, *apiError) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	ip, err := e.lookupReservedIP(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.reservedIPToWire(ip), nil
+type reservedIPUpdateRequest struct {
+	Tags *[]string `json:"tags"`
+}
+
+func (req *reservedIPUpdateRequest) validate() *apiError {
+	return validateOptionalTags("tags", req.Tags)
 }
 
 // updateReservedIP changes an address's tags, the one thing about it a user sets.
-func (e *Emulator) updateReservedIP(r *http.Request) (any, *apiError) {
-	var req struct {
-		Tags *[]string `json:"tags"`
-	}
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	if err := validateOptionalTags("tags", req.Tags); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ip, err := e.lookupReservedIP(r)
-	if err != nil {
-		return nil, err
-	}
+func (e *Emulator) updateReservedIP(ip *reservedIP, req reservedIPUpdateRequest) (any, *apiError) {
 	if req.Tags != nil {
 		ip.Tags = slices.Clone(*req.Tags)
 	}
 	return e.reservedIPToWire(ip), nil
 }
 
-func (e *Emulator) releaseReservedIP(r *http.Request) (any, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ip, err := e.lookupReservedIP(r)
-	if err != nil {
-		return nil, err
-	}
-	delete(e.st.reservedIPs, ip.Address)
-	return emptyObject{}, nil
-}
+func (e *Emulator) releaseReservedIP(ip *reservedIP) { delete(e.st.reservedIPs, ip.Address) }
 
 // validateReservedIPv4 checks the "ipv4" of a Linode create request for region: one reserved
 // address of the account's, in the region, that no Linode uses.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -16,164 +17,39 @@ var apiPrefixes = []string{"/v4", "/v4beta"}
 type route struct {
 	method string
 	path   string
-	handle func(*http.Request) (any, *apiError)
+	handle handler
+	// writes marks routes that change state: the router runs their handler under the
+	// emulator's exclusive lock, and every other handler under the shared one.
+	writes bool
 	// paginated marks collection GETs, which have their own rate limit.
 	paginated bool
 }
 
 func (rt route) name() string { return rt.method + " " + rt.path }
 
+// read declares a route that only reads state, by its "METHOD /path" pattern.
+func read(pattern string, h handler) route {
+	method, path, _ := strings.Cut(pattern, " ")
+	return route{method: method, path: path, handle: h}
+}
+
+// readList declares a read that answers a paginated list.
+func readList(pattern string, h handler) route {
+	rt := read(pattern, h)
+	rt.paginated = true
+	return rt
+}
+
+// write declares a route that changes state.
+func write(pattern string, h handler) route {
+	rt := read(pattern, h)
+	rt.writes = true
+	return rt
+}
+
+// routes are every operation served (routes.go).
 func (e *Emulator) routes() []route {
-	get := func(path string, h func(*http.Request) (any, *apiError)) route {
-		return route{method: http.MethodGet, path: path, handle: h}
-	}
-	list := func(path string, h func(*http.Request) (any, *apiError)) route {
-		return route{method: http.MethodGet, path: path, handle: h, paginated: true}
-	}
-	post := func(path string, h func(*http.Request) (any, *apiError)) route {
-		return route{method: http.MethodPost, path: path, handle: h}
-	}
-	put := func(path string, h func(*http.Request) (any, *apiError)) route {
-		return route{method: http.MethodPut, path: path, handle: h}
-	}
-	del := func(path string, h func(*http.Request) (any, *apiError)) route {
-		return route{method: http.MethodDelete, path: path, handle: h}
-	}
-	return []route{
-		list("/regions", e.listRegions),
-		get("/regions/{regionId}", e.getRegion),
-		list("/regions/availability", e.listAvailability),
-		get("/regions/{regionId}/availability", e.getRegionAvailability),
-		list("/regions/vpc-availability", e.listVPCAvailability),
-		get("/regions/{regionId}/vpc-availability", e.getRegionVPCAvailability),
-		list("/linode/types", e.listTypes),
-		get("/linode/types/{typeId}", e.getType),
-		list("/images", e.listImages),
-		post("/images", e.captureImage),
-		post("/images/upload", e.createImageUpload),
-		get("/images/{imageId}", e.getImage),
-		put("/images/{imageId}", e.updateImage),
-		del("/images/{imageId}", e.deleteImage),
-		post("/images/{imageId}/regions", e.replicateImage),
-
-		list("/lke/versions", e.listLKEVersions),
-		get("/lke/versions/{version}", e.getLKEVersion),
-		list("/lke/tiers/{tier}/versions", e.listTierVersions),
-		list("/lke/types", e.listLKETypes),
-		list("/lke/clusters", e.listClusters),
-		post("/lke/clusters", e.createCluster),
-		get("/lke/clusters/{clusterId}", e.getCluster),
-		put("/lke/clusters/{clusterId}", e.updateCluster),
-		post("/lke/clusters/{clusterId}/recycle", e.recycleCluster),
-		del("/lke/clusters/{clusterId}", e.deleteCluster),
-		list("/lke/clusters/{clusterId}/pools", e.listPools),
-		post("/lke/clusters/{clusterId}/pools", e.createPool),
-		get("/lke/clusters/{clusterId}/pools/{poolId}", e.getPool),
-		put("/lke/clusters/{clusterId}/pools/{poolId}", e.updatePool),
-		del("/lke/clusters/{clusterId}/pools/{poolId}", e.deletePool),
-		post("/lke/clusters/{clusterId}/pools/{poolId}/recycle", e.recyclePool),
-		list("/lke/clusters/{clusterId}/api-endpoints", e.listAPIEndpoints),
-		get("/lke/clusters/{clusterId}/kubeconfig", e.getKubeconfig),
-		del("/lke/clusters/{clusterId}/kubeconfig", e.deleteKubeconfig),
-		get("/lke/clusters/{clusterId}/control_plane_acl", e.getControlPlaneACL),
-		put("/lke/clusters/{clusterId}/control_plane_acl", e.updateControlPlaneACL),
-		del("/lke/clusters/{clusterId}/control_plane_acl", e.deleteControlPlaneACL),
-		get("/lke/clusters/{clusterId}/nodes/{nodeId}", e.getNode),
-		del("/lke/clusters/{clusterId}/nodes/{nodeId}", e.deleteNode),
-		post("/lke/clusters/{clusterId}/nodes/{nodeId}/recycle", e.recycleNodeHandler),
-
-		list("/linode/instances", e.listInstances),
-		post("/linode/instances", e.createInstance),
-		get("/linode/instances/{linodeId}", e.getInstance),
-		put("/linode/instances/{linodeId}", e.updateInstance),
-		del("/linode/instances/{linodeId}", e.deleteInstance),
-		post("/linode/instances/{linodeId}/reboot", e.rebootInstance),
-		post("/linode/instances/{linodeId}/boot", e.bootInstance),
-		post("/linode/instances/{linodeId}/shutdown", e.shutdownInstance),
-		post("/linode/instances/{linodeId}/clone", e.cloneInstance),
-		list("/linode/instances/{linodeId}/configs", e.listConfigs),
-		post("/linode/instances/{linodeId}/configs", e.createConfig),
-		get("/linode/instances/{linodeId}/configs/{configId}", e.getConfig),
-		put("/linode/instances/{linodeId}/configs/{configId}", e.updateConfig),
-		get("/linode/instances/{linodeId}/configs/{configId}/interfaces", e.listConfigInterfaces),
-		post("/linode/instances/{linodeId}/configs/{configId}/interfaces", e.appendConfigInterface),
-		get("/linode/instances/{linodeId}/configs/{configId}/interfaces/{interfaceId}", e.getConfigInterface),
-		del("/linode/instances/{linodeId}/configs/{configId}/interfaces/{interfaceId}", e.deleteConfigInterface),
-		get("/linode/instances/{linodeId}/ips", e.getInstanceIPs),
-		post("/linode/instances/{linodeId}/ips", e.addInstanceIP),
-		del("/linode/instances/{linodeId}/ips/{address}", e.removeInstanceIP),
-		list("/linode/instances/{linodeId}/interfaces", e.listLinodeInterfaces),
-		post("/linode/instances/{linodeId}/interfaces", e.createLinodeInterface),
-		get("/linode/instances/{linodeId}/interfaces/settings", e.getInterfaceSettings),
-		put("/linode/instances/{linodeId}/interfaces/settings", e.updateInterfaceSettings),
-		get("/linode/instances/{linodeId}/interfaces/{interfaceId}", e.getLinodeInterface),
-		put("/linode/instances/{linodeId}/interfaces/{interfaceId}", e.updateLinodeInterface),
-		del("/linode/instances/{linodeId}/interfaces/{interfaceId}", e.deleteLinodeInterface),
-		list("/linode/instances/{linodeId}/interfaces/{interfaceId}/firewalls", e.listLinodeInterfaceFirewalls),
-		list("/linode/instances/{linodeId}/disks", e.listDisks),
-		post("/linode/instances/{linodeId}/disks", e.createDisk),
-		get("/linode/instances/{linodeId}/disks/{diskId}", e.getDisk),
-		put("/linode/instances/{linodeId}/disks/{diskId}", e.updateDisk),
-
-		get("/account/settings", e.getAccountSettings),
-		list("/account/events", e.listEvents),
-		get("/account/events/{eventId}", e.getEvent),
-		list("/account/maintenance", e.listMaintenances),
-		list("/maintenance/policies", e.listMaintenancePolicies),
-
-		list("/networking/firewalls", e.listFirewalls),
-		get("/networking/firewalls/settings", e.getFirewallSettings),
-		put("/networking/firewalls/settings", e.updateFirewallSettings),
-		list("/networking/firewalls/templates", e.listFirewallTemplates),
-		get("/networking/firewalls/templates/{slug}", e.getFirewallTemplate),
-		list("/networking/firewalls/rulesets", e.listFirewallRuleSets),
-		post("/networking/firewalls/rulesets", e.createFirewallRuleSet),
-		get("/networking/firewalls/rulesets/{rulesetId}", e.getFirewallRuleSet),
-		put("/networking/firewalls/rulesets/{rulesetId}", e.updateFirewallRuleSet),
-		del("/networking/firewalls/rulesets/{rulesetId}", e.deleteFirewallRuleSet),
-		post("/networking/firewalls", e.createFirewall),
-		get("/networking/firewalls/{firewallId}", e.getFirewall),
-		list("/networking/firewalls/{firewallId}/devices", e.listFirewallDevices),
-		post("/networking/firewalls/{firewallId}/devices", e.createFirewallDevice),
-		get("/networking/firewalls/{firewallId}/devices/{deviceId}", e.getFirewallDevice),
-		del("/networking/firewalls/{firewallId}/devices/{deviceId}", e.deleteFirewallDevice),
-		del("/networking/firewalls/{firewallId}", e.deleteFirewall),
-
-		list("/networking/ips", e.listIPAddresses),
-		post("/networking/ips", e.allocateIPAddress),
-		post("/networking/ips/assign", e.assignIPAddresses),
-		get("/networking/ips/{address}", e.getIPAddress),
-		put("/networking/ips/{address}", e.updateIPAddress),
-		list("/networking/ipv6/ranges", e.listIPv6Ranges),
-		post("/networking/ipv6/ranges", e.createIPv6Range),
-		get("/networking/ipv6/ranges/{range}", e.getIPv6Range),
-		del("/networking/ipv6/ranges/{range}", e.deleteIPv6Range),
-		list("/networking/reserved/ips", e.listReservedIPs),
-		post("/networking/reserved/ips", e.reserveIP),
-		list("/networking/reserved/ips/types", e.listReservedIPTypes),
-		get("/networking/reserved/ips/{address}", e.getReservedIP),
-		put("/networking/reserved/ips/{address}", e.updateReservedIP),
-		del("/networking/reserved/ips/{address}", e.releaseReservedIP),
-
-		list("/vpcs", e.listVPCs),
-		get("/vpcs/default-ranges", e.getVPCDefaultRanges),
-		list("/vpcs/ips", e.listVPCIPs),
-		list("/vpcs/{vpcId}/ips", e.listVPCIPsOfVPC),
-		post("/vpcs", e.createVPC),
-		get("/vpcs/{vpcId}", e.getVPC),
-		put("/vpcs/{vpcId}", e.updateVPC),
-		del("/vpcs/{vpcId}", e.deleteVPC),
-		list("/vpcs/{vpcId}/subnets", e.listSubnets),
-		post("/vpcs/{vpcId}/subnets", e.createSubnet),
-		get("/vpcs/{vpcId}/subnets/{vpcSubnetId}", e.getSubnet),
-		put("/vpcs/{vpcId}/subnets/{vpcSubnetId}", e.updateSubnet),
-
-		list("/placement/groups", e.listPlacementGroups),
-		post("/placement/groups", e.createPlacementGroup),
-		get("/placement/groups/{groupId}", e.getPlacementGroup),
-		put("/placement/groups/{groupId}", e.updatePlacementGroup),
-		del("/placement/groups/{groupId}", e.deletePlacementGroup),
-	}
+	return append(e.controllerRoutes(), e.replayRoutes()...)
 }
 
 // buildHandler serves the API routes under each prefix through apiRouter, and the admin and
@@ -309,8 +185,15 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 		return err.Status
 	}
 
+	// Read before the lock is taken, so that a slow client holds up no other request.
+	if err := bufferBody(r); err != nil {
+		writeError(w, err)
+		return err.Status
+	}
 	e.sync()
-	result, apiErr := rt.handle(r)
+	var result any
+	var apiErr *apiError
+	e.locked(rt.writes, func() { result, apiErr = rt.handle(r) })
 	e.deliver()
 
 	status, body := http.StatusOK, []byte(nil)
@@ -371,4 +254,39 @@ func dropConnection(w http.ResponseWriter) {
 	// Without a hijackable connection (HTTP/2), abort the handler: net/http
 	// then resets the stream.
 	panic(http.ErrAbortHandler)
+}
+
+// guard is the lock of what the router keeps beside the emulator's state: faults, rate limit
+// windows, the request log, the instance events waiting for delivery. It is held only while one
+// of them is read or changed, never around a handler.
+type guard struct{ mu sync.Mutex }
+
+func (g *guard) do(fn func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	fn()
+}
+
+// locked, reading and writing run fn under the emulator's lock, exclusive or shared. They are
+// the only places that take it: the router runs each handler through locked, so handlers and the
+// helpers they call never lock, and the exported methods and the admin and metadata endpoints
+// go through reading and writing.
+func (e *Emulator) locked(writes bool, fn func()) {
+	if writes {
+		e.writing(fn)
+		return
+	}
+	e.reading(fn)
+}
+
+func (e *Emulator) reading(fn func()) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	fn()
+}
+
+func (e *Emulator) writing(fn func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fn()
 }

@@ -11,22 +11,22 @@ import (
 
 // state is every mutable API object. It is guarded by Emulator.mu.
 type state struct {
-	clusters  map[int]*lkeCluster
-	pools     map[int]*lkePool
-	instances map[int]*instance
-	firewalls map[int]*firewall
+	clusters  collection[*lkeCluster]
+	pools     collection[*lkePool]
+	instances collection[*instance]
+	firewalls collection[*firewall]
 	// defaultFirewalls are the account's default firewall ids by kind of entity (firewallDefaultKinds).
 	defaultFirewalls map[string]*int
-	ruleSets         map[int]*ruleSet
+	ruleSets         collection[*ruleSet]
 	// reservedIPs are the account's reserved public addresses, by address.
 	reservedIPs map[string]*reservedIP
 	// rdns are the reverse DNS entries users set, by address; null restores Linode\'s own.
 	rdns map[string]*string
 	// ipv6Ranges are the IPv6 ranges routed to Linodes, by their first address.
 	ipv6Ranges      map[string]*ipv6Range
-	vpcs            map[int]*vpc
-	subnets         map[int]*subnet
-	placementGroups map[int]*placementGroup
+	vpcs            collection[*vpc]
+	subnets         collection[*subnet]
+	placementGroups collection[*placementGroup]
 	images          map[string]*privateImage
 	// metadataTokens are the Metadata service's tokens, by token.
 	metadataTokens map[string]metadataToken

@@ -5,30 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 )
-
-// byID is the object of m that the request's path segment names. A segment that is not a
-// number names nothing: Linode answers 404 for both.
-func byID[T any](r *http.Request, segment string, m map[int]T) (T, *apiError) {
-	id, err := strconv.Atoi(r.PathValue(segment))
-	if v, ok := m[id]; err == nil && ok {
-		return v, nil
-	}
-	var none T
-	return none, errNotFound()
-}
-
-// listInIDOrder answers every object of m as a page of the wire form, in the order of their ids,
-// as the API lists them.
-func listInIDOrder[T, W any](m map[int]T, toWire func(T) W) (any, *apiError) {
-	items := make([]W, 0, len(m))
-	for _, id := range sortedKeys(m) {
-		items = append(items, toWire(m[id]))
-	}
-	var sample W
-	return mustList(newList(items, sample))
-}
 
 // sortedKeys returns a map's keys in ascending order, the order the API
 // lists objects in.
@@ -51,4 +28,11 @@ func mustList(l listResult, err error) (any, *apiError) {
 		return nil, errStatus(http.StatusInternalServerError, err.Error())
 	}
 	return l, nil
+}
+
+// setIfGiven sets *field to what an update request gave, when it gave it.
+func setIfGiven[T any](field, given *T) {
+	if given != nil {
+		*field = *given
+	}
 }

@@ -201,6 +201,16 @@ func writeError(w http.ResponseWriter, e *apiError) {
 const maxBodyBytes = 1 << 20
 
 // decodeBody reads a JSON request body into v. An empty body decodes as {}.
+// bufferBody reads the request's body, up to maxBodyBytes, into memory for the handler.
+func bufferBody(r *http.Request) *apiError {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes))
+	if err != nil {
+		return errInvalid("", "Unable to read request body")
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	return nil
+}
+
 func decodeBody(r *http.Request, v any) *apiError {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes))
 	if err != nil {
