@@ -35,7 +35,9 @@ func TestConcurrentClients(t *testing.T) {
 			default:
 				clk.Step(5 * time.Second)
 				e.Tick()
-				time.Sleep(time.Millisecond)
+				// Each Tick takes the write lock; ticking every millisecond starved 50 clients
+				// under the race detector on a busy machine past their 30-second timeout.
+				time.Sleep(10 * time.Millisecond)
 			}
 		}
 	}()
