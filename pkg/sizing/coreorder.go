@@ -28,34 +28,35 @@ const shortestPartialInsertion = 50
 
 // coreOrder sorts bins as core's sort.Slice sorts its NodeClaims by pods held, given that they
 // were sorted before the bin at changed took one pod (-1: before a bin was appended), and
-// returns how many bins at the front kept their place and where the bin that changed is now.
-func coreOrder(bins []slot, changed int) (kept, at int) {
+// returns how many bins at the front kept their place and where the bin that changed is now;
+// every other bin keeps its order, unless sorted says the quicksort ran in full.
+func coreOrder(bins []slot, changed int) (kept, at int, sorted bool) {
 	n := len(bins)
 	if changed < 0 {
 		changed = n - 1
 		if n < 2 || bins[n-2].pods <= bins[n-1].pods {
-			return n, changed
+			return n, changed, false
 		}
 	} else if changed == n-1 || bins[changed].pods <= bins[changed+1].pods {
-		return n, changed
+		return n, changed, false
 	}
 	moved := bins[changed]
 	switch {
 	case n < shortestPartialInsertion || !pivotSamplesInOrder(bins):
 		slices.SortFunc(bins, fewerPods)
-		return 0, slices.Index(bins, moved)
+		return 0, slices.Index(bins, moved), true
 	case changed == n-1:
 		// The partial insertion sort moves the new bin left past the bins holding more pods.
 		i := firstHolding(bins[:n-1], moved.pods+1)
 		copy(bins[i+1:], bins[i:n-1])
 		bins[i] = moved
-		return i, i
+		return i, i, false
 	default:
 		// It moves the bin that gained a pod right past the bins holding fewer pods.
 		i := firstHolding(bins[changed+1:], moved.pods)
 		copy(bins[changed:], bins[changed+1:changed+1+i])
 		bins[changed+i] = moved
-		return changed, changed + i
+		return changed, changed + i, false
 	}
 }
 

@@ -38,6 +38,12 @@ type podShape struct {
 	// levels are the ways core's scheduler tries to place the pod, in its order (shapeLevel);
 	// requirements, perNode and group are the first's.
 	levels []shapeLevel
+	// level is which of the levels this shape is placed by, and constraints identifies what
+	// decides the plans and NodePools its pods may run on, whatever they request: the
+	// requirements of each level and the tolerations. Thousands of pods of different sizes mostly
+	// share them, and what they decide is worked out once for all of them.
+	level       int
+	constraints string
 }
 
 // shapeLevel is one way core's scheduler tries to place a pod: with each of its OR'd required
@@ -49,6 +55,8 @@ type shapeLevel struct {
 	requirements scheduling.Requirements
 	perNode      int
 	group        string
+	// key is the requirements' text, which identifies them.
+	key string
 }
 
 // shapeOf describes a pod as core's scheduler sees it under its preference policy: Respect,
@@ -85,20 +93,24 @@ func shapeOf(p *corev1.Pod, ignorePreferences bool) *podShape {
 		s.levels = append(s.levels, level(relaxed, true))
 	}
 	s.requirements, s.perNode, s.group = s.levels[0].requirements, s.levels[0].perNode, s.levels[0].group
-	var key strings.Builder
+	var key, constraints strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(s.requests)) {
 		quantity := s.requests[name]
 		fmt.Fprintf(&key, "%s=%s,", name, quantity.String())
 	}
-	for _, l := range s.levels {
-		fmt.Fprintf(&key, "|%s|", l.requirements.String())
+	for i := range s.levels {
+		l := &s.levels[i]
+		l.key = l.requirements.String()
+		fmt.Fprintf(&constraints, "|%s|", l.key)
 		if l.perNode > 0 {
-			fmt.Fprintf(&key, "%d/%s", l.perNode, l.group)
+			fmt.Fprintf(&constraints, "%d/%s", l.perNode, l.group)
 		}
 	}
 	for _, t := range s.tolerations {
-		fmt.Fprintf(&key, "%s:%s:%s:%s,", t.Key, t.Operator, t.Value, t.Effect)
+		fmt.Fprintf(&constraints, "%s:%s:%s:%s,", t.Key, t.Operator, t.Value, t.Effect)
 	}
+	s.constraints = constraints.String()
+	key.WriteString(s.constraints)
 	s.key = key.String()
 	return s
 }
@@ -112,6 +124,7 @@ func (s *podShape) at(level int) *podShape {
 	l := s.levels[level]
 	out.requirements, out.perNode, out.group = l.requirements, l.perNode, l.group
 	out.key = fmt.Sprintf("%s@%d", s.key, level)
+	out.level, out.constraints = level, fmt.Sprintf("%s@%d", s.constraints, level)
 	return &out
 }
 
@@ -541,6 +554,14 @@ type rankedNodePools struct {
 	daemons       []*corev1.Pod
 	rooms         map[[2]int]corev1.ResourceList
 	placements    map[string]placement
+	// allowed are the instance types (indices) a new NodeClaim of a NodePool may launch for pods
+	// of some constraints (podShape.constraints) placed some way, whatever they request.
+	allowed map[allowedKey][]int
+}
+
+type allowedKey struct {
+	pool, level int
+	constraints string
 }
 
 // placement is where core's scheduler places pods of a shape: the NodePool (an index, -1 when
@@ -580,19 +601,10 @@ func (r *rankedNodePools) place(s *podShape) placement {
 // takes says whether a new NodeClaim of the NodePool could hold a pod of the shape placed its
 // level'th way, on some plan with room for it after the DaemonSets.
 func (r *rankedNodePools) takes(pool int, s *podShape, level int) bool {
-	np := r.pools[pool]
-	requirements := s.levels[level].requirements
-	if np.taints.Tolerates(s.tolerations) != nil || !np.template.Requirements.IsCompatible(requirements, scheduling.AllowUndefinedWellKnownLabels) {
-		return false
-	}
-	both := scheduling.NewRequirements(np.template.Requirements.Values()...)
-	both.Add(requirements.Values()...)
-	for i, it := range r.instanceTypes {
-		if it.Requirements.Intersects(both) != nil || !it.Offerings.Available().HasCompatible(both) {
-			continue
-		}
+	for _, i := range r.allowedFor(pool, s, level) {
 		room, ok := r.rooms[[2]int{pool, i}]
 		if !ok {
+			np, it := r.pools[pool], r.instanceTypes[i]
 			room = resources.Subtract(it.Allocatable(), daemonOverhead(np.template, np.taints, it, r.daemons))
 			r.rooms[[2]int{pool, i}] = room
 		}
@@ -603,12 +615,39 @@ func (r *rankedNodePools) takes(pool int, s *podShape, level int) bool {
 	return false
 }
 
+// allowedFor are the instance types (indices) a new NodeClaim of the NodePool may launch for a
+// pod of the shape placed its level'th way, by its requirements and tolerations alone.
+func (r *rankedNodePools) allowedFor(pool int, s *podShape, level int) []int {
+	key := allowedKey{pool: pool, level: level, constraints: s.constraints}
+	if allowed, ok := r.allowed[key]; ok {
+		return allowed
+	}
+	if r.allowed == nil {
+		r.allowed = map[allowedKey][]int{}
+	}
+	np := r.pools[pool]
+	requirements := s.levels[level].requirements
+	allowed := []int{}
+	if np.taints.Tolerates(s.tolerations) == nil && np.template.Requirements.IsCompatible(requirements, scheduling.AllowUndefinedWellKnownLabels) {
+		both := scheduling.NewRequirements(np.template.Requirements.Values()...)
+		both.Add(requirements.Values()...)
+		for i, it := range r.instanceTypes {
+			if it.Requirements.Intersects(both) == nil && it.Offerings.Available().HasCompatible(both) {
+				allowed = append(allowed, i)
+			}
+		}
+	}
+	r.allowed[key] = allowed
+	return allowed
+}
+
 // groupRun is a run of pods of one group in core's scheduling queue.
 type groupRun = runOf[*podGroup]
 
 // groupPending groups the pending pods core gives the NodePool (the pool'th of pools) by shape,
 // placed the way core places them, in the order first seen, with the pods coming like them, and
-// lays the groups' pods out in the order core's scheduling queue takes them (inQueueOrder).
+// lays the groups' pods out in the order core's scheduling queue takes them (inQueueOrder);
+// past shapesConsidered groups, similar ones are merged (mergeSimilar).
 func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming []comingPods) ([]*podGroup, []groupRun) {
 	byKey := map[string]*podGroup{}
 	refused := map[string]bool{}
@@ -651,7 +690,7 @@ func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming
 			g.coming += c.pods
 		}
 	}
-	return groups, inQueueOrder(queued, groups)
+	return mergeSimilar(groups, inQueueOrder(queued, groups))
 }
 
 // queuedPod is a pending pod of a group.
@@ -839,6 +878,9 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 	}
 	empty := make(vector, len(dims))
 	shapes := make(map[*podGroup]*shape, len(groups))
+	// allowed are the plans pods may run on by their requirements, by the requirements' text:
+	// pods of many sizes mostly share their requirements.
+	allowed := map[string]bitset{}
 	// placeNow is the dearest of the cheapest plans holding pods that core would place elsewhere
 	// if this round's plans did not hold them, or -1.
 	placeNow := -1
@@ -854,15 +896,24 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 			deferred: g.deferred,
 			arriving: g.coming > 0,
 		}
-		requirements := scheduling.NewRequirements(template.Requirements.Values()...)
-		requirements.Add(g.shape.requirements.Values()...)
-		for i, c := range candidates {
-			if c.it.Requirements.Intersects(requirements) != nil || !c.it.Offerings.Available().HasCompatible(requirements) {
-				continue
+		requirementsKey := g.shape.levels[g.shape.level].key
+		plans, ok := allowed[requirementsKey]
+		if !ok {
+			plans = newBitset(len(d.plans))
+			requirements := scheduling.NewRequirements(template.Requirements.Values()...)
+			requirements.Add(g.shape.requirements.Values()...)
+			for i, c := range candidates {
+				if c.it.Requirements.Intersects(requirements) == nil && c.it.Offerings.Available().HasCompatible(requirements) {
+					plans.set(i)
+				}
 			}
-			s.plans.set(i)
-			if s.cheapest < 0 && fits(d.plans[i].room, empty, s.requests) {
+			allowed[requirementsKey] = plans
+		}
+		copy(s.plans, plans)
+		for i := range d.plans {
+			if s.plans.has(i) && fits(d.plans[i].room, empty, s.requests) {
 				s.cheapest = i
+				break
 			}
 		}
 		if s.cheapest < 0 {

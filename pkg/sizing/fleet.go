@@ -64,9 +64,13 @@ func appendRun[K comparable](queue []runOf[K], r runOf[K]) []runOf[K] {
 
 // only keeps the queue's pods of the given shapes, in the same order.
 func only(queue []run, shapes []*shape) []run {
+	kept := make(map[*shape]bool, len(shapes))
+	for _, s := range shapes {
+		kept[s] = true
+	}
 	var out []run
 	for _, r := range queue {
-		if slices.Contains(shapes, r.of) {
+		if kept[r.of] {
 			out = appendRun(out, r)
 		}
 	}
@@ -282,6 +286,9 @@ type packer struct {
 	// less one.
 	numbers map[*shape]int32
 	reaches []reach
+	// index finds the first bin in order that may hold a pod; bound is the room it looks for.
+	index binIndex
+	bound vector
 }
 
 func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingRoom) (fleet, int) {
@@ -295,6 +302,11 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 	// that took the last pod, -1 when the last pod opened a new bin.
 	p.bins, p.order, p.closedTo, p.vectors, p.bitsets, p.reaches = p.bins[:0], p.order[:0], p.closedTo[:0], p.vectors[:0], p.bitsets[:0], p.reaches[:0]
 	changed := -1
+	p.index.reset(dims)
+	if cap(p.bound) < dims {
+		p.bound = make(vector, dims)
+	}
+	p.bound = p.bound[:dims]
 	if p.numbers == nil {
 		p.numbers = make(map[*shape]int32, len(queue))
 	}
@@ -328,7 +340,9 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 		// alone, where it is now (at), until it is closed to s too.
 		closed, alone := 0, -1
 		for ; left > 0; left-- {
-			kept, at := coreOrder(p.order, changed)
+			moved := changed
+			kept, at, sorted := coreOrder(p.order, changed)
+			p.index.note(p.order, moved, at, sorted)
 			closed = min(closed, kept)
 			if alone < 0 {
 				if changed = p.addToOpenBin(plans, s, reach, number, c, closed, &beyond); changed >= 0 {
@@ -370,22 +384,47 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 // in core's order from the slot at from that some plan up to the ceiling holds with it, and
 // returns its slot, or -1 when no bin does. A bin that cannot take one pod of a shape takes none
 // of its later pods, so it is closed to the shape.
+//
+// Only bins with room for the pod in some plan it may run on are tried (binIndex): the plans the
+// ceiling offers, and the dearer ones that could still lower beyond. A bin no such plan holds
+// with the pod neither takes it nor lowers beyond, so skipping it packs the same fleet.
 func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c ceiling, from int, beyond *int) int {
-	for i := from; i < len(p.order); i++ {
-		which := p.order[i].bin
+	takes := func(which int32, at int) bool {
 		if p.closedTo[which] == number {
-			continue
+			return false
 		}
 		b := &p.bins[which]
 		if holding := b.holdingPlan(plans, s, r, c, beyond); holding >= 0 {
 			b.add(s, holding)
-			p.order[i].pods++
-			return i
+			p.order[at].pods++
+			return true
 		}
 		p.closedTo[which] = number
+		return false
 	}
-	return -1
+	if len(p.order)-from <= shortScan {
+		for at := from; at < len(p.order); at++ {
+			if takes(p.order[at].bin, at) {
+				return at
+			}
+		}
+		return -1
+	}
+	copy(p.bound, r.offered)
+	for i := r.firstDearer; i < *beyond; i++ {
+		if s.plans.has(i) {
+			for d, amount := range plans[i].room {
+				p.bound[d] = max(p.bound[d], amount)
+			}
+		}
+	}
+	p.index.follow(p.order, p.bins)
+	return p.index.first(from, p.bound, s.requests, takes)
 }
+
+// shortScan is how many bins addToOpenBin tries one by one rather than through the index: up to
+// a few dozen, trying them costs less than bringing the index in line with the order.
+const shortScan = 64
 
 // emptyVector is a zeroed vector of dims from the packer's memory.
 func (p *packer) emptyVector(dims int) vector {
