@@ -136,7 +136,7 @@ func BenchmarkDistinctShapes(b *testing.B) {
 					instanceTypes: instanceTypes, rooms: map[[2]int]corev1.ResourceList{}, placements: map[string]placement{},
 				}
 				groups, queue := groupPending(pools, 0, pending, nil)
-				_, decision := decide(tradeoff, template, instanceTypes, groups, queue, nil, nil, 0, false, nil)
+				_, decision := decide(tradeoff, template, instanceTypes, groups, queue, nil, nil, 0, false, nil, nil)
 				if decision.fleet.nodes == 0 {
 					b.Fatalf("no fleet: %+v", decision)
 				}

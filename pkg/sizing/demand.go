@@ -788,6 +788,8 @@ type demand struct {
 	pods, coming int
 	// recent, when not nil, holds the fleets packed for recent decisions (packMemo).
 	recent *packMemo
+	// budget, when not nil, is the time the decision may take.
+	budget *timeBudget
 }
 
 // nodePoolDemand describes the NodePool's available plans, cheapest first, with the room a node

@@ -525,7 +525,7 @@ func worthFewerNodes(cheapest, fewer fleet) bool {
 // some plan.
 func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision {
 	s := newSolver(d.plans, d.shapes, d.queue, d.starting)
-	s.recent = d.recent
+	s.recent, s.budget = d.recent, d.budget
 	chosen := pick(s.options(-1, d.floor), tradeoff, existing, wasLarge)
 	chosen.deferred = deferredAt(d.plans, d.shapes, chosen.ceiling.top)
 	chosen.burstCeiling = chosen.ceiling
@@ -536,7 +536,7 @@ func (d demand) choose(tradeoff Tradeoff, existing int, wasLarge bool) decision 
 		burst := s
 		if len(arriving) < len(d.shapes) {
 			burst = newSolver(d.plans, arriving, only(d.queue, arriving), d.starting)
-			burst.recent = d.recent
+			burst.recent, burst.budget = d.recent, d.budget
 		}
 		chosen.burstCeiling = lower(d.plans, chosen.ceiling, pick(burst.options(-1, -1), tradeoff, existing, wasLarge).ceiling)
 	}
@@ -642,6 +642,9 @@ type solver struct {
 	// reuses and adds to; idBuf is the memory packIDOf works in.
 	recent *packMemo
 	idBuf  []byte
+	// budget, when not nil, is the time the decision may take: once it is spent, packs return
+	// an empty fleet at once, and the decision is not used.
+	budget *timeBudget
 }
 
 func newSolver(plans []plan, shapes []*shape, queue []run, starting []startingRoom) solver {
@@ -666,6 +669,9 @@ type packedFleet struct {
 // pack packs the pods of now, the shapes key names, as pack does with the ceiling, reusing a
 // fleet already packed for them with a ceiling that packs the same.
 func (s *solver) pack(key packKey, now []*shape, c ceiling) fleet {
+	if s.budget.over() {
+		return fleet{}
+	}
 	price := s.plans[c.top].price
 	if !c.sole {
 		for _, p := range s.packed[key] {

@@ -55,6 +55,9 @@ type Policy struct {
 	recorder   events.Recorder
 	tradeoff   Tradeoff
 	clock      clock.Clock
+	// timeBudget is how long a decision may simulate before the NodePool is offered every plan;
+	// 0 for no limit.
+	timeBudget time.Duration
 	placements atomic.Pointer[placementsHolder]
 	overlays   atomic.Pointer[overlaysHolder]
 	// podIndex and nodeClaimIndex, once ReadFromInformers set them, hold the unbound pods and the
@@ -146,6 +149,13 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		packs:              newPackMemo(),
 	}
 }
+
+// LimitTime sets how long a decision may simulate before the NodePool is offered every plan, as
+// core does on its own; 0, as until it is called, sets no limit. A pod of a shape of
+// its own costs the simulation more than one more pod of a known shape, and anyone who may create
+// pods may create thousands of shapes: the limit keeps core's provisioning round, which waits
+// for the answer, from waiting on them.
+func (p *Policy) LimitTime(budget time.Duration) { p.timeBudget = budget }
 
 // ModelOverlays has the policy price and size plans as core will once it applied the NodePool's
 // NodeOverlays (with the NodeOverlay feature gate on): an overlay that makes a big plan cheap, or
@@ -265,16 +275,29 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	// The simulation reads nothing of the policy's: callers for other NodePools, or with answers
 	// in the memo, need not wait for it.
+	budget := newTimeBudget(p.timeBudget)
+	for _, r := range append(others, asking) {
+		r.budget = budget
+	}
 	p.mu.Unlock()
 	locked = false
 	next, d, decision := simulate(p.tradeoff, asking, others, daemons)
 	next.inputs, next.generation, next.uid = inputs, nodePool.Generation, nodePool.UID
+	if budget.over() {
+		// What the simulation found before it stopped is not a decision.
+		next = &memo{inputs: inputs, generation: nodePool.Generation, uid: nodePool.UID, instanceTypes: instanceTypes, template: template,
+			explanation: &explanation{every: true, why: "sizing for its pending pods took longer than the time budget of " + p.timeBudget.String()}}
+	}
 	f.instanceTypes = next.instanceTypes
 	close(f.done)
 	p.mu.Lock()
 	locked = true
 	if p.simulating[nodePool.Name] == f {
 		delete(p.simulating, nodePool.Name)
+	}
+	if budget.over() {
+		p.overBudget(ctx, nodePool, next, pending.pods, groups)
+		return next.instanceTypes, nil
 	}
 	for _, r := range append(others, asking) {
 		if r.sized != nil && !r.offersAll {
@@ -295,6 +318,20 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	p.decisions[nodePool.Name] = next
 	p.tell(ctx, nodePool.Name, next.explanation, groups)
 	return next.instanceTypes, nil
+}
+
+// overBudget offers the NodePool every plan for inputs that took longer to size than the time
+// budget, and says so: in the log, a metric and an event on the NodePool. The answer is kept for
+// the same inputs, so that core's next calls do not spend the budget again.
+func (p *Policy) overBudget(ctx context.Context, nodePool *karpv1.NodePool, next *memo, pending []pendingPod, groups []*podGroup) {
+	p.offerAll(ctx, nodePool.Name, p.decisions[nodePool.Name], next.explanation.why)
+	log.FromContext(ctx).WithValues("NodePool", nodePool.Name).Info("offering every plan: "+next.explanation.why, "pods", len(pending), "shapes", len(groups))
+	p.decisions[nodePool.Name] = next
+	timeBudgetExceeded.Inc(map[string]string{nodePoolLabel.Name: nodePool.Name})
+	if p.recorder != nil {
+		p.recorder.Publish(timeBudgetEvent(nodePool, p.timeBudget, len(pending), len(groups)))
+	}
+	p.tell(ctx, nodePool.Name, next.explanation, nil)
 }
 
 // simulation is a decision being simulated for a NodePool: done is closed once instanceTypes
@@ -324,7 +361,7 @@ func simulate(tradeoff Tradeoff, asking *roundPool, others []*roundPool, daemons
 			round = append(round, r)
 		}
 	}
-	if len(round) > 1 {
+	if len(round) > 1 && !asking.budget.over() {
 		decision.joint = newJointRound(round, daemons)
 		decision.fleet = decision.joint.fleet(decision.ceiling, decision.fleet)
 		// The cheapest fleet found: the cheapest ceiling's, alone the cheapest, unless the round
@@ -348,9 +385,9 @@ func simulate(tradeoff Tradeoff, asking *roundPool, others []*roundPool, daemons
 
 // decide chooses the NodePool's ceiling for its own pending pods, and describes its demand.
 func decide(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, priced []*cloudprovider.InstanceType, groups []*podGroup, queue []groupRun,
-	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool, recent *packMemo) (demand, decision) {
+	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool, recent *packMemo, budget *timeBudget) (demand, decision) {
 	d := nodePoolDemand(template, priced, groups, queue, daemons, starting)
-	d.recent = recent
+	d.recent, d.budget = recent, budget
 	if len(d.shapes) == 0 {
 		return d, decision{}
 	}
@@ -517,6 +554,10 @@ func explain(next *memo, d demand, decision decision) *explanation {
 		expected: decision.fleet, cheapest: decision.cheapest, deferred: decision.deferred, held: map[string]planPrice{},
 	}
 	e.cheaper, e.dearer = decision.alternatives(decision.ceiling)
+	if decision.solver.budget.over() {
+		// Packs past the budget are empty: the alternatives are unknown.
+		e.cheaper, e.dearer = nil, nil
+	}
 	for _, sh := range d.shapes {
 		if cheapest := d.plans[sh.cheapest]; cheapest.price > top.price {
 			e.held[sh.key] = planPrice{name: cheapest.name, price: cheapest.price}
