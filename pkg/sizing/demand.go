@@ -646,8 +646,7 @@ type groupRun = runOf[*podGroup]
 
 // groupPending groups the pending pods core gives the NodePool (the pool'th of pools) by shape,
 // placed the way core places them, in the order first seen, with the pods coming like them, and
-// lays the groups' pods out in the order core's scheduling queue takes them (inQueueOrder);
-// past shapesConsidered groups, similar ones are merged (mergeSimilar).
+// lays the groups' pods out in the order core's scheduling queue takes them (inQueueOrder).
 func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming []comingPods) ([]*podGroup, []groupRun) {
 	byKey := map[string]*podGroup{}
 	refused := map[string]bool{}
@@ -690,7 +689,7 @@ func groupPending(pools *rankedNodePools, pool int, pending []pendingPod, coming
 			g.coming += c.pods
 		}
 	}
-	return mergeSimilar(groups, inQueueOrder(queued, groups))
+	return groups, inQueueOrder(queued, groups)
 }
 
 // queuedPod is a pending pod of a group.
