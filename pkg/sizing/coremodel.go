@@ -2,7 +2,18 @@ package sizing
 
 import (
 	"cmp"
+	"context"
 	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	"sigs.k8s.io/karpenter/pkg/operator/injection"
+	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+	"sigs.k8s.io/karpenter/pkg/utils/resources"
 )
 
 // Core keeps its in-flight NodeClaims in a slice, appends new ones, and before each pod sorts
@@ -102,3 +113,79 @@ func pivotSamplesInOrder(bins []slot) bool {
 
 // fewerPods orders bins by pods held, as core orders its in-flight NodeClaims.
 func fewerPods(a, b slot) int { return cmp.Compare(a.pods, b.pods) }
+
+// ignoresPreferences says whether core's scheduler runs with its Ignore preference policy; it
+// respects preferences when its settings are not in the context, as by default.
+func ignoresPreferences(ctx context.Context) (ignore bool) {
+	defer func() {
+		if recover() != nil {
+			ignore = false
+		}
+	}()
+	return coreoptions.FromContext(ctx).PreferencePolicy == coreoptions.PreferencePolicyIgnore
+}
+
+// refusedByCore says whether core's provisioner refuses the pod whatever the NodePools offer, as
+// its Provisioner.Validate does for node selectors and required node affinity: a term with
+// matchFields, or a requirement no NodeClaim could carry (a restricted label such as
+// kubernetes.io/hostname, a malformed one). The simulation reads neither, and would count the
+// pod as demand for as long as it exists.
+func refusedByCore(ctx context.Context, p *corev1.Pod) bool {
+	terms := make([]corev1.NodeSelectorTerm, 0, len(p.Spec.NodeSelector))
+	for key, value := range p.Spec.NodeSelector {
+		terms = append(terms, corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: key, Operator: corev1.NodeSelectorOpIn, Values: []string{value}}}})
+	}
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		terms = append(terms, a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms...)
+	}
+	for _, term := range terms {
+		if term.MatchFields != nil {
+			return true
+		}
+		for _, r := range term.MatchExpressions {
+			if karpv1.ValidateRequirement(ctx, karpv1.NodeSelectorRequirementWithMinValues{Key: r.Key, Operator: r.Operator, Values: r.Values}) != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hardTaints are the NodePool's taints a pod must tolerate; core tolerates PreferNoSchedule
+// taints for a pod that fits nowhere else.
+func hardTaints(template *corescheduling.NodeClaimTemplate) scheduling.Taints {
+	return slices.DeleteFunc(slices.Clone(template.Spec.Taints), func(t corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectPreferNoSchedule
+	})
+}
+
+// daemonOverhead is what the DaemonSets that would run on a node of the plan in the NodePool
+// ask for, as core's scheduler counts it.
+func daemonOverhead(template *corescheduling.NodeClaimTemplate, taints scheduling.Taints, it *cloudprovider.InstanceType, daemons []*corev1.Pod) corev1.ResourceList {
+	var compatible []*corev1.Pod
+	for _, d := range daemons {
+		if taints.Tolerates(d.Spec.Tolerations) != nil {
+			continue
+		}
+		requirements := scheduling.NewStrictPodRequirements(d)
+		if template.Requirements.IsCompatible(requirements, scheduling.AllowUndefinedWellKnownLabels) && it.Requirements.Intersects(requirements) == nil {
+			compatible = append(compatible, d)
+		}
+	}
+	if len(compatible) == 0 {
+		return nil
+	}
+	return resources.RequestsForPods(compatible...)
+}
+
+// askedByDisruption says whether core's disruption controller asks. Its simulations reschedule the
+// pods of the nodes it would remove or replace, which are not the pending pods the ceiling was
+// chosen for, and it only ever replaces nodes with cheaper ones: offered every plan, consolidation
+// can replace a node with any cheaper plan the NodePool allows, as core does on its own.
+func askedByDisruption(ctx context.Context) bool {
+	name := injection.GetControllerName(ctx)
+	return name == "disruption" || strings.HasPrefix(name, "disruption.")
+}
+
+// provisionerName is the controller name core's provisioner asks with.
+const provisionerName = "provisioner"
