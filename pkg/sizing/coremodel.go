@@ -16,8 +16,27 @@ import (
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 )
 
+// The policy's model of Karpenter core v1.15.0: every assumption it makes about how core
+// provisions is here, each citing the file (under sigs.k8s.io/karpenter@v1.15.0/pkg) and the
+// function it reproduces. The differential test (differential_test.go) checks them together
+// against core's own scheduler. Elsewhere the policy assumes, and cites here:
+//
+//   - core's scheduling queue takes pods by most CPU, then most memory, then the oldest, then by
+//     UID: controllers/provisioning/scheduling/queue.go, byCPUAndMemoryDescending (inQueueOrder,
+//     queue.go);
+//   - core relaxes a pod's preferences one at a time, preferred pod (anti-)affinity before
+//     preferred node affinity, and tries each OR'd required node selector term in turn:
+//     controllers/provisioning/scheduling/preferences.go, Preferences.Relax (shapeOf, shape.go);
+//   - core tries NodePools by weight, highest first, and gives a pod to the first that takes it:
+//     utils/nodepool/nodepool.go, OrderByWeight, and controllers/provisioning/scheduling/scheduler.go,
+//     Scheduler.add (Policy.rankedNodePools, ranking.go);
+//   - Create launches the cheapest offering of the NodeClaim's remaining instance types:
+//     controllers/provisioning/scheduling/nodeclaim.go, NodeClaim.Add and
+//     filterInstanceTypesByRequirements (pack.go, bin.holdingPlan).
+//
 // Core keeps its in-flight NodeClaims in a slice, appends new ones, and before each pod sorts
-// the slice by pods held with sort.Slice, then gives the pod to the first NodeClaim that takes
+// the slice by pods held with sort.Slice (controllers/provisioning/scheduling/scheduler.go,
+// Scheduler.add), then gives the pod to the first NodeClaim that takes
 // it. sort.Slice is not stable, so which of the NodeClaims holding as many pods comes first, and
 // so where a pod goes and which plans the fleet ends on, depends on the order the sort leaves.
 // The simulation keeps its bins in a slice of the same order by sorting it the same way.
@@ -115,7 +134,8 @@ func pivotSamplesInOrder(bins []slot) bool {
 func fewerPods(a, b slot) int { return cmp.Compare(a.pods, b.pods) }
 
 // ignoresPreferences says whether core's scheduler runs with its Ignore preference policy; it
-// respects preferences when its settings are not in the context, as by default.
+// respects preferences when its settings are not in the context, as by default. Core:
+// controllers/provisioning/provisioner.go, Provisioner.Schedule (PreferencePolicyIgnore).
 func ignoresPreferences(ctx context.Context) (ignore bool) {
 	defer func() {
 		if recover() != nil {
@@ -129,7 +149,8 @@ func ignoresPreferences(ctx context.Context) (ignore bool) {
 // its Provisioner.Validate does for node selectors and required node affinity: a term with
 // matchFields, or a requirement no NodeClaim could carry (a restricted label such as
 // kubernetes.io/hostname, a malformed one). The simulation reads neither, and would count the
-// pod as demand for as long as it exists.
+// pod as demand for as long as it exists. Core: controllers/provisioning/provisioner.go,
+// Provisioner.Validate, validateNodeSelector, validateAffinity and validateNodeSelectorTerm.
 func refusedByCore(ctx context.Context, p *corev1.Pod) bool {
 	terms := make([]corev1.NodeSelectorTerm, 0, len(p.Spec.NodeSelector))
 	for key, value := range p.Spec.NodeSelector {
@@ -152,7 +173,8 @@ func refusedByCore(ctx context.Context, p *corev1.Pod) bool {
 }
 
 // hardTaints are the NodePool's taints a pod must tolerate; core tolerates PreferNoSchedule
-// taints for a pod that fits nowhere else.
+// taints for a pod that fits nowhere else. Core: controllers/provisioning/scheduling/preferences.go,
+// Preferences.toleratePreferNoScheduleTaints, and scheduling/taints.go, Taints.Tolerates.
 func hardTaints(template *corescheduling.NodeClaimTemplate) scheduling.Taints {
 	return slices.DeleteFunc(slices.Clone(template.Spec.Taints), func(t corev1.Taint) bool {
 		return t.Effect == corev1.TaintEffectPreferNoSchedule
@@ -160,7 +182,8 @@ func hardTaints(template *corescheduling.NodeClaimTemplate) scheduling.Taints {
 }
 
 // daemonOverhead is what the DaemonSets that would run on a node of the plan in the NodePool
-// ask for, as core's scheduler counts it.
+// ask for, as core's scheduler counts it. Core: controllers/provisioning/scheduling/scheduler.go,
+// buildDaemonOverheadGroups, and nodeclaim.go, NodeClaim.addDaemonRequests.
 func daemonOverhead(template *corescheduling.NodeClaimTemplate, taints scheduling.Taints, it *cloudprovider.InstanceType, daemons []*corev1.Pod) corev1.ResourceList {
 	var compatible []*corev1.Pod
 	for _, d := range daemons {
@@ -181,11 +204,14 @@ func daemonOverhead(template *corescheduling.NodeClaimTemplate, taints schedulin
 // askedByDisruption says whether core's disruption controller asks. Its simulations reschedule the
 // pods of the nodes it would remove or replace, which are not the pending pods the ceiling was
 // chosen for, and it only ever replaces nodes with cheaper ones: offered every plan, consolidation
-// can replace a node with any cheaper plan the NodePool allows, as core does on its own.
+// can replace a node with any cheaper plan the NodePool allows, as core does on its own. Core:
+// controllers/disruption/controller.go, Controller.Name ("disruption"), and queue.go, Queue.Name
+// ("disruption.queue").
 func askedByDisruption(ctx context.Context) bool {
 	name := injection.GetControllerName(ctx)
 	return name == "disruption" || strings.HasPrefix(name, "disruption.")
 }
 
-// provisionerName is the controller name core's provisioner asks with.
+// provisionerName is the controller name core's provisioner asks with. Core:
+// controllers/provisioning/provisioner.go, Provisioner.Name.
 const provisionerName = "provisioner"
