@@ -207,7 +207,7 @@ func (j *jointRound) round(c ceiling) fleet {
 	}
 	slices.SortStableFunc(slots, func(a, b *startingSlot) int { return strings.Compare(a.name, b.name) })
 	// bins are in the order they opened, with their NodePool and the last shape each could not
-	// take a pod of; order is core's order of them (coreorder.go).
+	// take a pod of; order is core's order of them (coremodel.go).
 	var bins []*bin
 	var poolOf []int
 	var closedTo []*shape

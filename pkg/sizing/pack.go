@@ -13,7 +13,7 @@ type bin struct {
 	groups map[string]int
 }
 
-// slot is a bin's place in core's order of its in-flight NodeClaims (coreorder.go): the pods the
+// slot is a bin's place in core's order of its in-flight NodeClaims (coremodel.go): the pods the
 // bin holds and which bin it is (an index into the pack's bins). Core's order is kept by moving
 // slots, small and without pointers, before every pod.
 type slot struct {
