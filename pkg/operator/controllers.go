@@ -93,6 +93,7 @@ func NewLinode(ctx context.Context, kubeClient client.Client, apiReader client.R
 		return nil, err
 	}
 	sizer := sizing.NewPolicy(kubeClient, recorder, sizing.Tradeoff{LargeFleetNodes: opts.SizingLargeFleetNodes, Tolerance: opts.SizingTolerancePercent / 100}, clk)
+	sizer.LimitTime(opts.SizingTimeBudget)
 	cloudProviderOptions := []cloudprovider.Option{cloudprovider.WithRecorder(recorder)}
 	if opts.SizingPolicy != v1.SizingPolicyDisabled {
 		cloudProviderOptions = append(cloudProviderOptions, cloudprovider.WithSizer(sizer))

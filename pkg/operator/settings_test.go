@@ -94,8 +94,8 @@ func TestParseSettings(t *testing.T) {
 		},
 		{
 			name:         "the sizing trade-off's settings say what is valid",
-			env:          map[string]string{"SIZING_LARGE_FLEET_NODES": "-1", "SIZING_TOLERANCE_PERCENT": "150"},
-			wantProblems: []string{`SIZING_LARGE_FLEET_NODES -1 is not valid: use a node count`, `SIZING_TOLERANCE_PERCENT 150 is not valid: use a percentage from 0`},
+			env:          map[string]string{"SIZING_LARGE_FLEET_NODES": "-1", "SIZING_TOLERANCE_PERCENT": "150", "SIZING_TIME_BUDGET": "-1s"},
+			wantProblems: []string{`SIZING_LARGE_FLEET_NODES -1 is not valid: use a node count`, `SIZING_TOLERANCE_PERCENT 150 is not valid: use a percentage from 0`, `SIZING_TIME_BUDGET -1s is not valid`},
 		},
 		{
 			name:         "the sizing policy is enabled or disabled",

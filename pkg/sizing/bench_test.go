@@ -2,11 +2,14 @@ package sizing
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
@@ -113,4 +116,51 @@ func BenchmarkJointFleet(b *testing.B) {
 			b.Fatalf("no fleet: %+v", f)
 		}
 	}
+}
+
+// BenchmarkDistinctShapes is what a change in the pending pods costs when no two pods share a
+// shape, at 1k, 2k, 4k and 8k pods: the pods grouped by shape and placed on the NodePool as core
+// would (groupPending), the demand described and the ceiling chosen. Pods that anyone may create
+// set the shapes, so the time must grow no faster than n log n in them.
+func BenchmarkDistinctShapes(b *testing.B) {
+	instanceTypes := usOrdPlans(b)
+	template := nodeClaimTemplate("standard", "dedicated", "highmem")
+	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	for _, n := range []int{1000, 2000, 4000, 8000} {
+		b.Run(fmt.Sprintf("shapes=%d", n), func(b *testing.B) {
+			pending := distinctPendingPods(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				pools := &rankedNodePools{
+					pools:         []rankedNodePool{{name: "default", template: template, taints: hardTaints(template)}},
+					instanceTypes: instanceTypes, rooms: map[[2]int]corev1.ResourceList{}, placements: map[string]placement{},
+				}
+				groups, queue := groupPending(pools, 0, pending, nil)
+				_, decision := decide(tradeoff, template, instanceTypes, groups, queue, nil, nil, 0, false, nil, nil)
+				if decision.fleet.nodes == 0 {
+					b.Fatalf("no fleet: %+v", decision)
+				}
+			}
+		})
+	}
+}
+
+// distinctPendingPods are n pending pods, each of a shape of its own: CPU from 50m to 4 vCPUs and
+// memory from 64 MiB to 8 GiB, in the order a cluster's pods arrive.
+func distinctPendingPods(n int) []pendingPod {
+	pods := make([]pendingPod, n)
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range pods {
+		cpu := 50 + (i*7919)%3950
+		memory := 64 + (i*104729)%8128
+		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse(fmt.Sprintf("%dm", cpu)),
+			corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", memory+i%7)),
+		}}}}}}
+		pods[i] = pendingPod{
+			key: types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("pod-%05d", i)}, shape: shapeOf(pod, false),
+			created: metav1.NewTime(created.Add(time.Duration(i) * time.Millisecond)), uid: types.UID(fmt.Sprintf("uid-%05d", i)),
+		}
+	}
+	return pods
 }

@@ -58,7 +58,7 @@
 // that was large on its own stays large for ten minutes, so that a burst's last rounds, which
 // alone may not make it large, get the plans its first rounds got. The simulation takes the pods
 // in the order core's queue takes them (inQueueOrder: pods of equal requests interleave as they
-// were created) and orders its NodeClaims as core does (coreorder.go), and so predicts core's
+// were created) and orders its NodeClaims as core does (coremodel.go), and so predicts core's
 // fleet to the cent where core places the pods in one round.
 //
 // Core's scheduler places a round's pods for every NodePool in one pass, and a pod goes onto any

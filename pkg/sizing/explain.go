@@ -8,12 +8,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/flowcontrol"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/events"
 )
 
 // ReasonSizingDeferred is the reason of the event on a pending pod the ceiling leaves for a later
 // round.
 const ReasonSizingDeferred = "SizingDeferred"
+
+// ReasonSizingTimeBudgetExceeded is the reason of the event on a NodePool whose pending pods took
+// longer to size than the policy's time budget: it was offered every plan.
+const ReasonSizingTimeBudgetExceeded = "SizingTimeBudgetExceeded"
 
 // maxEventMessage is the longest event message the API server accepts (events.k8s.io's note).
 const maxEventMessage = 1024
@@ -111,6 +116,24 @@ var deferredEventLimiter = flowcontrol.NewTokenBucketRateLimiter(5, 10)
 
 // deferredEventEvery is how often a pod held back round after round is told so again.
 const deferredEventEvery = 5 * time.Minute
+
+// timeBudgetEvents are events on NodePools offered every plan because sizing for their pods
+// took too long: one per NodePool every deferredEventEvery, however many rounds it takes too long.
+var timeBudgetEventLimiter = flowcontrol.NewTokenBucketRateLimiter(1, 5)
+
+// timeBudgetEvent tells a NodePool that sizing for its pending pods took longer than the budget.
+func timeBudgetEvent(nodePool *karpv1.NodePool, budget time.Duration, pods, shapes int) events.Event {
+	return events.Event{
+		InvolvedObject: nodePool,
+		Type:           corev1.EventTypeWarning,
+		Reason:         ReasonSizingTimeBudgetExceeded,
+		Message: truncate(fmt.Sprintf("Offered every plan: sizing for %d pending pods in %d shapes took longer than its time budget of %v (SIZING_TIME_BUDGET)",
+			pods, shapes, budget)),
+		DedupeValues:  []string{string(nodePool.UID)},
+		DedupeTimeout: deferredEventEvery,
+		RateLimiter:   timeBudgetEventLimiter,
+	}
+}
 
 // deferredEvent tells a pending pod that the round's ceiling holds it back.
 func deferredEvent(pod *pendingPod, nodePool string, ceiling, holding planPrice) events.Event {

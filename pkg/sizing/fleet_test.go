@@ -437,7 +437,7 @@ func TestBinsSortLikeCore(t *testing.T) {
 		if changed >= 0 {
 			moved = bins[changed]
 		}
-		if _, at := coreOrder(bins, changed); bins[at] != moved {
+		if _, at, _ := coreOrder(bins, changed); bins[at] != moved {
 			t.Fatalf("%d bins, bin %d changed: it is at %d, not where coreOrder says", len(bins), changed, at)
 		}
 		for i := range bins {

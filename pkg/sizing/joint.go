@@ -46,6 +46,8 @@ type roundPool struct {
 	sized *sizedPool
 	// packs, when not nil, holds the fleets packed for recent decisions (packMemo).
 	packs *packMemo
+	// budget is the round's time budget, shared by its NodePools' decisions.
+	budget *timeBudget
 }
 
 // sizedPool is a NodePool's demand and the decision chosen for it on its own, before the round's
@@ -70,7 +72,7 @@ func (r *roundPool) sizedAlone(tradeoff Tradeoff, daemons []*corev1.Pod) *sizedP
 		r.sized = &sizedPool{inputs: r.inputs, demand: d, decision: chosen}
 		return r.sized
 	}
-	d, chosen := decide(tradeoff, r.template, r.priced, r.groups, r.queue, daemons, r.starting, r.existing, r.wasLarge, r.packs)
+	d, chosen := decide(tradeoff, r.template, r.priced, r.groups, r.queue, daemons, r.starting, r.existing, r.wasLarge, r.packs, r.budget)
 	r.sized = &sizedPool{inputs: r.inputs, demand: d, decision: chosen}
 	return r.sized
 }
@@ -205,7 +207,7 @@ func (j *jointRound) round(c ceiling) fleet {
 	}
 	slices.SortStableFunc(slots, func(a, b *startingSlot) int { return strings.Compare(a.name, b.name) })
 	// bins are in the order they opened, with their NodePool and the last shape each could not
-	// take a pod of; order is core's order of them (coreorder.go).
+	// take a pod of; order is core's order of them (coremodel.go).
 	var bins []*bin
 	var poolOf []int
 	var closedTo []*shape

@@ -36,4 +36,10 @@ var (
 		Name:      "cheapest_fleet_price",
 		Help:      "Hourly price in USD of the cheapest fleet the sizing policy found for the NodePool's pending pods; the expected fleet costs more when fewer, larger nodes were worth the difference.",
 	}, []opmetrics.Label{nodePoolLabel}, opmetrics.Beta)
+	timeBudgetExceeded = opmetrics.NewPrometheusCounter(crmetrics.Registry, prometheus.CounterOpts{
+		Namespace: metrics.Namespace,
+		Subsystem: subsystem,
+		Name:      "time_budget_exceeded_total",
+		Help:      "Decisions for the NodePool's pending pods that took longer than SIZING_TIME_BUDGET, after which the NodePool was offered every plan, as Karpenter core does on its own.",
+	}, []opmetrics.Label{nodePoolLabel}, opmetrics.Beta)
 )

@@ -78,21 +78,18 @@ func packIDOf(buf []byte, plans []plan, queue []run, c ceiling, starting []start
 		b = appendVector(b, s.free)
 	}
 	b = binary.AppendVarint(b, int64(len(queue)))
-	var seen []*shape
+	seen := make(map[*shape]int, len(queue))
 	for _, r := range queue {
 		b = binary.AppendVarint(b, int64(r.pods))
-		number := -1
-		for i, s := range seen {
-			if s == r.of {
-				number = i
-				break
-			}
+		number, ok := seen[r.of]
+		if !ok {
+			number = -1
 		}
 		b = binary.AppendVarint(b, int64(number))
-		if number >= 0 {
+		if ok {
 			continue
 		}
-		seen = append(seen, r.of)
+		seen[r.of] = len(seen)
 		s := r.of
 		b = appendVector(b, s.requests)
 		b = binary.AppendVarint(b, int64(len(s.plans)))

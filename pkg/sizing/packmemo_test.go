@@ -43,11 +43,11 @@ func TestRecentPacksKeepDecisions(t *testing.T) {
 		if step > 0 {
 			groups[(3*step)%len(groups)].pods++
 		}
-		_, fresh := decide(tradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, nil)
+		_, fresh := decide(tradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, nil, nil)
 		counted := newPackMemo()
-		decide(tradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, counted)
+		decide(tradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, counted, nil)
 		before := len(recent.current) + len(recent.earlier)
-		_, got := decide(tradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, recent)
+		_, got := decide(tradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, recent, nil)
 		if packed := len(recent.current) + len(recent.earlier) - before; packed < len(counted.current) {
 			reused++
 		}

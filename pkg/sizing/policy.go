@@ -3,17 +3,11 @@ package sizing
 import (
 	"context"
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"iter"
-	"maps"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -24,10 +18,7 @@ import (
 	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/events"
-	"sigs.k8s.io/karpenter/pkg/operator/injection"
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
-	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
-	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 )
@@ -55,6 +46,9 @@ type Policy struct {
 	recorder   events.Recorder
 	tradeoff   Tradeoff
 	clock      clock.Clock
+	// timeBudget is how long a decision may simulate before the NodePool is offered every plan;
+	// 0 for no limit.
+	timeBudget time.Duration
 	placements atomic.Pointer[placementsHolder]
 	overlays   atomic.Pointer[overlaysHolder]
 	// podIndex and nodeClaimIndex, once ReadFromInformers set them, hold the unbound pods and the
@@ -146,6 +140,13 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		packs:              newPackMemo(),
 	}
 }
+
+// LimitTime sets how long a decision may simulate before the NodePool is offered every plan, as
+// core does on its own; 0, as until it is called, sets no limit. A pod of a shape of
+// its own costs the simulation more than one more pod of a known shape, and anyone who may create
+// pods may create thousands of shapes: the limit keeps core's provisioning round, which waits
+// for the answer, from waiting on them.
+func (p *Policy) LimitTime(budget time.Duration) { p.timeBudget = budget }
 
 // ModelOverlays has the policy price and size plans as core will once it applied the NodePool's
 // NodeOverlays (with the NodeOverlay feature gate on): an overlay that makes a big plan cheap, or
@@ -265,16 +266,29 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 	}
 	// The simulation reads nothing of the policy's: callers for other NodePools, or with answers
 	// in the memo, need not wait for it.
+	budget := newTimeBudget(p.timeBudget)
+	for _, r := range append(others, asking) {
+		r.budget = budget
+	}
 	p.mu.Unlock()
 	locked = false
 	next, d, decision := simulate(p.tradeoff, asking, others, daemons)
 	next.inputs, next.generation, next.uid = inputs, nodePool.Generation, nodePool.UID
+	if budget.over() {
+		// What the simulation found before it stopped is not a decision.
+		next = &memo{inputs: inputs, generation: nodePool.Generation, uid: nodePool.UID, instanceTypes: instanceTypes, template: template,
+			explanation: &explanation{every: true, why: "sizing for its pending pods took longer than the time budget of " + p.timeBudget.String()}}
+	}
 	f.instanceTypes = next.instanceTypes
 	close(f.done)
 	p.mu.Lock()
 	locked = true
 	if p.simulating[nodePool.Name] == f {
 		delete(p.simulating, nodePool.Name)
+	}
+	if budget.over() {
+		p.overBudget(ctx, nodePool, next, pending.pods, groups)
+		return next.instanceTypes, nil
 	}
 	for _, r := range append(others, asking) {
 		if r.sized != nil && !r.offersAll {
@@ -324,7 +338,7 @@ func simulate(tradeoff Tradeoff, asking *roundPool, others []*roundPool, daemons
 			round = append(round, r)
 		}
 	}
-	if len(round) > 1 {
+	if len(round) > 1 && !asking.budget.over() {
 		decision.joint = newJointRound(round, daemons)
 		decision.fleet = decision.joint.fleet(decision.ceiling, decision.fleet)
 		// The cheapest fleet found: the cheapest ceiling's, alone the cheapest, unless the round
@@ -348,9 +362,9 @@ func simulate(tradeoff Tradeoff, asking *roundPool, others []*roundPool, daemons
 
 // decide chooses the NodePool's ceiling for its own pending pods, and describes its demand.
 func decide(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, priced []*cloudprovider.InstanceType, groups []*podGroup, queue []groupRun,
-	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool, recent *packMemo) (demand, decision) {
+	daemons []*corev1.Pod, starting []startingNode, existing int, wasLarge bool, recent *packMemo, budget *timeBudget) (demand, decision) {
 	d := nodePoolDemand(template, priced, groups, queue, daemons, starting)
-	d.recent = recent
+	d.recent, d.budget = recent, budget
 	if len(d.shapes) == 0 {
 		return d, decision{}
 	}
@@ -363,15 +377,6 @@ func decide(tradeoff Tradeoff, template *corescheduling.NodeClaimTemplate, price
 		decision.ceiling, decision.deferred = ceiling{top: raised}, deferredAt(d.plans, d.shapes, raised)
 	}
 	return d, decision
-}
-
-// askedByDisruption says whether core's disruption controller asks. Its simulations reschedule the
-// pods of the nodes it would remove or replace, which are not the pending pods the ceiling was
-// chosen for, and it only ever replaces nodes with cheaper ones: offered every plan, consolidation
-// can replace a node with any cheaper plan the NodePool allows, as core does on its own.
-func askedByDisruption(ctx context.Context) bool {
-	name := injection.GetControllerName(ctx)
-	return name == "disruption" || strings.HasPrefix(name, "disruption.")
 }
 
 // sizes says whether the NodePool's AnnotationSizingPolicy leaves its plans to the policy; an
@@ -402,292 +407,4 @@ func (p *Policy) wasLarge(nodePool string) bool {
 		return false
 	}
 	return ok
-}
-
-// template is the NodePool's NodeClaim template as core's scheduler builds it, reused while the
-// NodePool's spec is unchanged: building it hashes the NodePool.
-func (p *Policy) template(nodePool *karpv1.NodePool, previous *memo) *corescheduling.NodeClaimTemplate {
-	if previous != nil && previous.uid == nodePool.UID && previous.generation == nodePool.Generation && nodePool.Generation != 0 {
-		return previous.template
-	}
-	return corescheduling.NewNodeClaimTemplate(nodePool)
-}
-
-// rankedNodePools are the cluster's NodePools core provisions for, in the order its scheduler
-// tries them (highest weight first), with the asking NodePool's index among them and a key that
-// changes when any of them changes. Every NodePool is taken to offer the asking NodePool's
-// catalogue: the provider lists the same plans for every NodeClass of a region.
-func (p *Policy) rankedNodePools(ctx context.Context, nodePool *karpv1.NodePool, template *corescheduling.NodeClaimTemplate) (*rankedNodePools, int, string, error) {
-	var list karpv1.NodePoolList
-	if err := p.kubeClient.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, 0, "", fmt.Errorf("listing NodePools: %w", err)
-	}
-	nodePools := []*karpv1.NodePool{nodePool}
-	for i := range list.Items {
-		np := &list.Items[i]
-		if np.Name != nodePool.Name && np.Spec.Replicas == nil && np.DeletionTimestamp.IsZero() && np.Spec.Template.Spec.NodeClassRef != nil {
-			nodePools = append(nodePools, np)
-		}
-	}
-	nodepoolutils.OrderByWeight(nodePools)
-	ranked := &rankedNodePools{rooms: map[[2]int]corev1.ResourceList{}, placements: map[string]placement{}}
-	keys := make([]string, 0, len(nodePools))
-	self := 0
-	for i, np := range nodePools {
-		t := template
-		if np.Name != nodePool.Name {
-			t = p.otherTemplate(np)
-		} else {
-			self = i
-		}
-		ranked.pools = append(ranked.pools, rankedNodePool{name: np.Name, nodePool: np, template: t, taints: hardTaints(t)})
-		keys = append(keys, fmt.Sprintf("%s/%s/%d", np.Name, np.UID, np.Generation))
-	}
-	return ranked, self, strings.Join(keys, ","), nil
-}
-
-// otherTemplate is another NodePool's NodeClaim template, reused while its spec is unchanged.
-func (p *Policy) otherTemplate(nodePool *karpv1.NodePool) *corescheduling.NodeClaimTemplate {
-	if cached, ok := p.templates[nodePool.Name]; ok && cached.uid == nodePool.UID && cached.generation == nodePool.Generation && nodePool.Generation != 0 {
-		return cached.template
-	}
-	t := corescheduling.NewNodeClaimTemplate(nodePool)
-	p.templates[nodePool.Name] = cachedTemplate{uid: nodePool.UID, generation: nodePool.Generation, template: t}
-	return t
-}
-
-type cachedTemplate struct {
-	uid        types.UID
-	generation int64
-	template   *corescheduling.NodeClaimTemplate
-}
-
-// noPendingPod is why the policy offers every plan when nothing waits for the NodePool.
-const noPendingPod = "no pending pod left to size for"
-
-// offerAll forgets the NodePool's ceiling, saying so, and why, if it had one.
-func (p *Policy) offerAll(ctx context.Context, nodePool string, previous *memo, why string) {
-	if previous == nil {
-		return
-	}
-	if previous.ceiling > 0 {
-		log.FromContext(ctx).WithValues("NodePool", nodePool).Info("offering every plan again: " + why)
-	}
-	labels := map[string]string{nodePoolLabel.Name: nodePool}
-	priceCeiling.Delete(labels)
-	deferredPods.Delete(labels)
-	expectedFleetPrice.Delete(labels)
-	cheapestFleetPrice.Delete(labels)
-	delete(p.decisions, nodePool)
-	delete(p.sized, nodePool)
-}
-
-func (p *Policy) report(ctx context.Context, nodePool string, previous, next *memo, d demand, decision decision) {
-	labels := map[string]string{nodePoolLabel.Name: nodePool}
-	if next.ceiling > 0 {
-		priceCeiling.Set(next.ceiling, labels)
-	} else {
-		priceCeiling.Delete(labels)
-	}
-	deferredPods.Set(float64(decision.deferred), labels)
-	expectedFleetPrice.Set(decision.fleet.price, labels)
-	cheapestFleetPrice.Set(decision.cheapest.price, labels)
-	if previous != nil && previous.logged && previous.ceiling == next.ceiling && previous.floor == next.floor && slices.Equal(previous.passedOver, next.passedOver) {
-		next.logged = true
-		return
-	}
-	ceiling := "none"
-	if next.ceiling > 0 {
-		ceiling = fmt.Sprintf("%s ($%.3f/h)", d.plans[decision.ceiling.top].name, next.ceiling)
-		if len(next.passedOver) > 0 {
-			ceiling += ", not " + strings.Join(next.passedOver, ", ")
-		}
-	}
-	next.summary = []any{"pods", d.pods, "comingPods", d.coming, "shapes", len(d.shapes), "ceiling", ceiling, "floor", fmt.Sprintf("$%.3f/h", next.floor), "deferredPods", decision.deferred,
-		"expectedFleet", fmt.Sprintf("$%.3f/h on %d nodes", decision.fleet.price, decision.fleet.nodes),
-		"cheapestFleet", fmt.Sprintf("$%.3f/h on %d nodes", decision.cheapest.price, decision.cheapest.nodes)}
-	logDecision(ctx, nodePool, next)
-}
-
-// explain says what the decision offers and why.
-func explain(next *memo, d demand, decision decision) *explanation {
-	top := d.plans[decision.ceiling.top]
-	e := &explanation{
-		pods: d.pods, coming: d.coming, ceiling: planPrice{name: top.name, price: top.price}, passedOver: next.passedOver, floor: next.floor,
-		expected: decision.fleet, cheapest: decision.cheapest, deferred: decision.deferred, held: map[string]planPrice{},
-	}
-	e.cheaper, e.dearer = decision.alternatives(decision.ceiling)
-	for _, sh := range d.shapes {
-		if cheapest := d.plans[sh.cheapest]; cheapest.price > top.price {
-			e.held[sh.key] = planPrice{name: cheapest.name, price: cheapest.price}
-		}
-	}
-	return e
-}
-
-// tell keeps what a provisioning round was offered for the NodeClaims it launches, and tells
-// each of the round's pods that no plan up to the ceiling holds that it waits for a later round.
-// Other callers' answers are not what core launches from.
-func (p *Policy) tell(ctx context.Context, nodePool string, e *explanation, groups []*podGroup) {
-	if injection.GetControllerName(ctx) != provisionerName {
-		return
-	}
-	p.explanations.Store(nodePool, e)
-	if p.recorder == nil {
-		return
-	}
-	for _, g := range groups {
-		holding, ok := e.held[g.shape.key]
-		if !ok {
-			continue
-		}
-		for _, pod := range g.members {
-			p.recorder.Publish(deferredEvent(pod, nodePool, e.ceiling, holding))
-		}
-	}
-}
-
-// provisionerName is the controller name core's provisioner asks with.
-const provisionerName = "provisioner"
-
-// logDecision logs the decision's new ceiling once, through the caller's logger if it keeps logs.
-func logDecision(ctx context.Context, nodePool string, decision *memo) {
-	if decision.logged || decision.summary == nil {
-		return
-	}
-	logger := log.FromContext(ctx).WithValues("NodePool", nodePool)
-	if !logger.Enabled() {
-		return
-	}
-	logger.Info("sized the plans offered for pending pods", decision.summary...)
-	decision.logged = true
-}
-
-// daemonPods are the pods the cluster's DaemonSets would run on a new node, and a key that
-// changes when they change.
-func (p *Policy) daemonPods(ctx context.Context) ([]*corev1.Pod, string, error) {
-	var list appsv1.DaemonSetList
-	if err := p.kubeClient.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, "", fmt.Errorf("listing DaemonSets: %w", err)
-	}
-	pods := make([]*corev1.Pod, 0, len(list.Items))
-	keys := make([]string, 0, len(list.Items))
-	for i := range list.Items {
-		ds := &list.Items[i]
-		pods = append(pods, daemonset.PodForDaemonSet(ds))
-		keys = append(keys, fmt.Sprintf("%s/%d", ds.UID, ds.Generation))
-	}
-	slices.Sort(keys)
-	return pods, strings.Join(keys, ","), nil
-}
-
-// nodeClaims counts the NodePool's NodeClaims that are not being deleted: its nodes, launched or
-// not.
-func (p *Policy) nodeClaims(ctx context.Context, nodePool string) (int, error) {
-	if index := p.nodeClaimIndex.Load(); index != nil && index.synced() {
-		objects, err := index.ByIndex(NodePoolNodeClaimsIndex, nodePool)
-		if err != nil {
-			return 0, fmt.Errorf("reading the NodePool's NodeClaims: %w", err)
-		}
-		n := 0
-		for _, o := range objects {
-			if nodeClaim, ok := o.(*karpv1.NodeClaim); ok && nodeClaim.DeletionTimestamp.IsZero() {
-				n++
-			}
-		}
-		return n, nil
-	}
-	var list karpv1.NodeClaimList
-	if err := p.kubeClient.List(ctx, &list, client.MatchingLabels{karpv1.NodePoolLabelKey: nodePool}, client.UnsafeDisableDeepCopy); err != nil {
-		return 0, fmt.Errorf("listing the NodePool's NodeClaims: %w", err)
-	}
-	n := 0
-	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp.IsZero() {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// inputsHash identifies everything a NodePool's answer depends on: its spec, the instance types
-// (their plans, capacity and offerings' prices and availability: the provider may rebuild some
-// of them and keep others), the DaemonSets, the NodePool's node count, whether it still counts
-// as large from an earlier burst, the room on its starting nodes and the pending pods by shape,
-// in core's queue order, with how many of each group are still to come.
-func inputsHash(nodePool *karpv1.NodePool, instanceTypes []*cloudprovider.InstanceType, daemonsKey string, existing int, wasLarge bool, starting []startingNode, queue []groupRun) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%s/%d/%s/%d/%t|", nodePool.UID, nodePool.Generation, daemonsKey, existing, wasLarge)
-	hashInstanceTypes(h, instanceTypes)
-	hashStartingNodes(h, starting)
-	// The queue holds every group, in an order fixed by the pods: where groups ask for the same
-	// CPU and memory, how core's queue interleaves them counts too. Pods still to come count
-	// apart from those pending: they decide the floor a burst gets.
-	for _, r := range queue {
-		fmt.Fprintf(h, "|%s#%d#%d#%t#%t", r.of.shape.key, r.pods, r.of.coming, r.of.deferred, r.of.elsewhere)
-	}
-	return h.Sum64()
-}
-
-// hashInstanceTypes adds what the simulation reads of the instance types to h.
-func hashInstanceTypes(h hash.Hash64, instanceTypes []*cloudprovider.InstanceType) {
-	for _, it := range instanceTypes {
-		fmt.Fprintf(h, "%s", it.Name)
-		overhead := corev1.ResourceList{}
-		if it.Overhead != nil {
-			overhead = it.Overhead.Total()
-		}
-		for _, list := range []corev1.ResourceList{it.Capacity, overhead} {
-			for _, name := range slices.Sorted(maps.Keys(list)) {
-				quantity := list[name]
-				fmt.Fprintf(h, ",%s=%d", name, quantity.MilliValue())
-			}
-			fmt.Fprint(h, ";")
-		}
-		for _, o := range it.Offerings {
-			fmt.Fprintf(h, "%s/%s/%g/%t;", o.Zone(), o.CapacityType(), o.Price, o.Available)
-		}
-		fmt.Fprint(h, "|")
-	}
-}
-
-// restrict returns the instance types with every available offering dearer than ceiling or
-// cheaper than floor, and those of the plans passed over at the ceiling's price, marked
-// unavailable. Instance types it changes are copies: the provider's are shared.
-func restrict(instanceTypes, priced []*cloudprovider.InstanceType, floor, ceiling float64, passedOver []string) []*cloudprovider.InstanceType {
-	out := make([]*cloudprovider.InstanceType, len(instanceTypes))
-	for i, it := range instanceTypes {
-		skipped := slices.Contains(passedOver, it.Name)
-		// Core prices an offering with the NodePool's overlays, which keep the offerings' order.
-		outside := func(j int) bool {
-			o := priced[i].Offerings[j]
-			return o.Available && (skipped || o.Price > ceiling || o.Price < floor)
-		}
-		restricted := false
-		for j := range it.Offerings {
-			restricted = restricted || outside(j)
-		}
-		if !restricted {
-			out[i] = it
-			continue
-		}
-		offerings := make(cloudprovider.Offerings, len(it.Offerings))
-		for j, o := range it.Offerings {
-			offerings[j] = o
-			if outside(j) {
-				offerings[j] = o.DeepCopy()
-				offerings[j].Available = false
-			}
-		}
-		out[i] = &cloudprovider.InstanceType{
-			Name:                   it.Name,
-			Requirements:           it.Requirements,
-			Offerings:              offerings,
-			Capacity:               it.Capacity,
-			Overhead:               it.Overhead,
-			VolumeAttachmentLimits: it.VolumeAttachmentLimits,
-			DynamicResources:       it.DynamicResources,
-		}
-	}
-	return out
 }

@@ -33,5 +33,6 @@ func Options() *options.Options {
 		SizingPolicy:                 v1.SizingPolicyEnabled,
 		SizingLargeFleetNodes:        options.DefaultSizingLargeFleetNodes,
 		SizingTolerancePercent:       options.DefaultSizingTolerancePercent,
+		SizingTimeBudget:             options.DefaultSizingTimeBudget,
 	}
 }

@@ -15,11 +15,13 @@ import (
 	"k8s.io/utils/clock"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
@@ -31,25 +33,45 @@ import (
 // provisioner's, each consolidation simulation's, drift's. Its time per call is what a large burst
 // adds to each of them. The issue asks for p99 under 50 ms when the inputs changed since the last
 // call (a memo miss: the pending pods listed, grouped and the fleet simulated) with 5,000 pending
-// pods in 50 shapes over 500 nodes.
+// pods in 50 shapes over 500 nodes, and with 6,000 pending pods of as many shapes, which anyone
+// who may create pods can make.
 const (
 	sizingLatencyPods   = 5000
 	sizingLatencyShapes = 50
 	sizingLatencyNodes  = 500
+	// distinctShapesPods is the pending pods of the distinct-shapes case, each of its own shape.
+	distinctShapesPods = 6000
 	// sizingMissTarget is the issue's bound on p99 of a call whose inputs changed.
 	sizingMissTarget = 50 * time.Millisecond
 )
 
 // SizingLatency measures the sizing policy's time per GetInstanceTypes call, p50 and p99, over a
 // kube-apiserver read through an informer cache as the controller's manager serves it: misses
-// calls after one more pending pod reached the cache each time, hits calls with nothing changed.
+// calls after one more pending pod reached the cache each time, hits calls with nothing changed;
+// with 5,000 pods in 50 shapes.
 func SizingLatency(ctx context.Context, misses, hits int) ([]Row, error) {
+	return sizingLatency(ctx, sizingMix{pods: sizingLatencyPods, shapes: sizingLatencyShapes}, misses, hits)
+}
+
+// SizingLatencyDistinctShapes is SizingLatency with 6,000 pending pods of 6,000 shapes, each
+// pod added of a shape of its own: the work anyone who may create pods can give the policy.
+func SizingLatencyDistinctShapes(ctx context.Context, misses, hits int) ([]Row, error) {
+	return sizingLatency(ctx, sizingMix{pods: distinctShapesPods, shapes: distinctShapesPods}, misses, hits)
+}
+
+// sizingMix is the pending pods a sizing-latency case starts with: how many, and of how many
+// shapes; each pod added later is of a shape of its own when every pod is.
+type sizingMix struct{ pods, shapes int }
+
+func (m sizingMix) distinct() bool { return m.shapes == m.pods }
+
+func sizingLatency(ctx context.Context, mix sizingMix, misses, hits int) ([]Row, error) {
 	started := time.Now()
 	ctx, err := planner.ControllerContext(ctx)
 	if err != nil {
 		return nil, err
 	}
-	f, err := newSizingFixture(ctx)
+	f, err := newSizingFixture(ctx, mix)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +94,12 @@ func SizingLatency(ctx context.Context, misses, hits int) ([]Row, error) {
 	}
 	setUp := f.ready.Sub(started).Round(time.Second)
 	ran := time.Since(started).Round(time.Second)
-	what := fmt.Sprintf("%d pending pods in %d shapes over %d nodes of the NodePool, read through an informer cache over kube-apiserver", sizingLatencyPods, sizingLatencyShapes, sizingLatencyNodes)
+	what := fmt.Sprintf("%d pending pods in %d shapes over %d nodes of the NodePool, read through an informer cache over kube-apiserver", mix.pods, mix.shapes, sizingLatencyNodes)
+	scenario := "Sizing policy latency"
+	if mix.distinct() {
+		scenario += ", distinct shapes"
+		what += fmt.Sprintf("; past the time budget (%v) the NodePool is offered every plan, %d of %d misses", options.DefaultSizingTimeBudget, f.overBudget(), misses)
+	}
 	var rows []Row
 	for _, m := range []struct {
 		name   string
@@ -85,7 +112,7 @@ func SizingLatency(ctx context.Context, misses, hits int) ([]Row, error) {
 	} {
 		for _, p := range []float64{50, 99} {
 			row := Row{
-				Scenario: "Sizing policy latency",
+				Scenario: scenario,
 				Metric:   fmt.Sprintf("GetInstanceTypes, %s, p%.0f", m.name, p),
 				Value:    harness.Percentile(milliseconds(m.times), p),
 				Unit:     "ms",
@@ -117,13 +144,16 @@ type sizingFixture struct {
 	kubeClient client.Client
 	linode     *linodeCloud
 	nodePool   *karpv1.NodePool
-	// pods is how many pending pods the cache holds; ready when the set-up ended.
-	pods  int
-	ready time.Time
+	mix        sizingMix
+	// pods is how many pending pods the cache holds; ready when the set-up ended; exceeded the
+	// count of decisions past the time budget then.
+	pods     int
+	ready    time.Time
+	exceeded float64
 }
 
-func newSizingFixture(ctx context.Context) (f *sizingFixture, err error) {
-	f = &sizingFixture{}
+func newSizingFixture(ctx context.Context, mix sizingMix) (f *sizingFixture, err error) {
+	f = &sizingFixture{mix: mix}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, f.close())
@@ -165,15 +195,42 @@ func newSizingFixture(ctx context.Context) (f *sizingFixture, err error) {
 	if err := f.createNodes(ctx, cluster); err != nil {
 		return nil, err
 	}
-	if err := parallel(sizingLatencyPods, func(i int) error { return f.createPendingPod(ctx, i) }); err != nil {
+	if err := parallel(mix.pods, func(i int) error { return f.createPendingPod(ctx, i) }); err != nil {
 		return nil, err
 	}
 	f.linode.sizing.Track(cluster)
-	if err := f.awaitPods(ctx, sizingLatencyPods); err != nil {
+	if err := f.awaitPods(ctx, mix.pods); err != nil {
 		return nil, err
 	}
-	f.ready = time.Now()
+	f.ready, f.exceeded = time.Now(), timeBudgetExceeded(f.nodePool.Name)
 	return f, nil
+}
+
+// overBudget counts the decisions past the time budget since the set-up.
+func (f *sizingFixture) overBudget() int {
+	return int(timeBudgetExceeded(f.nodePool.Name) - f.exceeded)
+}
+
+// timeBudgetExceeded is the sizing policy's count of decisions past its time budget for the
+// NodePool.
+func timeBudgetExceeded(nodePool string) float64 {
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		return 0
+	}
+	for _, family := range families {
+		if family.GetName() != "karpenter_linode_sizing_time_budget_exceeded_total" {
+			continue
+		}
+		for _, m := range family.GetMetric() {
+			for _, label := range m.GetLabel() {
+				if label.GetName() == "nodepool" && label.GetValue() == nodePool {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // createNodes creates the NodePool's nodes, initialized, and gives them to the cluster state.
@@ -203,16 +260,22 @@ func (f *sizingFixture) createNodes(ctx context.Context, cluster *state.Cluster)
 	})
 }
 
-// createPendingPod creates the i'th pending pod, one of the shapes in turn: kube-scheduler found
-// no node for it.
+// createPendingPod creates the i'th pending pod, one of the shapes in turn, or of a shape of its
+// own when every pod is: kube-scheduler found no node for it.
 func (f *sizingFixture) createPendingPod(ctx context.Context, i int) error {
-	shape := i % sizingLatencyShapes
+	requests := corev1.ResourceList{}
+	if f.mix.distinct() {
+		// CPU from 50m to 4 vCPUs and memory from 64 MiB to 8 GiB, no two pods alike.
+		requests[corev1.ResourceCPU] = resource.MustParse(fmt.Sprintf("%dm", 50+(i*7919)%3950))
+		requests[corev1.ResourceMemory] = resource.MustParse(fmt.Sprintf("%dKi", 1024*(64+(i*104729)%8128)+i))
+	} else {
+		shape := i % f.mix.shapes
+		requests[corev1.ResourceCPU] = resource.MustParse(fmt.Sprintf("%dm", 100*(1+shape%10)))
+		requests[corev1.ResourceMemory] = resource.MustParse(fmt.Sprintf("%dMi", 256<<(shape/10)))
+	}
 	pod := coretest.UnschedulablePod(coretest.PodOptions{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pending-%05d", i), Namespace: "default"},
-		ResourceRequirements: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse(fmt.Sprintf("%dm", 100*(1+shape%10))),
-			corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", 256<<(shape/10))),
-		}},
+		ObjectMeta:           metav1.ObjectMeta{Name: fmt.Sprintf("pending-%05d", i), Namespace: "default"},
+		ResourceRequirements: corev1.ResourceRequirements{Requests: requests},
 	})
 	status := pod.Status
 	if err := f.kubeClient.Create(ctx, pod); err != nil {

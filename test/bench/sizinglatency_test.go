@@ -15,7 +15,7 @@ func BenchmarkSizingLatency(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := newSizingFixture(ctx)
+	f, err := newSizingFixture(ctx, sizingMix{pods: sizingLatencyPods, shapes: sizingLatencyShapes})
 	if err != nil {
 		b.Fatal(err)
 	}

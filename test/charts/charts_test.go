@@ -217,7 +217,7 @@ func TestRenderedDeployment(t *testing.T) {
 					"LINODE_URL": "https://api.linode.com", "LINODE_API_VERSION": "v4", "LOG_LEVEL": "info",
 					"BATCH_MAX_DURATION": "10s", "BATCH_IDLE_DURATION": "1s", "DISABLE_WEBHOOK": "false",
 					"LEADER_ELECTION_NAMESPACE": chartrender.Namespace, "MEMORY_LIMIT": "1073741824", "CPU_REQUESTS": "500",
-					"SIZING_POLICY": "enabled", "SIZING_LARGE_FLEET_NODES": "100", "SIZING_TOLERANCE_PERCENT": "25",
+					"SIZING_POLICY": "enabled", "SIZING_LARGE_FLEET_NODES": "100", "SIZING_TOLERANCE_PERCENT": "25", "SIZING_TIME_BUDGET": "250ms",
 				}
 				for key, value := range want {
 					if env[key] != value {

@@ -85,6 +85,9 @@ type Options struct {
 	// fewer nodes may be when the cheapest one would give the NodePool more than
 	// SizingLargeFleetNodes nodes.
 	SizingTolerancePercent float64
+	// SizingTimeBudget is how long the sizing policy may simulate a NodePool's fleet before it
+	// offers the NodePool every plan instead; 0 for no limit.
+	SizingTimeBudget time.Duration
 	// GarbageCollectionGracePeriod is how long a Linode the provider launched may have no
 	// NodeClaim before it is deleted.
 	GarbageCollectionGracePeriod time.Duration
@@ -124,6 +127,11 @@ type Options struct {
 const (
 	DefaultSizingLargeFleetNodes  = 100
 	DefaultSizingTolerancePercent = 25
+	// DefaultSizingTimeBudget is far above what the usual mixes take (tens of milliseconds for
+	// thousands of pods in dozens of shapes on a busy machine), and short enough that core's
+	// provisioning round, which waits for the answer, is not held up long by pods of thousands
+	// of shapes.
+	DefaultSizingTimeBudget = 250 * time.Millisecond
 )
 
 // Defaults of the maintenance settings: replacements start two hours ahead; events read every
@@ -157,6 +165,7 @@ func (o *Options) AddFlags(fs *coreoptions.FlagSet) {
 	fs.StringVar(&o.SizingPolicy, "sizing-policy", env.WithDefaultString("SIZING_POLICY", v1.SizingPolicyEnabled), "[SIZING_POLICY] enabled: offer each NodePool the plans that make the cheapest fleet for its pending pods; disabled: offer every plan, as Karpenter core does on its own. A NodePool annotated "+v1.AnnotationSizingPolicy+"=disabled is offered every plan either way.")
 	fs.IntVar(&o.SizingLargeFleetNodes, "sizing-large-fleet-nodes", o.intFromEnv("SIZING_LARGE_FLEET_NODES", DefaultSizingLargeFleetNodes), "[SIZING_LARGE_FLEET_NODES] When the cheapest fleet for a NodePool's pending pods would give the NodePool more nodes than this, the fleet with the fewest nodes within SIZING_TOLERANCE_PERCENT of its price, and costing no more than the nodes it saves, is launched instead.")
 	fs.Float64Var(&o.SizingTolerancePercent, "sizing-tolerance-percent", o.floatFromEnv("SIZING_TOLERANCE_PERCENT", DefaultSizingTolerancePercent), "[SIZING_TOLERANCE_PERCENT] How much dearer, in percent of the cheapest fleet, a fleet with fewer nodes may be when the cheapest would give the NodePool more than SIZING_LARGE_FLEET_NODES nodes.")
+	fs.DurationVar(&o.SizingTimeBudget, "sizing-time-budget", o.durationFromEnv("SIZING_TIME_BUDGET", DefaultSizingTimeBudget), "[SIZING_TIME_BUDGET] How long the sizing policy may simulate the fleet for a NodePool's pending pods before it offers the NodePool every plan instead, as Karpenter core does on its own, and says so in an event on the NodePool and the karpenter_linode_sizing_time_budget_exceeded_total metric; 0 sets no limit.")
 	fs.DurationVar(&o.CatalogueRefreshInterval, "catalogue-refresh-interval", o.durationFromEnv("CATALOGUE_REFRESH_INTERVAL", 12*time.Hour), "[CATALOGUE_REFRESH_INTERVAL] How often plans, prices and regions are re-read.")
 	fs.DurationVar(&o.GarbageCollectionGracePeriod, "garbage-collection-grace-period", o.durationFromEnv("GARBAGE_COLLECTION_GRACE_PERIOD", DefaultGarbageCollectionGracePeriod), "[GARBAGE_COLLECTION_GRACE_PERIOD] How long a node the provider launched may have no NodeClaim before it is deleted.")
 	fs.BoolVar(&o.DisableWebhook, "disable-webhook", o.boolFromEnv("DISABLE_WEBHOOK", false), "[DISABLE_WEBHOOK] Do not serve the Node mutating webhook (the LinodeNodeClass conversion webhook is always served).")
@@ -229,6 +238,9 @@ func (o *Options) Validate() error {
 	}
 	if !(o.SizingTolerancePercent >= 0 && o.SizingTolerancePercent <= 100) {
 		errs = append(errs, fmt.Errorf("SIZING_TOLERANCE_PERCENT %v is not valid: use a percentage from 0 (always the cheapest fleet) to 100 (helm: settings.sizing.tolerancePercent)", o.SizingTolerancePercent))
+	}
+	if o.SizingTimeBudget < 0 {
+		errs = append(errs, fmt.Errorf("SIZING_TIME_BUDGET %v is not valid: use a duration, 0 for no limit (helm: settings.sizing.timeBudget)", o.SizingTimeBudget))
 	}
 	if o.ClientTimeoutSeconds < 1 {
 		errs = append(errs, fmt.Errorf("LINODE_CLIENT_TIMEOUT %d is not valid: use a number of seconds, at least 1", o.ClientTimeoutSeconds))

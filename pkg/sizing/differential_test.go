@@ -1,4 +1,4 @@
-package bench
+package sizing_test
 
 import (
 	"context"

@@ -1,7 +1,8 @@
-package bench
+package sizing_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand"
@@ -10,17 +11,25 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	corecloudprovider "sigs.k8s.io/karpenter/pkg/cloudprovider"
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
-	"github.com/linode/karpenter-provider-linode/test/harness"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
+	"github.com/linode/karpenter-provider-linode/pkg/sizing"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 // The differential check: the sizing policy chooses the plans it offers each NodePool by
@@ -34,7 +43,7 @@ type differentialMix struct {
 	name        string
 	nodePools   []differentialNodePool
 	deployments []constrainedDeployment
-	daemonSets  []costDaemonSet
+	daemonSets  []differentialDaemonSet
 }
 
 type differentialNodePool struct {
@@ -147,9 +156,9 @@ func differentialMixes(seed int64, count int) []differentialMix {
 			m.deployments = append(m.deployments, deployment)
 		}
 		if r.Intn(3) == 0 {
-			m.daemonSets = append(m.daemonSets, costDaemonSet{name: "logs", requests: requests("100m", "128Mi")})
+			m.daemonSets = append(m.daemonSets, differentialDaemonSet{name: "logs", requests: requests("100m", "128Mi")})
 			if r.Intn(2) == 0 {
-				m.daemonSets = append(m.daemonSets, costDaemonSet{name: "metrics", requests: requests("200m", "512Mi")})
+				m.daemonSets = append(m.daemonSets, differentialDaemonSet{name: "metrics", requests: requests("200m", "512Mi")})
 			}
 		}
 	}
@@ -274,7 +283,7 @@ func provisionDifferential(ctx context.Context, mix differentialMix, preferences
 	settings := *coreoptions.FromContext(ctx)
 	settings.PreferencePolicy = preferences
 	ctx = coreoptions.ToContext(ctx, &settings)
-	linode, err := startLinodeCloud(ctx, nil)
+	linode, err := startDifferentialCloud(ctx)
 	if err != nil {
 		return differentialFleet{}, err
 	}
@@ -342,14 +351,14 @@ func provisionDifferential(ctx context.Context, mix differentialMix, preferences
 
 // createDifferentialMix creates the mix's pods, pending, and its DaemonSets, which run on every
 // node, and returns the pods and the pods the DaemonSets would run on each node.
-func createDifferentialMix(ctx context.Context, linode *linodeCloud, mix differentialMix) ([]*corev1.Pod, []*corev1.Pod, error) {
+func createDifferentialMix(ctx context.Context, linode *differentialCloud, mix differentialMix) ([]*corev1.Pod, []*corev1.Pod, error) {
 	var pods []*corev1.Pod
 	for _, d := range mix.deployments {
-		podLabels := map[string]string{appLabel: mix.name + "-" + d.name}
+		podLabels := map[string]string{"app": mix.name + "-" + d.name}
 		spec := d.podSpec(podLabels)
 		for i := range d.replicas {
 			name := fmt.Sprintf("%s-%s-%04d", mix.name, d.name, i)
-			pod := coretest.UnschedulablePod(coretest.PodOptions{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: harness.Namespace, UID: types.UID(name), Labels: podLabels}})
+			pod := coretest.UnschedulablePod(coretest.PodOptions{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: differentialNamespace, UID: types.UID(name), Labels: podLabels}})
 			pod.Spec = *spec.DeepCopy()
 			if err := linode.kubeClient.Create(ctx, pod); err != nil {
 				return nil, nil, err
@@ -360,7 +369,7 @@ func createDifferentialMix(ctx context.Context, linode *linodeCloud, mix differe
 	var daemons []*corev1.Pod
 	for _, d := range mix.daemonSets {
 		ds := &appsv1.DaemonSet{
-			ObjectMeta: metav1.ObjectMeta{Name: mix.name + "-" + d.name, Namespace: harness.Namespace, UID: types.UID(mix.name + "-" + d.name)},
+			ObjectMeta: metav1.ObjectMeta{Name: mix.name + "-" + d.name, Namespace: differentialNamespace, UID: types.UID(mix.name + "-" + d.name)},
 			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				TerminationGracePeriodSeconds: ptr.To[int64](0),
 				Containers:                    []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{Requests: d.requests}}},
@@ -372,4 +381,93 @@ func createDifferentialMix(ctx context.Context, linode *linodeCloud, mix differe
 		daemons = append(daemons, daemonset.PodForDaemonSet(ds))
 	}
 	return pods, daemons, nil
+}
+
+// differentialNamespace holds the mixes' pods and DaemonSets.
+const differentialNamespace = "default"
+
+// differentialCloud is our cloud provider in LKE mode over a fresh emulator, with an in-memory
+// kube client: core's scheduler and the policy read nothing a kube-apiserver would add here.
+type differentialCloud struct {
+	emulator      *test.Emulator
+	kubeClient    client.Client
+	cloudProvider corecloudprovider.CloudProvider
+	sizing        *sizing.Policy
+	nodePool      *karpv1.NodePool
+	// instanceTypes are the plans GetInstanceTypes returns, to price what was launched.
+	instanceTypes []*corecloudprovider.InstanceType
+}
+
+// startDifferentialCloud starts an emulator holding an LKE cluster in us-ord and builds the
+// cloud provider the controller would build for it.
+func startDifferentialCloud(ctx context.Context) (*differentialCloud, error) {
+	e, err := test.StartEmulator()
+	if err != nil {
+		return nil, fmt.Errorf("starting the Linode API emulator: %w", err)
+	}
+	nodeClass := test.ReadyLinodeNodeClass(v1.LinodeNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
+	// The sizing policy lists pending pods by node name, through the index the controller's
+	// manager keeps.
+	kubeClient := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(nodeClass).
+		WithIndex(&corev1.Pod{}, "spec.nodeName", func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }).Build()
+	lkeCloud, err := test.NewLKE(ctx, e, kubeClient, test.WithCluster("differential", lke.TierStandard, "us-ord"),
+		test.WithNodeProviderOptions(lke.WithLaunchTimeout(lke.DefaultLaunchTimeout)))
+	if err != nil {
+		return nil, errors.Join(err, e.Close())
+	}
+	c := &differentialCloud{
+		emulator: e, kubeClient: kubeClient, cloudProvider: lkeCloud.CloudProvider, sizing: lkeCloud.Sizing,
+		nodePool: &karpv1.NodePool{
+			ObjectMeta: metav1.ObjectMeta{Name: "default", UID: "default"},
+			Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
+				NodeClassRef: test.NodeClassRef("default"),
+				Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
+					{Key: corev1.LabelOSStable, Operator: corev1.NodeSelectorOpIn, Values: []string{string(corev1.Linux)}},
+				},
+			}}},
+		},
+	}
+	if c.instanceTypes, err = c.cloudProvider.GetInstanceTypes(ctx, c.nodePool); err != nil {
+		return nil, errors.Join(err, e.Close())
+	}
+	return c, nil
+}
+
+func (c *differentialCloud) close() { _ = c.emulator.Close() }
+
+// cloud is what planner.Provision runs the provisioning rounds on.
+func (c *differentialCloud) cloud() planner.Cloud {
+	return planner.Cloud{KubeClient: c.kubeClient, CloudProvider: c.cloudProvider, Sizing: c.sizing}
+}
+
+// expectedFleetPrice is what the sizing policy last expected the NodePool's new nodes to cost,
+// from its metric, 0 if it offered every plan.
+func expectedFleetPrice(nodePool string) (float64, error) {
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		return 0, fmt.Errorf("reading the controller's metrics: %w", err)
+	}
+	for _, family := range families {
+		if family.GetName() != "karpenter_linode_sizing_expected_fleet_price" {
+			continue
+		}
+		for _, metric := range family.GetMetric() {
+			for _, label := range metric.GetLabel() {
+				if label.GetName() == "nodepool" && label.GetValue() == nodePool {
+					return metric.GetGauge().GetValue(), nil
+				}
+			}
+		}
+	}
+	return 0, nil
+}
+
+// differentialDaemonSet is a DaemonSet of a mix: its pods run on every node.
+type differentialDaemonSet struct {
+	name     string
+	requests corev1.ResourceList
+}
+
+func requests(cpu, memory string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
 }
