@@ -79,61 +79,128 @@ func (a *Approver) Reconcile(ctx context.Context, csr *certificatesv1.Certificat
 	if !ofTokensGroup(csr) || decided(csr) {
 		return reconcile.Result{}, nil
 	}
-	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName {
-		// Deciding a request needs the right to approve for its signer, which the node identity
-		// component has for kubelet client certificates alone. No kubelet asks another signer with a bootstrap token,
-		// and nothing approves such a request for a bootstrap user unless someone does by hand.
-		a.recorder.Publish(events.Event{
-			InvolvedObject: csr, Type: corev1.EventTypeWarning, Reason: "NotAKubeletClientRequest",
-			Message:      fmt.Sprintf("%s asked signer %s with a Karpenter bootstrap token; only %s requests are decided by Karpenter, this one is left pending", csr.Spec.Username, csr.Spec.SignerName, certificatesv1.KubeAPIServerClientKubeletSignerName),
-			DedupeValues: []string{string(csr.UID)},
-		})
-		return reconcile.Result{}, nil
+	key, err := a.keys.Key(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-	nodeClaim, problem, err := a.check(ctx, csr)
+	v, err := judge(ctx, csr, key, clusterReader{cache: a.kube, reader: a.reader})
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	logger := log.FromContext(ctx).WithValues("CertificateSigningRequest", csr.Name, "requester", csr.Spec.Username)
-	if problem != "" {
-		if err := a.decide(ctx, csr, certificatesv1.CertificateDenied, ReasonDenied, "Denied by Karpenter: "+problem); err != nil {
+	switch v.decision {
+	case certificatesv1.CertificateDenied:
+		if err := a.decide(ctx, csr, certificatesv1.CertificateDenied, ReasonDenied, "Denied by Karpenter: "+v.reason); err != nil {
 			return reconcile.Result{}, err
 		}
 		a.recorder.Publish(events.Event{
 			InvolvedObject: csr, Type: corev1.EventTypeWarning, Reason: "NodeCertificateDenied",
-			Message: "Denied: " + problem, DedupeValues: []string{string(csr.UID)},
+			Message: "Denied: " + v.reason, DedupeValues: []string{string(csr.UID)},
 		})
-		logger.Info("denied a node client certificate request made with a bootstrap token", "reason", problem)
+		logger.Info("denied a node client certificate request made with a bootstrap token", "reason", v.reason)
 		Decisions.Inc(map[string]string{decisionLabel: "denied"})
-		return reconcile.Result{}, nil
+	case certificatesv1.CertificateApproved:
+		if err := a.decide(ctx, csr, certificatesv1.CertificateApproved, ReasonApproved,
+			fmt.Sprintf("Approved by Karpenter: the node of NodeClaim %s, whose bootstrap token made the request", v.nodeClaim.Name)); err != nil {
+			return reconcile.Result{}, err
+		}
+		logger.V(1).Info("approved the client certificate of a NodeClaim's node", "NodeClaim", v.nodeClaim.Name)
+		Decisions.Inc(map[string]string{decisionLabel: "approved"})
+	default:
+		a.recorder.Publish(events.Event{
+			InvolvedObject: csr, Type: corev1.EventTypeWarning, Reason: "NotAKubeletClientRequest",
+			Message: v.reason, DedupeValues: []string{string(csr.UID)},
+		})
 	}
-	if err := a.decide(ctx, csr, certificatesv1.CertificateApproved, ReasonApproved,
-		fmt.Sprintf("Approved by Karpenter: the node of NodeClaim %s, whose bootstrap token made the request", nodeClaim.Name)); err != nil {
-		return reconcile.Result{}, err
-	}
-	logger.V(1).Info("approved the client certificate of a NodeClaim's node", "NodeClaim", nodeClaim.Name)
-	Decisions.Inc(map[string]string{decisionLabel: "approved"})
 	return reconcile.Result{}, nil
+}
+
+// verdict is what the Approver makes of a pending request of the tokens' group.
+type verdict struct {
+	// decision is CertificateApproved, CertificateDenied, or empty for a request left pending.
+	decision certificatesv1.RequestConditionType
+	// nodeClaim is the NodeClaim whose node an approved request is for.
+	nodeClaim *karpv1.NodeClaim
+	// reason says why a request is denied or left pending.
+	reason string
+}
+
+// clusterReads is what a decision reads of the cluster, so that it can be judged from given facts.
+type clusterReads interface {
+	// Node returns the Node of the name, read past any cache, or nil when there is none.
+	Node(ctx context.Context, name string) (*corev1.Node, error)
+	// NodeClaims lists the NodeClaims, past any cache when fresh.
+	NodeClaims(ctx context.Context, fresh bool) ([]karpv1.NodeClaim, error)
+}
+
+// clusterReader reads NodeClaims from the cache and, fresh, past it, and Nodes past it: a NodeClaim
+// the cache has not seen yet never costs its node a denial, and a Node the cache has not seen yet
+// is not given away.
+type clusterReader struct {
+	cache, reader client.Reader
+}
+
+func (r clusterReader) Node(ctx context.Context, name string) (*corev1.Node, error) {
+	node := &corev1.Node{}
+	err := r.reader.Get(ctx, client.ObjectKey{Name: name}, node)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Node %s: %w", name, err)
+	}
+	return node, nil
+}
+
+func (r clusterReader) NodeClaims(ctx context.Context, fresh bool) ([]karpv1.NodeClaim, error) {
+	reader := r.cache
+	if fresh {
+		reader = r.reader
+	}
+	nodeClaims := &karpv1.NodeClaimList{}
+	if err := reader.List(ctx, nodeClaims); err != nil {
+		return nil, fmt.Errorf("listing NodeClaims: %w", err)
+	}
+	return nodeClaims.Items, nil
+}
+
+// judge decides a request from what cluster says and the key token ids derive from: a request of
+// the tokens' group for a kubelet client certificate is approved for the node of the NodeClaim
+// the token was issued for and denied otherwise, saying why; any other request is left pending.
+func judge(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, key Key, cluster clusterReads) (verdict, error) {
+	if !ofTokensGroup(csr) || decided(csr) {
+		return verdict{}, nil
+	}
+	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName {
+		// Deciding a request needs the right to approve for its signer, which the node identity
+		// component has for kubelet client certificates alone. No kubelet asks another signer with a bootstrap token,
+		// and nothing approves such a request for a bootstrap user unless someone does by hand.
+		return verdict{reason: fmt.Sprintf("%s asked signer %s with a Karpenter bootstrap token; only %s requests are decided by Karpenter, this one is left pending", csr.Spec.Username, csr.Spec.SignerName, certificatesv1.KubeAPIServerClientKubeletSignerName)}, nil
+	}
+	nodeClaim, problem, err := check(ctx, csr, key, cluster)
+	if err != nil {
+		return verdict{}, err
+	}
+	if problem != "" {
+		return verdict{decision: certificatesv1.CertificateDenied, reason: problem}, nil
+	}
+	return verdict{decision: certificatesv1.CertificateApproved, nodeClaim: nodeClaim}, nil
 }
 
 // check returns the NodeClaim whose node the request may have a certificate for, or what is wrong
 // with the request.
-func (a *Approver) check(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) (*karpv1.NodeClaim, string, error) {
+func check(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, key Key, cluster clusterReads) (*karpv1.NodeClaim, string, error) {
 	subject, problem := kubeletClientSubject(csr)
 	if problem != "" {
 		return nil, problem, nil
 	}
-	if problem, err := a.existingNode(ctx, subject); problem != "" || err != nil {
+	if problem, err := existingNode(ctx, cluster, subject); problem != "" || err != nil {
 		return nil, problem, err
 	}
 	id := strings.TrimPrefix(csr.Spec.Username, bootstrapUserPrefix)
-	key, err := a.keys.Key(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	nodeClaim, err := a.nodeClaimOfToken(ctx, a.kube, key, id, subject)
+	nodeClaim, err := nodeClaimOfToken(ctx, cluster, false, key, id, subject)
 	if err == nil && nodeClaim == nil {
-		nodeClaim, err = a.nodeClaimOfToken(ctx, a.reader, key, id, subject)
+		nodeClaim, err = nodeClaimOfToken(ctx, cluster, true, key, id, subject)
 	}
 	if err != nil {
 		return nil, "", err
@@ -151,16 +218,12 @@ func (a *Approver) check(ctx context.Context, csr *certificatesv1.CertificateSig
 	return nodeClaim, "", nil
 }
 
-// existingNode says why no certificate may be had for a node name a Node already has, read past
-// the cache. A NodeClaim's kubelet registers its Node only once it has its certificate.
-func (a *Approver) existingNode(ctx context.Context, name string) (string, error) {
-	node := &corev1.Node{}
-	err := a.reader.Get(ctx, client.ObjectKey{Name: name}, node)
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("reading Node %s: %w", name, err)
+// existingNode says why no certificate may be had for a node name a Node already has. A
+// NodeClaim's kubelet registers its Node only once it has its certificate.
+func existingNode(ctx context.Context, cluster clusterReads, name string) (string, error) {
+	node, err := cluster.Node(ctx, name)
+	if node == nil || err != nil {
+		return "", err
 	}
 	if role := controlPlaneMark(node); role != "" {
 		return fmt.Sprintf("Node %s exists and is a control-plane node (%s): a bootstrap token never becomes an existing node", name, role), nil
@@ -188,18 +251,18 @@ func controlPlaneMark(node *corev1.Node) string {
 // nodeClaimOfToken finds the NodeClaim a token id was derived from, or nil. Two NodeClaims may
 // share an id: the one whose node the request asks for is the answer, the token having been
 // issued to one of them alone (Issuer.Issue, KeyFile.Token).
-func (a *Approver) nodeClaimOfToken(ctx context.Context, reader client.Reader, key Key, id, subject string) (*karpv1.NodeClaim, error) {
-	nodeClaims := &karpv1.NodeClaimList{}
-	if err := reader.List(ctx, nodeClaims); err != nil {
-		return nil, fmt.Errorf("listing NodeClaims: %w", err)
+func nodeClaimOfToken(ctx context.Context, cluster clusterReads, fresh bool, key Key, id, subject string) (*karpv1.NodeClaim, error) {
+	nodeClaims, err := cluster.NodeClaims(ctx, fresh)
+	if err != nil {
+		return nil, err
 	}
 	var found *karpv1.NodeClaim
-	for i := range nodeClaims.Items {
-		if key.ID(&nodeClaims.Items[i]) != id {
+	for i := range nodeClaims {
+		if key.ID(&nodeClaims[i]) != id {
 			continue
 		}
-		if found == nil || nodeClaims.Items[i].Name == subject {
-			found = &nodeClaims.Items[i]
+		if found == nil || nodeClaims[i].Name == subject {
+			found = &nodeClaims[i]
 		}
 	}
 	return found, nil
