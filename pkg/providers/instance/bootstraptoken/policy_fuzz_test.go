@@ -44,8 +44,9 @@ var (
 //
 // The fuzzer picks the Secret (namespace, name, type, the token label, owner references, which
 // token entries it holds and their values, an extra entry, immutability), when the API server
-// creates it, the operation and the user; or, fromIssue, a NodeClaim (name, creation) and how long
-// after its creation Issue makes its token.
+// creates it, the operation and the user; or a NodeClaim (name, creation) and how long after its
+// creation Issue makes its token. Its yes-or-no choices are bits of bytes (policyChoices), which
+// it flips one at a time.
 func FuzzTokenSecretPolicy(f *testing.F) {
 	objects, err := chartrender.Render("karpenter", map[string]any{
 		"apiToken": "fuzz-token", "region": "us-ord", "settings": map[string]any{"mode": "instance"},
@@ -58,49 +59,51 @@ func FuzzTokenSecretPolicy(f *testing.F) {
 		f.Fatal(err)
 	}
 	created := time.Date(2026, 12, 7, 13, 0, 0, 0, time.UTC).Unix()
-	expiration := func(after time.Duration) string {
-		return time.Unix(created, 0).Add(after).UTC().Format(time.RFC3339)
+	ttl := int32(TTL / time.Second)
+	token := policyChoices{asNodeIdentity: true, owners: 1, present: 0b011111}
+	with := func(change func(*policyChoices)) []byte {
+		c := token
+		change(&c)
+		return c.pack()
 	}
-	// Arguments: fromIssue, operation, asNodeIdentity, namespace, name, type, label, owners, owner
-	// API version, owner kind, present entries (a bit each, in tokenDataKeys order, then extraKey),
-	// token id, token secret, expiration, usage, groups, extra key, immutable, created, Issue's delay.
-	f.Add(true, uint8(0), true, "kube-system", "node-a", "", "", uint8(1), "", "", uint8(0), "", "", "", "", "", "", false, created, uint32(0))
-	f.Add(true, uint8(0), true, "kube-system", "default-x9k2p", "", "", uint8(1), "", "", uint8(0), "", "", "", "", "", "", false, created, uint32(1199))
-	f.Add(false, uint8(0), true, "kube-system", "bootstrap-token-abc123", string(bootstrapapi.SecretTypeBootstrapToken), "true", uint8(1), "karpenter.sh/v1", "NodeClaim",
-		uint8(0b011111), "abc123", "0123456789abcdef", expiration(TTL), "true", Group, "", false, created, uint32(0))
-	f.Add(false, uint8(0), true, "kube-system", "bootstrap-token-abc123", string(bootstrapapi.SecretTypeBootstrapToken), "true", uint8(1), "karpenter.sh/v1", "NodeClaim",
-		uint8(0b011111), "abc123", "0123456789abcdef", "2999-01-01T00:00:00Z", "true", Group, "", false, created, uint32(0))
-	f.Add(false, uint8(0), true, "kube-system", "bootstrap-token-abc123", string(bootstrapapi.SecretTypeBootstrapToken), "true", uint8(1), "karpenter.sh/v1", "NodeClaim",
-		uint8(0b1011111), "abc123", "0123456789abcdef", expiration(time.Minute), "true", Group+",system:masters", "usage-bootstrap-signing", false, created, uint32(0))
-	f.Add(false, uint8(2), true, "kube-system", "bootstrap-token-abc123", string(bootstrapapi.SecretTypeBootstrapToken), "true", uint8(2), "karpenter.sh/v1", "NodeClaim",
-		uint8(0b111111), "abc123", "0123456789abcdef", expiration(TTL), "true", Group, "", false, created, uint32(0))
-	f.Add(false, uint8(0), true, "kube-system", keySecretName, string(corev1.SecretTypeOpaque), "", uint8(0), "", "",
-		uint8(0), "", "", "", "", "", "", true, created, uint32(0))
-	f.Add(false, uint8(1), false, "kube-system", "karpenter-cert", string(corev1.SecretTypeTLS), "", uint8(0), "", "",
-		uint8(0), "", "", "", "", "", "", false, created, uint32(0))
-	f.Fuzz(func(t *testing.T, fromIssue bool, operation uint8, asNodeIdentity bool, namespace, name, secretType, label string,
-		owners uint8, ownerAPIVersion, ownerKind string, present uint8, tokenID, tokenSecretValue, expires, usage, groups, extraKey string,
-		immutable bool, createdAt int64, issueDelay uint32) {
+	const tokenType, ns = string(bootstrapapi.SecretTypeBootstrapToken), "kube-system"
+	values := "abc123|0123456789abcdef|" + time.Unix(created, 0).UTC().Add(TTL).Format(time.RFC3339) + "|true|" + Group + "|"
+	f.Add(with(func(c *policyChoices) { c.fromIssue = true }), ns, "node-a", "", "", "", "", "", created, int32(0))
+	f.Add(with(func(c *policyChoices) { c.fromIssue = true }), ns, "default-x9k2p", "", "", "", "", "", created, ttl-1)
+	f.Add(with(func(c *policyChoices) { c.relativeExpiration = true }), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim", values, created, ttl)
+	f.Add(token.pack(), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim",
+		"abc123|0123456789abcdef|2999-01-01T00:00:00Z|true|"+Group+"|", created, int32(0))
+	f.Add(with(func(c *policyChoices) { c.present = 0b1011111 }), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim",
+		"abc123|0123456789abcdef|2026-12-07T13:01:00Z|true|"+Group+",system:masters|usage-bootstrap-signing", created, int32(0))
+	f.Add(with(func(c *policyChoices) { c.operation, c.owners, c.present = 2, 2, 0b111111 }), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim", values, created, int32(0))
+	f.Add(with(func(c *policyChoices) { c.owners, c.present, c.immutable = 0, 0, true }), ns, keySecretName, string(corev1.SecretTypeOpaque), "", "", "", "", created, int32(0))
+	f.Add(with(func(c *policyChoices) { c.operation, c.asNodeIdentity, c.owners, c.present = 1, false, 0, 0 }), ns, "karpenter-cert", string(corev1.SecretTypeTLS), "", "", "", "", created, int32(0))
+	f.Fuzz(func(t *testing.T, packed []byte, namespace, name, secretType, label, ownerAPIVersion, ownerKind, values string, createdAt int64, after int32) {
+		choices := unpackPolicyChoices(packed)
 		// Times the API server writes: from 1970 to the year 9000, to the second.
 		createdAt = min(max(createdAt, 0), time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC).Unix())
 		now := time.Unix(createdAt, 0).UTC()
 		var secret *corev1.Secret
-		if fromIssue {
+		if choices.fromIssue {
 			nodeClaim := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{
 				Name: name, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(now),
 			}}
 			// Issue makes a token only until TTL after the NodeClaim's creation.
-			now = now.Add(time.Duration(issueDelay%uint32(TTL/time.Second)) * time.Second)
+			now = now.Add(time.Duration(int64(after)&0x7fffffff%int64(ttl)) * time.Second)
 			secret = tokenSecret(nodeClaim, Key(strings.Repeat("k", keySize)), nodeClaim.CreationTimestamp.Add(TTL))
 			namespace = secret.Namespace
 		} else {
-			secret = fuzzedSecret(namespace, name, secretType, label, owners, ownerAPIVersion, ownerKind, present,
-				[]string{tokenID, tokenSecretValue, expires, usage, groups}, extraKey, immutable)
+			entries := append(strings.SplitN(values, "|", 6), "", "", "", "", "", "")
+			if choices.relativeExpiration {
+				entries[2] = now.Add(time.Duration(after) * time.Second).Format(time.RFC3339)
+			}
+			secret = fuzzedSecret(namespace, name, secretType, label, choices.owners, ownerAPIVersion, ownerKind, choices.present,
+				entries[:5], entries[5], choices.immutable)
 		}
 		asStored(secret, now)
 
 		username := "kubernetes-admin"
-		if asNodeIdentity {
+		if choices.asNodeIdentity {
 			username = nodeIdentityUser
 		}
 		request := chartrender.Request{
@@ -110,7 +113,7 @@ func FuzzTokenSecretPolicy(f *testing.F) {
 			User: &user.DefaultInfo{Name: username, Groups: []string{"system:authenticated"}},
 		}
 		var allowed bool
-		switch operation % 3 {
+		switch choices.operation % 3 {
 		case 0:
 			request.Operation, request.Object = admission.Create, secret
 			allowed = mayCreate(namespace, secret, now)
@@ -120,18 +123,49 @@ func FuzzTokenSecretPolicy(f *testing.F) {
 			request.Operation, request.OldObject = admission.Delete, secret
 			allowed = isToken(namespace, secret)
 		}
-		allowed = allowed || !asNodeIdentity
+		allowed = allowed || !choices.asNodeIdentity
 		err := chartrender.AdmitAll(context.Background(), policies, request)
 		switch {
-		case fromIssue && asNodeIdentity && request.Operation == admission.Create && err != nil:
+		case choices.fromIssue && choices.asNodeIdentity && request.Operation == admission.Create && err != nil:
 			t.Fatalf("the token Issue creates at %s was refused: %v\n%s", now, err, dataOf(secret))
 		case allowed && err != nil:
 			t.Fatalf("%s of Secret %s/%s by %s refused, though the reference allows it: %v\n%s", request.Operation, namespace, secret.Name, username, err, dataOf(secret))
 		case !allowed && err == nil:
 			t.Fatalf("%s of Secret %s/%s (type %q, labels %v, owners %v, immutable %v, created %s) by %s admitted, though the reference refuses it\n%s",
-				request.Operation, namespace, secret.Name, secret.Type, secret.Labels, secret.OwnerReferences, immutable, now, username, dataOf(secret))
+				request.Operation, namespace, secret.Name, secret.Type, secret.Labels, secret.OwnerReferences, secret.Immutable != nil, now, username, dataOf(secret))
 		}
 	})
+}
+
+// policyChoices are a fuzzed request's yes-or-no and small choices, packed into bytes: the
+// operation (CREATE, UPDATE, DELETE), whether the node identity component or an administrator
+// makes it, whether the Secret is the one Issue makes, immutable, and expires after seconds from
+// its creation rather than at the raw time; how many owner references it has, and which entries
+// (a bit each of tokenDataKeys, then the extra entry).
+type policyChoices struct {
+	operation, owners, present                               uint8
+	asNodeIdentity, fromIssue, immutable, relativeExpiration bool
+}
+
+func (c policyChoices) pack() []byte {
+	flag := func(b bool, at int) byte {
+		if b {
+			return 1 << at
+		}
+		return 0
+	}
+	return []byte{
+		c.operation&0x3 | flag(c.asNodeIdentity, 2) | flag(c.fromIssue, 3) | flag(c.immutable, 4) | flag(c.relativeExpiration, 5),
+		c.owners, c.present,
+	}
+}
+
+func unpackPolicyChoices(packed []byte) policyChoices {
+	b := append(slices.Clone(packed), make([]byte, 3)...)
+	return policyChoices{
+		operation: b[0] & 0x3, asNodeIdentity: b[0]&(1<<2) != 0, fromIssue: b[0]&(1<<3) != 0, immutable: b[0]&(1<<4) != 0,
+		relativeExpiration: b[0]&(1<<5) != 0, owners: b[1], present: b[2],
+	}
 }
 
 // mayCreate is the reference: the node identity component may create its key, immutable, and
