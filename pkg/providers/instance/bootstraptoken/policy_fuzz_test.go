@@ -70,7 +70,10 @@ func FuzzTokenSecretPolicy(f *testing.F) {
 	values := "abc123|0123456789abcdef|" + time.Unix(created, 0).UTC().Add(TTL).Format(time.RFC3339) + "|true|" + Group + "|"
 	f.Add(with(func(c *policyChoices) { c.fromIssue = true }), ns, "node-a", "", "", "", "", "", created, int32(0))
 	f.Add(with(func(c *policyChoices) { c.fromIssue = true }), ns, "default-x9k2p", "", "", "", "", "", created, ttl-1)
-	f.Add(with(func(c *policyChoices) { c.relativeExpiration = true }), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim", values, created, ttl)
+	// Expiring TTL after creation, then at the edge of the minute of skew, and a second past it.
+	for _, after := range []int32{ttl, ttl + 60, ttl + 61} {
+		f.Add(with(func(c *policyChoices) { c.relativeExpiration = true }), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim", values, created, after)
+	}
 	f.Add(token.pack(), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim",
 		"abc123|0123456789abcdef|2999-01-01T00:00:00Z|true|"+Group+"|", created, int32(0))
 	f.Add(with(func(c *policyChoices) { c.present = 0b1011111 }), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim",
