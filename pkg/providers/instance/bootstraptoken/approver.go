@@ -2,18 +2,13 @@ package bootstraptoken
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
-	"slices"
-	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 	controllerruntime "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,27 +19,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/events"
+
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken/csrdecision"
 )
 
 const (
-	// bootstrapUserPrefix is how kube-apiserver names the user of a bootstrap token:
-	// system:bootstrap:<token id>.
-	bootstrapUserPrefix = "system:bootstrap:"
-	// nodeUserPrefix and nodesGroup are the subject of a node client certificate, which the Node
-	// authorizer and NodeRestriction read as the node's identity.
-	nodeUserPrefix = "system:node:"
-	nodesGroup     = "system:nodes"
 	// ReasonApproved and ReasonDenied are the reasons of the conditions the Approver sets.
 	ReasonApproved = "KarpenterLinodeNodeClaim"
 	ReasonDenied   = "KarpenterLinodeNodeClaimMismatch"
 )
-
-// kubeletClientUsages are the usages kubelet asks for its client certificate with: key
-// encipherment only with an RSA key. kube-controller-manager's approver accepts exactly these.
-var kubeletClientUsages = []sets.Set[certificatesv1.KeyUsage]{
-	sets.New(certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth),
-	sets.New(certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth),
-}
 
 // Approver decides the CertificateSigningRequests made with this provider's bootstrap tokens, in
 // place of kube-controller-manager's approver, which would sign a certificate for any node name
@@ -76,173 +59,84 @@ func NewApprover(kube client.Client, reader client.Reader, keys KeySource, recor
 
 // Reconcile approves or denies a request of the tokens' group that is still pending.
 func (a *Approver) Reconcile(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) (reconcile.Result, error) {
-	if !ofTokensGroup(csr) || decided(csr) {
+	if !csrdecision.OfTokensGroup(csr) || csrdecision.Decided(csr) {
 		return reconcile.Result{}, nil
 	}
-	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName {
-		// Deciding a request needs the right to approve for its signer, which the node identity
-		// component has for kubelet client certificates alone. No kubelet asks another signer with a bootstrap token,
-		// and nothing approves such a request for a bootstrap user unless someone does by hand.
-		a.recorder.Publish(events.Event{
-			InvolvedObject: csr, Type: corev1.EventTypeWarning, Reason: "NotAKubeletClientRequest",
-			Message:      fmt.Sprintf("%s asked signer %s with a Karpenter bootstrap token; only %s requests are decided by Karpenter, this one is left pending", csr.Spec.Username, csr.Spec.SignerName, certificatesv1.KubeAPIServerClientKubeletSignerName),
-			DedupeValues: []string{string(csr.UID)},
-		})
-		return reconcile.Result{}, nil
+	key, err := a.keys.Key(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-	nodeClaim, problem, err := a.check(ctx, csr)
+	verdict, err := csrdecision.Judge(ctx, csr, clusterReader{cache: a.kube, reader: a.reader, key: key})
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	logger := log.FromContext(ctx).WithValues("CertificateSigningRequest", csr.Name, "requester", csr.Spec.Username)
-	if problem != "" {
-		if err := a.decide(ctx, csr, certificatesv1.CertificateDenied, ReasonDenied, "Denied by Karpenter: "+problem); err != nil {
+	switch verdict.Decision {
+	case certificatesv1.CertificateDenied:
+		if err := a.decide(ctx, csr, certificatesv1.CertificateDenied, ReasonDenied, "Denied by Karpenter: "+verdict.Reason); err != nil {
 			return reconcile.Result{}, err
 		}
 		a.recorder.Publish(events.Event{
 			InvolvedObject: csr, Type: corev1.EventTypeWarning, Reason: "NodeCertificateDenied",
-			Message: "Denied: " + problem, DedupeValues: []string{string(csr.UID)},
+			Message: "Denied: " + verdict.Reason, DedupeValues: []string{string(csr.UID)},
 		})
-		logger.Info("denied a node client certificate request made with a bootstrap token", "reason", problem)
+		logger.Info("denied a node client certificate request made with a bootstrap token", "reason", verdict.Reason)
 		Decisions.Inc(map[string]string{decisionLabel: "denied"})
-		return reconcile.Result{}, nil
+	case certificatesv1.CertificateApproved:
+		if err := a.decide(ctx, csr, certificatesv1.CertificateApproved, ReasonApproved,
+			fmt.Sprintf("Approved by Karpenter: the node of NodeClaim %s, whose bootstrap token made the request", verdict.NodeClaim)); err != nil {
+			return reconcile.Result{}, err
+		}
+		logger.V(1).Info("approved the client certificate of a NodeClaim's node", "NodeClaim", verdict.NodeClaim)
+		Decisions.Inc(map[string]string{decisionLabel: "approved"})
+	default:
+		a.recorder.Publish(events.Event{
+			InvolvedObject: csr, Type: corev1.EventTypeWarning, Reason: "NotAKubeletClientRequest",
+			Message: verdict.Reason, DedupeValues: []string{string(csr.UID)},
+		})
 	}
-	if err := a.decide(ctx, csr, certificatesv1.CertificateApproved, ReasonApproved,
-		fmt.Sprintf("Approved by Karpenter: the node of NodeClaim %s, whose bootstrap token made the request", nodeClaim.Name)); err != nil {
-		return reconcile.Result{}, err
-	}
-	logger.V(1).Info("approved the client certificate of a NodeClaim's node", "NodeClaim", nodeClaim.Name)
-	Decisions.Inc(map[string]string{decisionLabel: "approved"})
 	return reconcile.Result{}, nil
 }
 
-// check returns the NodeClaim whose node the request may have a certificate for, or what is wrong
-// with the request.
-func (a *Approver) check(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) (*karpv1.NodeClaim, string, error) {
-	subject, problem := kubeletClientSubject(csr)
-	if problem != "" {
-		return nil, problem, nil
-	}
-	if problem, err := a.existingNode(ctx, subject); problem != "" || err != nil {
-		return nil, problem, err
-	}
-	id := strings.TrimPrefix(csr.Spec.Username, bootstrapUserPrefix)
-	key, err := a.keys.Key(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	nodeClaim, err := a.nodeClaimOfToken(ctx, a.kube, key, id, subject)
-	if err == nil && nodeClaim == nil {
-		nodeClaim, err = a.nodeClaimOfToken(ctx, a.reader, key, id, subject)
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	switch {
-	case nodeClaim == nil:
-		return nil, fmt.Sprintf("bootstrap token %s belongs to no NodeClaim", id), nil
-	case subject != nodeClaim.Name:
-		return nil, fmt.Sprintf("bootstrap token %s was issued for NodeClaim %s, whose node is %s, not %s", id, nodeClaim.Name, nodeClaim.Name, subject), nil
-	case !nodeClaim.DeletionTimestamp.IsZero():
-		return nil, fmt.Sprintf("NodeClaim %s of bootstrap token %s is being deleted", nodeClaim.Name, id), nil
-	case nodeClaim.StatusConditions().IsTrue(karpv1.ConditionTypeRegistered):
-		return nil, fmt.Sprintf("NodeClaim %s of bootstrap token %s has registered: its kubelet has its certificate", nodeClaim.Name, id), nil
-	}
-	return nodeClaim, "", nil
+// clusterReader is what the Approver's decisions read: NodeClaims from the cache and, fresh, past
+// it, so that a NodeClaim the cache has not seen yet never costs its node a denial; Nodes past it,
+// so that a Node the cache has not seen yet is not given away.
+type clusterReader struct {
+	cache, reader client.Reader
+	key           Key
 }
 
-// existingNode says why no certificate may be had for a node name a Node already has, read past
-// the cache. A NodeClaim's kubelet registers its Node only once it has its certificate.
-func (a *Approver) existingNode(ctx context.Context, name string) (string, error) {
+func (r clusterReader) Node(ctx context.Context, name string) (*corev1.Node, error) {
 	node := &corev1.Node{}
-	err := a.reader.Get(ctx, client.ObjectKey{Name: name}, node)
+	err := r.reader.Get(ctx, client.ObjectKey{Name: name}, node)
 	if apierrors.IsNotFound(err) {
-		return "", nil
+		return nil, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("reading Node %s: %w", name, err)
+		return nil, fmt.Errorf("reading Node %s: %w", name, err)
 	}
-	if role := controlPlaneMark(node); role != "" {
-		return fmt.Sprintf("Node %s exists and is a control-plane node (%s): a bootstrap token never becomes an existing node", name, role), nil
-	}
-	return fmt.Sprintf("Node %s exists: a bootstrap token never becomes an existing node", name), nil
+	return node, nil
 }
 
-// controlPlaneRoles are the label and taint keys kubeadm and other installers mark control-plane
-// nodes with.
-var controlPlaneRoles = []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"}
-
-// controlPlaneMark names the label or taint that makes the node a control-plane node, or is empty.
-func controlPlaneMark(node *corev1.Node) string {
-	for _, role := range controlPlaneRoles {
-		if _, ok := node.Labels[role]; ok {
-			return "label " + role
-		}
-		if slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == role }) {
-			return "taint " + role
-		}
+func (r clusterReader) NodeClaims(ctx context.Context, fresh bool) ([]csrdecision.NodeClaim, error) {
+	reader := r.cache
+	if fresh {
+		reader = r.reader
 	}
-	return ""
-}
-
-// nodeClaimOfToken finds the NodeClaim a token id was derived from, or nil. Two NodeClaims may
-// share an id: the one whose node the request asks for is the answer, the token having been
-// issued to one of them alone (Issuer.Issue, KeyFile.Token).
-func (a *Approver) nodeClaimOfToken(ctx context.Context, reader client.Reader, key Key, id, subject string) (*karpv1.NodeClaim, error) {
-	nodeClaims := &karpv1.NodeClaimList{}
-	if err := reader.List(ctx, nodeClaims); err != nil {
+	list := &karpv1.NodeClaimList{}
+	if err := reader.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("listing NodeClaims: %w", err)
 	}
-	var found *karpv1.NodeClaim
-	for i := range nodeClaims.Items {
-		if key.ID(&nodeClaims.Items[i]) != id {
-			continue
+	nodeClaims := make([]csrdecision.NodeClaim, len(list.Items))
+	for i := range list.Items {
+		nodeClaim := &list.Items[i]
+		nodeClaims[i] = csrdecision.NodeClaim{
+			Name: nodeClaim.Name, TokenID: r.key.ID(nodeClaim),
+			Registered: nodeClaim.StatusConditions().IsTrue(karpv1.ConditionTypeRegistered),
+			Deleting:   !nodeClaim.DeletionTimestamp.IsZero(),
 		}
-		if found == nil || nodeClaims.Items[i].Name == subject {
-			found = &nodeClaims.Items[i]
-		}
 	}
-	return found, nil
-}
-
-// kubeletClientSubject returns the node name a request asks a kubelet client certificate for, or
-// what makes it something else: the subject must be exactly CN=system:node:<name>, O=system:nodes,
-// with no subject alternative names, and the usages exactly kubelet's.
-func kubeletClientSubject(csr *certificatesv1.CertificateSigningRequest) (string, string) {
-	block, _ := pem.Decode(csr.Spec.Request)
-	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return "", "the request is not a PEM CERTIFICATE REQUEST"
-	}
-	request, err := x509.ParseCertificateRequest(block.Bytes)
-	if err != nil {
-		return "", fmt.Sprintf("the request does not parse: %v", err)
-	}
-	if err := request.CheckSignature(); err != nil {
-		return "", fmt.Sprintf("the request's signature does not verify: %v", err)
-	}
-	name, isNode := strings.CutPrefix(request.Subject.CommonName, nodeUserPrefix)
-	switch {
-	case !isNode || name == "":
-		return "", fmt.Sprintf("common name %q is not system:node:<node name>", request.Subject.CommonName)
-	case !slices.Equal(request.Subject.Organization, []string{nodesGroup}):
-		return "", fmt.Sprintf("organizations %q are not exactly [%s]", request.Subject.Organization, nodesGroup)
-	case len(request.DNSNames)+len(request.IPAddresses)+len(request.EmailAddresses)+len(request.URIs) > 0:
-		return "", "a kubelet client certificate has no subject alternative names"
-	case !slices.ContainsFunc(kubeletClientUsages, sets.New(csr.Spec.Usages...).Equal):
-		return "", fmt.Sprintf("usages %q are not those of a kubelet client certificate (digital signature, client auth, and key encipherment with an RSA key)", csr.Spec.Usages)
-	}
-	return name, ""
-}
-
-// ofTokensGroup reports whether a request was made with one of this provider's bootstrap tokens.
-func ofTokensGroup(csr *certificatesv1.CertificateSigningRequest) bool {
-	return strings.HasPrefix(csr.Spec.Username, bootstrapUserPrefix) && slices.Contains(csr.Spec.Groups, Group)
-}
-
-func decided(csr *certificatesv1.CertificateSigningRequest) bool {
-	return slices.ContainsFunc(csr.Status.Conditions, func(c certificatesv1.CertificateSigningRequestCondition) bool {
-		return (c.Type == certificatesv1.CertificateApproved || c.Type == certificatesv1.CertificateDenied) && c.Status == corev1.ConditionTrue
-	})
+	return nodeClaims, nil
 }
 
 func (a *Approver) decide(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, decision certificatesv1.RequestConditionType, reason, message string) error {
@@ -260,7 +154,7 @@ func (a *Approver) decide(ctx context.Context, csr *certificatesv1.CertificateSi
 func (a *Approver) Register(_ context.Context, m manager.Manager) error {
 	pending := func(obj client.Object) bool {
 		csr := obj.(*certificatesv1.CertificateSigningRequest)
-		return ofTokensGroup(csr) && !decided(csr)
+		return csrdecision.OfTokensGroup(csr) && !csrdecision.Decided(csr)
 	}
 	return controllerruntime.NewControllerManagedBy(m).
 		Named("bootstraptoken.csr").
@@ -282,6 +176,6 @@ func NodeCertificateRenewalBinding() *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "karpenter-linode:node-autoapprove-certificate-rotation"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: nodesGroup}},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: csrdecision.NodesGroup}},
 	}
 }

@@ -49,11 +49,12 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken/csrdecision"
 )
 
 const (
 	// Group is the group the tokens authenticate in besides system:bootstrappers.
-	Group = "system:bootstrappers:karpenter:linode"
+	Group = csrdecision.Group
 	// Namespace holds bootstrap tokens: kube-apiserver reads them nowhere else.
 	Namespace = metav1.NamespaceSystem
 	// TTL is how long after its NodeClaim's creation a token is valid: core's launch timeout
