@@ -12,6 +12,8 @@ import (
 
 	"github.com/linode/linodego"
 	"k8s.io/utils/clock"
+
+	"github.com/linode/karpenter-provider-linode/pkg/version"
 )
 
 // ClientOptions configure NewClient.
@@ -23,7 +25,7 @@ type ClientOptions struct {
 	URL string
 	// Version is "v4", or "v4beta" for LKE Enterprise.
 	Version string
-	// UserAgent identifies the provider in Linode's logs.
+	// UserAgent identifies the provider and its version in Linode's logs.
 	UserAgent string
 	// RetryCount bounds linodego's own retries of 429, 503 and "Linode busy" answers. linodego
 	// defaults to 1000, which turns a rate-limit storm into a reconcile that never returns.
@@ -47,7 +49,7 @@ func DefaultClientOptions() ClientOptions {
 	return ClientOptions{
 		URL:          "https://api.linode.com",
 		Version:      "v4",
-		UserAgent:    "karpenter-provider-linode",
+		UserAgent:    "karpenter-provider-linode/" + version.Version(),
 		RetryCount:   5,
 		RetryMaxWait: 30 * time.Second,
 		Timeout:      30 * time.Second,
