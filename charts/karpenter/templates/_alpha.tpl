@@ -60,7 +60,7 @@ controller.sidecarVolumeMounts: {default: [], why: "the chart runs the controlle
 {{- fail "settings.vmMemoryOverheadPercent and settings.hypervisorMemoryPercent are both set: keep settings.hypervisorMemoryPercent, its replacement, as a percentage (0.075 there is 7.5 here)" }}
 {{- end }}
 {{- $alphaImage := ($values.controller).image | default dict }}
-{{- range $key, $default := dict "repository" "docker.io/linode/karpenter-provider-linode" "tag" "" "digest" "" }}
+{{- range $key, $default := dict "repository" "ghcr.io/linode/karpenter-provider-linode" "tag" "" "digest" "" }}
 {{- $ours := toString (get $values.image $key) }}
 {{- if and (hasKey $alphaImage $key) (ne $ours $default) (ne $ours (toString (get $alphaImage $key))) }}
 {{- fail (printf "controller.image.%s and image.%s disagree: keep image.%s, which replaces the alpha chart's controller.image.%s" $key $key $key $key) }}
