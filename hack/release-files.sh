@@ -16,7 +16,9 @@ if [[ -z "${notes//[[:space:]]/}" ]]; then
   echo "CHANGELOG.md has no section '## [${version}]': write the release's notes there first" >&2
   exit 1
 fi
-printf '%s\n' "$notes" | sed -e '/./,$!d' >"$dist/release-notes.md"
+# The notes' links are relative to the repository: on the release page they point at the tag.
+printf '%s\n' "$notes" | sed -e '/./,$!d' \
+  -e "s#](\([a-zA-Z0-9_./-]*\.md\))#](https://github.com/linode/karpenter-provider-linode/blob/v${version}/\1)#g" >"$dist/release-notes.md"
 
 mkdir -p "$dist/krew"
 manifest="$dist/krew/linode-plan.yaml"
