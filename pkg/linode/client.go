@@ -44,12 +44,16 @@ type ClientOptions struct {
 	Pacer *Pacer
 }
 
+// UserAgentProduct names the provider in its user agent, before the version: every request the
+// controller sends has "karpenter-provider-linode/<version>".
+const UserAgentProduct = "karpenter-provider-linode"
+
 // DefaultClientOptions are the production defaults; the caller fills in Token and URL.
 func DefaultClientOptions() ClientOptions {
 	return ClientOptions{
 		URL:          "https://api.linode.com",
 		Version:      "v4",
-		UserAgent:    "karpenter-provider-linode/" + version.Version(),
+		UserAgent:    UserAgentProduct + "/" + version.Version(),
 		RetryCount:   5,
 		RetryMaxWait: 30 * time.Second,
 		Timeout:      30 * time.Second,
