@@ -111,7 +111,7 @@ $(ACTIONLINT): Makefile
 # The release. One version, VERSION, stamped into every binary and named by both charts; one
 # registry, RELEASE_REPO, that the release workflow pushes the image and the charts to and the
 # chart's default image names (test/charts checks it).
-VERSION ?= $(shell cat VERSION)
+VERSION := $(shell cat VERSION)
 RELEASE_REPO := ghcr.io/linode/karpenter-provider-linode
 CHART_REPO := oci://ghcr.io/linode/charts
 # make image pushes the image to $(IMAGE_REPO):v$(VERSION) when it is set.
@@ -119,14 +119,15 @@ IMAGE_REPO ?=
 DIST := $(CURDIR)/dist
 IMAGE_PLATFORMS := linux/amd64 linux/arm64
 CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
-COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 # The image's files and the SBOM are dated by the commit, so that a rebuild is the same image.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
-export SOURCE_DATE_EPOCH
+export SOURCE_DATE_EPOCH := $(SOURCE_DATE_EPOCH)
 VERSION_PKG := github.com/linode/karpenter-provider-linode/pkg/version
 # Karpenter core's own build-info metric and Kubernetes user agent carry core's version.
+CORE_VERSION = $(shell GOTOOLCHAIN=$(GOTOOLCHAIN) go list -m -f '{{.Version}}' sigs.k8s.io/karpenter)
 VERSION_LDFLAGS = -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT) \
-	-X sigs.k8s.io/karpenter/pkg/operator.Version=$(shell go list -m -f '{{.Version}}' sigs.k8s.io/karpenter)
+	-X sigs.k8s.io/karpenter/pkg/operator.Version=$(CORE_VERSION)
 # Static, reproducible release binaries; -trimpath keeps the build machine's paths out of them.
 RELEASE_BUILD = CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $(VERSION_LDFLAGS)"
 IMAGE_TOOL := go -C hack/image run .
