@@ -184,7 +184,7 @@ func filesystemLayer(dir string, created time.Time) (v1.Layer, error) {
 	content := buf.Bytes()
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(content)), nil
-	}, tarball.WithMediaType(types.OCILayer))
+	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressedCaching) // compressed once, not once per reader of it
 }
 
 // writeLayout replaces dir with an OCI layout whose index.json names the image index by tag.
