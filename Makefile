@@ -134,7 +134,6 @@ IMAGE_TOOL := go -C hack/image run .
 
 .PHONY: image
 image: ## Build the controller image for linux/amd64 and linux/arm64 without a container engine: an OCI layout in dist/image and its SBOM; IMAGE_REPO=... pushes it
-	rm -rf $(DIST)/bin
 	for platform in $(IMAGE_PLATFORMS); do \
 		GOOS=$${platform%/*} GOARCH=$${platform#*/} $(RELEASE_BUILD) -o $(DIST)/bin/$${platform/\//_}/ ./cmd/controller ./cmd/node-identity || exit 1; \
 	done
@@ -149,11 +148,10 @@ image-check: ## Check the image make image built: both platforms, the non-root u
 cli: ## Build karpenter-linode for linux and darwin, amd64 and arm64, as archives in dist/cli
 	rm -rf $(DIST)/cli && mkdir -p $(DIST)/cli
 	for platform in $(CLI_PLATFORMS); do \
-		dir=$(DIST)/cli/karpenter-linode_$${platform/\//_}; \
-		GOOS=$${platform%/*} GOARCH=$${platform#*/} $(RELEASE_BUILD) -o $$dir/karpenter-linode ./cmd/karpenter-linode || exit 1; \
-		cp LICENSE $$dir/; \
-		tar --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner -C $$dir -czf $$dir.tar.gz karpenter-linode LICENSE || exit 1; \
-		rm -rf $$dir; \
+		bin=$(DIST)/bin/$${platform/\//_}; \
+		GOOS=$${platform%/*} GOARCH=$${platform#*/} $(RELEASE_BUILD) -o $$bin/karpenter-linode ./cmd/karpenter-linode || exit 1; \
+		tar --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
+			-czf $(DIST)/cli/karpenter-linode_$${platform/\//_}.tar.gz -C $$bin karpenter-linode -C $(CURDIR) LICENSE || exit 1; \
 	done
 
 .PHONY: charts
