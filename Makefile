@@ -20,7 +20,7 @@ K8S_BINARIES := etcd kube-apiserver kube-scheduler kube-controller-manager kwok
 K8S_BIN_DIR_CMD := hack/build-k8s-binaries.sh $(K8S_BINARIES) 2>/dev/null | tail -n1
 
 # Packages whose tests also run under the race detector (concurrency is what they are about).
-RACE_PKGS ?= $(shell go list ./pkg/emulator/... 2>/dev/null)
+RACE_PKGS ?= ./test/emulator/...
 
 .PHONY: help
 help: ## Show this help
@@ -29,14 +29,17 @@ help: ## Show this help
 # The end-to-end suites are listed first so that go test starts them first: they spend most of
 # their minutes waiting on their local clusters, and the other packages compile and run beside
 # them, one more package at a time than there are cores to keep the CPU busy meanwhile.
-E2E_PKGS := ./test/e2e ./test/e2e/upkeep ./test/e2e/instance
+E2E_PKGS := ./test/e2e ./test/e2e/upkeep ./test/e2e/instance ./test/e2e/lifecycle/enterprise
+
+# go vet runs in make lint, with every analyzer, not a second time here.
+TEST_FLAGS ?= -count=1 -vet=off
 
 .PHONY: test
 test: k8s-binaries $(GOTESTSUM) ## Run every test against a real kube-apiserver, etcd and the Linode emulator
 	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" \
-		$(GOTESTSUM) --format testname -- -count=1 -p 3 -timeout 30m $(E2E_PKGS) ./...
+		$(GOTESTSUM) --format testname -- $(TEST_FLAGS) -p 3 -timeout 30m $(E2E_PKGS) ./...
 ifneq ($(strip $(RACE_PKGS)),)
-	$(GOTESTSUM) --format testname -- -count=1 -race -timeout 15m $(RACE_PKGS)
+	$(GOTESTSUM) --format testname -- $(TEST_FLAGS) -race -timeout 15m $(RACE_PKGS)
 endif
 
 .PHONY: fuzz
@@ -55,6 +58,12 @@ plan: ## Build bin/karpenter-linode (karpenter-linode plan) and bin/kubectl-lino
 .PHONY: e2e
 e2e: k8s-binaries ## Only the end-to-end suites: the controller on a local cluster with kwok kubelets and the emulator
 	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" go test -count=1 -timeout 30m ./test/e2e/...
+
+# Shorter than reallinode.MaxRunDuration, so that a run's tag older than that is a killed run's.
+# Ginkgo's grace period gives an interrupted run's clean-up the time to delete what it made.
+.PHONY: e2e-linode
+e2e-linode: ## The lifecycle specs on real LKE clusters of both tiers, in the account of LINODE_TOKEN; costs money (docs/e2e-linode.md)
+	go test -tags e2elinode -count=1 -timeout 2h -v ./test/e2e/reallinode -run TestRealLinode -ginkgo.grace-period=5m
 
 .PHONY: bench
 bench: k8s-binaries ## Benchmarks on local clusters and in process, next to core's kwok provider; report in results/ (about an hour and a half: the cost fleets, then the day's 24 minutes)
@@ -87,9 +96,9 @@ verify: $(CONTROLLER_GEN) $(HELM_DOCS) $(ACTIONLINT) ## Fail when generated file
 	$(ACTIONLINT)
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## go vet and golangci-lint
-	go vet ./...
+lint: $(GOLANGCI_LINT) ## golangci-lint: go vet's analyzers, staticcheck, errcheck and the rest of .golangci.yml
 	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --build-tags e2elinode ./test/e2e/reallinode/...
 
 # Tools are built from hack/codegen/go.mod, a module of their own, into bin/.
 build-tool = cd $(TOOLS_MOD) && go build -o $@ $(1)

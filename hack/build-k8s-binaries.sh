@@ -31,30 +31,50 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   k8s_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 done
 
-# build NAME PACKAGE LDFLAGS
-build() {
-  local name=$1 pkg=$2 ldflags=$3
-  if [[ -x "$bin_dir/$name" ]]; then
-    echo ">> $name: already built" >&2
-    return
-  fi
-  echo ">> $name: building $pkg (several minutes on a cold cache)" >&2
-  local start=$SECONDS
-  (cd "$here/tools" && go build -ldflags "$ldflags" -o "$bin_dir/$name.tmp" "$pkg")
-  mv "$bin_dir/$name.tmp" "$bin_dir/$name"
-  echo ">> $name: done in $((SECONDS - start))s" >&2
-}
+# Every missing binary is built by one go build: the packages they share compile once, and one
+# binary's link (a minute for kube-apiserver, on one core) overlaps the others' compiles. The
+# version variables of all of them go in one -ldflags; each binary links only its own.
+ldflags="$k8s_ldflags -X go.etcd.io/etcd/api/v3/version.GitSHA=release-$etcd_version"
+ldflags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=$kwok_version"
+
+declare -A package_of=(
+  [etcd]=go.etcd.io/etcd/server/v3
+  [kube-apiserver]=k8s.io/kubernetes/cmd/kube-apiserver
+  [kube-scheduler]=k8s.io/kubernetes/cmd/kube-scheduler
+  [kube-controller-manager]=k8s.io/kubernetes/cmd/kube-controller-manager
+  [kubectl]=k8s.io/kubernetes/cmd/kubectl
+  [kwok]=sigs.k8s.io/kwok/cmd/kwok
+)
+# go build names a binary after its package's last element, a major version suffix left out.
+declare -A built_as=([etcd]=server)
 
 all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok)
+missing=()
 for name in "${@:-${all[@]}}"; do
-  case $name in
-    etcd) build etcd go.etcd.io/etcd/server/v3 "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=release-$etcd_version" ;;
-    kube-apiserver | kube-scheduler | kube-controller-manager | kubectl)
-      build "$name" "k8s.io/kubernetes/cmd/$name" "$k8s_ldflags" ;;
-    kwok) build kwok sigs.k8s.io/kwok/cmd/kwok "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$kwok_version" ;;
-    *) echo "build-k8s-binaries.sh: unknown binary \"$name\"; known: ${all[*]}" >&2; exit 2 ;;
-  esac
+  if [[ -z "${package_of[$name]:-}" ]]; then
+    echo "build-k8s-binaries.sh: unknown binary \"$name\"; known: ${all[*]}" >&2
+    exit 2
+  fi
+  if [[ -x "$bin_dir/$name" ]]; then
+    echo ">> $name: already built" >&2
+  else
+    missing+=("$name")
+  fi
 done
+
+if ((${#missing[@]})); then
+  echo ">> building ${missing[*]} (several minutes on a cold cache)" >&2
+  start=$SECONDS
+  out="$(mktemp -d "$bin_dir/.build.XXXXXX")"
+  trap 'rm -rf "$out"' EXIT
+  packages=()
+  for name in "${missing[@]}"; do packages+=("${package_of[$name]}"); done
+  (cd "$here/tools" && go build -ldflags "$ldflags" -o "$out/" "${packages[@]}")
+  for name in "${missing[@]}"; do
+    mv "$out/${built_as[$name]:-$name}" "$bin_dir/$name"
+  done
+  echo ">> built ${missing[*]} in $((SECONDS - start))s" >&2
+fi
 
 # kwok ships its behaviours (make a node Ready, keep its lease, run and delete pods) as Stage
 # manifests in its module; the local cluster passes them to kwok with -c.

@@ -21,6 +21,17 @@ rm -f "$target"/*.yaml
 install -m 0644 pkg/apis/crds/*.yaml "$target"/
 install -m 0644 "$core_dir"/pkg/apis/crds/*.yaml "$target"/
 
+# keepOnUninstall (on by default) makes Helm leave the CRDs, and so every NodePool and NodeClaim,
+# in place when the release is uninstalled.
+keep='    {{- if .Values.keepOnUninstall }}
+    helm.sh/resource-policy: keep
+    {{- end }}'
+for crd in "$target"/*.yaml; do
+  awk -v keep="$keep" '{ print } /^  annotations:$/ && !done { print keep; done = 1 }' "$crd" >"$crd.tmp"
+  mv "$crd.tmp" "$crd"
+  chmod 0644 "$crd"
+done
+
 # LinodeNodeClass serves v1alpha1 beside v1: kube-apiserver converts between them through the
 # controller's webhook (pkg/webhooks/conversion), whose Service the chart's values name. The
 # controller fills in the caBundle, as it does for its MutatingWebhookConfiguration.

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
@@ -37,19 +37,16 @@ func (c *cluster) region() string {
 }
 
 // readCluster reads the cluster's pending and running pods (not those of DaemonSets, nor static
-// pods, nor pods on their way out), its DaemonSets, NodePools, LinodeNodeClasses and nodes.
-func readCluster(ctx context.Context, kubeconfig string) (*cluster, error) {
-	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
+// pods, nor pods on their way out), of namespace only when it is not empty, and its DaemonSets
+// (of every namespace: they run on every node), NodePools, LinodeNodeClasses and nodes.
+func readCluster(ctx context.Context, config *rest.Config, namespace string) (*cluster, error) {
 	kube, err := client.New(config, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return nil, err
 	}
 	c := &cluster{}
 	var pods corev1.PodList
-	if err := kube.List(ctx, &pods); err != nil {
+	if err := kube.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	for i := range pods.Items {

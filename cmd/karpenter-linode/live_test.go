@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -79,7 +85,7 @@ func TestPlanLiveCluster(t *testing.T) {
 	}
 
 	live := planJSON(t, "--kubeconfig", env.KubeconfigPath)
-	if live.Pods != 3+1 || live.Region != "us-east" || len(live.Notes) != 1 {
+	if live.Pods != 3+1 || live.Region != "us-east" || len(live.Notes) != 2 {
 		t.Errorf("%d pods planned for in %s (notes %v), want web's 3 and the bound pod on the cluster's NodePool, in its nodes' region",
 			live.Pods, live.Region, live.Notes)
 	}
@@ -108,6 +114,95 @@ func TestPlanLiveCluster(t *testing.T) {
 	if !equality.Semantic.DeepEqual(live.NodePools, files.NodePools) || live.Fleet != files.Fleet {
 		t.Errorf("the live cluster's plan %+v differs from the manifests' %+v", live.NodePools, files.NodePools)
 	}
+
+	t.Run("as a kubectl plugin", func(t *testing.T) {
+		samePlan := func(t *testing.T, how string, got planner.Report) {
+			t.Helper()
+			if !equality.Semantic.DeepEqual(got.NodePools, live.NodePools) || got.Fleet != live.Fleet || got.Pods != live.Pods {
+				t.Errorf("%s plans %d pods, %+v; want the cluster's %d pods, %+v", how, got.Pods, got.NodePools, live.Pods, live.NodePools)
+			}
+		}
+		// Two contexts, one at the real apiserver, the other at an address where nothing listens.
+		elsewhere, real := kubeconfigOfTwoContexts(t, env.KubeconfigPath)
+		plugin := buildPlugin(t)
+
+		stdout, stderr, err := runPlugin(t, plugin, nil, "--kubeconfig", elsewhere, "--context", "real", "-o", "json")
+		if err != nil {
+			t.Fatalf("kubectl-linode_plan --context real: %v\n%s", err, stderr)
+		}
+		samePlan(t, "kubectl-linode_plan --kubeconfig F --context real", decodeReport(t, stdout))
+		stdout, stderr, err = runPlugin(t, plugin, []string{"KUBECONFIG=" + real}, "-o", "json")
+		if err != nil {
+			t.Fatalf("KUBECONFIG=F kubectl-linode_plan: %v\n%s", err, stderr)
+		}
+		samePlan(t, "KUBECONFIG=F kubectl-linode_plan", decodeReport(t, stdout))
+
+		// The current context is honoured too: it is the one where nothing listens.
+		if _, stderr, err := runPlugin(t, plugin, nil, "--kubeconfig", elsewhere, "-o", "json"); err == nil || !strings.Contains(stderr, "reading the cluster at https://127.0.0.1:9") {
+			t.Errorf("kubectl-linode_plan with the other context current: %v, %s; want the cluster at 127.0.0.1:9 unreachable", err, stderr)
+		}
+		// -n plans for one namespace's pods; the DaemonSets of every namespace still count.
+		t.Setenv("KUBECONFIG", real)
+		if other := planJSON(t, "-n", "kube-system"); other.Pods != 0 || !slices.ContainsFunc(other.Notes, func(note string) bool { return strings.HasSuffix(note, ", namespace kube-system") }) {
+			t.Errorf("-n kube-system plans %d pods (notes %v), want none: every pod is in default", other.Pods, other.Notes)
+		}
+		samePlan(t, "-n default", planJSON(t, "-n", "default"))
+	})
+}
+
+// kubeconfigOfTwoContexts writes two kubeconfigs of contexts "real", at the apiserver the admin
+// kubeconfig names, and "elsewhere", at an address where nothing listens: one whose current
+// context is elsewhere, one whose current context is real.
+func kubeconfigOfTwoContexts(t *testing.T, admin string) (currentElsewhere, currentReal string) {
+	t.Helper()
+	config, err := clientcmd.LoadFromFile(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminContext := config.Contexts[config.CurrentContext]
+	config.Contexts = map[string]*clientcmdapi.Context{"real": adminContext}
+	config.Clusters["elsewhere"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:9", InsecureSkipTLSVerify: true}
+	elsewhereContext := adminContext.DeepCopy()
+	elsewhereContext.Cluster = "elsewhere"
+	config.Contexts["elsewhere"] = elsewhereContext
+	dir := t.TempDir()
+	for name, current := range map[string]string{"elsewhere": "elsewhere", "real": "real"} {
+		config.CurrentContext = current
+		if err := clientcmd.WriteToFile(*config, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "elsewhere"), filepath.Join(dir, "real")
+}
+
+// buildPlugin builds the command as make plan installs it for kubectl: kubectl-linode_plan.
+func buildPlugin(t *testing.T) string {
+	t.Helper()
+	plugin := filepath.Join(t.TempDir(), pluginName)
+	if out, err := exec.Command("go", "build", "-o", plugin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return plugin
+}
+
+// runPlugin runs the plugin binary with a home of its own, without KUBECONFIG unless env sets it.
+func runPlugin(t *testing.T, plugin string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(plugin, args...)
+	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+func decodeReport(t *testing.T, stdout string) planner.Report {
+	t.Helper()
+	var report planner.Report
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	return report
 }
 
 func planJSON(t *testing.T, args ...string) planner.Report {
@@ -116,11 +211,7 @@ func planJSON(t *testing.T, args ...string) planner.Report {
 	if status != exitPlaced {
 		t.Fatalf("exit status %d: %s%s", status, stderr, stdout)
 	}
-	var report planner.Report
-	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
-		t.Fatal(err)
-	}
-	return report
+	return decodeReport(t, stdout)
 }
 
 func deployment(name string, replicas int32, cpu string) *appsv1.Deployment {

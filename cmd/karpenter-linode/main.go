@@ -2,11 +2,13 @@
 // before anything is deployed what Karpenter would launch on Linode for a set of manifests or for
 // a live cluster's workloads, and what it would cost (pkg/planner):
 //
-//	karpenter-linode plan -f FILE_OR_DIR... [--region REGION] [--catalogue FILE] [--kubeconfig FILE] [-o table|json]
+//	karpenter-linode plan [-f FILE_OR_DIR]... [--region REGION] [--mode lke|instance] [--catalogue FILE]
+//	    [--kubeconfig FILE] [--context NAME] [-n NAMESPACE] [-o table|json|yaml]
 //
 // Installed as kubectl-linode_plan on the PATH it is also the kubectl plugin `kubectl linode-plan`,
-// which runs plan. `karpenter-linode version` (or `kubectl linode-plan version`) prints the
-// release version.
+// which runs plan. It takes kubectl's own connection flags (k8s.io/cli-runtime) and reads
+// KUBECONFIG as kubectl does: without -f it plans for the current context's cluster.
+// `karpenter-linode version` (or `kubectl linode-plan version`) prints the release version.
 //
 // Exit status: 0 when every pod would run, 1 for a usage error or a manifest, catalogue or cluster
 // that cannot be read, 2 when the plan leaves some pods that would not run (listed with why).
@@ -16,16 +18,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
@@ -43,6 +47,11 @@ const (
 // pluginName is the binary name under which kubectl runs the tool as `kubectl linode-plan`.
 const pluginName = "kubectl-linode_plan"
 
+const usage = "usage: karpenter-linode plan [-f FILE_OR_DIR]... [--region REGION] [--mode lke|instance] [--catalogue FILE] [--kubeconfig FILE] [--context NAME] [-n NAMESPACE] [-o table|json|yaml]"
+
+// ownFlags are the plan command's flags; every other flag is kubectl's, and names a cluster.
+var ownFlags = []string{"filename", "region", "catalogue", "output", "mode"}
+
 func main() {
 	// Core's scheduler and the sizing policy log through controller-runtime; the plan is the output.
 	ctrllog.SetLogger(logr.Discard())
@@ -53,7 +62,7 @@ func main() {
 	}
 	if filepath.Base(os.Args[0]) != pluginName {
 		if len(args) == 0 || args[0] != "plan" {
-			fmt.Fprintln(os.Stderr, "usage: karpenter-linode plan -f FILE_OR_DIR... [--region REGION] [--catalogue FILE] [--kubeconfig FILE] [-o table|json]")
+			fmt.Fprintln(os.Stderr, usage)
 			os.Exit(exitError)
 		}
 		args = args[1:]
@@ -61,43 +70,47 @@ func main() {
 	os.Exit(plan(context.Background(), args, os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 
-// files is the repeatable -f flag.
-type files []string
-
-func (f *files) String() string     { return strings.Join(*f, ",") }
-func (f *files) Set(v string) error { *f = append(*f, v); return nil }
-
 // plan runs the plan command and returns its exit status.
 func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("plan", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var paths files
-	fs.Var(&paths, "f", "a manifest file or directory (.yaml, .yml, .json), or - for standard input; repeatable")
-	region := fs.String("region", "us-ord", "the Linode region the fleet runs in; with --kubeconfig, by default the region of the cluster's nodes")
+	paths := fs.StringArrayP("filename", "f", nil, "a manifest file or directory (.yaml, .yml, .json), or - for standard input; repeatable. Without it, the cluster's pods are planned for")
+	region := fs.String("region", "us-ord", "the Linode region the fleet runs in; for a cluster, by default the region of its nodes")
 	catalogueFile := fs.String("catalogue", "", "a catalogue file (the API's regions, types and availability, as pkg/catalogue/catalogue.json); without it, the Linode API when LINODE_TOKEN is set, else the catalogue built into the binary (LINODE_URL changes the API's root, as for the controller)")
-	kubeconfig := fs.String("kubeconfig", "", "plan for this cluster's pending and running pods, as if provisioned from nothing, beside what its nodes cost now")
-	output := fs.String("o", "table", "output format: table or json")
+	output := fs.StringP("output", "o", "table", "output format: table, json or yaml")
 	modeName := fs.String("mode", string(mode.LKE), "the controller's mode: lke or instance (instance mode also launches Nanodes)")
+	// kubectl's flags, KUBECONFIG and ~/.kube/config, as kubectl reads them. A cluster is read
+	// when no manifest is given or one of these flags names it: -n plans for that namespace's
+	// pods; the plan is for the whole cluster otherwise, as Karpenter provisions for all of it.
+	kubeFlags := genericclioptions.NewConfigFlags(false)
+	kubeFlags.AddFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: karpenter-linode plan -f FILE_OR_DIR... [--region REGION] [--catalogue FILE] [--kubeconfig FILE] [-o table|json]")
+		fmt.Fprintln(stderr, usage)
 		fs.PrintDefaults()
 		fmt.Fprintln(stderr, "exit status: 0 every pod runs, 1 usage or input error, 2 some pods would not run")
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitError
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "karpenter-linode plan: %v\n", err)
 		return exitError
 	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitPlaced
+		}
+		fmt.Fprintln(stderr, usage)
+		return fail(err)
+	}
+	namesCluster := false
+	fs.Visit(func(f *pflag.Flag) { namesCluster = namesCluster || !slices.Contains(ownFlags, f.Name) })
+	readsCluster := len(*paths) == 0 || namesCluster
 	switch {
 	case fs.NArg() > 0:
 		return fail(fmt.Errorf("unexpected argument %q: name manifests with -f", fs.Arg(0)))
-	case len(paths) == 0 && *kubeconfig == "":
+	case !slices.Contains([]string{"table", "json", "yaml"}, *output):
+		return fail(fmt.Errorf("--output (-o) %q is not a format: use table, json or yaml", *output))
+	case len(*paths) == 0 && namesNoCluster(fs, kubeFlags):
 		fs.Usage()
-		return exitError
-	case *output != "table" && *output != "json":
-		return fail(fmt.Errorf("-o %s: want table or json", *output))
+		return fail(errors.New("no manifests (-f) and no cluster: KUBECONFIG, ~/.kube/config and --kubeconfig name none"))
 	}
 	m := mode.Mode(*modeName)
 	if !slices.Contains(mode.All, m) {
@@ -107,19 +120,28 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return fail(err)
 	}
-	in, err := planner.ReadManifests(paths, stdin)
+	in, err := planner.ReadManifests(*paths, stdin)
 	if err != nil {
 		return fail(err)
 	}
 	var current *planner.CurrentFleet
 	var notes []string
-	if *kubeconfig != "" {
-		live, err := readCluster(ctx, *kubeconfig)
+	if readsCluster {
+		config, err := kubeFlags.ToRESTConfig()
 		if err != nil {
 			return fail(fmt.Errorf("reading the cluster: %w", err))
 		}
+		namespace := ""
+		if fs.Changed("namespace") {
+			namespace = *kubeFlags.Namespace
+		}
+		live, err := readCluster(ctx, config, namespace)
+		if err != nil {
+			return fail(fmt.Errorf("reading the cluster at %s: %w", config.Host, err))
+		}
+		notes = append(notes, "the pods are those of the cluster at "+config.Host+inNamespace(namespace))
 		in.Merge(live.Manifests)
-		if nodesRegion := live.region(); !flagSet(fs, "region") && nodesRegion != "" {
+		if nodesRegion := live.region(); !fs.Changed("region") && nodesRegion != "" {
 			*region = nodesRegion
 			notes = append(notes, "the region is the cluster's nodes'")
 		}
@@ -137,13 +159,22 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if defaulted {
 		report.Notes = append(report.Notes, "no NodePool given: planned for the README's NodePool and LinodeNodeClass ("+planner.DefaultNodePoolSource+")")
 	}
-	if *output == "json" {
+	switch *output {
+	case "json":
 		encoder := json.NewEncoder(stdout)
 		encoder.SetIndent("", "  ")
 		if err := encoder.Encode(report); err != nil {
 			return fail(err)
 		}
-	} else {
+	case "yaml":
+		data, err := sigsyaml.Marshal(report)
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := stdout.Write(data); err != nil {
+			return fail(err)
+		}
+	default:
 		writeTable(stdout, report)
 	}
 	if len(report.Unplaceable) > 0 {
@@ -152,11 +183,23 @@ func plan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	return exitPlaced
 }
 
-// flagSet says whether the command line set the flag.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+// namesNoCluster says whether no kubeconfig file nor flag names a cluster and the command does not
+// run in a pod, where kubectl would try localhost:8080.
+func namesNoCluster(fs *pflag.FlagSet, kubeFlags *genericclioptions.ConfigFlags) bool {
+	raw, err := kubeFlags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil || len(raw.Clusters) > 0 || fs.Changed("server") {
+		return false
+	}
+	_, err = rest.InClusterConfig()
+	return err != nil
+}
+
+// inNamespace names the namespace the pods were read from, if only one.
+func inNamespace(namespace string) string {
+	if namespace == "" {
+		return ""
+	}
+	return ", namespace " + namespace
 }
 
 // loadCatalogue reads the catalogue file, else the Linode API with the token (at apiURL when it

@@ -61,6 +61,9 @@ metadata:
 // tells them apart: 0 every pod runs, 1 the input or the command line cannot be used, 2 some pods
 // would not run, each named with its reason.
 func TestPlanInput(t *testing.T) {
+	// No kubeconfig names a cluster.
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBECONFIG", "")
 	for _, tc := range []struct {
 		name string
 		// files are written to a directory, by name; args refer to them by "@name".
@@ -179,16 +182,28 @@ spec:
 			stdout: []string{"tiny      g6-standard-", "Cheapest fleet of one plan: none, no single plan holds every pod of some NodePool."},
 		},
 		{
-			name:   "no manifest",
+			name:   "neither a manifest nor a cluster",
 			args:   []string{"--region", "us-ord"},
 			want:   exitError,
-			stderr: []string{"usage: karpenter-linode plan -f FILE_OR_DIR..."},
+			stderr: []string{"usage: karpenter-linode plan [-f FILE_OR_DIR]...", "no manifests (-f) and no cluster: KUBECONFIG, ~/.kube/config and --kubeconfig name none"},
+		},
+		{
+			name:   "YAML",
+			args:   []string{"-f", readmeNodePool, "-f", workloads + "/inflate.yaml", "-o", "yaml"},
+			want:   exitPlaced,
+			stdout: []string{"nodePools:\n- ", "plan: g6-standard-"},
 		},
 		{
 			name:   "an unknown output format",
-			args:   []string{"-f", readmeNodePool, "-o", "yaml"},
+			args:   []string{"-f", readmeNodePool, "--output", "xml"},
 			want:   exitError,
-			stderr: []string{"-o yaml: want table or json"},
+			stderr: []string{`--output (-o) "xml" is not a format: use table, json or yaml`},
+		},
+		{
+			name:   "a flag kubectl does not have either",
+			args:   []string{"-f", readmeNodePool, "--kube-context", "prod"},
+			want:   exitError,
+			stderr: []string{"unknown flag: --kube-context"},
 		},
 		{
 			name:   "a region the catalogue does not list",

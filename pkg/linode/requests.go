@@ -68,7 +68,7 @@ type InstanceCreateOptions struct {
 
 // MarshalJSON writes linodego's options with the interfaces of the generation the options have.
 func (o InstanceCreateOptions) MarshalJSON() ([]byte, error) {
-	if o.InstanceCreateOptions.Interfaces != nil || o.InstanceCreateOptions.LinodeInterfaces != nil {
+	if o.Interfaces != nil || o.InstanceCreateOptions.LinodeInterfaces != nil {
 		return nil, errors.New("set ConfigInterfaces or LinodeInterfaces, not linodego's interface fields")
 	}
 	if o.ConfigInterfaces != nil && o.LinodeInterfaces != nil {

@@ -86,6 +86,16 @@ func TestAlphaValuesRenderAWorkingInstall(t *testing.T) {
 			t.Errorf("%s = %q, want %q", key, env[key], value)
 		}
 	}
+	controller := chartrender.Find(objects, "Deployment", "karpenter")
+	containers, _, _ := unstructured.NestedSlice(controller.Object, "spec", "template", "spec", "containers")
+	ours, err := chartrender.Render("karpenter", required(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oursContainers, _, _ := unstructured.NestedSlice(chartrender.Find(ours, "Deployment", "karpenter").Object, "spec", "template", "spec", "containers")
+	if image, want := containers[0].(map[string]any)["image"], oursContainers[0].(map[string]any)["image"]; image != want {
+		t.Errorf("image = %v, want the chart's own %v: the alpha values file's controller.image (its chart's defaults, tag latest) asks for no image in particular", image, want)
+	}
 	if token := tokenFromFile(t, env); token != "token-from-the-alpha-secret" {
 		t.Errorf("the token file holds %q, want the alpha Secret's LINODE_TOKEN", token)
 	}
@@ -226,6 +236,7 @@ func TestAlphaValuesWithoutEquivalentAreRefused(t *testing.T) {
 		{"a webhook metrics port", alphaValues(t, map[string]any{"webhook": map[string]any{"metrics": map[string]any{"port": 9001}}}), "webhook.metrics.port of the alpha chart has no equivalent"},
 		{"log output paths", alphaValues(t, map[string]any{"logOutputPaths": []any{"/var/log/karpenter"}}), "logOutputPaths of the alpha chart has no equivalent"},
 		{"a sidecar", alphaValues(t, map[string]any{"controller": map[string]any{"sidecarContainer": []any{map[string]any{"name": "proxy"}}}}), "controller.sidecarContainer of the alpha chart has no equivalent"},
+		{"an alpha release's image", alphaValues(t, map[string]any{"controller": map[string]any{"image": map[string]any{"tag": "v0.1.5"}}}), "controller.image.tag v0.1.5 is a release of the alpha provider (docker.io/linode/karpenter-provider-linode), whose binary this chart cannot run: remove controller.image.tag"},
 		{"Linode debug logging", alphaValues(t, map[string]any{"linodeDebug": 1}), "linodeDebug is not supported: linodego's debug output includes the API token"},
 		{"a PodDisruptionBudget name", alphaValues(t, map[string]any{"podDisruptionBudget": map[string]any{"name": "karpenter-pdb"}}), "podDisruptionBudget.name has no equivalent: the PodDisruptionBudget is named after the release (karpenter)"},
 	}

@@ -87,9 +87,9 @@ var valueMatrix = []struct {
 }
 
 func TestChartsPassHelmLint(t *testing.T) {
-	for _, chart := range []string{"karpenter-crd", "karpenter"} {
+	for chart, values := range map[string]map[string]any{"karpenter-crd": nil, "karpenter": required(nil)} {
 		t.Run(chart, func(t *testing.T) {
-			result := lint.RunAll(chartrender.Dir(chart), required(nil), chartrender.Namespace)
+			result := lint.RunAll(chartrender.Dir(chart), values, chartrender.Namespace)
 			for _, message := range result.Messages {
 				// INFO messages are suggestions (e.g. an icon); warnings and errors fail.
 				if message.Severity > support.InfoSev {
@@ -100,57 +100,56 @@ func TestChartsPassHelmLint(t *testing.T) {
 	}
 }
 
+// TestCRDChartMatchesItsSources: the CRD chart renders exactly the CRDs the controller embeds
+// (ours with the conversion webhook the controller serves, at the karpenter chart's webhook
+// Service), each with Helm's keep policy unless keepOnUninstall is false.
 func TestCRDChartMatchesItsSources(t *testing.T) {
-	want := map[string][]byte{
-		"karpenter.sh_nodepools.yaml":               coreapis.NodePoolCRD,
-		"karpenter.sh_nodeclaims.yaml":              coreapis.NodeClaimCRD,
-		"karpenter.sh_nodeoverlays.yaml":            coreapis.NodeOverlayCRD,
-		"autoscaling.x-k8s.io_capacitybuffers.yaml": coreapis.CapacityBufferCRD,
-	}
-	const ours = "karpenter.k8s.linode_linodenodeclasses.yaml"
-	dir := filepath.Join(chartrender.Dir("karpenter-crd"), "templates")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, entry := range entries {
-		if entry.Name() == ours {
-			continue
-		}
-		source, ok := want[entry.Name()]
-		if !ok {
-			t.Errorf("%s is in the chart but is not a CRD the controller embeds", entry.Name())
-			continue
-		}
-		delete(want, entry.Name())
-		got, err := os.ReadFile(filepath.Join(dir, entry.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(source) {
-			t.Errorf("%s differs from its source: run hack/sync-chart-crds.sh (make generate)", entry.Name())
-		}
-	}
-	for name := range want {
-		t.Errorf("%s is missing from the chart: run hack/sync-chart-crds.sh (make generate)", name)
-	}
-
-	// Ours is the embedded CRD with the conversion webhook the controller serves, at the
-	// karpenter chart's webhook Service.
-	objects, err := chartrender.Render("karpenter-crd", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := chartrender.As[apiextensionsv1.CustomResourceDefinition](chartrender.Find(objects, "CustomResourceDefinition", conversion.CustomResourceDefinitionName))
-	if err != nil {
-		t.Fatal(err)
-	}
 	source := object.Unmarshal[apiextensionsv1.CustomResourceDefinition](crds.LinodeNodeClass)
 	source.Spec.Conversion = conversion.Conversion(apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
 		Name: "karpenter-webhook", Namespace: chartrender.Namespace, Path: new(conversion.Path), Port: new(int32(443)),
 	}})
-	if !equality.Semantic.DeepEqual(rendered, source) {
-		t.Errorf("the chart's %s is not the embedded CRD with the conversion webhook: run hack/sync-chart-crds.sh (make generate)", ours)
+	sources := []*apiextensionsv1.CustomResourceDefinition{source}
+	for _, crd := range [][]byte{coreapis.NodePoolCRD, coreapis.NodeClaimCRD, coreapis.NodeOverlayCRD, coreapis.CapacityBufferCRD} {
+		sources = append(sources, object.Unmarshal[apiextensionsv1.CustomResourceDefinition](crd))
+	}
+	for _, keep := range []bool{true, false} {
+		values := map[string]any{}
+		if !keep {
+			values["keepOnUninstall"] = false
+		}
+		objects, err := chartrender.Render("karpenter-crd", values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(objects) != len(sources) {
+			t.Errorf("karpenter-crd renders %d objects, want the %d CRDs the controller embeds", len(objects), len(sources))
+		}
+		for _, want := range sources {
+			want = want.DeepCopy()
+			if keep {
+				want.Annotations["helm.sh/resource-policy"] = "keep"
+			}
+			rendered := chartrender.Find(objects, "CustomResourceDefinition", want.Name)
+			if rendered == nil {
+				t.Errorf("%s is missing from the chart: run hack/sync-chart-crds.sh (make generate)", want.Name)
+				continue
+			}
+			got, err := chartrender.As[apiextensionsv1.CustomResourceDefinition](rendered)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(got, want) {
+				t.Errorf("keepOnUninstall=%t: the chart's %s differs from the CRD the controller embeds (with the conversion webhook and the keep policy): run hack/sync-chart-crds.sh (make generate)", keep, want.Name)
+			}
+		}
+	}
+	crd, err := chartrender.Render("karpenter-crd", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := chartrender.As[apiextensionsv1.CustomResourceDefinition](chartrender.Find(crd, "CustomResourceDefinition", conversion.CustomResourceDefinitionName))
+	if err != nil {
+		t.Fatal(err)
 	}
 	karpenter, err := chartrender.Render("karpenter", required(nil))
 	if err != nil {
@@ -183,11 +182,6 @@ func TestRenderRefusesIncompleteValues(t *testing.T) {
 			message: "region is required in instance mode",
 		},
 		{
-			name:    "an unknown mode",
-			values:  required(map[string]any{"settings": map[string]any{"mode": "kubeadm"}}),
-			message: `settings.mode "kubeadm" is not a mode: use lke or instance`,
-		},
-		{
 			name:    "a ServiceAccount the chart does not create, unnamed",
 			values:  required(map[string]any{"serviceAccount": map[string]any{"create": false}}),
 			message: "serviceAccount.create=false needs serviceAccount.name",
@@ -196,11 +190,6 @@ func TestRenderRefusesIncompleteValues(t *testing.T) {
 			name:    "a NetworkPolicy that would cut the API server off the webhooks",
 			values:  required(map[string]any{"networkPolicy": map[string]any{"enabled": true}}),
 			message: "networkPolicy.enabled needs networkPolicy.webhookFrom",
-		},
-		{
-			name:    "an unknown sizing policy",
-			values:  required(map[string]any{"settings": map[string]any{"sizing": map[string]any{"policy": "off"}}}),
-			message: `settings.sizing.policy "off" is not valid: use enabled or disabled`,
 		},
 	}
 	for _, tt := range tests {
@@ -453,10 +442,13 @@ func TestDeploymentKeepsTheControllerAvailableAndOffItsOwnNodes(t *testing.T) {
 	}) {
 		t.Errorf("the controller may be scheduled onto nodes it manages: %+v", terms)
 	}
-	antiAffinity := spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	if len(antiAffinity) != 1 || antiAffinity[0].LabelSelector == nil ||
-		antiAffinity[0].LabelSelector.MatchLabels["app.kubernetes.io/name"] != "karpenter" {
-		t.Errorf("replicas may share a node: anti-affinity %+v", antiAffinity)
+	if required := spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution; len(required) > 0 {
+		t.Errorf("required anti-affinity %+v leaves a replica Pending on a one-node cluster", required)
+	}
+	antiAffinity := spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	if len(antiAffinity) != 1 || antiAffinity[0].PodAffinityTerm.TopologyKey != corev1.LabelHostname || antiAffinity[0].PodAffinityTerm.LabelSelector == nil ||
+		antiAffinity[0].PodAffinityTerm.LabelSelector.MatchLabels["app.kubernetes.io/name"] != "karpenter" {
+		t.Errorf("replicas do not prefer separate nodes: anti-affinity %+v", antiAffinity)
 	}
 	container := spec.Containers[0]
 	if container.Name != "controller" {

@@ -49,9 +49,9 @@ func TestNodeIdentityRunsApartFromTheController(t *testing.T) {
 			t.Errorf("the controller's selector %s picks the node identity component's pods %v", selector, identityPods)
 		}
 	}
-	antiAffinity := spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	if len(antiAffinity) != 1 || !labels.SelectorFromSet(antiAffinity[0].LabelSelector.MatchLabels).Matches(identityPods) {
-		t.Errorf("the node identity component's replicas may share a node: %+v", antiAffinity)
+	antiAffinity := spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	if len(antiAffinity) != 1 || !labels.SelectorFromSet(antiAffinity[0].PodAffinityTerm.LabelSelector.MatchLabels).Matches(identityPods) {
+		t.Errorf("the node identity component's replicas do not prefer separate nodes: %+v", antiAffinity)
 	}
 	if terms := spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms; len(terms) != 1 || terms[0].MatchExpressions[0].Key != "karpenter.sh/nodepool" {
 		t.Errorf("the node identity component may run on nodes Karpenter removes: %+v", terms)

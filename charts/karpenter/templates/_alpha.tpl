@@ -59,7 +59,11 @@ controller.sidecarVolumeMounts: {default: [], why: "the chart runs the controlle
 {{- if and (hasKey $values.settings "vmMemoryOverheadPercent") (ne (toString $values.settings.hypervisorMemoryPercent) "2.5") }}
 {{- fail "settings.vmMemoryOverheadPercent and settings.hypervisorMemoryPercent are both set: keep settings.hypervisorMemoryPercent, its replacement, as a percentage (0.075 there is 7.5 here)" }}
 {{- end }}
-{{- $alphaImage := ($values.controller).image | default dict }}
+{{- $alphaImage := include "karpenter.alpha.image" . | fromJson }}
+{{- $alphaRepository := include "karpenter.alpha.imageRepository" . }}
+{{- if and (not (hasKey $alphaImage "repository")) (regexMatch "^v?0\\.1\\.[0-9]+$" (toString $alphaImage.tag)) }}
+{{- fail (printf "controller.image.tag %s is a release of the alpha provider (%s), whose binary this chart cannot run: remove controller.image.tag, and the chart runs its own version" $alphaImage.tag $alphaRepository) }}
+{{- end }}
 {{- range $key, $default := dict "repository" "ghcr.io/linode/karpenter-provider-linode" "tag" "" "digest" "" }}
 {{- $ours := toString (get $values.image $key) }}
 {{- if and (hasKey $alphaImage $key) (ne $ours $default) (ne $ours (toString (get $alphaImage $key))) }}
@@ -89,4 +93,21 @@ controller.sidecarVolumeMounts: {default: [], why: "the chart runs the controlle
 
 {{- define "karpenter.apiVersion" -}}
 {{- if hasKey .Values "apiVersion" }}{{ .Values.apiVersion }}{{ else }}{{ .Values.settings.apiVersion }}{{ end }}
+{{- end }}
+
+{{/* The alpha chart's default controller image repository, whose releases are the alpha provider's binary. */}}
+{{- define "karpenter.alpha.imageRepository" -}}
+docker.io/linode/karpenter-provider-linode
+{{- end }}
+
+{{/* The alpha chart's controller.image, without what its values file carries at that chart's
+defaults (its repository, tag latest, no digest): those ask for no image in particular, so an alpha
+values file kept as it is runs this chart's image. */}}
+{{- define "karpenter.alpha.image" -}}
+{{- $image := dict }}
+{{- range $key, $value := (.Values.controller).image | default dict }}
+{{- $atDefault := or (not $value) (and (eq $key "repository") (eq $value (include "karpenter.alpha.imageRepository" $))) (and (eq $key "tag") (eq $value "latest")) }}
+{{- if not $atDefault }}{{ $_ := set $image $key $value }}{{ end }}
+{{- end }}
+{{- toJson $image }}
 {{- end }}

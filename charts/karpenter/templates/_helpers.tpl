@@ -108,7 +108,7 @@ with, and instance mode's kubelets register with them already. */}}
 
 {{/* The controller image; the alpha chart's controller.image and imagePullPolicy are read too. */}}
 {{- define "karpenter.image" -}}
-{{- $alpha := (.Values.controller).image | default dict }}
+{{- $alpha := include "karpenter.alpha.image" . | fromJson }}
 {{- $repository := $alpha.repository | default .Values.image.repository }}
 {{- $tag := $alpha.tag | default .Values.image.tag | default (printf "v%s" .Chart.AppVersion) }}
 {{- $digest := $alpha.digest | default .Values.image.digest }}
@@ -125,20 +125,15 @@ with, and instance mode's kubelets register with them already. */}}
 NodeRepair={{ $gates.nodeRepair }},NodeOverlay={{ $gates.nodeOverlay }},StaticCapacity={{ $gates.staticCapacity }},CapacityBuffer={{ $gates.capacityBuffer }},PodDeletionCostManagement={{ $gates.podDeletionCostManagement }}
 {{- end }}
 
-{{/* Fails the install with a message naming the value to set, rather than letting the controller crash-loop. */}}
+{{/* Fails the install with a message naming the value to set, rather than letting the controller
+crash-loop. values.schema.json refuses unknown values and bad enums before this runs. */}}
 {{- define "karpenter.validateValues" -}}
 {{- include "karpenter.alpha.validate" . }}
-{{- if not (has .Values.settings.mode (list "lke" "instance")) }}
-{{- fail (printf "settings.mode %q is not a mode: use lke or instance" .Values.settings.mode) }}
-{{- end }}
 {{- if and (not .Values.serviceAccount.create) (not .Values.serviceAccount.name) }}
 {{- fail "serviceAccount.create=false needs serviceAccount.name, the ServiceAccount you made for the controller: without it the chart would bind the controller's roles to the namespace's default ServiceAccount, and so give them to every pod that runs as it" }}
 {{- end }}
 {{- if and .Values.networkPolicy.enabled (not .Values.networkPolicy.webhookFrom) }}
 {{- fail "networkPolicy.enabled needs networkPolicy.webhookFrom, where the API server calls the webhooks from (an ipBlock of the control plane's addresses, or the pods of its network proxy): without it the NetworkPolicy would cut the API server off the conversion and Node webhooks" }}
-{{- end }}
-{{- if not (has .Values.settings.sizing.policy (list "enabled" "disabled")) }}
-{{- fail (printf "settings.sizing.policy %q is not valid: use enabled or disabled" .Values.settings.sizing.policy) }}
 {{- end }}
 {{- if and (eq .Values.settings.mode "lke") (not .Values.settings.clusterName) }}
 {{- fail "settings.clusterName is required: set it to the label of your LKE cluster (--set settings.clusterName=my-cluster)" }}

@@ -120,7 +120,7 @@ var _ = Describe("Linode interfaces", func() {
 
 	It("replaces nodes whose interface firewall changes, or whose VPC interface is not on the subnet the class resolves to", func() {
 		vpcID, subnetID := subnetNodes()
-		firewall, replacement := emu.AddFirewall("nodes"), emu.AddFirewall("stricter")
+		firewall, stricter := emu.AddFirewall("nodes"), emu.AddFirewall("stricter")
 		nodeClass := inSubnet(readyNodeClass(v1.LinodeNodeClassSpec{
 			InterfaceGeneration: lo.ToPtr(v1.InterfaceGenerationLinode),
 			Interfaces:          []v1.NetworkInterface{{VPC: &v1.VPCInterface{VPCConfiguration: vpcNodes}, FirewallID: &firewall}, {Public: &v1.PublicInterface{}, FirewallID: &firewall}},
@@ -131,19 +131,19 @@ var _ = Describe("Linode interfaces", func() {
 
 		By("resolving the class's subnet to another one: a new subnet took the label")
 		relabelSubnet(vpcID, subnetID, "retired")
-		replacement, err := emu.AddVPCSubnet(vpcID, "nodes", "10.0.1.0/24")
+		newSubnet, err := emu.AddVPCSubnet(vpcID, "nodes", "10.0.1.0/24")
 		Expect(err).ToNot(HaveOccurred())
 		nodeClass = resolved(nodeClass)
-		Expect(nodeClass.Status.Subnet.ID).To(Equal(replacement))
+		Expect(nodeClass.Status.Subnet.ID).To(Equal(newSubnet))
 		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(instance.DriftReasonSubnet))
 		Expect(emu.Counters()).To(HaveKey("GET /linode/instances/{linodeId}/interfaces"), "the subnet is the Linode's own interface's")
-		relabelSubnet(vpcID, replacement, "spare")
+		relabelSubnet(vpcID, newSubnet, "spare")
 		relabelSubnet(vpcID, subnetID, "nodes")
 		nodeClass = inSubnet(resolved(nodeClass), vpcID, subnetID)
 		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(BeEmpty())
 
 		By("changing the VPC interface's firewall")
-		nodeClass.Spec.Interfaces[0].FirewallID = &replacement
+		nodeClass.Spec.Interfaces[0].FirewallID = &stricter
 		ExpectApplied(ctx, env.Client, nodeClass)
 		Expect(cloud.CloudProvider.IsDrifted(ctx, nodeClaim)).To(Equal(corecloudprovider.DriftReasonNodeClass))
 	})

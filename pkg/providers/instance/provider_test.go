@@ -440,13 +440,18 @@ var _ = Describe("What a LinodeNodeClass's status says", func() {
 		Expect(resolved(nodeClass).Status.Image.ID).To(Equal("linode/ubuntu24.04"))
 	})
 
-	It("launches nothing for a spec the controller has not resolved yet", func() {
+	It("launches nothing for a spec the controller has not resolved yet, and keeps the NodeClaim for a retry", func() {
 		nodeClass := readyNodeClass(v1.LinodeNodeClassSpec{})
 		next := emu.AddImage(emulator.ImageSpec{Label: "k8s-node 1.36.1", Created: emu.Clock.Now(), CloudInit: true})
 		nodeClass.Spec.Image = lo.ToPtr(next)
 		ExpectApplied(ctx, env.Client, nodeClass)
 		_, err := cloud.CloudProvider.Create(ctx, nodeClaimOf(nodeClass, "g6-standard-2"))
-		Expect(cloudprovider.IsNodeClassNotReadyError(err)).To(BeTrue(), "got %v", err)
+		// Core deletes a NodeClaim on NodeClassNotReady, and retries one on a CreateError: a
+		// restarted controller meets its predecessor's launches before it has resolved the class.
+		Expect(cloudprovider.IsNodeClassNotReadyError(err)).To(BeFalse(), "got %v", err)
+		var createError *cloudprovider.CreateError
+		Expect(errors.As(err, &createError)).To(BeTrue(), "got %v", err)
+		Expect(createError.ConditionReason).To(Equal("NodeClassNotResolved"))
 		Expect(emu.Instances()).To(BeEmpty())
 		resolved(nodeClass)
 		linode, err := emu.Client.GetInstance(ctx, linodeIDOf(launched(nodeClaimOf(nodeClass, "g6-standard-2")).Status.ProviderID))

@@ -66,7 +66,10 @@ func lookup[T any](parts map[types.UID]resolution[T], nodeClass *v1.LinodeNodeCl
 
 // Trusted is a copy of the class whose image, subnet and placement group are those this process
 // resolved its spec's current generation to, in place of what its status says. Until the NodeClass
-// controller has resolved that generation, the class is not ready to launch with.
+// controller has resolved that generation, nothing launches with the class; the error is a
+// CreateError, which core retries, not NodeClassNotReady, on which core deletes the NodeClaim: a
+// restarted controller meets the classes its predecessor resolved before its own NodeClass
+// controller has, and the NodeClaim it would lose may own a Linode already created.
 func (r *Resolved) Trusted(nodeClass *v1.LinodeNodeClass) (*v1.LinodeNodeClass, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -74,7 +77,9 @@ func (r *Resolved) Trusted(nodeClass *v1.LinodeNodeClass) (*v1.LinodeNodeClass, 
 	subnet, subnetOK := lookup(r.subnet, nodeClass)
 	group, groupOK := lookup(r.groups, nodeClass)
 	if !imageOK || !subnetOK || !groupOK {
-		return nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("the controller has not resolved generation %d of LinodeNodeClass %s yet", nodeClass.Generation, nodeClass.Name))
+		return nil, cloudprovider.NewCreateError(
+			fmt.Errorf("the controller has not resolved generation %d of LinodeNodeClass %s yet", nodeClass.Generation, nodeClass.Name),
+			"NodeClassNotResolved", "Waiting for the controller to resolve the LinodeNodeClass")
 	}
 	trusted := nodeClass.DeepCopy()
 	trusted.Status.Image, trusted.Status.Subnet, trusted.Status.PlacementGroup = image, subnet, group

@@ -59,7 +59,7 @@ func linodeAcceptsPoolLabel(key, value string) bool {
 // Manager sends it (@linode/api-v4 Taint.value may be undefined).
 func linodeAcceptsPoolTaint(taint corev1.Taint) bool {
 	key := taint.Key
-	if key == "" || len(key) > maxPoolTaintKey || !poolTaintKey.MatchString(key) || !(poolNamePart.MatchString(key) || poolPrefixedKey.MatchString(key)) {
+	if key == "" || len(key) > maxPoolTaintKey || !poolTaintKey.MatchString(key) || (!poolNamePart.MatchString(key) && !poolPrefixedKey.MatchString(key)) {
 		return false
 	}
 	if taint.Value == "" {
