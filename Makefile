@@ -162,6 +162,9 @@ cli: ## Build karpenter-linode for linux and darwin, amd64 and arm64, as archive
 		tar --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
 			-czf $(DIST)/cli/karpenter-linode_$${platform/\//_}.tar.gz -C $$bin karpenter-linode -C $(CURDIR) LICENSE || exit 1; \
 	done
+	@# The binary for this machine must say the build's version.
+	host=$(DIST)/bin/$$(go env GOOS)_$$(go env GOARCH)/karpenter-linode; \
+		[[ ! -x $$host ]] || $$host version | grep -F " $(VERSION) " || { echo "$$host version does not say $(VERSION)" >&2; exit 1; }
 
 .PHONY: charts
 charts: $(HELM) ## Package both charts into dist/charts
