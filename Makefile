@@ -12,6 +12,8 @@ CONTROLLER_GEN := $(BIN_DIR)/controller-gen
 GOTESTSUM := $(BIN_DIR)/gotestsum
 GOLANGCI_LINT := $(BIN_DIR)/golangci-lint
 HELM_DOCS := $(BIN_DIR)/helm-docs
+HELM := $(BIN_DIR)/helm
+ACTIONLINT := $(BIN_DIR)/actionlint
 
 # What the tests, the local clusters and the benchmarks run; kubectl is built only for make demo.
 K8S_BINARIES := etcd kube-apiserver kube-scheduler kube-controller-manager kwok
@@ -50,7 +52,7 @@ demo: ## The README walk-through on a local cluster and the Linode API emulator 
 
 .PHONY: plan
 plan: ## Build bin/karpenter-linode (karpenter-linode plan) and bin/kubectl-linode_plan, the kubectl plugin `kubectl linode-plan`
-	go build -o $(BIN_DIR)/karpenter-linode ./cmd/karpenter-linode
+	go build -ldflags "$(VERSION_LDFLAGS)" -o $(BIN_DIR)/karpenter-linode ./cmd/karpenter-linode
 	ln -sf karpenter-linode $(BIN_DIR)/kubectl-linode_plan
 
 .PHONY: e2e
@@ -89,8 +91,9 @@ generate: $(CONTROLLER_GEN) $(HELM_DOCS) ## Generate the CRDs and deepcopy code 
 	go run ./hack/docgen
 
 .PHONY: verify
-verify: ## Fail when generated files are stale or edited by hand, or go.mod is untidy
+verify: $(CONTROLLER_GEN) $(HELM_DOCS) $(ACTIONLINT) ## Fail when generated files are stale or edited by hand, go.mod is untidy, or a GitHub workflow is wrong (actionlint)
 	hack/verify.sh
+	$(ACTIONLINT)
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint: go vet's analyzers, staticcheck, errcheck and the rest of .golangci.yml
@@ -107,8 +110,81 @@ $(GOLANGCI_LINT): $(TOOLS_MOD)/go.mod
 	$(call build-tool,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
 $(HELM_DOCS): $(TOOLS_MOD)/go.mod
 	$(call build-tool,github.com/norwoodj/helm-docs/cmd/helm-docs)
+$(HELM): $(TOOLS_MOD)/go.mod
+	$(call build-tool,helm.sh/helm/v4/cmd/helm)
+# actionlint is built with its own go.mod's requirements: the tools module's YAML library is newer
+# than it compiles with.
+$(ACTIONLINT): Makefile
+	GOBIN=$(BIN_DIR) go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
-IMAGE ?= karpenter-provider-linode:dev
+# The release. One version, VERSION, stamped into every binary and named by both charts; one
+# registry, RELEASE_REPO, that the release workflow pushes the image and the charts to and the
+# chart's default image names (test/charts checks it).
+VERSION := $(shell cat VERSION)
+RELEASE_REPO := ghcr.io/linode/karpenter-provider-linode
+CHART_REPO := oci://ghcr.io/linode/charts
+# make image pushes the image to $(IMAGE_REPO):v$(VERSION) when it is set.
+IMAGE_REPO ?=
+DIST := $(CURDIR)/dist
+IMAGE_PLATFORMS := linux/amd64 linux/arm64
+CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# The image's files and the SBOM are dated by the commit, so that a rebuild is the same image.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+export SOURCE_DATE_EPOCH := $(SOURCE_DATE_EPOCH)
+VERSION_PKG := github.com/linode/karpenter-provider-linode/pkg/version
+# Karpenter core's own build-info metric and Kubernetes user agent carry core's version.
+CORE_VERSION = $(shell GOTOOLCHAIN=$(GOTOOLCHAIN) go list -m -f '{{.Version}}' sigs.k8s.io/karpenter)
+VERSION_LDFLAGS = -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT) \
+	-X sigs.k8s.io/karpenter/pkg/operator.Version=$(CORE_VERSION)
+# Static, reproducible release binaries; -trimpath keeps the build machine's paths out of them.
+RELEASE_BUILD = CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $(VERSION_LDFLAGS)"
+IMAGE_TOOL := go -C hack/image run .
+
 .PHONY: image
-image: ## Build the controller image from the Dockerfile (needs a container engine: docker or podman)
-	docker build --build-arg VERSION="$$(git describe --tags --always --dirty)" -t $(IMAGE) .
+image: ## Build the controller image for linux/amd64 and linux/arm64 without a container engine: an OCI layout in dist/image and its SBOM; IMAGE_REPO=... pushes it
+	for platform in $(IMAGE_PLATFORMS); do \
+		GOOS=$${platform%/*} GOARCH=$${platform#*/} $(RELEASE_BUILD) -o $(DIST)/bin/$${platform/\//_}/ ./cmd/controller ./cmd/node-identity || exit 1; \
+	done
+	$(IMAGE_TOOL) build -version $(VERSION) -bin $(DIST)/bin -out $(DIST)/image -sbom $(DIST)/karpenter-provider-linode.spdx.json \
+		-platforms $(subst $(space),$(comma),$(IMAGE_PLATFORMS)) $(if $(IMAGE_REPO),-push $(IMAGE_REPO):v$(VERSION))
+
+.PHONY: image-check
+image-check: ## Check the image make image built: both platforms, the non-root user, the entrypoint, and the binary out of its layer answering --version with VERSION
+	$(IMAGE_TOOL) check -version $(VERSION) -dir $(DIST)/image -platforms $(subst $(space),$(comma),$(IMAGE_PLATFORMS))
+
+.PHONY: cli
+cli: ## Build karpenter-linode for linux and darwin, amd64 and arm64, as archives in dist/cli
+	rm -rf $(DIST)/cli && mkdir -p $(DIST)/cli
+	for platform in $(CLI_PLATFORMS); do \
+		bin=$(DIST)/bin/$${platform/\//_}; \
+		GOOS=$${platform%/*} GOARCH=$${platform#*/} $(RELEASE_BUILD) -o $$bin/karpenter-linode ./cmd/karpenter-linode || exit 1; \
+		tar --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
+			-czf $(DIST)/cli/karpenter-linode_$${platform/\//_}.tar.gz -C $$bin karpenter-linode -C $(CURDIR) LICENSE || exit 1; \
+	done
+	@# The binary for this machine must say the build's version.
+	host=$(DIST)/bin/$$(go env GOOS)_$$(go env GOARCH)/karpenter-linode; \
+		[[ ! -x $$host ]] || $$host version | grep -F " $(VERSION) " || { echo "$$host version does not say $(VERSION)" >&2; exit 1; }
+
+.PHONY: charts
+charts: $(HELM) ## Package both charts into dist/charts
+	rm -rf $(DIST)/charts
+	$(HELM) package charts/karpenter-crd charts/karpenter --destination $(DIST)/charts >/dev/null
+
+.PHONY: release-dry-run
+release-dry-run: ## Build every release artifact into dist/ without pushing: the image (both platforms, checked), its SBOM, both charts, the CLI archives, the krew manifest, checksums
+	$(MAKE) --no-print-directory image IMAGE_REPO=
+	$(MAKE) --no-print-directory image-check
+	$(MAKE) --no-print-directory charts cli
+	hack/release-files.sh $(VERSION) $(DIST)
+
+.PHONY: release
+release: ## On a tag (the release workflow): push the image and both charts to RELEASE_REPO; needs a registry login
+	@[[ "$${GITHUB_REF_NAME:-v$(VERSION)}" == "v$(VERSION)" ]] || { echo "the tag $$GITHUB_REF_NAME is not v$(VERSION), the VERSION file's" >&2; exit 1; }
+	$(MAKE) --no-print-directory image IMAGE_REPO=$(RELEASE_REPO)
+	$(MAKE) --no-print-directory image-check charts cli
+	hack/release-files.sh $(VERSION) $(DIST)
+	for chart in $(DIST)/charts/*.tgz; do $(HELM) push $$chart $(CHART_REPO) || exit 1; done
+
+comma := ,
+space := $(eval) $(eval)

@@ -26,7 +26,7 @@ if [[ $status -ne 0 ]]; then
   echo "generated files are out of date or were edited by hand: run 'make generate' and commit the result" >&2
 fi
 
-for module in . hack/tools; do
+for module in . hack/tools hack/image; do
   if ! (cd "$module" && go mod tidy -diff >/dev/null); then
     echo "$module/go.mod or go.sum is not tidy: run 'go mod tidy' there" >&2
     status=1

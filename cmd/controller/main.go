@@ -1,6 +1,7 @@
 // Command controller is Karpenter for Linode: Karpenter core's controllers with the Linode
 // cloud provider. It is configured by environment variables (or the equivalent flags, see
-// --help), which the Helm chart in charts/karpenter sets.
+// --help), which the Helm chart in charts/karpenter sets. --version prints the release version
+// and exits.
 //
 // Start-up happens in this order, so that every mistake a user can make is reported in words:
 //  1. the settings are parsed and validated; each problem is one line on stderr, exit status 2;
@@ -16,8 +17,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+
+	// The image has no operating system files: the Linode API's certificate is verified against
+	// the Mozilla roots built into the binary when the system has none.
+	_ "golang.org/x/crypto/x509roots/fallback"
 
 	"github.com/linode/karpenter-provider-linode/pkg/operator"
+	"github.com/linode/karpenter-provider-linode/pkg/version"
 )
 
 func main() {
@@ -25,6 +32,10 @@ func main() {
 }
 
 func run(ctx context.Context) int {
+	if slices.Contains(os.Args[1:], "--version") {
+		fmt.Println(version.String("karpenter-provider-linode"))
+		return 0
+	}
 	ctx, err := operator.ParseSettings(ctx, os.Args[1:], os.Stdout)
 	if errors.Is(err, operator.ErrHelp) {
 		return 0

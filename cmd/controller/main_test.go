@@ -39,7 +39,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "controller")
-	build := exec.Command("go", "build", "-o", binary, ".")
+	// Stamped as the release build stamps it, so that the tests see the version where users do.
+	build := exec.Command("go", "build", "-o", binary, "-ldflags", "-X github.com/linode/karpenter-provider-linode/pkg/version.version="+releaseVersion(), ".")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the controller:", err)
@@ -48,6 +49,15 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// releaseVersion is the VERSION file's.
+func releaseVersion() string {
+	data, err := os.ReadFile(filepath.Join("..", "..", "VERSION"))
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // process is a running controller and what it wrote.

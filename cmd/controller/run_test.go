@@ -3,6 +3,8 @@ package main_test
 import (
 	"context"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +62,22 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 	code, metrics, err := get("http://127.0.0.1:" + metricsPort + "/metrics")
 	if err != nil || code != http.StatusOK || !strings.Contains(metrics, "karpenter_build_info") {
 		t.Fatalf("/metrics = %d, %v; karpenter_build_info missing", code, err)
+	}
+	// The release version, where an operator looks for it: the metrics, the first log line, and
+	// the user agent Linode's logs show.
+	version := releaseVersion()
+	if !regexp.MustCompile(`(?m)^karpenter_linode_build_info\{.*version="` + regexp.QuoteMeta(version) + `".*\} 1$`).MatchString(metrics) {
+		t.Errorf("/metrics has no karpenter_linode_build_info of version %s", version)
+	}
+	if !slices.ContainsFunc(strings.Split(p.output.String(), "\n"), func(line string) bool {
+		return strings.Contains(line, "starting karpenter-provider-linode") && strings.Contains(line, `"version":"`+version+`"`)
+	}) {
+		t.Errorf("the controller logged no start-up line with version %s; it wrote:\n%s", version, p.output)
+	}
+	if !slices.ContainsFunc(e.Requests(), func(r emulator.RequestRecord) bool {
+		return r.UserAgent == "karpenter-provider-linode/"+version
+	}) {
+		t.Errorf("no request reached the Linode API with the user agent karpenter-provider-linode/%s", version)
 	}
 
 	for _, obj := range mustDecode(t, "default.yaml") {

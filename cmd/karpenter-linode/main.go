@@ -8,6 +8,7 @@
 // Installed as kubectl-linode_plan on the PATH it is also the kubectl plugin `kubectl linode-plan`,
 // which runs plan. It takes kubectl's own connection flags (k8s.io/cli-runtime) and reads
 // KUBECONFIG as kubectl does: without -f it plans for the current context's cluster.
+// `karpenter-linode version` (or `kubectl linode-plan version`) prints the release version.
 //
 // Exit status: 0 when every pod would run, 1 for a usage error or a manifest, catalogue or cluster
 // that cannot be read, 2 when the plan leaves some pods that would not run (listed with why).
@@ -33,6 +34,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
+	"github.com/linode/karpenter-provider-linode/pkg/version"
 )
 
 // Exit statuses.
@@ -54,6 +56,10 @@ func main() {
 	// Core's scheduler and the sizing policy log through controller-runtime; the plan is the output.
 	ctrllog.SetLogger(logr.Discard())
 	args := os.Args[1:]
+	if len(args) > 0 && (args[0] == "version" || args[0] == "--version") {
+		fmt.Println(version.String("karpenter-linode"))
+		os.Exit(exitPlaced)
+	}
 	if filepath.Base(os.Args[0]) != pluginName {
 		if len(args) == 0 || args[0] != "plan" {
 			fmt.Fprintln(os.Stderr, usage)

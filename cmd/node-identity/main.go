@@ -3,7 +3,7 @@
 // node client certificate a token asks for only for the node of its NodeClaim, while no Node of
 // that name exists (package nodeidentity). The controller's ServiceAccount holds none of this.
 // It is configured by environment variables (or flags of the same name, see --help), which the
-// Helm chart sets.
+// Helm chart sets; --version prints the release version.
 package main
 
 import (
@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/linode/karpenter-provider-linode/pkg/nodeidentity"
+	"github.com/linode/karpenter-provider-linode/pkg/version"
 )
 
 func main() {
@@ -25,6 +27,10 @@ func main() {
 }
 
 func run() int {
+	if slices.Contains(os.Args[1:], "--version") {
+		fmt.Println(version.String("node-identity"))
+		return 0
+	}
 	opts, err := nodeidentity.ParseOptions(os.Args[1:], os.Stderr)
 	if errors.Is(err, nodeidentity.ErrHelp) {
 		return 0

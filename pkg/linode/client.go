@@ -12,6 +12,8 @@ import (
 
 	"github.com/linode/linodego"
 	"k8s.io/utils/clock"
+
+	"github.com/linode/karpenter-provider-linode/pkg/version"
 )
 
 // ClientOptions configure NewClient.
@@ -23,7 +25,7 @@ type ClientOptions struct {
 	URL string
 	// Version is "v4", or "v4beta" for LKE Enterprise.
 	Version string
-	// UserAgent identifies the provider in Linode's logs.
+	// UserAgent identifies the provider and its version in Linode's logs.
 	UserAgent string
 	// RetryCount bounds linodego's own retries of 429, 503 and "Linode busy" answers. linodego
 	// defaults to 1000, which turns a rate-limit storm into a reconcile that never returns.
@@ -42,12 +44,16 @@ type ClientOptions struct {
 	Pacer *Pacer
 }
 
+// UserAgentProduct names the provider in its user agent, before the version: every request the
+// controller sends has "karpenter-provider-linode/<version>".
+const UserAgentProduct = "karpenter-provider-linode"
+
 // DefaultClientOptions are the production defaults; the caller fills in Token and URL.
 func DefaultClientOptions() ClientOptions {
 	return ClientOptions{
 		URL:          "https://api.linode.com",
 		Version:      "v4",
-		UserAgent:    "karpenter-provider-linode",
+		UserAgent:    UserAgentProduct + "/" + version.Version(),
 		RetryCount:   5,
 		RetryMaxWait: 30 * time.Second,
 		Timeout:      30 * time.Second,

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os/signal"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
+	"github.com/linode/karpenter-provider-linode/pkg/version"
 )
 
 // Run starts the controller from settings parsed by ParseSettings and blocks until SIGTERM or
@@ -40,6 +42,7 @@ func Run(ctx context.Context) error {
 	defer stop()
 	ctx = log.IntoContext(ctx, serrors.NewLogger(zapr.NewLogger(logging.NewLogger(ctx, "controller"))))
 	opts := options.FromContext(ctx)
+	log.FromContext(ctx).Info("starting karpenter-provider-linode", "version", version.Version(), "commit", version.Commit(), "goVersion", runtime.Version(), "mode", opts.Mode)
 	m, err := ModeNamed(opts.Mode)
 	if err != nil {
 		return err

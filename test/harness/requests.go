@@ -9,7 +9,7 @@ import (
 
 // IsControllerRequest tells the controller's requests by the user agent pkg/linode gives it.
 func IsControllerRequest(r emulator.RequestRecord) bool {
-	return strings.HasPrefix(r.UserAgent, linode.DefaultClientOptions().UserAgent)
+	return strings.HasPrefix(r.UserAgent, linode.UserAgentProduct+"/")
 }
 
 // CreateRoutes are the requests that launch a Linode: an LKE pool (LKE mode) or a Linode

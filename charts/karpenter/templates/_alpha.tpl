@@ -64,7 +64,7 @@ controller.sidecarVolumeMounts: {default: [], why: "the chart runs the controlle
 {{- if and (not (hasKey $alphaImage "repository")) (regexMatch "^v?0\\.1\\.[0-9]+$" (toString $alphaImage.tag)) }}
 {{- fail (printf "controller.image.tag %s is a release of the alpha provider (%s), whose binary this chart cannot run: remove controller.image.tag, and the chart runs its own version" $alphaImage.tag $alphaRepository) }}
 {{- end }}
-{{- range $key, $default := dict "repository" "docker.io/linode/karpenter-provider-linode" "tag" "" "digest" "" }}
+{{- range $key, $default := dict "repository" "ghcr.io/linode/karpenter-provider-linode" "tag" "" "digest" "" }}
 {{- $ours := toString (get $values.image $key) }}
 {{- if and (hasKey $alphaImage $key) (ne $ours $default) (ne $ours (toString (get $alphaImage $key))) }}
 {{- fail (printf "controller.image.%s and image.%s disagree: keep image.%s, which replaces the alpha chart's controller.image.%s" $key $key $key $key) }}
