@@ -74,7 +74,7 @@ func TestRequestRulesRefuseTheBodiesOfIssue46(t *testing.T) {
 	for _, tc := range []struct {
 		name, method, path string
 		body               map[string]any
-			// field is what the refusal names; empty, the rules accept the body (and the route answers).
+		// field is what the refusal names; empty, the rules accept the body (and the route answers).
 		field string
 	}{
 		{"pool create with a kubernetes.io label", http.MethodPost, pools, map[string]any{"type": "g6-standard-2", "count": 1,
