@@ -87,7 +87,7 @@ func (d *demo) run(ctx context.Context) error {
 		}
 		// The emulator refuses a body the real Linode API would refuse.
 		if refusals := d.cluster.LinodeRefusals(); len(refusals) > 0 {
-			return fmt.Errorf("Linode's request rules refused the controller:\n  %s", strings.Join(refusals, "\n  "))
+			return fmt.Errorf("the controller sent bodies Linode's request rules refuse:\n  %s", strings.Join(refusals, "\n  "))
 		}
 	}
 	d.printTimeline()
