@@ -67,6 +67,7 @@ func TestGoRulesWithoutTheDescription(t *testing.T) {
 		{"kubernetes.io label", "PUT", "/v4/lke/clusters/1/pools/2", `{"labels":{"node.kubernetes.io/instance-type":"g6-standard-2"}}`, "labels"},
 		{"empty label value", "POST", "/v4/lke/clusters/1/pools", `{"type":"g6-standard-2","count":1,"labels":{"team":""}}`, "labels"},
 		{"taint valued linode.com", "POST", "/v4/lke/clusters/1/pools", `{"taints":[{"key":"a","value":"linode.com","effect":"NoSchedule"}]}`, "taints[0].value"},
+		{"taint with an empty value", "POST", "/v4/lke/clusters/1/pools", `{"taints":[{"key":"nvidia.com/gpu","value":"","effect":"NoSchedule"}]}`, ""},
 		{"pool labels null", "POST", "/v4/lke/clusters/1/pools", `{"type":"g6-standard-2","count":1,"labels":null,"taints":null}`, ""},
 		{"prefix-only SLAAC range", "POST", "/v4/linode/instances", `{"interfaces":[{"purpose":"vpc","subnet_id":1,"ipv6":{"slaac":[{"range":"/64"}]}}]}`, "interfaces[0].ipv6.slaac[0].range"},
 		{"SLAAC range of another length", "POST", "/v4/linode/instances", `{"interface_generation":"linode","interfaces":[{"vpc":{"subnet_id":1,"ipv6":{"slaac":[{"range":"2600:3c11::/56"}]}}}]}`, "interfaces[0].vpc.ipv6.slaac[0].range"},

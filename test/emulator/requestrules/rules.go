@@ -80,11 +80,12 @@ func checkPool(prefix string) func(map[string]any) *Refusal {
 			if key == "" || len(key) > 253 || !(poolNamePart.MatchString(key) || poolPrefixedKey.MatchString(key)) {
 				return &Refusal{Field: field + "key", Reason: "Key must start with a letter or number and may contain letters, numbers, hyphens, dots, and underscores, up to 253 characters.", Source: validation + "kubernetesTaintSchema"}
 			}
-			value, present := t["value"]
-			if !present || value == nil {
+			// An empty value is a taint without one: the description requires the value and
+			// documents "" for it, where the schema's pattern would refuse it.
+			text, _ := t["value"].(string)
+			if text == "" {
 				continue
 			}
-			text, _ := value.(string)
 			if len(text) > 63 || !poolNamePart.MatchString(text) {
 				return &Refusal{Field: field + "value", Reason: "Value must start with a letter or number and may contain letters, numbers, hyphens, dots, and underscores, up to 63 characters.", Source: validation + "kubernetesTaintSchema"}
 			}
