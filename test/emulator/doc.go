@@ -39,6 +39,15 @@
 // version and recording that show them); counters, the request log and
 // faults name routes the same way, e.g. "GET /lke/clusters/{clusterId}/pools".
 //
+// # Request rules
+//
+// Before routing, the body of every POST and PUT with the right token is
+// checked against Linode's request rules (package requestrules: the OpenAPI
+// description, corrected where the recordings of the real API show it out of
+// date, and @linode/validation's schemas where it is silent). A body they
+// refuse is answered 400 naming the field, as the API would, and kept in
+// RefusedRequests.
+//
 // # Wire format
 //
 // Lists are pages: {"data": [...], "page": p, "pages": n, "results": total},
