@@ -2,6 +2,7 @@ package requestrules
 
 import (
 	"encoding/json"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -95,5 +96,19 @@ func TestGoRulesWithoutTheDescription(t *testing.T) {
 				t.Errorf("got %+v; want a refusal naming %q", got, tc.field)
 			}
 		})
+	}
+}
+
+// TestAbsentDescription: on a clone without ../shared the Go rules apply alone; under CI=true the
+// description is required.
+func TestAbsentDescription(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "openapi.yaml")
+	t.Setenv("CI", "")
+	if _, err := readDescription(missing); !errors.Is(err, errDescriptionAbsent) {
+		t.Errorf("without CI: %v; want the description reported absent", err)
+	}
+	t.Setenv("CI", "true")
+	if _, err := readDescription(missing); err == nil || errors.Is(err, errDescriptionAbsent) {
+		t.Errorf("under CI=true: %v; want an error", err)
 	}
 }
