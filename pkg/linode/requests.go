@@ -34,8 +34,8 @@ type NodePoolCreateOptions struct {
 	Tags  []string `json:"tags,omitempty"`
 	// Labels and Taints are put on every node of the pool; only what Linode's rules accept (see
 	// the LKE provider's poolLabels).
-	Labels linodego.LKENodePoolLabels  `json:"labels,omitempty"`
-	Taints []linodego.LKENodePoolTaint `json:"taints,omitempty"`
+	Labels linodego.LKENodePoolLabels `json:"labels,omitempty"`
+	Taints []PoolTaint                `json:"taints,omitempty"`
 	// Autoscaler, in the API description.
 	Autoscaler *linodego.LKENodePoolAutoscaler `json:"autoscaler,omitempty"`
 	// FirewallID, K8sVersion and UpdateStrategy: @linode/api-v4 CreateNodePoolData, the last two
@@ -46,6 +46,15 @@ type NodePoolCreateOptions struct {
 	// DiskEncryption is in no request type or description, but the real API took it on a pool
 	// create (recordings/TestLKENodePool_Update.yaml).
 	DiskEncryption *linodego.InstanceDiskEncryption `json:"disk_encryption,omitempty"`
+}
+
+// PoolTaint is a taint of a pool create. The API description requires its value, "" for a taint
+// without one (POST /lke/clusters/{clusterId}/pools: taints[].value "can be specified as an empty
+// string"), which linodego's LKENodePoolTaint leaves out.
+type PoolTaint struct {
+	Key    string                          `json:"key"`
+	Value  string                          `json:"value"`
+	Effect linodego.LKENodePoolTaintEffect `json:"effect"`
 }
 
 // ConfigUpdateOptions is the body of PUT /linode/instances/{linodeId}/configs/{configId}: the

@@ -160,15 +160,32 @@ func (l *sentLog) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // StartEmulatorForTest starts the emulator as StartEmulator does, fails the test if it cannot,
-// and closes it when the test ends.
+// and closes it when the test ends, failing the test if it refused a request body by Linode's
+// request rules.
 func StartEmulatorForTest(t testing.TB, opts ...emulator.Option) *Emulator {
 	t.Helper()
 	e, err := StartEmulator(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = e.Close() })
+	t.Cleanup(func() {
+		for _, refused := range e.RefusedBodies() {
+			t.Errorf("Linode's request rules refused %s", refused)
+		}
+		_ = e.Close()
+	})
 	return e
+}
+
+// RefusedBodies are the requests whose bodies Linode's request rules refused (the emulator
+// answered them 400, as the real API would), as "METHOD path: field: reason (rule's source);
+// body ...". A test that passes with one of them passes with a body the real API refuses.
+func (e *Emulator) RefusedBodies() []string {
+	var out []string
+	for _, r := range e.RefusedRequests() {
+		out = append(out, fmt.Sprintf("%s %s: %s: %s (%s); body %s", r.Method, r.Path, r.Field, r.Reason, r.Source, r.Body))
+	}
+	return out
 }
 
 // LKEModeNode is a node an LKE-mode Karpenter launched for the NodeClaim, beside the test's own

@@ -51,7 +51,7 @@ func TestDeployValidation(t *testing.T) {
 		{"swap larger than half the disk", base(func(o *linodego.InstanceCreateOptions) { o.SwapSize = ptr(50000) }), "swap_size"},
 		{"two public interfaces", base(func(o *linodego.InstanceCreateOptions) {
 			o.Interfaces = []linodego.InstanceConfigInterfaceCreateOptions{public, public}
-		}), "interfaces[1].purpose"},
+		}), "interfaces"},
 		{"VPC interface without a subnet", base(func(o *linodego.InstanceCreateOptions) {
 			o.Interfaces = []linodego.InstanceConfigInterfaceCreateOptions{{Purpose: linodego.InterfacePurposeVPC}}
 		}), "interfaces[0].subnet_id"},

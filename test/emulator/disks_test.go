@@ -2,6 +2,8 @@ package emulator
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -61,7 +63,7 @@ func TestDisksAndImageCapture(t *testing.T) {
 // the plan's space its disks leave free once it has provisioned, a renamed boot disk, and a
 // profile that boots them all; what does not fit or names another Linode's disk is refused.
 func TestDataDisks(t *testing.T) {
-	_, c, clk := startEmulator(t)
+	e, c, clk := startEmulator(t)
 	ctx := context.Background()
 	create := func(label string, bootSize int) (*linodego.Instance, error) {
 		return c.CreateInstance(ctx, linodego.InstanceCreateOptions{
@@ -129,13 +131,19 @@ func TestDataDisks(t *testing.T) {
 	}
 	foreign := devices
 	foreign.SDE = &linodego.InstanceConfigDevice{DiskID: otherDisks[0].ID}
-	if _, err := c.UpdateInstanceConfig(ctx, in.ID, configs[0].ID, linodego.InstanceConfigUpdateOptions{Devices: &foreign}); err == nil {
-		t.Fatal("another Linode's disk was put in a profile")
-	} else {
-		wantField(t, err, "devices.sde.disk_id")
+	// linodego's update options send "interfaces": null, which Linode refuses: only the devices.
+	status, field := sendJSON(t, e, http.MethodPut, fmt.Sprintf("/linode/instances/%d/configs/%d", in.ID, configs[0].ID), map[string]any{"devices": foreign})
+	if status != http.StatusBadRequest || field != "devices.sde.disk_id" {
+		t.Fatalf("another Linode's disk put in a profile: %d, field %q", status, field)
 	}
-	updated, err := c.UpdateInstanceConfig(ctx, in.ID, configs[0].ID, linodego.InstanceConfigUpdateOptions{Devices: &devices})
-	if err != nil || updated.Devices.SDA.DiskID != disks[0].ID || updated.Devices.SDB.DiskID != disks[1].ID ||
+	if status, field := sendJSON(t, e, http.MethodPut, fmt.Sprintf("/linode/instances/%d/configs/%d", in.ID, configs[0].ID), map[string]any{"devices": devices}); status != http.StatusOK {
+		t.Fatalf("profile with the data disks: %d, field %q", status, field)
+	}
+	updated, err := c.GetInstanceConfig(ctx, in.ID, configs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if updated.Devices.SDA.DiskID != disks[0].ID || updated.Devices.SDB.DiskID != disks[1].ID ||
 		updated.Devices.SDC.DiskID != disk.ID || updated.Devices.SDD.DiskID != raw.ID || updated.Devices.SDE != nil {
 		t.Fatalf("profile with the data disks: %+v, %v", updated.Devices, err)
 	}
@@ -150,4 +158,10 @@ func TestDataDisks(t *testing.T) {
 	if got, err := c.GetInstance(ctx, in.ID); err != nil || got.Status != linodego.InstanceRunning {
 		t.Fatalf("the Linode once booted: %+v, %v", got, err)
 	}
+
+	// linodego's update always sends the profile's interfaces (null when unset, which Linode
+	// refuses); the emulator changes them only through the interfaces routes.
+	public := []linodego.InstanceConfigInterfaceCreateOptions{{Purpose: linodego.InterfacePurposePublic}}
+	_, err = c.UpdateInstanceConfig(ctx, in.ID, configs[0].ID, linodego.InstanceConfigUpdateOptions{Devices: &devices, Interfaces: public})
+	wantField(t, err, "interfaces")
 }

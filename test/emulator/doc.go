@@ -46,6 +46,15 @@
 // (Linodes, clusters, pools, firewalls, VPCs, subnets, ...) are made from its lookup and wire
 // form by collection.go, which also decodes the body of updates before the lookup.
 //
+// # Request rules
+//
+// Before routing, the body of every POST and PUT with the right token is
+// checked against Linode's request rules (package requestrules: the OpenAPI
+// description, corrected where the recordings of the real API show it out of
+// date, and @linode/validation's schemas where it is silent). A body they
+// refuse is answered 400 naming the field, as the API would, and kept in
+// RefusedRequests.
+//
 // # Wire format
 //
 // Lists are pages: {"data": [...], "page": p, "pages": n, "results": total},

@@ -32,6 +32,7 @@ type Emulator struct {
 	faults  *faultSet
 	limiter *rateLimiter
 	obs     *observer
+	refused refusals
 	handler http.Handler
 
 	// events guards hooks and outbox; delivering is set while a goroutine delivers.
@@ -76,7 +77,7 @@ func New(opts ...Option) *Emulator {
 		obs:     newObserver(cfg.requestLogSize),
 	}
 	e.token.Store(&cfg.token)
-	e.handler = e.buildHandler()
+	e.handler = e.enforceRequestRules(e.buildHandler())
 	return e
 }
 

@@ -15,7 +15,7 @@ func TestImageUploadLifecycle(t *testing.T) {
 	_, c, clk := startEmulator(t)
 	ctx := context.Background()
 
-	img, uploadURL, err := c.CreateImageUpload(ctx, linodego.ImageCreateUploadOptions{Region: "us-ord", Label: "k8s-node", CloudInit: true, Tags: &[]string{"b", "a"}})
+	img, uploadURL, err := c.CreateImageUpload(ctx, linodego.ImageCreateUploadOptions{Region: "us-ord", Label: "k8s-node", CloudInit: true, Tags: &[]string{"bbb", "aaa"}})
 	if err != nil || img.Status != linodego.ImageStatusPendingUpload || !strings.Contains(uploadURL, imageUploadPath) {
 		t.Fatalf("upload created: %+v %q, %v", img, uploadURL, err)
 	}
@@ -24,7 +24,7 @@ func TestImageUploadLifecycle(t *testing.T) {
 	}
 	got, err := c.GetImage(ctx, img.ID)
 	if err != nil || got.Status != linodego.ImageStatusAvailable || got.Size != 3 || len(got.Regions) != 1 || got.Regions[0].Status != linodego.ImageRegionStatusAvailable ||
-		len(got.Capabilities) != 1 || strings.Join(got.Tags, ",") != "a,b" {
+		len(got.Capabilities) != 1 || strings.Join(got.Tags, ",") != "aaa,bbb" {
 		t.Fatalf("uploaded image: %+v, %v", got, err)
 	}
 	// linodego does not report a refused upload (its request has no error type), so over HTTP.

@@ -150,7 +150,8 @@ func TestNetworkingRoutes(t *testing.T) {
 	ctx := context.Background()
 
 	fwID := e.AddFirewall("seeded-fw")
-	fw, err := c.CreateFirewall(ctx, linodego.FirewallCreateOptions{Label: "created-fw", Tags: []string{"a"}})
+	fw, err := c.CreateFirewall(ctx, linodego.FirewallCreateOptions{Label: "created-fw", Tags: []string{"a"},
+		Rules: linodego.FirewallRuleSet{InboundPolicy: "DROP", OutboundPolicy: "ACCEPT"}})
 	if err != nil {
 		t.Fatal(err)
 	}

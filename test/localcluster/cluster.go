@@ -178,7 +178,9 @@ type Cluster struct {
 	// whose requests ControllerRefusals reads from the audit log from auditOffset on.
 	serviceAccountUsers []string
 	auditOffset         int64
-	ownWorkDir          bool
+	// linodeRefusalsSeen is how many of the emulator's refused requests LinodeRefusals has read.
+	linodeRefusalsSeen int
+	ownWorkDir         bool
 	// ownershipTag marks the cluster's Linodes in an account it shares (instance mode).
 	ownershipTag string
 }

@@ -113,13 +113,13 @@ func poolMaySetLabel(key, value string) bool {
 // the pool: LKE re-applies pool taints forever, and a start-up taint must go once the node's
 // daemons have removed it. The Node webhook adds the taints kept off the pool, start-up taints
 // and all, as the node joins, and core's registration puts them on the Node too.
-func poolTaints(taints []corev1.Taint) []linodego.LKENodePoolTaint {
-	var out []linodego.LKENodePoolTaint
+func poolTaints(taints []corev1.Taint) []linode.PoolTaint {
+	var out []linode.PoolTaint
 	for _, taint := range taints {
 		if !linodeAcceptsPoolTaint(taint) {
 			continue
 		}
-		out = append(out, linodego.LKENodePoolTaint{
+		out = append(out, linode.PoolTaint{
 			Key:    taint.Key,
 			Value:  taint.Value,
 			Effect: linodego.LKENodePoolTaintEffect(taint.Effect),

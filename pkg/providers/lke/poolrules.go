@@ -55,8 +55,8 @@ func linodeAcceptsPoolLabel(key, value string) bool {
 // linodeAcceptsPoolTaint reports whether Linode accepts the taint on a pool: a key of at most 63
 // characters (the API description; Cloud Manager allows 253) that both sources' patterns accept,
 // and a value, if any, of at most 63 letters, digits and . _ -, alphanumeric at both ends, other
-// than "kubernetes.io" and "linode.com". A taint without a value is sent without one, as Cloud
-// Manager sends it (@linode/api-v4 Taint.value may be undefined).
+// than "kubernetes.io" and "linode.com". A taint without a value is sent with "value": "", which
+// the API description requires and documents for it (linode.PoolTaint).
 func linodeAcceptsPoolTaint(taint corev1.Taint) bool {
 	key := taint.Key
 	if key == "" || len(key) > maxPoolTaintKey || !poolTaintKey.MatchString(key) || (!poolNamePart.MatchString(key) && !poolPrefixedKey.MatchString(key)) {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/linode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
@@ -152,9 +153,10 @@ func TestPoolKeepsLabelsAndTaintsLinodeRefusesToKarpenter(t *testing.T) {
 			karpv1.NodePoolLabelKey: nodePool.Name, nodeClassLabel: nodeClass.Name,
 			karpv1.CapacityTypeLabelKey: karpv1.CapacityTypeOnDemand, v1.LabelNodeClaim: claim.Name, "team": "payments",
 		},
-		"taints": []linodego.LKENodePoolTaint{
+		// A taint without a value is sent with "value": "", which the API description requires.
+		"taints": []linode.PoolTaint{
 			{Key: "dedicated", Value: "payments", Effect: linodego.LKENodePoolTaintEffect(corev1.TaintEffectNoSchedule)},
-			{Key: "nvidia.com/gpu", Effect: linodego.LKENodePoolTaintEffect(corev1.TaintEffectNoSchedule)},
+			{Key: "nvidia.com/gpu", Value: "", Effect: linodego.LKENodePoolTaintEffect(corev1.TaintEffectNoSchedule)},
 		},
 	}))
 	if node.NodeClaimName != claim.Name {

@@ -35,12 +35,16 @@ func ExpectEnvironment(opts ...option.Function[environment.Options]) *environmen
 }
 
 // ExpectEmulator starts the Linode API emulator as test.StartEmulator does, until the suite or
-// spec that started it ends.
+// spec that started it ends, and then fails it if the emulator refused a request body by Linode's
+// request rules.
 func ExpectEmulator(opts ...emulator.Option) *test.Emulator {
 	ginkgo.GinkgoHelper()
 	emu, err := test.StartEmulator(opts...)
 	gomega.Expect(err).ToNot(gomega.HaveOccurred())
-	ginkgo.DeferCleanup(emu.Close)
+	ginkgo.DeferCleanup(func() error {
+		gomega.Expect(emu.RefusedBodies()).To(gomega.BeEmpty(), "Linode's request rules refused request bodies")
+		return emu.Close()
+	})
 	return emu
 }
 

@@ -85,6 +85,10 @@ func (d *demo) run(ctx context.Context) error {
 		if len(refusals) > 0 {
 			return fmt.Errorf("kube-apiserver refused the controller:\n  %s", strings.Join(refusals, "\n  "))
 		}
+		// The emulator refuses a body the real Linode API would refuse.
+		if refusals := d.cluster.LinodeRefusals(); len(refusals) > 0 {
+			return fmt.Errorf("the controller sent bodies Linode's request rules refuse:\n  %s", strings.Join(refusals, "\n  "))
+		}
 	}
 	d.printTimeline()
 	d.printCost(ctx)

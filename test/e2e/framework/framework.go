@@ -33,9 +33,11 @@ const Namespace = "default"
 
 // RegisterSuite registers, at the top level of a suite's package, what runs around its specs: the
 // suite's local cluster, started in BeforeSuite with opts and handed to started, and stopped when
-// the suite ends; after each spec, a check that no component or the controller died, and that
-// kube-apiserver refused the controller, which runs as the chart's ServiceAccount, nothing. The
-// components' logs are kept, and their directory printed, when a spec failed.
+// the suite ends; after each spec, a check that no component or the controller died, that
+// kube-apiserver refused the controller, which runs as the chart's ServiceAccount, nothing, and
+// that the emulator refused none of the controller's Linode request bodies by Linode's request
+// rules (test/emulator/requestrules). The components' logs are kept, and their directory
+// printed, when a spec failed.
 func RegisterSuite(opts localcluster.Options, started func(*localcluster.Cluster)) bool {
 	var cluster *localcluster.Cluster
 	ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
@@ -48,6 +50,7 @@ func RegisterSuite(opts localcluster.Options, started func(*localcluster.Cluster
 		refusals, err := cluster.ControllerRefusals()
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(refusals).To(gomega.BeEmpty(), "kube-apiserver refused the controller requests the chart's RBAC should allow")
+		gomega.Expect(cluster.LinodeRefusals()).To(gomega.BeEmpty(), "the controller sent Linode request bodies that Linode's request rules refuse")
 	})
 	return true
 }
