@@ -77,7 +77,7 @@ func checkPool(prefix string) func(map[string]any) *Refusal {
 			t, _ := taint.(map[string]any)
 			field := fmt.Sprintf("%staints[%d].", prefix, i)
 			key, _ := t["key"].(string)
-			if key == "" || len(key) > 253 || !(poolNamePart.MatchString(key) || poolPrefixedKey.MatchString(key)) {
+			if key == "" || len(key) > 253 || (!poolNamePart.MatchString(key) && !poolPrefixedKey.MatchString(key)) {
 				return &Refusal{Field: field + "key", Reason: "Key must start with a letter or number and may contain letters, numbers, hyphens, dots, and underscores, up to 253 characters.", Source: validation + "kubernetesTaintSchema"}
 			}
 			// An empty value is a taint without one: the description requires the value and
