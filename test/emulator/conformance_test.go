@@ -54,7 +54,7 @@ func loadCassettes(t *testing.T) map[string]cassette {
 	dir := recordingsDir(t)
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Skipf("no recordings in %s (set LINODE_API_RECORDINGS to the cassette directory)", dir)
+		t.Fatalf("no recordings in %s (set LINODE_API_RECORDINGS to the cassette directory)", dir)
 	}
 	out := map[string]cassette{}
 	for _, f := range files {

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 	"github.com/linode/linodego"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -65,28 +65,10 @@ func wantField(t *testing.T, err error, field string) string {
 	return le.Message
 }
 
-// repoRoot walks up from the test's working directory to go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// sharedFile resolves a path under ../shared/linode-api from the repo root.
+// sharedFile is the path of name under ../shared/linode-api; a test on a clone without it is
+// skipped, or fails under CI=true (package shared).
 func sharedFile(t testing.TB, name string) string {
-	return filepath.Join(repoRoot(t), "..", "shared", "linode-api", name)
+	return filepath.Join(shared.Require(t, shared.LinodeAPI), name)
 }
 
 func ptr[T any](v T) *T { return &v }
