@@ -79,8 +79,8 @@ func TestInstanceModeAsTheChartRunsIt(t *testing.T) {
 		"region":   "us-ord",
 		"settings": map[string]any{"mode": "instance", "apiURL": e.URL(), "batchIdleDuration": "200ms"},
 		"controller": map[string]any{
-			"metrics":     map[string]any{"port": metricsPort},
-			"healthProbe": map[string]any{"port": probePort},
+			"metrics":     map[string]any{"port": chartPort(metricsPort)},
+			"healthProbe": map[string]any{"port": chartPort(probePort)},
 		},
 	})
 	applyAsHelm(ctx, t, env.Client, objects)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -152,6 +153,15 @@ func freePort(t *testing.T) string {
 	}
 	defer l.Close()
 	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+}
+
+// chartPort is a port as the chart's values take it: a number, which its schema requires.
+func chartPort(port string) int {
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		panic(fmt.Sprintf("port %q is not a number", port))
+	}
+	return n
 }
 
 func get(url string) (int, string, error) {
@@ -344,7 +354,7 @@ func TestStartupWaitsOutLinodeOutages(t *testing.T) {
 			objects, controllerEnv := renderRelease(t, map[string]any{
 				"apiToken":   tt.apiToken,
 				"settings":   map[string]any{"clusterName": "prod", "apiURL": e.URL()},
-				"controller": map[string]any{"healthProbe": map[string]any{"port": probePort}, "metrics": map[string]any{"port": freePort(t)}},
+				"controller": map[string]any{"healthProbe": map[string]any{"port": chartPort(probePort)}, "metrics": map[string]any{"port": chartPort(freePort(t))}},
 			})
 			applyAsHelm(context.Background(), t, env.Client, objects)
 			controllerEnv["KUBECONFIG"] = env.KubeconfigPath
@@ -387,7 +397,7 @@ func TestStartupExitsForASettingTheAPIProvesWrongAfterAnOutage(t *testing.T) {
 	objects, controllerEnv := renderRelease(t, map[string]any{
 		"apiToken":   token,
 		"settings":   map[string]any{"clusterName": "prdo", "apiURL": e.URL()},
-		"controller": map[string]any{"healthProbe": map[string]any{"port": probePort}, "metrics": map[string]any{"port": freePort(t)}},
+		"controller": map[string]any{"healthProbe": map[string]any{"port": chartPort(probePort)}, "metrics": map[string]any{"port": chartPort(freePort(t))}},
 	})
 	applyAsHelm(context.Background(), t, env.Client, objects)
 	controllerEnv["KUBECONFIG"] = env.KubeconfigPath
@@ -449,7 +459,7 @@ func renderRelease(t *testing.T, values map[string]any) ([]*unstructured.Unstruc
 	// Every controller serves the conversion webhook: on the chart's port 8443 it would meet any
 	// other controller on this machine that does the same.
 	if webhook, _ := values["webhook"].(map[string]any); webhook["port"] == nil {
-		withPort := map[string]any{"port": freePort(t)}
+		withPort := map[string]any{"port": chartPort(freePort(t))}
 		maps.Copy(withPort, webhook)
 		values = maps.Clone(values)
 		values["webhook"] = withPort

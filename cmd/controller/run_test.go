@@ -37,10 +37,10 @@ func TestControllerAsTheChartRunsIt(t *testing.T) {
 		"apiToken": token,
 		"settings": map[string]any{"clusterName": "prod", "apiURL": e.URL(), "batchIdleDuration": "200ms"},
 		"controller": map[string]any{
-			"metrics":     map[string]any{"port": metricsPort},
-			"healthProbe": map[string]any{"port": probePort},
+			"metrics":     map[string]any{"port": chartPort(metricsPort)},
+			"healthProbe": map[string]any{"port": chartPort(probePort)},
 		},
-		"webhook":    map[string]any{"port": webhookPort},
+		"webhook":    map[string]any{"port": chartPort(webhookPort)},
 		"dashboards": map[string]any{"enabled": true},
 	})
 	applyAsHelm(ctx, t, env.Client, objects)

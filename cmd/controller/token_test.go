@@ -34,8 +34,8 @@ func TestTokenRotatedInItsSecretIsUsedWithoutARestart(t *testing.T) {
 		"apiToken": token,
 		"settings": map[string]any{"clusterName": "prod", "apiURL": e.URL(), "batchIdleDuration": "200ms"},
 		"controller": map[string]any{
-			"metrics":     map[string]any{"port": metricsPort},
-			"healthProbe": map[string]any{"port": probePort},
+			"metrics":     map[string]any{"port": chartPort(metricsPort)},
+			"healthProbe": map[string]any{"port": chartPort(probePort)},
 		},
 		"webhook": map[string]any{"enabled": false},
 	})

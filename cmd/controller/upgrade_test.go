@@ -130,7 +130,7 @@ func TestUpgradeFromTheAlphaProvider(t *testing.T) {
 	// helm upgrade karpenter-crd, then karpenter. The webhook Service is an ExternalName for the
 	// controller run here, at the port the CRD chart is told; everything else is as rendered.
 	webhookPort, probePort := freePort(t), freePort(t)
-	crdObjects, err := chartrender.Render("karpenter-crd", map[string]any{"webhook": map[string]any{"port": webhookPort}})
+	crdObjects, err := chartrender.Render("karpenter-crd", map[string]any{"webhook": map[string]any{"port": chartPort(webhookPort)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +143,11 @@ func TestUpgradeFromTheAlphaProvider(t *testing.T) {
 		"apiToken": token,
 		"settings": map[string]any{"clusterName": "prod", "apiURL": e.URL()},
 		"controller": map[string]any{
-			"metrics":     map[string]any{"port": freePort(t)},
-			"healthProbe": map[string]any{"port": probePort},
+			"metrics":     map[string]any{"port": chartPort(freePort(t))},
+			"healthProbe": map[string]any{"port": chartPort(probePort)},
 		},
 		// The Node webhook is off: the conversion webhook must be served regardless.
-		"webhook": map[string]any{"port": webhookPort, "enabled": false},
+		"webhook": map[string]any{"port": chartPort(webhookPort), "enabled": false},
 	})
 	if err != nil {
 		t.Fatal(err)
