@@ -7,7 +7,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/tools/record"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/karpenter/pkg/events"
 
 	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
@@ -52,19 +51,7 @@ var _ = Describe("The time budget", func() {
 // budgetExceeded is the sizing policy's count of decisions past the time budget for the NodePool.
 func budgetExceeded() float64 {
 	GinkgoHelper()
-	families, err := crmetrics.Registry.Gather()
+	exceeded, _, err := test.NodePoolMetric("karpenter_linode_sizing_time_budget_exceeded_total", nodePool.Name)
 	Expect(err).ToNot(HaveOccurred())
-	for _, family := range families {
-		if family.GetName() != "karpenter_linode_sizing_time_budget_exceeded_total" {
-			continue
-		}
-		for _, m := range family.GetMetric() {
-			for _, label := range m.GetLabel() {
-				if label.GetName() == "nodepool" && label.GetValue() == nodePool.Name {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return exceeded
 }

@@ -18,7 +18,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	corecloudprovider "sigs.k8s.io/karpenter/pkg/cloudprovider"
 	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
@@ -320,7 +319,7 @@ func provisionDifferential(ctx context.Context, mix differentialMix, preferences
 				return nil
 			}
 			for _, p := range nodePools {
-				expected, err := expectedFleetPrice(p.Name)
+				expected, _, err := test.NodePoolMetric("karpenter_linode_sizing_expected_fleet_price", p.Name)
 				if err != nil {
 					return err
 				}
@@ -438,28 +437,6 @@ func (c *differentialCloud) close() { _ = c.emulator.Close() }
 // cloud is what planner.Provision runs the provisioning rounds on.
 func (c *differentialCloud) cloud() planner.Cloud {
 	return planner.Cloud{KubeClient: c.kubeClient, CloudProvider: c.cloudProvider, Sizing: c.sizing}
-}
-
-// expectedFleetPrice is what the sizing policy last expected the NodePool's new nodes to cost,
-// from its metric, 0 if it offered every plan.
-func expectedFleetPrice(nodePool string) (float64, error) {
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		return 0, fmt.Errorf("reading the controller's metrics: %w", err)
-	}
-	for _, family := range families {
-		if family.GetName() != "karpenter_linode_sizing_expected_fleet_price" {
-			continue
-		}
-		for _, metric := range family.GetMetric() {
-			for _, label := range metric.GetLabel() {
-				if label.GetName() == "nodepool" && label.GetValue() == nodePool {
-					return metric.GetGauge().GetValue(), nil
-				}
-			}
-		}
-	}
-	return 0, nil
 }
 
 // differentialDaemonSet is a DaemonSet of a mix: its pods run on every node.

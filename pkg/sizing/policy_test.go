@@ -16,13 +16,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	corecloudprovider "sigs.k8s.io/karpenter/pkg/cloudprovider"
 	nodeclaimdisruption "sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/disruption"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 	. "sigs.k8s.io/karpenter/pkg/test/expectations"
 	disruptionutils "sigs.k8s.io/karpenter/pkg/utils/disruption"
+
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 )
 
 // pendingPods are n pods kube-scheduler found no node for, each asking for cpu and memory.
@@ -72,22 +73,10 @@ func sizingGauge(name string) float64 {
 // sizingGaugeOf is the value of the sizing policy's gauge for the named NodePool.
 func sizingGaugeOf(name, nodePoolName string) float64 {
 	GinkgoHelper()
-	families, err := crmetrics.Registry.Gather()
+	value, found, err := test.NodePoolMetric(name, nodePoolName)
 	Expect(err).ToNot(HaveOccurred())
-	for _, family := range families {
-		if family.GetName() != name {
-			continue
-		}
-		for _, m := range family.GetMetric() {
-			for _, label := range m.GetLabel() {
-				if label.GetName() == "nodepool" && label.GetValue() == nodePoolName {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	Fail(fmt.Sprintf("no %s for NodePool %s", name, nodePoolName))
-	return 0
+	Expect(found).To(BeTrue(), "no %s for NodePool %s", name, nodePoolName)
+	return value
 }
 
 // launchedPlans are the plans of the NodeClaims core created, by pod.

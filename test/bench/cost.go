@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	corescheduling "sigs.k8s.io/karpenter/pkg/scheduling"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
+	"github.com/linode/karpenter-provider-linode/pkg/test"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
 	"github.com/linode/karpenter-provider-linode/test/harness"
 )
@@ -385,7 +385,7 @@ func provisionInProcess(ctx context.Context, mix costMix, pool costNodePool) (mi
 		NodeClaimName: func(round, i int) string { return fmt.Sprintf("%s-%d-%04d", mix.name, round, i) },
 		AfterSolve: func(round int) error {
 			if round == 1 {
-				fleet.expected, err = expectedFleetPrice(nodePool.Name)
+				fleet.expected, _, err = test.NodePoolMetric("karpenter_linode_sizing_expected_fleet_price", nodePool.Name)
 			}
 			return err
 		},
@@ -414,28 +414,6 @@ func provisionInProcess(ctx context.Context, mix costMix, pool costNodePool) (mi
 		fleet.plans[lkePool.Type] += lkePool.Count
 	}
 	return fleet, nil
-}
-
-// expectedFleetPrice is what the sizing policy last expected the NodePool's new nodes to cost,
-// from its metric, 0 if it offered every plan.
-func expectedFleetPrice(nodePool string) (float64, error) {
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		return 0, fmt.Errorf("reading the controller's metrics: %w", err)
-	}
-	for _, family := range families {
-		if family.GetName() != "karpenter_linode_sizing_expected_fleet_price" {
-			continue
-		}
-		for _, metric := range family.GetMetric() {
-			for _, label := range metric.GetLabel() {
-				if label.GetName() == "nodepool" && label.GetValue() == nodePool {
-					return metric.GetGauge().GetValue(), nil
-				}
-			}
-		}
-	}
-	return 0, nil
 }
 
 // createMix creates the mix's pods, pending, and its DaemonSets in the in-memory cluster, and

@@ -15,7 +15,6 @@ import (
 	"k8s.io/utils/clock"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
@@ -214,23 +213,8 @@ func (f *sizingFixture) overBudget() int {
 // timeBudgetExceeded is the sizing policy's count of decisions past its time budget for the
 // NodePool.
 func timeBudgetExceeded(nodePool string) float64 {
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		return 0
-	}
-	for _, family := range families {
-		if family.GetName() != "karpenter_linode_sizing_time_budget_exceeded_total" {
-			continue
-		}
-		for _, m := range family.GetMetric() {
-			for _, label := range m.GetLabel() {
-				if label.GetName() == "nodepool" && label.GetValue() == nodePool {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	exceeded, _, _ := test.NodePoolMetric("karpenter_linode_sizing_time_budget_exceeded_total", nodePool)
+	return exceeded
 }
 
 // createNodes creates the NodePool's nodes, initialized, and gives them to the cluster state.
