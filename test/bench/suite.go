@@ -49,11 +49,21 @@ type plan struct {
 	// instanceScenarios are those that run in instance mode too, beside LKE mode.
 	instanceScenarios []string
 	// groups are the timed scenarios, each group run one scenario after another on a new cluster
-	// of each provider, with nothing else running. The counted scenarios, duplicates (both
+	// of each provider, with nothing else running unless timedSideBySide. The counted scenarios, duplicates (both
 	// providers) and the API cost (Linode's), run first, side by side on clusters of their own:
 	// their figures are counts, which sharing the machine does not change, and duplicates mostly
 	// waits for its nodes to boot.
 	groups []clusterGroup
+	// timedSideBySide runs every group's clusters at once: the timed figures then say what a
+	// loaded machine gives, which is enough where the run only shows that the scenarios play.
+	timedSideBySide bool
+}
+
+// timedRun is a group's scenarios on a cluster of one provider.
+type timedRun struct {
+	provider  harness.Provider
+	group     clusterGroup
+	scenarios []string
 }
 
 type clusterGroup struct {
@@ -99,7 +109,7 @@ var fullPlan = plan{
 	},
 }
 
-// quickPlan keeps every scenario but shrinks it, and shares clusters, to fit CI's five minutes.
+// quickPlan keeps every scenario but shrinks it, and runs clusters side by side, to fit CI's budget.
 var quickPlan = plan{
 	capacityPods:  []int{5, 50},
 	duplicatePods: 20,
@@ -123,6 +133,7 @@ var quickPlan = plan{
 		{5 * time.Second, []string{ScenarioCapacity}, nil},
 		{5 * time.Second, []string{ScenarioScale5000}, scaleFleetCluster},
 	},
+	timedSideBySide: true,
 }
 
 // Run runs the cluster scenarios (time to capacity, duplicates, Linode API cost and scale) with
@@ -169,7 +180,8 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		"Clusters": "local: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, the Linode API emulator " +
 			"with Linode's published rate limits. A new one per provider for each of: " + strings.Join(groupNames(p), "; ") +
 			". The duplicates clusters (Linode in each mode, kwok), the API cost's (each mode) and the cost fleets' run at the same time, before the others: their figures are counts and prices; " +
-			"the timed scenarios run with nothing else on the machine",
+			map[bool]string{false: "the timed scenarios run one cluster at a time, with nothing else on the machine",
+				true: "the timed scenarios' clusters then run all at once, so their times are a loaded machine's"}[p.timedSideBySide],
 	}
 	scenarios := map[string]func(context.Context, *env) ([]Row, error){
 		ScenarioCapacity:   func(ctx context.Context, e *env) ([]Row, error) { return timeToCapacity(ctx, e, p.capacityPods) },
@@ -221,28 +233,46 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		errs = append(errs, runErrs...)
 	}
 	alongside.Wait()
+	var timed []timedRun
 	for _, g := range p.groups {
 		for _, provider := range []harness.Provider{harness.Linode, harness.LinodeInstance, harness.Kwok} {
 			names := slices.DeleteFunc(slices.Clone(g.scenarios), func(s string) bool {
 				return !cfg.runs(s) || !cfg.runsWith(provider) || (provider == harness.LinodeInstance && !slices.Contains(p.instanceScenarios, s))
 			})
-			if len(names) == 0 {
-				continue
+			if len(names) > 0 {
+				timed = append(timed, timedRun{provider, g, names})
 			}
-			cfg.Progressf("%s: %s", provider, strings.Join(names, ", "))
-			var tune []func(*localcluster.Options)
-			if g.tune != nil {
-				tune = append(tune, func(o *localcluster.Options) { g.tune(provider, o) })
-			}
-			got, err := runGroup(ctx, cfg, provider, g.boot, names, scenarios, tune...)
-			if provider == harness.Kwok {
-				kwok = append(kwok, got...)
-			} else {
-				ours = append(ours, got...)
-			}
-			errs = append(errs, err)
 		}
 	}
+	runTimed := func(r timedRun) ([]Row, error) {
+		cfg.Progressf("%s: %s", r.provider, strings.Join(r.scenarios, ", "))
+		var tune []func(*localcluster.Options)
+		if r.group.tune != nil {
+			tune = append(tune, func(o *localcluster.Options) { r.group.tune(r.provider, o) })
+		}
+		return runGroup(ctx, cfg, r.provider, r.group.boot, r.scenarios, scenarios, tune...)
+	}
+	timedRows := make([][]Row, len(timed))
+	timedErrs := make([]error, len(timed))
+	if p.timedSideBySide {
+		var wg sync.WaitGroup
+		for i, r := range timed {
+			wg.Go(func() { timedRows[i], timedErrs[i] = runTimed(r) })
+		}
+		wg.Wait()
+	} else {
+		for i, r := range timed {
+			timedRows[i], timedErrs[i] = runTimed(r)
+		}
+	}
+	for i, r := range timed {
+		if r.provider == harness.Kwok {
+			kwok = append(kwok, timedRows[i]...)
+		} else {
+			ours = append(ours, timedRows[i]...)
+		}
+	}
+	errs = append(errs, timedErrs...)
 	if cfg.runs(ScenarioLeaderKilled) && p.fleet.killLeader != "" && cfg.runsWith(p.fleet.killLeader) {
 		provider := p.fleet.killLeader
 		cfg.Progressf("%s: %s", provider, ScenarioLeaderKilled)

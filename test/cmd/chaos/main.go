@@ -1,4 +1,4 @@
-// Command chaos is `make chaos` (and, with -quick, CI's short version in `make bench-quick`): it
+// Command chaos is `make chaos` (and, with -quick, CI's short version, `make chaos-quick`): it
 // runs the fault matrix of package test/chaos on local clusters, one fault after another, and
 // writes a table of what each fault cost a user (pods never running, pods evicted without drain,
 // Linodes leaked, duplicate nodes, minutes to recover) into a results directory and to stdout.
