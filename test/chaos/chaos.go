@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -61,6 +62,9 @@ type chaosScale struct {
 	// cases, when set, are the version's own choice of faults and modes instead.
 	faults []string
 	cases  []chaosCase
+	// sideBySide runs the cases at once, each on clusters of its own: what they count (pods lost,
+	// leaks, duplicates) does not depend on the machine's load, and recovery has minutes to spare.
+	sideBySide bool
 }
 
 // chaosCase is a fault run in one of the controller's modes.
@@ -81,7 +85,7 @@ var fullChaos = chaosScale{
 // dies (instance mode).
 var quickChaos = chaosScale{
 	peak: 20, low: 8, window: 30 * time.Second, storm: 30 * time.Second, apiDown: time.Minute, signerDown: time.Minute,
-	recoveryWait: 2 * time.Minute, cases: []chaosCase{
+	recoveryWait: 2 * time.Minute, sideBySide: true, cases: []chaosCase{
 		{Fault5xxStorm, harness.Linode}, {FaultControllerKilled, harness.LinodeInstance}, {FaultLostAnswers, harness.LinodeInstance},
 		{FaultSharedAccount, harness.Linode},
 	},
@@ -258,7 +262,8 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 			"the Linode API emulator (Linodes boot in 5 s) and the controller as a process configured as the Helm chart configures it; " +
 			"in LKE mode the controller launches LKE pools, in instance mode (rows so named) plain Linodes that boot from their user data " +
 			"and join by TLS bootstrap (kubelets keep trying to join for 15 minutes, core's registration timeout); " +
-			"the recycle and the webhook's loss are LKE mode's alone, the CSR signer's loss instance mode's",
+			"the recycle and the webhook's loss are LKE mode's alone, the CSR signer's loss instance mode's; " +
+			map[bool]string{false: "one fault at a time", true: "every fault at once, side by side on the machine"}[scale.sideBySide],
 		"Durations": fmt.Sprintf("faults that last: %v, except the 5xx storm (%v), the API down (%v) and the CSR signer down (%v); recovery waited for up to %v after the fault's end",
 			scale.window, scale.storm, scale.apiDown, scale.signerDown, scale.recoveryWait),
 		"Columns": "pods never running: replicas not running when the run ended; pods evicted without drain: pods still running " +
@@ -266,41 +271,82 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 			"Linodes or Nodes beyond one per NodeClaim at the end; minutes to recover: from the fault's end until every replica runs " +
 			"and Kubernetes and Linode agree (one Linode and one Node per NodeClaim, nothing else)",
 	}
-	var rows []Row
-	var errs []error
-	for _, c := range scale.casesFor(cfg.Faults, cfg.Modes) {
-		f, ok := chaosFaultByName(c.fault)
-		run := func(ctx context.Context, cfg Config, scale chaosScale, f chaosFault) (Row, error) {
-			return runFault(ctx, cfg, scale, f, c.mode)
-		}
-		if c.fault == FaultSharedAccount {
-			f, ok, run = sharedAccountFault, true, runSharedAccount
-		}
-		if !ok {
-			return rows, settings, fmt.Errorf("unknown fault %q; known: %s", c.fault, strings.Join(Faults, ", "))
-		}
-		title := f.title
-		if c.mode == harness.LinodeInstance {
-			title += harness.InstanceModeSuffix
-		}
-		cfg.progress("fault: %s", title)
-		row, err := run(ctx, cfg, scale, f)
-		row.Fault, row.Mode = title, modeName(c.mode)
-		if c.fault == FaultSharedAccount {
-			row.Mode = "both"
-		}
-		if err != nil {
-			row.Error = err.Error()
-			errs = append(errs, fmt.Errorf("%s (%s): %w", f.name, row.Mode, err))
-		}
-		rows = append(rows, row)
-		cfg.progress("  %s: never running %d, evicted without drain %d, leaked %d, duplicates %d, recovery %s",
-			title, row.PodsNeverRunning, row.PodsLostUndrained, row.LinodesLeaked, row.DuplicateNodes, formatRecovery(row))
-		if ctx.Err() != nil {
-			break
+	cases := scale.casesFor(cfg.Faults, cfg.Modes)
+	for _, c := range cases {
+		if _, ok := c.chaosFault(); !ok {
+			return nil, settings, fmt.Errorf("unknown fault %q; known: %s", c.fault, strings.Join(Faults, ", "))
 		}
 	}
-	return rows, settings, errors.Join(errs...)
+	rows := make([]Row, len(cases))
+	caseErrs := make([]error, len(cases))
+	if scale.sideBySide {
+		var wg sync.WaitGroup
+		for i, c := range cases {
+			wg.Go(func() { rows[i], caseErrs[i] = runCase(ctx, cfg.prefixed(c.title()), scale, c) })
+		}
+		wg.Wait()
+	} else {
+		for i, c := range cases {
+			rows[i], caseErrs[i] = runCase(ctx, cfg, scale, c)
+			if ctx.Err() != nil {
+				rows = rows[:i+1]
+				break
+			}
+		}
+	}
+	return rows, settings, errors.Join(caseErrs...)
+}
+
+// runCase runs one fault in one mode on clusters of its own and returns its row.
+func runCase(ctx context.Context, cfg Config, scale chaosScale, c chaosCase) (Row, error) {
+	title := c.title()
+	cfg.progress("fault: %s", title)
+	var row Row
+	var err error
+	f, _ := c.chaosFault()
+	if c.fault == FaultSharedAccount {
+		row, err = runSharedAccount(ctx, cfg, scale, f)
+	} else {
+		row, err = runFault(ctx, cfg, scale, f, c.mode)
+	}
+	row.Fault, row.Mode = title, modeName(c.mode)
+	if c.fault == FaultSharedAccount {
+		row.Mode = "both"
+	}
+	if err != nil {
+		row.Error = err.Error()
+		err = fmt.Errorf("%s (%s): %w", c.fault, row.Mode, err)
+	}
+	cfg.progress("  %s: never running %d, evicted without drain %d, leaked %d, duplicates %d, recovery %s",
+		title, row.PodsNeverRunning, row.PodsLostUndrained, row.LinodesLeaked, row.DuplicateNodes, formatRecovery(row))
+	return row, err
+}
+
+// chaosFault is the fault the case runs: one of the matrix's, or the shared account's clusters.
+func (c chaosCase) chaosFault() (chaosFault, bool) {
+	if c.fault == FaultSharedAccount {
+		return sharedAccountFault, true
+	}
+	return chaosFaultByName(c.fault)
+}
+
+// title names the case in the report: the fault's title, and the mode when it is instance mode.
+func (c chaosCase) title() string {
+	f, _ := c.chaosFault()
+	if c.mode == harness.LinodeInstance {
+		return f.title + harness.InstanceModeSuffix
+	}
+	return f.title
+}
+
+// prefixed is the configuration with every progress line naming the case, for cases run side
+// by side.
+func (c Config) prefixed(title string) Config {
+	if c.Progress != nil {
+		progress := c.Progress
+		c.Progress = func(line string) { progress(title + ": " + strings.TrimLeft(line, " ")) }
+	}
+	return c
 }
 
 // modeName names a mode in the report.

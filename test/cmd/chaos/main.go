@@ -23,7 +23,7 @@ import (
 func main() {
 	command := harness.NewCommand("chaos")
 	var (
-		quick  = flag.Bool("quick", false, "CI's short version: three faults, 20 pods, 30-second faults, and the shared account with 6 pods a cluster (about 7 minutes)")
+		quick  = flag.Bool("quick", false, "CI's short version: three faults, 20 pods, 30-second faults, and the shared account with 6 pods a cluster, all at once")
 		faults = flag.String("faults", "", "comma-separated faults to run, of "+strings.Join(chaos.Faults, ", ")+" (default all, or the short version's)")
 		modes  = flag.String("modes", "", "comma-separated modes to run each fault in, of lke, instance (default both, or the short version's)")
 		keep   = flag.Bool("keep", false, "keep every fault's cluster logs in the results directory (logs/<fault>/), not only those of faults that miss a target")
