@@ -179,10 +179,16 @@ func ControllerEnvironment(objects []*unstructured.Unstructured, volumeRoot stri
 	env := map[string]string{}
 	defer func() {
 		for name, value := range env {
-			for mountPath, dir := range mounts {
-				if rest, ok := strings.CutPrefix(value, mountPath+"/"); ok {
-					env[name] = filepath.Join(dir, rest)
+			// Mounts nest (the key's inside the token's directory): a path is in the deepest
+			// mount it is under, as in the container.
+			deepest := ""
+			for mountPath := range mounts {
+				if strings.HasPrefix(value, mountPath+"/") && len(mountPath) > len(deepest) {
+					deepest = mountPath
 				}
+			}
+			if deepest != "" {
+				env[name] = filepath.Join(mounts[deepest], strings.TrimPrefix(value, deepest+"/"))
 			}
 		}
 	}()
