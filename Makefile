@@ -27,17 +27,19 @@ help: ## Show this help
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 # The end-to-end suites are listed first so that go test starts them first: they spend most of
-# their minutes waiting on their local clusters, and the other packages compile and run beside
-# them, one more package at a time than there are cores to keep the CPU busy meanwhile.
+# their minutes waiting on their local clusters, so each takes a slot of TEST_PARALLEL (go test's
+# -p) while using little CPU, and the other packages compile and run beside them in the two
+# slots left over.
 E2E_PKGS := ./test/e2e ./test/e2e/upkeep ./test/e2e/instance ./test/e2e/lifecycle/enterprise
 
 # go vet runs in make lint, with every analyzer, not a second time here.
 TEST_FLAGS ?= -count=1 -vet=off
+TEST_PARALLEL ?= 6
 
 .PHONY: test
 test: k8s-binaries $(GOTESTSUM) ## Run every test against a real kube-apiserver, etcd and the Linode emulator
 	KUBEBUILDER_ASSETS="$$($(K8S_BIN_DIR_CMD))" \
-		$(GOTESTSUM) --format testname -- $(TEST_FLAGS) -p 3 -timeout 30m $(E2E_PKGS) ./...
+		$(GOTESTSUM) --format testname -- $(TEST_FLAGS) -p $(TEST_PARALLEL) -timeout 30m $(E2E_PKGS) ./...
 ifneq ($(strip $(RACE_PKGS)),)
 	$(GOTESTSUM) --format testname -- $(TEST_FLAGS) -race -timeout 15m $(RACE_PKGS)
 endif
