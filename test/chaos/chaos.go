@@ -280,6 +280,11 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	rows := make([]Row, len(cases))
 	caseErrs := make([]error, len(cases))
 	if scale.sideBySide {
+		titles := make([]string, len(cases))
+		for i, c := range cases {
+			titles[i] = c.title()
+		}
+		cfg.progress("faults side by side: %s", strings.Join(titles, "; "))
 		var wg sync.WaitGroup
 		for i, c := range cases {
 			wg.Go(func() { rows[i], caseErrs[i] = runCase(ctx, cfg.prefixed(c.title()), scale, c) })
@@ -287,6 +292,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		wg.Wait()
 	} else {
 		for i, c := range cases {
+			cfg.progress("fault: %s", c.title())
 			rows[i], caseErrs[i] = runCase(ctx, cfg, scale, c)
 			if ctx.Err() != nil {
 				rows = rows[:i+1]
@@ -300,7 +306,6 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 // runCase runs one fault in one mode on clusters of its own and returns its row.
 func runCase(ctx context.Context, cfg Config, scale chaosScale, c chaosCase) (Row, error) {
 	title := c.title()
-	cfg.progress("fault: %s", title)
 	var row Row
 	var err error
 	f, _ := c.chaosFault()
@@ -317,8 +322,8 @@ func runCase(ctx context.Context, cfg Config, scale chaosScale, c chaosCase) (Ro
 		row.Error = err.Error()
 		err = fmt.Errorf("%s (%s): %w", c.fault, row.Mode, err)
 	}
-	cfg.progress("  %s: never running %d, evicted without drain %d, leaked %d, duplicates %d, recovery %s",
-		title, row.PodsNeverRunning, row.PodsLostUndrained, row.LinodesLeaked, row.DuplicateNodes, formatRecovery(row))
+	cfg.progress("  done: never running %d, evicted without drain %d, leaked %d, duplicates %d, recovery %s",
+		row.PodsNeverRunning, row.PodsLostUndrained, row.LinodesLeaked, row.DuplicateNodes, formatRecovery(row))
 	return row, err
 }
 
