@@ -274,7 +274,7 @@ func runDay(ctx context.Context, cfg Config, run dayRun) ([]Row, map[string]stri
 			e, err := startEnv(ctx, cfg, provider, in.timers.boot, tune)
 			if err == nil {
 				records[i], err = e.playDay(ctx, in, run)
-				err = errors.Join(err, e.Stop())
+				err = errors.Join(err, e.StopAfter(err))
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("%s, %s provider: %w", ScenarioDay, provider, err)

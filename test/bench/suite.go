@@ -320,7 +320,7 @@ func runGroup(ctx context.Context, cfg Config, provider harness.Provider, boot t
 			rows = append(rows, got...)
 		}
 		if err != nil {
-			return rows, errors.Join(fmt.Errorf("%s, %s provider: %w", name, provider, err), e.Stop())
+			return rows, errors.Join(fmt.Errorf("%s, %s provider: %w", name, provider, err), e.StopAfter(err))
 		}
 	}
 	return rows, e.Stop()

@@ -165,6 +165,15 @@ func (e *Env) Stop() error {
 	return e.Cluster.Stop()
 }
 
+// StopAfter stops the cluster after a run on it, keeping its logs when the run failed, since the
+// failure names them.
+func (e *Env) StopAfter(failure error) error {
+	if failure != nil {
+		e.Cluster.KeepLogs()
+	}
+	return e.Stop()
+}
+
 // CheckHealthy names a component or controller that died, which would void the figures.
 func (e *Env) CheckHealthy() error { return e.Cluster.CheckHealthy() }
 

@@ -181,6 +181,8 @@ type Cluster struct {
 	// linodeRefusalsSeen is how many of the emulator's refused requests LinodeRefusals has read.
 	linodeRefusalsSeen int
 	ownWorkDir         bool
+	// keepLogs keeps the logs of a directory of the cluster's own when it stops.
+	keepLogs bool
 	// ownershipTag marks the cluster's Linodes in an account it shares (instance mode).
 	ownershipTag string
 }
@@ -634,11 +636,14 @@ func (c *Cluster) Stop() error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w (logs kept in %s)", err, c.LogDir)
 	}
-	if c.ownWorkDir {
+	if c.ownWorkDir && !c.keepLogs {
 		return os.RemoveAll(c.LogDir)
 	}
 	return nil
 }
+
+// KeepLogs keeps the cluster's logs when it stops, for a run that failed on it.
+func (c *Cluster) KeepLogs() { c.keepLogs = true }
 
 // BuildController builds cmd/controller into path, and instance mode's node identity component
 // (cmd/node-identity) beside it, where Start looks for it. It runs the go command from the working
