@@ -193,24 +193,27 @@ func (x *binIndex) follow(order []slot, bins []bin) {
 	x.moves, x.sorted = x.moves[:0], false
 }
 
-// first calls takes with each bin, in order from position from on, that may have room for more
-// in some dimension at most room, until takes accepts one, and returns that bin's position, or
-// -1. A bin whose room used plus more exceeds room in any dimension is skipped.
-func (x *binIndex) first(from int, room, more vector, takes func(which int32, at int) bool) int {
-	return x.find(x.root, 0, from, room, more, takes)
+// first calls takes with each bin, in order from position from up to before position to, that may
+// have room for more in some dimension at most room, until takes accepts one, and returns that
+// bin's position, or -1. A bin whose room used plus more exceeds room in any dimension is skipped.
+func (x *binIndex) first(from, to int, room, more vector, takes func(which int32, at int) bool) int {
+	return x.find(x.root, 0, from, to, room, more, takes)
 }
 
-func (x *binIndex) find(t int32, offset, from int, room, more vector, takes func(which int32, at int) bool) int {
-	if t == noNode || offset+int(x.nodes[t].size) <= from || !fits(room, x.leastOf(t), more) {
+func (x *binIndex) find(t int32, offset, from, to int, room, more vector, takes func(which int32, at int) bool) int {
+	if t == noNode || offset >= to || offset+int(x.nodes[t].size) <= from || !fits(room, x.leastOf(t), more) {
 		return -1
 	}
 	n := x.nodes[t]
-	if at := x.find(n.left, offset, from, room, more, takes); at >= 0 {
+	if at := x.find(n.left, offset, from, to, room, more, takes); at >= 0 {
 		return at
 	}
 	at := offset + int(x.size(n.left))
+	if at >= to {
+		return -1
+	}
 	if at >= from && takes(t, at) {
 		return at
 	}
-	return x.find(n.right, at+1, from, room, more, takes)
+	return x.find(n.right, at+1, from, to, room, more, takes)
 }

@@ -61,32 +61,47 @@ func (r *reach) fill(plans []plan, s *shape, c ceiling, offered, dearer vector) 
 // beyond (an index into plans) to the cheapest dearer plan that would hold it, if that is
 // cheaper: the plan a higher ceiling would take.
 func (b *bin) holdingPlan(plans []plan, s *shape, r *reach, c ceiling, beyond *int) int {
-	if s.perNode > 0 && b.groups[s.group] >= s.perNode {
+	if i := b.offeredPlan(plans, s, r, c); i >= 0 {
+		return i
+	}
+	b.lowerBeyond(plans, s, r, beyond)
+	return -1
+}
+
+// offeredPlan is the cheapest plan the ceiling offers that holds the bin with one more pod of s,
+// or -1.
+func (b *bin) offeredPlan(plans []plan, s *shape, r *reach, c ceiling) int {
+	if b.full(s) || !fits(r.offered, b.used, s.requests) {
 		return -1
 	}
 	// Bins only grow, so no plan cheaper than the one holding the bin now can hold it later.
-	i := b.plan
-	if fits(r.offered, b.used, s.requests) {
-		for ; i < len(plans) && plans[i].price <= plans[c.top].price; i++ {
-			if !c.offers(plans, i) || !b.plans.has(i) || !s.plans.has(i) {
-				continue
-			}
-			if fits(plans[i].room, b.used, s.requests) {
-				return i
-			}
+	for i := b.plan; i < len(plans) && plans[i].price <= plans[c.top].price; i++ {
+		if !c.offers(plans, i) || !b.plans.has(i) || !s.plans.has(i) {
+			continue
 		}
-	}
-	if !fits(r.dearer, b.used, s.requests) {
-		return -1
-	}
-	for i = r.firstDearer; i < *beyond; i++ {
-		if b.plans.has(i) && s.plans.has(i) && fits(plans[i].room, b.used, s.requests) {
-			*beyond = i
-			break
+		if fits(plans[i].room, b.used, s.requests) {
+			return i
 		}
 	}
 	return -1
 }
+
+// lowerBeyond lowers beyond to the cheapest plan above the ceiling's price that would hold the
+// bin with one more pod of s, if that is cheaper.
+func (b *bin) lowerBeyond(plans []plan, s *shape, r *reach, beyond *int) {
+	if b.full(s) || !fits(r.dearer, b.used, s.requests) {
+		return
+	}
+	for i := r.firstDearer; i < *beyond; i++ {
+		if b.plans.has(i) && s.plans.has(i) && fits(plans[i].room, b.used, s.requests) {
+			*beyond = i
+			return
+		}
+	}
+}
+
+// full says that the bin holds as many pods of s's spread group as one node may.
+func (b *bin) full(s *shape) bool { return s.perNode > 0 && b.groups[s.group] >= s.perNode }
 
 func (b *bin) add(s *shape, holding int) {
 	for d := range b.used {
@@ -145,8 +160,10 @@ type packer struct {
 	// less one.
 	numbers map[*shape]int32
 	reaches []reach
-	// index finds the first bin in order that may hold a pod; bound is the room it looks for.
+	// index finds the first bin in order that may hold a pod; rooms are the rooms it looks for
+	// (roomsOffered), bound the room of the dearer plans that may lower beyond.
 	index binIndex
+	rooms []vector
 	bound vector
 }
 
@@ -166,6 +183,7 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 		p.bound = make(vector, dims)
 	}
 	p.bound = p.bound[:dims]
+	p.rooms = roomsOffered(plans, c, p.rooms)
 	if p.numbers == nil {
 		p.numbers = make(map[*shape]int32, len(queue))
 	}
@@ -244,9 +262,12 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 // returns its slot, or -1 when no bin does. A bin that cannot take one pod of a shape takes none
 // of its later pods, so it is closed to the shape.
 //
-// Only bins with room for the pod in some plan it may run on are tried (binIndex): the plans the
-// ceiling offers, and the dearer ones that could still lower beyond. A bin no such plan holds
-// with the pod neither takes it nor lowers beyond, so skipping it packs the same fleet.
+// Past a few dozen bins it finds that bin through the index (binIndex), once for each of the
+// largest rooms the ceiling offers (rooms): one bound over every plan, the largest of each
+// dimension, lets through every bin full in one plan's dimension and empty in another's, and with
+// thousands of pods of distinct shapes each pod tried hundreds of those. The bins before it that
+// a dearer plan would hold with the pod lower beyond, as they would had each been tried in turn:
+// beyond is the least of their plans, whatever order they are tried in.
 func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c ceiling, from int, beyond *int) int {
 	takes := func(which int32, at int) bool {
 		if p.closedTo[which] == number {
@@ -269,16 +290,89 @@ func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c 
 		}
 		return -1
 	}
-	copy(p.bound, r.offered)
+	p.index.follow(p.order, p.bins)
+	found := -1
+	for _, room := range p.rooms {
+		accepts := func(which int32, _ int) bool {
+			b := &p.bins[which]
+			if p.closedTo[which] == number || !fits(room, b.used, s.requests) {
+				return false
+			}
+			if b.offeredPlan(plans, s, r, c) >= 0 {
+				return true
+			}
+			p.closedTo[which] = number
+			return false
+		}
+		to := len(p.order)
+		if found >= 0 {
+			to = found
+		}
+		if at := p.index.first(from, to, room, s.requests, accepts); at >= 0 {
+			found = at
+		}
+	}
+	dearer := false
+	clear(p.bound)
 	for i := r.firstDearer; i < *beyond; i++ {
 		if s.plans.has(i) {
+			dearer = true
 			for d, amount := range plans[i].room {
 				p.bound[d] = max(p.bound[d], amount)
 			}
 		}
 	}
-	p.index.follow(p.order, p.bins)
-	return p.index.first(from, p.bound, s.requests, takes)
+	if dearer {
+		to := len(p.order)
+		if found >= 0 {
+			to = found
+		}
+		// Bins closed to s by its earlier pods lowered beyond then, when they held less.
+		p.index.first(from, to, p.bound, s.requests, func(which int32, _ int) bool {
+			p.bins[which].lowerBeyond(plans, s, r, beyond)
+			return false
+		})
+	}
+	if found < 0 {
+		return -1
+	}
+	b := &p.bins[p.order[found].bin]
+	b.add(s, b.offeredPlan(plans, s, r, c))
+	p.order[found].pods++
+	return found
+}
+
+// roomsOffered are the rooms of the plans the ceiling offers that no other offered plan's room
+// holds: a bin holds a pod in some offered plan only if it does in one of these rooms.
+func roomsOffered(plans []plan, c ceiling, into []vector) []vector {
+	into = into[:0]
+	for i := range plans {
+		if plans[i].price > plans[c.top].price || !c.offers(plans, i) {
+			continue
+		}
+		held := false
+		for j := range plans {
+			if j != i && plans[j].price <= plans[c.top].price && c.offers(plans, j) && holds(plans[j].room, plans[i].room) &&
+				(!holds(plans[i].room, plans[j].room) || j < i) {
+				held = true
+				break
+			}
+		}
+		if !held {
+			into = append(into, plans[i].room)
+		}
+	}
+	return into
+}
+
+// holds says whether room a is at least room b in every dimension.
+func holds(a, b vector) bool {
+	for d := range a {
+		if a[d] < b[d] {
+			return false
+		}
+	}
+	return true
 }
 
 // shortScan is how many bins addToOpenBin tries one by one rather than through the index: up to
