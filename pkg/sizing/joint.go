@@ -67,7 +67,7 @@ func (r *roundPool) sizedAlone(tradeoff Tradeoff, daemons []*corev1.Pod) *sizedP
 		d := nodePoolDemand(r.template, r.priced, r.groups, r.queue, daemons, r.starting)
 		chosen := decision{ceiling: ceiling{top: len(d.plans) - 1}}
 		if len(d.shapes) > 0 {
-			chosen.fleet, _ = pack(d.plans, d.queue, chosen.ceiling, d.starting)
+			chosen.fleet, _ = pack(d.plans, d.queue, chosen.ceiling, d.starting, r.budget)
 		}
 		r.sized = &sizedPool{inputs: r.inputs, demand: d, decision: chosen}
 		return r.sized
@@ -182,11 +182,12 @@ func newJointRound(pools []*roundPool, daemons []*corev1.Pod) *jointRound {
 // expects of the later rounds, for the pods c defers.
 func (j *jointRound) fleet(c ceiling, alone fleet) fleet {
 	d := j.pools[0].sized.demand
-	placed, _ := pack(d.plans, only(d.queue, placedAt(d, c)), c, d.starting)
+	placed, _ := pack(d.plans, only(d.queue, placedAt(d, c)), c, d.starting, j.pools[0].budget)
 	return j.round(c).plus(alone.minus(placed))
 }
 
-// round is the asking NodePool's new nodes of the round, at ceiling c.
+// round is the asking NodePool's new nodes of the round, at ceiling c; past the budget, an empty
+// fleet the decision does not use.
 func (j *jointRound) round(c ceiling) fleet {
 	ceilings := make([]ceiling, len(j.pools))
 	for q, r := range j.pools {
@@ -230,6 +231,7 @@ func (j *jointRound) round(c ceiling) fleet {
 		beyond := len(plans)
 		return b.holdingPlan(plans, s, reachIn(q, s), ceilings[q], &beyond)
 	}
+	budget := j.pools[0].budget
 	changed := -1
 	for _, r := range j.queue {
 		m := j.members[r.of]
@@ -260,6 +262,10 @@ func (j *jointRound) round(c ceiling) fleet {
 		for ; left > 0; left-- {
 			coreOrder(order, changed)
 			changed = -1
+			// It tries every bin in turn, as many as it holds for each pod: past the budget it stops.
+			if budget.spend(1 + len(order)) {
+				return fleet{}
+			}
 			for at, sl := range order {
 				q, b := poolOf[sl.bin], bins[sl.bin]
 				joining := m.shapes[q]

@@ -133,13 +133,15 @@ func fits(room, used, more vector) bool {
 // new one. Each bin costs the cheapest plan that holds it, which is the plan Create launches for
 // it; the starting nodes cost nothing more.
 //
+// Past the budget it stops and returns an empty fleet, which the decision does not use.
+//
 // It also returns the cheapest plan above the ceiling's price that would have held a pod the
 // ceiling turned away (an index into plans, len(plans) for none): every ceiling below that plan's
 // price that offers every plan at its own price packs the same fleet, pod for pod.
-func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) (fleet, int) {
+func pack(plans []plan, queue []run, c ceiling, starting []startingRoom, budget *timeBudget) (fleet, int) {
 	p := packers.Get().(*packer)
 	defer packers.Put(p)
-	return p.pack(plans, queue, c, starting)
+	return p.pack(plans, queue, c, starting, budget)
 }
 
 // packers are packers between packs: a decision packs dozens of times, and each call of the
@@ -165,9 +167,11 @@ type packer struct {
 	index binIndex
 	rooms []vector
 	bound vector
+	// tried counts the bins tried for the pod being placed.
+	tried int
 }
 
-func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingRoom) (fleet, int) {
+func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingRoom, budget *timeBudget) (fleet, int) {
 	dims := len(plans[0].room)
 	beyond := len(plans)
 	used := make([]vector, len(starting))
@@ -184,6 +188,7 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 	}
 	p.bound = p.bound[:dims]
 	p.rooms = roomsOffered(plans, c, p.rooms)
+	p.tried = 0
 	if p.numbers == nil {
 		p.numbers = make(map[*shape]int32, len(queue))
 	}
@@ -217,6 +222,10 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 		// alone, where it is now (at), until it is closed to s too.
 		closed, alone := 0, -1
 		for ; left > 0; left-- {
+			if budget.spend(1 + p.tried) {
+				return fleet{}, len(plans)
+			}
+			p.tried = 0
 			moved := changed
 			kept, at, sorted := coreOrder(p.order, changed)
 			p.index.note(p.order, moved, at, sorted)
@@ -249,6 +258,9 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 			alone = len(p.bins) - 1
 		}
 	}
+	if budget.spend(p.tried) {
+		return fleet{}, len(plans)
+	}
 	var f fleet
 	for _, b := range p.bins {
 		f.price += plans[b.plan].price
@@ -273,6 +285,7 @@ func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c 
 		if p.closedTo[which] == number {
 			return false
 		}
+		p.tried++
 		b := &p.bins[which]
 		if holding := b.holdingPlan(plans, s, r, c, beyond); holding >= 0 {
 			b.add(s, holding)
@@ -298,6 +311,7 @@ func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c 
 			if p.closedTo[which] == number || !fits(room, b.used, s.requests) {
 				return false
 			}
+			p.tried++
 			if b.offeredPlan(plans, s, r, c) >= 0 {
 				return true
 			}
@@ -329,6 +343,7 @@ func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c 
 		}
 		// Bins closed to s by its earlier pods lowered beyond then, when they held less.
 		p.index.first(from, to, p.bound, s.requests, func(which int32, _ int) bool {
+			p.tried++
 			p.bins[which].lowerBeyond(plans, s, r, beyond)
 			return false
 		})
