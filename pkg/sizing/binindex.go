@@ -62,14 +62,28 @@ func (x *binIndex) pull(t int32, bins []bin) {
 	n.size = 1 + x.size(n.left) + x.size(n.right)
 	least := x.leastOf(t)
 	copy(least, bins[t].used)
-	for _, child := range []int32{n.left, n.right} {
-		if child == noNode {
-			continue
-		}
-		for d, amount := range x.leastOf(child) {
+	if n.left != noNode {
+		for d, amount := range x.leastOf(n.left) {
 			least[d] = min(least[d], amount)
 		}
 	}
+	if n.right != noNode {
+		for d, amount := range x.leastOf(n.right) {
+			least[d] = min(least[d], amount)
+		}
+	}
+}
+
+// refreshAt works out again the least room used on the path to the bin at position at, which
+// took a pod and kept its place: cheaper than taking it out and putting it back.
+func (x *binIndex) refreshAt(t int32, at int32, bins []bin) {
+	n := x.nodes[t]
+	if left := x.size(n.left); at < left {
+		x.refreshAt(n.left, at, bins)
+	} else if at > left {
+		x.refreshAt(n.right, at-left-1, bins)
+	}
+	x.pull(t, bins)
 }
 
 // split splits the subtree into its first k bins and the others.
@@ -184,6 +198,10 @@ func (x *binIndex) follow(order []slot, bins []bin) {
 		x.rebuild(order, bins)
 	} else {
 		for _, m := range x.moves {
+			if m.from == m.to {
+				x.refreshAt(x.root, int32(m.to), bins)
+				continue
+			}
 			if m.from >= 0 {
 				x.removeAt(m.from, bins)
 			}

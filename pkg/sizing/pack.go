@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"slices"
 	"sync"
 )
 
@@ -193,12 +194,20 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 		p.numbers = make(map[*shape]int32, len(queue))
 	}
 	clear(p.numbers)
+	// numbered is the shape numbered last: a reach depends on the shape's plans alone, which
+	// shapes of distinct requests mostly share.
+	var numbered *shape
 	for _, r := range queue {
 		s, left := r.of, r.pods
 		number, ok := p.numbers[s]
 		if !ok {
-			p.reaches = append(p.reaches, reach{})
-			p.reaches[len(p.reaches)-1].fill(plans, s, c, p.emptyVector(dims), p.emptyVector(dims))
+			if numbered != nil && slices.Equal(numbered.plans, s.plans) {
+				p.reaches = append(p.reaches, p.reaches[len(p.reaches)-1])
+			} else {
+				p.reaches = append(p.reaches, reach{})
+				p.reaches[len(p.reaches)-1].fill(plans, s, c, p.emptyVector(dims), p.emptyVector(dims))
+			}
+			numbered = s
 			number = int32(len(p.reaches))
 			p.numbers[s] = number
 		}
@@ -295,6 +304,13 @@ func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c 
 		p.closedTo[which] = number
 		return false
 	}
+	// The first bins in order mostly take the pod: trying them needs no index, which follows the
+	// order only when asked.
+	for end := min(from+firstTried, len(p.order)); from < end; from++ {
+		if takes(p.order[from].bin, from) {
+			return from
+		}
+	}
 	if len(p.order)-from <= shortScan {
 		for at := from; at < len(p.order); at++ {
 			if takes(p.order[at].bin, at) {
@@ -305,19 +321,20 @@ func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c 
 	}
 	p.index.follow(p.order, p.bins)
 	found := -1
-	for _, room := range p.rooms {
-		accepts := func(which int32, _ int) bool {
-			b := &p.bins[which]
-			if p.closedTo[which] == number || !fits(room, b.used, s.requests) {
-				return false
-			}
-			p.tried++
-			if b.offeredPlan(plans, s, r, c) >= 0 {
-				return true
-			}
-			p.closedTo[which] = number
+	var room vector
+	accepts := func(which int32, _ int) bool {
+		b := &p.bins[which]
+		if p.closedTo[which] == number || !fits(room, b.used, s.requests) {
 			return false
 		}
+		p.tried++
+		if b.offeredPlan(plans, s, r, c) >= 0 {
+			return true
+		}
+		p.closedTo[which] = number
+		return false
+	}
+	for _, room = range p.rooms {
 		to := len(p.order)
 		if found >= 0 {
 			to = found
@@ -393,6 +410,9 @@ func holds(a, b vector) bool {
 // shortScan is how many bins addToOpenBin tries one by one rather than through the index: up to
 // a few dozen, trying them costs less than bringing the index in line with the order.
 const shortScan = 64
+
+// firstTried is how many bins addToOpenBin tries one by one before it asks the index.
+const firstTried = 8
 
 // emptyVector is a zeroed vector of dims from the packer's memory.
 func (p *packer) emptyVector(dims int) vector {
