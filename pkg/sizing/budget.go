@@ -3,7 +3,8 @@ package sizing
 import "time"
 
 // timeBudget is the time a decision may take. A decision past its deadline stops simulating:
-// its packs return at once, and the policy offers every plan, as core does on its own.
+// its packs stop where they are (within clockEvery of work) and return at once, and the policy
+// offers every plan, as core does on its own.
 type timeBudget struct {
 	deadline time.Time
 	spent    bool
