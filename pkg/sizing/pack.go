@@ -283,12 +283,12 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 // returns its slot, or -1 when no bin does. A bin that cannot take one pod of a shape takes none
 // of its later pods, so it is closed to the shape.
 //
-// Past a few dozen bins it finds that bin through the index (binIndex), once for each of the
-// largest rooms the ceiling offers (rooms): one bound over every plan, the largest of each
-// dimension, lets through every bin full in one plan's dimension and empty in another's, and with
-// thousands of pods of distinct shapes each pod tried hundreds of those. The bins before it that
-// a dearer plan would hold with the pod lower beyond, as they would had each been tried in turn:
-// beyond is the least of their plans, whatever order they are tried in.
+// Past the first few bins, and a few dozen in all, it finds that bin through the index (binIndex),
+// once for each of the largest rooms the ceiling offers (rooms): one bound over every plan, the
+// largest of each dimension, lets through every bin full in one plan's dimension and empty in
+// another's, and among 6,000 pods of distinct shapes each pod tried about thirty of those. The
+// bins before it that a dearer plan would hold with the pod lower beyond, as they would had each
+// been tried in turn: beyond is the least of their plans, whatever order they are tried in.
 func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c ceiling, from int, beyond *int) int {
 	takes := func(which int32, at int) bool {
 		if p.closedTo[which] == number {
