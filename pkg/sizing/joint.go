@@ -135,7 +135,7 @@ type jointRound struct {
 	demands []demand
 	members map[*podGroup]*jointMember
 	queue   []groupRun
-	// dims are the round's dimensions, every NodePool's; shared is, by NodePool, the round's
+	// dims counts the round's dimensions, every NodePool's; shared is, by NodePool, the round's
 	// dimension of each of its demand's. Each demand numbers its dimensions its own way, and the
 	// index of the round's NodeClaims (binIndex) compares them in the round's.
 	dims   int
