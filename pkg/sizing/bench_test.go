@@ -119,14 +119,14 @@ func BenchmarkJointFleet(b *testing.B) {
 }
 
 // BenchmarkDistinctShapes is what a change in the pending pods costs when no two pods share a
-// shape, at 1k, 2k, 4k and 8k pods: the pods grouped by shape and placed on the NodePool as core
+// shape, at 1k, 2k, 4k, 6k and 8k pods: the pods grouped by shape and placed on the NodePool as core
 // would (groupPending), the demand described and the ceiling chosen. Pods that anyone may create
 // set the shapes, so the time must grow no faster than n log n in them.
 func BenchmarkDistinctShapes(b *testing.B) {
 	instanceTypes := usOrdPlans(b)
 	template := nodeClaimTemplate("standard", "dedicated", "highmem")
 	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
-	for _, n := range []int{1000, 2000, 4000, 8000} {
+	for _, n := range []int{1000, 2000, 4000, 6000, 8000} {
 		b.Run(fmt.Sprintf("shapes=%d", n), func(b *testing.B) {
 			pending := distinctPendingPods(n)
 			b.ReportAllocs()

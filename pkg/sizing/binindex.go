@@ -62,14 +62,28 @@ func (x *binIndex) pull(t int32, bins []bin) {
 	n.size = 1 + x.size(n.left) + x.size(n.right)
 	least := x.leastOf(t)
 	copy(least, bins[t].used)
-	for _, child := range []int32{n.left, n.right} {
-		if child == noNode {
-			continue
-		}
-		for d, amount := range x.leastOf(child) {
+	if n.left != noNode {
+		for d, amount := range x.leastOf(n.left) {
 			least[d] = min(least[d], amount)
 		}
 	}
+	if n.right != noNode {
+		for d, amount := range x.leastOf(n.right) {
+			least[d] = min(least[d], amount)
+		}
+	}
+}
+
+// refreshAt works out again the least room used on the path to the bin at position at, which
+// took a pod and kept its place: cheaper than taking it out and putting it back.
+func (x *binIndex) refreshAt(t int32, at int32, bins []bin) {
+	n := x.nodes[t]
+	if left := x.size(n.left); at < left {
+		x.refreshAt(n.left, at, bins)
+	} else if at > left {
+		x.refreshAt(n.right, at-left-1, bins)
+	}
+	x.pull(t, bins)
 }
 
 // split splits the subtree into its first k bins and the others.
@@ -184,6 +198,10 @@ func (x *binIndex) follow(order []slot, bins []bin) {
 		x.rebuild(order, bins)
 	} else {
 		for _, m := range x.moves {
+			if m.from == m.to {
+				x.refreshAt(x.root, int32(m.to), bins)
+				continue
+			}
 			if m.from >= 0 {
 				x.removeAt(m.from, bins)
 			}
@@ -193,24 +211,27 @@ func (x *binIndex) follow(order []slot, bins []bin) {
 	x.moves, x.sorted = x.moves[:0], false
 }
 
-// first calls takes with each bin, in order from position from on, that may have room for more
-// in some dimension at most room, until takes accepts one, and returns that bin's position, or
-// -1. A bin whose room used plus more exceeds room in any dimension is skipped.
-func (x *binIndex) first(from int, room, more vector, takes func(which int32, at int) bool) int {
-	return x.find(x.root, 0, from, room, more, takes)
+// first calls takes with each bin, in order from position from up to before position to, that may
+// have room for more in some dimension at most room, until takes accepts one, and returns that
+// bin's position, or -1. A bin whose room used plus more exceeds room in any dimension is skipped.
+func (x *binIndex) first(from, to int, room, more vector, takes func(which int32, at int) bool) int {
+	return x.find(x.root, 0, from, to, room, more, takes)
 }
 
-func (x *binIndex) find(t int32, offset, from int, room, more vector, takes func(which int32, at int) bool) int {
-	if t == noNode || offset+int(x.nodes[t].size) <= from || !fits(room, x.leastOf(t), more) {
+func (x *binIndex) find(t int32, offset, from, to int, room, more vector, takes func(which int32, at int) bool) int {
+	if t == noNode || offset >= to || offset+int(x.nodes[t].size) <= from || !fits(room, x.leastOf(t), more) {
 		return -1
 	}
 	n := x.nodes[t]
-	if at := x.find(n.left, offset, from, room, more, takes); at >= 0 {
+	if at := x.find(n.left, offset, from, to, room, more, takes); at >= 0 {
 		return at
 	}
 	at := offset + int(x.size(n.left))
+	if at >= to {
+		return -1
+	}
 	if at >= from && takes(t, at) {
 		return at
 	}
-	return x.find(n.right, at+1, from, room, more, takes)
+	return x.find(n.right, at+1, from, to, room, more, takes)
 }

@@ -14,6 +14,8 @@ import (
 // demand is a NodePool's pending pods and plans as the simulation sees them.
 type demand struct {
 	plans []plan
+	// dims are the resources of the vectors' dimensions, in their order.
+	dims []corev1.ResourceName
 	// instanceTypes are the plans' instance types, in the same order.
 	instanceTypes cloudprovider.InstanceTypes
 	shapes        []*shape
@@ -92,7 +94,10 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 		return v
 	}
 
-	d := demand{floor: -1}
+	d := demand{floor: -1, dims: make([]corev1.ResourceName, len(dims))}
+	for name, dim := range dims {
+		d.dims[dim] = name
+	}
 	for i, c := range candidates {
 		room, overhead := toVector(c.it.Allocatable()), toVector(overheads[i])
 		for dim := range room {

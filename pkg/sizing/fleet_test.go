@@ -169,7 +169,7 @@ func TestPack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			shapes := withPlans(tc.plans, tc.shapes...)
-			if got, _ := pack(tc.plans, queueOf(shapes), ceiling{top: tc.ceiling}, tc.starting); !near(got.price, tc.want.price) || got.nodes != tc.want.nodes {
+			if got, _ := pack(tc.plans, queueOf(shapes), ceiling{top: tc.ceiling}, tc.starting, nil); !near(got.price, tc.want.price) || got.nodes != tc.want.nodes {
 				t.Fatalf("pack = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -306,7 +306,7 @@ func TestChooseOnePlanAtAPrice(t *testing.T) {
 	cpuHeavy := &shape{key: "cpu-heavy", requests: vector{1000, 4000, 2}, pods: 28}
 	shapes := withPlans(plans, memoryHeavy, cpuHeavy)
 
-	both, _ := pack(plans, queueOf(shapes), ceiling{top: 1}, nil)
+	both, _ := pack(plans, queueOf(shapes), ceiling{top: 1}, nil, nil)
 	d := demand{plans: plans, shapes: shapes, queue: queueOf(shapes), floor: -1}.choose(Tradeoff{LargeFleetNodes: 100}, 0, false)
 	if want := (ceiling{top: 0, sole: true}); d.ceiling != want || !near(d.fleet.price, 8) || d.fleet.nodes != 8 {
 		t.Fatalf("choose = ceiling %+v, fleet %+v; want %+v (the CPU plan alone), 8 nodes for 8", d.ceiling, d.fleet, want)
@@ -364,7 +364,7 @@ func TestPackReusedAcrossCeilings(t *testing.T) {
 			}
 			ceilings++
 			got := s.pack(key, shapes, ceiling{top: c})
-			if want, _ := pack(plans, queueOf(shapes), ceiling{top: c}, starting); !near(got.price, want.price) || got.nodes != want.nodes {
+			if want, _ := pack(plans, queueOf(shapes), ceiling{top: c}, starting, nil); !near(got.price, want.price) || got.nodes != want.nodes {
 				t.Fatalf("ceiling %d of %+v: the solver packs %+v, packing afresh %+v", c, plans, got, want)
 			}
 		}

@@ -67,7 +67,7 @@ func (r *roundPool) sizedAlone(tradeoff Tradeoff, daemons []*corev1.Pod) *sizedP
 		d := nodePoolDemand(r.template, r.priced, r.groups, r.queue, daemons, r.starting)
 		chosen := decision{ceiling: ceiling{top: len(d.plans) - 1}}
 		if len(d.shapes) > 0 {
-			chosen.fleet, _ = pack(d.plans, d.queue, chosen.ceiling, d.starting)
+			chosen.fleet, _ = pack(d.plans, d.queue, chosen.ceiling, d.starting, r.budget)
 		}
 		r.sized = &sizedPool{inputs: r.inputs, demand: d, decision: chosen}
 		return r.sized
@@ -135,6 +135,11 @@ type jointRound struct {
 	demands []demand
 	members map[*podGroup]*jointMember
 	queue   []groupRun
+	// dims counts the round's dimensions, every NodePool's; shared is, by NodePool, the round's
+	// dimension of each of its demand's. Each demand numbers its dimensions its own way, and the
+	// index of the round's NodeClaims (binIndex) compares them in the round's.
+	dims   int
+	shared [][]int
 }
 
 // jointMember is a group of one of the round's NodePools.
@@ -174,7 +179,49 @@ func newJointRound(pools []*roundPool, daemons []*corev1.Pod) *jointRound {
 		}
 	}
 	j.queue = inQueueOrder(queued, groups)
+	byName := map[corev1.ResourceName]int{}
+	j.shared = make([][]int, len(pools))
+	for q, d := range j.demands {
+		for _, name := range d.dims {
+			if _, ok := byName[name]; !ok {
+				byName[name] = len(byName)
+			}
+			j.shared[q] = append(j.shared[q], byName[name])
+		}
+	}
+	j.dims = len(byName)
 	return j
+}
+
+// inRound is the NodePool's vector in the round's dimensions.
+func (j *jointRound) inRound(pool int, v vector) vector {
+	out := make(vector, j.dims)
+	for d, amount := range v {
+		out[j.shared[pool][d]] = amount
+	}
+	return out
+}
+
+// poolRoom is a room a NodePool's ceiling offers, in the round's dimensions.
+type poolRoom struct {
+	pool int
+	room vector
+}
+
+// roomsAt are the rooms of the plans each NodePool's ceiling offers that no other of its offered
+// plans holds (roomsOffered), in the round's dimensions: a NodeClaim of the round takes a pod
+// only if one of its NodePool's holds it with the pod.
+func (j *jointRound) roomsAt(ceilings []ceiling) []poolRoom {
+	var rooms []poolRoom
+	for q, d := range j.demands {
+		if len(d.plans) == 0 {
+			continue
+		}
+		for _, room := range roomsOffered(d.plans, ceilings[q], nil) {
+			rooms = append(rooms, poolRoom{pool: q, room: j.inRound(q, room)})
+		}
+	}
+	return rooms
 }
 
 // fleet is what the asking NodePool is expected to launch with ceiling c, given the fleet its own
@@ -182,11 +229,12 @@ func newJointRound(pools []*roundPool, daemons []*corev1.Pod) *jointRound {
 // expects of the later rounds, for the pods c defers.
 func (j *jointRound) fleet(c ceiling, alone fleet) fleet {
 	d := j.pools[0].sized.demand
-	placed, _ := pack(d.plans, only(d.queue, placedAt(d, c)), c, d.starting)
+	placed, _ := pack(d.plans, only(d.queue, placedAt(d, c)), c, d.starting, j.pools[0].budget)
 	return j.round(c).plus(alone.minus(placed))
 }
 
-// round is the asking NodePool's new nodes of the round, at ceiling c.
+// round is the asking NodePool's new nodes of the round, at ceiling c; past the budget, an empty
+// fleet the decision does not use.
 func (j *jointRound) round(c ceiling) fleet {
 	ceilings := make([]ceiling, len(j.pools))
 	for q, r := range j.pools {
@@ -207,11 +255,19 @@ func (j *jointRound) round(c ceiling) fleet {
 	}
 	slices.SortStableFunc(slots, func(a, b *startingSlot) int { return strings.Compare(a.name, b.name) })
 	// bins are in the order they opened, with their NodePool and the last shape each could not
-	// take a pod of; order is core's order of them (coremodel.go).
+	// take a pod of; order is core's order of them (coremodel.go). A pod goes to the first bin in
+	// order that takes it, found through an index of the order (binIndex) once for each room the
+	// NodePools' ceilings offer, as packer.addToOpenBin finds it: trying every bin for every pod
+	// made the round quadratic in the pods. inRound holds each bin's room used in the round's
+	// dimensions, for the index.
 	var bins []*bin
 	var poolOf []int
 	var closedTo []*shape
 	var order []slot
+	var inRound []bin
+	var index binIndex
+	index.reset(j.dims)
+	rooms := j.roomsAt(ceilings)
 	reaches := make([]map[*shape]*reach, len(j.pools))
 	reachIn := func(q int, s *shape) *reach {
 		if reaches[q] == nil {
@@ -230,9 +286,31 @@ func (j *jointRound) round(c ceiling) fleet {
 		beyond := len(plans)
 		return b.holdingPlan(plans, s, reachIn(q, s), ceilings[q], &beyond)
 	}
+	// m is the group of the pod being placed, more its requests in the round's dimensions, room
+	// the room looked for, of one NodePool's NodeClaims, and tried counts the bins tried for the
+	// pod.
+	var m *jointMember
+	var more vector
+	var room poolRoom
+	tried := 0
+	takes := func(which int32, _ int) bool {
+		q := poolOf[which]
+		joining := m.shapes[q]
+		if q != room.pool || joining == nil || closedTo[which] == joining || !fits(room.room, inRound[which].used, more) {
+			return false
+		}
+		tried++
+		if holding(q, bins[which], joining) >= 0 {
+			return true
+		}
+		// Bins only grow: one that cannot take a pod of the group takes none of its later pods.
+		closedTo[which] = joining
+		return false
+	}
+	budget := j.pools[0].budget
 	changed := -1
 	for _, r := range j.queue {
-		m := j.members[r.of]
+		m = j.members[r.of]
 		h := m.pool
 		s, d := m.shapes[h], j.demands[h]
 		// A pod its NodePool's ceiling defers no other NodePool takes either: the floor holds it
@@ -240,6 +318,7 @@ func (j *jointRound) round(c ceiling) fleet {
 		if s == nil || d.plans[s.cheapest].price > d.plans[ceilings[h].top].price {
 			continue
 		}
+		more = j.inRound(h, s.requests)
 		left := r.pods
 		// Pods spread over hostnames skip the starting nodes, as pack says.
 		for _, slot := range slots {
@@ -258,24 +337,37 @@ func (j *jointRound) round(c ceiling) fleet {
 			}
 		}
 		for ; left > 0; left-- {
-			coreOrder(order, changed)
+			if budget.spend(1 + tried) {
+				return fleet{}
+			}
+			tried = 0
+			moved := changed
+			_, at, sorted := coreOrder(order, changed)
+			index.note(order, moved, at, sorted)
 			changed = -1
-			for at, sl := range order {
-				q, b := poolOf[sl.bin], bins[sl.bin]
-				joining := m.shapes[q]
-				if joining == nil || closedTo[sl.bin] == joining {
+			index.follow(order, inRound)
+			found := -1
+			for _, room = range rooms {
+				to := len(order)
+				if found >= 0 {
+					to = found
+				}
+				if m.shapes[room.pool] == nil {
 					continue
 				}
-				if plan := holding(q, b, joining); plan >= 0 {
-					b.add(joining, plan)
-					order[at].pods++
-					changed = at
-					break
+				if at := index.first(0, to, room.room, more, takes); at >= 0 {
+					found = at
 				}
-				// Bins only grow: one that cannot take a pod of the group takes none of its later pods.
-				closedTo[sl.bin] = joining
 			}
-			if changed >= 0 {
+			if found >= 0 {
+				which := order[found].bin
+				q, b := poolOf[which], bins[which]
+				b.add(m.shapes[q], holding(q, b, m.shapes[q]))
+				for dim, amount := range more {
+					inRound[which].used[dim] += amount
+				}
+				order[found].pods++
+				changed = found
 				continue
 			}
 			b := &bin{used: make(vector, len(d.plans[0].room)), plans: slices.Clone(s.plans)}
@@ -285,6 +377,7 @@ func (j *jointRound) round(c ceiling) fleet {
 			}
 			b.add(s, plan)
 			bins, poolOf, closedTo = append(bins, b), append(poolOf, h), append(closedTo, nil)
+			inRound = append(inRound, bin{used: slices.Clone(more)})
 			order = append(order, slot{pods: 1, bin: int32(len(bins) - 1)})
 		}
 	}

@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"slices"
 	"sync"
 )
 
@@ -61,32 +62,47 @@ func (r *reach) fill(plans []plan, s *shape, c ceiling, offered, dearer vector) 
 // beyond (an index into plans) to the cheapest dearer plan that would hold it, if that is
 // cheaper: the plan a higher ceiling would take.
 func (b *bin) holdingPlan(plans []plan, s *shape, r *reach, c ceiling, beyond *int) int {
-	if s.perNode > 0 && b.groups[s.group] >= s.perNode {
+	if i := b.offeredPlan(plans, s, r, c); i >= 0 {
+		return i
+	}
+	b.lowerBeyond(plans, s, r, beyond)
+	return -1
+}
+
+// offeredPlan is the cheapest plan the ceiling offers that holds the bin with one more pod of s,
+// or -1.
+func (b *bin) offeredPlan(plans []plan, s *shape, r *reach, c ceiling) int {
+	if b.full(s) || !fits(r.offered, b.used, s.requests) {
 		return -1
 	}
 	// Bins only grow, so no plan cheaper than the one holding the bin now can hold it later.
-	i := b.plan
-	if fits(r.offered, b.used, s.requests) {
-		for ; i < len(plans) && plans[i].price <= plans[c.top].price; i++ {
-			if !c.offers(plans, i) || !b.plans.has(i) || !s.plans.has(i) {
-				continue
-			}
-			if fits(plans[i].room, b.used, s.requests) {
-				return i
-			}
+	for i := b.plan; i < len(plans) && plans[i].price <= plans[c.top].price; i++ {
+		if !c.offers(plans, i) || !b.plans.has(i) || !s.plans.has(i) {
+			continue
 		}
-	}
-	if !fits(r.dearer, b.used, s.requests) {
-		return -1
-	}
-	for i = r.firstDearer; i < *beyond; i++ {
-		if b.plans.has(i) && s.plans.has(i) && fits(plans[i].room, b.used, s.requests) {
-			*beyond = i
-			break
+		if fits(plans[i].room, b.used, s.requests) {
+			return i
 		}
 	}
 	return -1
 }
+
+// lowerBeyond lowers beyond to the cheapest plan above the ceiling's price that would hold the
+// bin with one more pod of s, if that is cheaper.
+func (b *bin) lowerBeyond(plans []plan, s *shape, r *reach, beyond *int) {
+	if b.full(s) || !fits(r.dearer, b.used, s.requests) {
+		return
+	}
+	for i := r.firstDearer; i < *beyond; i++ {
+		if b.plans.has(i) && s.plans.has(i) && fits(plans[i].room, b.used, s.requests) {
+			*beyond = i
+			return
+		}
+	}
+}
+
+// full says that the bin holds as many pods of s's spread group as one node may.
+func (b *bin) full(s *shape) bool { return s.perNode > 0 && b.groups[s.group] >= s.perNode }
 
 func (b *bin) add(s *shape, holding int) {
 	for d := range b.used {
@@ -118,13 +134,15 @@ func fits(room, used, more vector) bool {
 // new one. Each bin costs the cheapest plan that holds it, which is the plan Create launches for
 // it; the starting nodes cost nothing more.
 //
+// Past the budget it stops and returns an empty fleet, which the decision does not use.
+//
 // It also returns the cheapest plan above the ceiling's price that would have held a pod the
 // ceiling turned away (an index into plans, len(plans) for none): every ceiling below that plan's
 // price that offers every plan at its own price packs the same fleet, pod for pod.
-func pack(plans []plan, queue []run, c ceiling, starting []startingRoom) (fleet, int) {
+func pack(plans []plan, queue []run, c ceiling, starting []startingRoom, budget *timeBudget) (fleet, int) {
 	p := packers.Get().(*packer)
 	defer packers.Put(p)
-	return p.pack(plans, queue, c, starting)
+	return p.pack(plans, queue, c, starting, budget)
 }
 
 // packers are packers between packs: a decision packs dozens of times, and each call of the
@@ -145,12 +163,16 @@ type packer struct {
 	// less one.
 	numbers map[*shape]int32
 	reaches []reach
-	// index finds the first bin in order that may hold a pod; bound is the room it looks for.
+	// index finds the first bin in order that may hold a pod; rooms are the rooms it looks for
+	// (roomsOffered), bound the room of the dearer plans that may lower beyond.
 	index binIndex
+	rooms []vector
 	bound vector
+	// tried counts the bins tried for the pod being placed.
+	tried int
 }
 
-func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingRoom) (fleet, int) {
+func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingRoom, budget *timeBudget) (fleet, int) {
 	dims := len(plans[0].room)
 	beyond := len(plans)
 	used := make([]vector, len(starting))
@@ -166,16 +188,26 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 		p.bound = make(vector, dims)
 	}
 	p.bound = p.bound[:dims]
+	p.rooms = roomsOffered(plans, c, p.rooms)
+	p.tried = 0
 	if p.numbers == nil {
 		p.numbers = make(map[*shape]int32, len(queue))
 	}
 	clear(p.numbers)
+	// numbered is the shape numbered last: a reach depends on the shape's plans alone, which
+	// shapes of distinct requests mostly share.
+	var numbered *shape
 	for _, r := range queue {
 		s, left := r.of, r.pods
 		number, ok := p.numbers[s]
 		if !ok {
-			p.reaches = append(p.reaches, reach{})
-			p.reaches[len(p.reaches)-1].fill(plans, s, c, p.emptyVector(dims), p.emptyVector(dims))
+			if numbered != nil && slices.Equal(numbered.plans, s.plans) {
+				p.reaches = append(p.reaches, p.reaches[len(p.reaches)-1])
+			} else {
+				p.reaches = append(p.reaches, reach{})
+				p.reaches[len(p.reaches)-1].fill(plans, s, c, p.emptyVector(dims), p.emptyVector(dims))
+			}
+			numbered = s
 			number = int32(len(p.reaches))
 			p.numbers[s] = number
 		}
@@ -199,6 +231,10 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 		// alone, where it is now (at), until it is closed to s too.
 		closed, alone := 0, -1
 		for ; left > 0; left-- {
+			if budget.spend(1 + p.tried) {
+				return fleet{}, len(plans)
+			}
+			p.tried = 0
 			moved := changed
 			kept, at, sorted := coreOrder(p.order, changed)
 			p.index.note(p.order, moved, at, sorted)
@@ -231,6 +267,9 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 			alone = len(p.bins) - 1
 		}
 	}
+	if budget.spend(p.tried) {
+		return fleet{}, len(plans)
+	}
 	var f fleet
 	for _, b := range p.bins {
 		f.price += plans[b.plan].price
@@ -244,14 +283,18 @@ func (p *packer) pack(plans []plan, queue []run, c ceiling, starting []startingR
 // returns its slot, or -1 when no bin does. A bin that cannot take one pod of a shape takes none
 // of its later pods, so it is closed to the shape.
 //
-// Only bins with room for the pod in some plan it may run on are tried (binIndex): the plans the
-// ceiling offers, and the dearer ones that could still lower beyond. A bin no such plan holds
-// with the pod neither takes it nor lowers beyond, so skipping it packs the same fleet.
+// Past the first few bins, and a few dozen in all, it finds that bin through the index (binIndex),
+// once for each of the largest rooms the ceiling offers (rooms): one bound over every plan, the
+// largest of each dimension, lets through every bin full in one plan's dimension and empty in
+// another's, and among 6,000 pods of distinct shapes each pod tried about thirty of those. The
+// bins before it that a dearer plan would hold with the pod lower beyond, as they would had each
+// been tried in turn: beyond is the least of their plans, whatever order they are tried in.
 func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c ceiling, from int, beyond *int) int {
 	takes := func(which int32, at int) bool {
 		if p.closedTo[which] == number {
 			return false
 		}
+		p.tried++
 		b := &p.bins[which]
 		if holding := b.holdingPlan(plans, s, r, c, beyond); holding >= 0 {
 			b.add(s, holding)
@@ -261,6 +304,13 @@ func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c 
 		p.closedTo[which] = number
 		return false
 	}
+	// The first bins in order mostly take the pod: trying them needs no index, which follows the
+	// order only when asked.
+	for end := min(from+firstTried, len(p.order)); from < end; from++ {
+		if takes(p.order[from].bin, from) {
+			return from
+		}
+	}
 	if len(p.order)-from <= shortScan {
 		for at := from; at < len(p.order); at++ {
 			if takes(p.order[at].bin, at) {
@@ -269,21 +319,100 @@ func (p *packer) addToOpenBin(plans []plan, s *shape, r *reach, number int32, c 
 		}
 		return -1
 	}
-	copy(p.bound, r.offered)
+	p.index.follow(p.order, p.bins)
+	found := -1
+	var room vector
+	accepts := func(which int32, _ int) bool {
+		b := &p.bins[which]
+		if p.closedTo[which] == number || !fits(room, b.used, s.requests) {
+			return false
+		}
+		p.tried++
+		if b.offeredPlan(plans, s, r, c) >= 0 {
+			return true
+		}
+		p.closedTo[which] = number
+		return false
+	}
+	for _, room = range p.rooms {
+		to := len(p.order)
+		if found >= 0 {
+			to = found
+		}
+		if at := p.index.first(from, to, room, s.requests, accepts); at >= 0 {
+			found = at
+		}
+	}
+	dearer := false
+	clear(p.bound)
 	for i := r.firstDearer; i < *beyond; i++ {
 		if s.plans.has(i) {
+			dearer = true
 			for d, amount := range plans[i].room {
 				p.bound[d] = max(p.bound[d], amount)
 			}
 		}
 	}
-	p.index.follow(p.order, p.bins)
-	return p.index.first(from, p.bound, s.requests, takes)
+	if dearer {
+		to := len(p.order)
+		if found >= 0 {
+			to = found
+		}
+		// Bins closed to s by its earlier pods lowered beyond then, when they held less.
+		p.index.first(from, to, p.bound, s.requests, func(which int32, _ int) bool {
+			p.tried++
+			p.bins[which].lowerBeyond(plans, s, r, beyond)
+			return false
+		})
+	}
+	if found < 0 {
+		return -1
+	}
+	b := &p.bins[p.order[found].bin]
+	b.add(s, b.offeredPlan(plans, s, r, c))
+	p.order[found].pods++
+	return found
+}
+
+// roomsOffered are the rooms of the plans the ceiling offers that no other offered plan's room
+// holds: a bin holds a pod in some offered plan only if it does in one of these rooms.
+func roomsOffered(plans []plan, c ceiling, into []vector) []vector {
+	into = into[:0]
+	for i := range plans {
+		if plans[i].price > plans[c.top].price || !c.offers(plans, i) {
+			continue
+		}
+		held := false
+		for j := range plans {
+			if j != i && plans[j].price <= plans[c.top].price && c.offers(plans, j) && holds(plans[j].room, plans[i].room) &&
+				(!holds(plans[i].room, plans[j].room) || j < i) {
+				held = true
+				break
+			}
+		}
+		if !held {
+			into = append(into, plans[i].room)
+		}
+	}
+	return into
+}
+
+// holds says whether room a is at least room b in every dimension.
+func holds(a, b vector) bool {
+	for d := range a {
+		if a[d] < b[d] {
+			return false
+		}
+	}
+	return true
 }
 
 // shortScan is how many bins addToOpenBin tries one by one rather than through the index: up to
 // a few dozen, trying them costs less than bringing the index in line with the order.
 const shortScan = 64
+
+// firstTried is how many bins addToOpenBin tries one by one before it asks the index.
+const firstTried = 8
 
 // emptyVector is a zeroed vector of dims from the packer's memory.
 func (p *packer) emptyVector(dims int) vector {

@@ -242,6 +242,9 @@ func (s *solver) pack(key packKey, now []*shape, c ceiling) fleet {
 		starting = s.starting
 	}
 	placed, beyond := s.packOrRecall(only(s.queue, now), c, starting)
+	if s.budget.over() {
+		return fleet{}
+	}
 	if !c.sole {
 		below := math.Inf(1)
 		if beyond < len(s.plans) {
@@ -253,17 +256,21 @@ func (s *solver) pack(key packKey, now []*shape, c ceiling) fleet {
 }
 
 // packOrRecall packs the queue as pack does, or recalls the fleet packed for a recent decision
-// from the same inputs.
+// from the same inputs; a pack the budget stopped is not kept.
 func (s *solver) packOrRecall(queue []run, c ceiling, starting []startingRoom) (fleet, int) {
 	if s.recent == nil {
-		return pack(s.plans, queue, c, starting)
+		return pack(s.plans, queue, c, starting, s.budget)
 	}
 	var id packID
 	id, s.idBuf = packIDOf(s.idBuf, s.plans, queue, c, starting)
 	if r, ok := s.recent.get(id); ok {
 		return r.fleet, r.beyond
 	}
-	placed, beyond := pack(s.plans, queue, c, starting)
+	placed, beyond := pack(s.plans, queue, c, starting, s.budget)
+	if s.budget.over() {
+		// A pack the budget stopped is not the fleet of its inputs.
+		return placed, beyond
+	}
 	s.recent.put(id, packedResult{fleet: placed, beyond: beyond})
 	return placed, beyond
 }
