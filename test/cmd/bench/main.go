@@ -32,7 +32,7 @@ func main() {
 		seed  = flag.Int64("seed", 1, "seed of the cost-random scenario's mixes")
 		count = flag.Int("random-mixes", 40, "how many mixes the cost-random scenario draws (-quick: 6)")
 		trace = flag.String("trace", "", "the day scenario's trace file, YAML or JSON (docs/benchmarks.md; default test/bench/testdata/day.yaml)")
-		day   = flag.Duration("day", 0, "how long the day scenario's day lasts on the clock (default 24m, -quick 4m)")
+		day   = flag.Duration("day", 0, "how long the day scenario's day lasts on the clock (default 24m, -quick 2m)")
 		env   = flag.String("controller-env", "", "comma-separated KEY=VALUE settings added to every cluster's controller, ours and core's kwok provider (e.g. PREFERENCE_POLICY=Ignore)")
 		where = flag.String("providers", "", "comma-separated providers the cluster scenarios run, of "+strings.Join(harness.ProviderNames(), ", ")+" (default all)")
 	)
