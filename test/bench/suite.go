@@ -54,6 +54,9 @@ type plan struct {
 	// their figures are counts, which sharing the machine does not change, and duplicates mostly
 	// waits for its nodes to boot.
 	groups []clusterGroup
+	// leftToTests are scenarios the plan runs only when named, since the test suites check the
+	// same thing in CI.
+	leftToTests []string
 	// timedSideBySide runs every group's clusters at once: the timed figures then say what a
 	// loaded machine gives, which is enough where the run only shows that the scenarios play.
 	timedSideBySide bool
@@ -126,12 +129,15 @@ var quickPlan = plan{
 	// The day in 2 minutes (twelve minutes of the day a second), LKE mode beside kwok, its bound
 	// sampled every quarter hour: it shows the day plays and is measured; consolidation lags hours
 	// of the day behind at this speed.
-	day: dayRun{length: 2 * time.Minute, providers: []harness.Provider{harness.Linode, harness.Kwok}, sample: 15 * time.Minute},
-	// Instance mode's duplicates are the e2e suite's to check in CI.
+	day:               dayRun{length: 2 * time.Minute, providers: []harness.Provider{harness.Linode, harness.Kwok}, sample: 15 * time.Minute},
 	instanceScenarios: []string{ScenarioCapacity, ScenarioAPICost},
+	// Duplicates are the end-to-end suites' to check in CI, in both modes, against Linode's
+	// boot: the quick run would only repeat them.
+	leftToTests: []string{ScenarioDuplicates},
+	// The time to capacity and the fleet share each provider's cluster (the chart's two replicas
+	// in the Linode modes), and the providers' clusters run side by side.
 	groups: []clusterGroup{
-		{5 * time.Second, []string{ScenarioCapacity}, nil},
-		{5 * time.Second, []string{ScenarioScale5000}, scaleFleetCluster},
+		{5 * time.Second, []string{ScenarioCapacity, ScenarioScale5000}, scaleFleetCluster},
 	},
 	timedSideBySide: true,
 }
@@ -180,6 +186,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		"Clusters": "local: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok kubelets, the Linode API emulator " +
 			"with Linode's published rate limits. A new one per provider for each of: " + strings.Join(groupNames(p), "; ") +
 			". The duplicates clusters (Linode in each mode, kwok), the API cost's (each mode) and the cost fleets' run at the same time, before the others: their figures are counts and prices; " +
+			map[bool]string{true: "scenarios left to the test suites unless named: " + strings.Join(p.leftToTests, ", ") + "; ", false: ""}[len(p.leftToTests) > 0] +
 			map[bool]string{false: "the timed scenarios run one cluster at a time, with nothing else on the machine",
 				true: "the timed scenarios' clusters then run all at once, so their times are a loaded machine's"}[p.timedSideBySide],
 	}
@@ -207,7 +214,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 			counted = append(counted, countedRun{harness.LinodeInstance, r.boot, r.scenario, r.tune})
 		}
 	}
-	counted = slices.DeleteFunc(counted, func(r countedRun) bool { return !cfg.runs(r.scenario) || !cfg.runsWith(r.provider) })
+	counted = slices.DeleteFunc(counted, func(r countedRun) bool { return !p.runs(cfg, r.scenario) || !cfg.runsWith(r.provider) })
 	var alongside sync.WaitGroup
 	if cfg.WhileCounting != nil {
 		alongside.Go(func() { cfg.WhileCounting(ctx) })
@@ -237,7 +244,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 	for _, g := range p.groups {
 		for _, provider := range []harness.Provider{harness.Linode, harness.LinodeInstance, harness.Kwok} {
 			names := slices.DeleteFunc(slices.Clone(g.scenarios), func(s string) bool {
-				return !cfg.runs(s) || !cfg.runsWith(provider) || (provider == harness.LinodeInstance && !slices.Contains(p.instanceScenarios, s))
+				return !p.runs(cfg, s) || !cfg.runsWith(provider) || (provider == harness.LinodeInstance && !slices.Contains(p.instanceScenarios, s))
 			})
 			if len(names) > 0 {
 				timed = append(timed, timedRun{provider, g, names})
@@ -273,7 +280,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		}
 	}
 	errs = append(errs, timedErrs...)
-	if cfg.runs(ScenarioLeaderKilled) && p.fleet.killLeader != "" && cfg.runsWith(p.fleet.killLeader) {
+	if p.runs(cfg, ScenarioLeaderKilled) && p.fleet.killLeader != "" && cfg.runsWith(p.fleet.killLeader) {
 		provider := p.fleet.killLeader
 		cfg.Progressf("%s: %s", provider, ScenarioLeaderKilled)
 		got, err := runGroup(ctx, cfg, provider, p.fleet.boot, []string{ScenarioLeaderKilled}, scenarios,
@@ -281,7 +288,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		ours = append(ours, got...)
 		errs = append(errs, err)
 	}
-	if cfg.runs(ScenarioDay) {
+	if p.runs(cfg, ScenarioDay) {
 		run := p.day
 		if cfg.DayLength > 0 {
 			run.length = cfg.DayLength
@@ -376,6 +383,15 @@ func (c Config) runsWith(provider harness.Provider) bool {
 // runs tells whether the scenario was asked for; all are when none is named.
 func (c Config) runs(scenario string) bool {
 	return len(c.Scenarios) == 0 || slices.Contains(c.Scenarios, scenario)
+}
+
+// runs tells whether the plan runs the scenario: when it was asked for, and for one the plan
+// leaves to the test suites, only when it was named.
+func (p plan) runs(cfg Config, scenario string) bool {
+	if slices.Contains(p.leftToTests, scenario) {
+		return slices.Contains(cfg.Scenarios, scenario)
+	}
+	return cfg.runs(scenario)
 }
 
 // withBaseline gives each of our rows, in either mode, the kwok provider's figure for the same
