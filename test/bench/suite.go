@@ -202,6 +202,14 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		ScenarioCostFleets:   func(ctx context.Context, e *env) ([]Row, error) { return costOnCluster(ctx, e, p.cost) },
 	}
 	var ours, kwok []Row
+	// keep files a cluster's rows with kwok's or with ours, which withBaseline pairs.
+	keep := func(provider harness.Provider, rows []Row) {
+		if provider == harness.Kwok {
+			kwok = append(kwok, rows...)
+		} else {
+			ours = append(ours, rows...)
+		}
+	}
 	var errs []error
 	counted := []countedRun{
 		{harness.Linode, p.duplicateBoot, ScenarioDuplicates, nil},
@@ -231,11 +239,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		}
 		wg.Wait()
 		for i, r := range counted {
-			if r.provider == harness.Kwok {
-				kwok = append(kwok, rows[i]...)
-			} else {
-				ours = append(ours, rows[i]...)
-			}
+			keep(r.provider, rows[i])
 		}
 		errs = append(errs, runErrs...)
 	}
@@ -273,11 +277,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, map[string]string, error) {
 		}
 	}
 	for i, r := range timed {
-		if r.provider == harness.Kwok {
-			kwok = append(kwok, timedRows[i]...)
-		} else {
-			ours = append(ours, timedRows[i]...)
-		}
+		keep(r.provider, timedRows[i])
 	}
 	errs = append(errs, timedErrs...)
 	if p.runs(cfg, ScenarioLeaderKilled) && p.fleet.killLeader != "" && cfg.runsWith(p.fleet.killLeader) {
