@@ -8,13 +8,16 @@
 #   hack/build-k8s-binaries.sh [NAME ...]   only these binaries (default: all six)
 #   K8S_BIN_DIR  where to put the binaries (default: $XDG_CACHE_HOME/karpenter-provider-linode/k8s-v1.36.1)
 #
-# The build uses the Go command's default flags (no -trimpath, cgo as the machine has it), and
+# The build uses the flags the Makefile gives every build (CGO_ENABLED=0, -trimpath), and
 # hack/tools requires the same versions as the project's go.mod for every module both import
 # (hack/verify.sh checks it): then client-go, apimachinery and the rest, compiled once here, are
-# reused from the build cache by the project's own builds and tests, minutes less on a new machine.
+# reused from the build cache by the project's own builds, tests and release, minutes less on a
+# new machine.
 set -euo pipefail
 
 export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
+export CGO_ENABLED=0
+[[ " ${GOFLAGS:-} " == *" -trimpath "* ]] || export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
 
 k8s_version=v1.36.1
 etcd_version=v3.6.8

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fails when a module that both the project and the Kubernetes binaries (hack/tools) compile is
 # required at different versions in the two go.mod files. With the same versions (and the same
-# build flags, see build-k8s-binaries.sh) the project's builds reuse the packages the binaries'
+# build flags: the Makefile's, see build-k8s-binaries.sh) the project's builds reuse the packages the binaries'
 # build put in the Go build cache: minutes saved on a new machine. To fix a mismatch, require the
 # higher version in both: `go get MODULE@VERSION` here or in hack/tools, then `go mod tidy`.
 set -euo pipefail

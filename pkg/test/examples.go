@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 
 	"k8s.io/apimachinery/pkg/util/rand"
 	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
@@ -19,17 +18,16 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
+	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 )
-
-// repoFile is a file of the repository by its path from the root.
-func repoFile(name string) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", name)
-}
 
 // Example is the LinodeNodeClass and NodePool of examples/<file>, as a user applies them.
 func Example(file string) (*v1.LinodeNodeClass, *karpv1.NodePool, error) {
-	data, err := os.ReadFile(repoFile(filepath.Join("examples", file)))
+	path, err := shared.RepositoryFile(filepath.Join("examples", file))
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,7 +70,11 @@ var yamlBlocks = regexp.MustCompile("(?s)```yaml\n(.*?)```")
 // DocsNodeClass is the LinodeNodeClass called name in the yaml blocks of a page of the docs (a
 // path from the repository's root, e.g. docs/instance-mode.md), as a user copies it.
 func DocsNodeClass(page, name string) (*v1.LinodeNodeClass, error) {
-	text, err := os.ReadFile(repoFile(page))
+	path, err := shared.RepositoryFile(page)
+	if err != nil {
+		return nil, err
+	}
+	text, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

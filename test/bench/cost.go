@@ -8,8 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strings"
 
@@ -30,6 +28,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/apis"
 	"github.com/linode/karpenter-provider-linode/pkg/planner"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
 	"github.com/linode/karpenter-provider-linode/test/harness"
 )
@@ -101,7 +100,7 @@ func (r readmeNodePools) forMix(m costMix) costNodePool {
 }
 
 func exampleNodePool(file string) (costNodePool, error) {
-	path, err := repositoryFile(file)
+	path, err := shared.RepositoryFile(file)
 	if err != nil {
 		return costNodePool{}, err
 	}
@@ -118,48 +117,6 @@ func exampleNodePool(file string) (costNodePool, error) {
 		requirements: nodePool.Spec.Template.Spec.Requirements,
 		taints:       nodePool.Spec.Template.Spec.Taints,
 	}, nil
-}
-
-// repositoryFile is the path of a file of this repository, found in the first directory up from
-// the working directory (go test runs in the package's, test/cmd/bench wherever it is started) that
-// holds it beside this module's go.mod, or else up from this source file's directory, so that a
-// test/cmd/bench binary started outside the repository finds it too.
-func repositoryFile(name string) (string, error) {
-	var starts []string
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	if _, source, _, ok := goruntime.Caller(0); ok {
-		starts = append(starts, filepath.Dir(source))
-	}
-	for _, dir := range starts {
-		for {
-			goMod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-			if err == nil && goModulePath(goMod) == modulePath {
-				if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-					return filepath.Join(dir, name), nil
-				}
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				break
-			}
-			dir = parent
-		}
-	}
-	return "", fmt.Errorf("%s not found: no directory above %s holds it and the go.mod of %s", name, strings.Join(starts, " or "), modulePath)
-}
-
-const modulePath = "github.com/linode/karpenter-provider-linode"
-
-// goModulePath is the path a go.mod's module directive names.
-func goModulePath(goMod []byte) string {
-	for line := range strings.Lines(string(goMod)) {
-		if path, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
-			return strings.Trim(strings.TrimSpace(path), `"`)
-		}
-	}
-	return ""
 }
 
 // decodeNodePool is the one NodePool among the YAML documents.

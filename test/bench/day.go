@@ -30,6 +30,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instancetype"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 	"github.com/linode/karpenter-provider-linode/test/harness"
 	"github.com/linode/karpenter-provider-linode/test/localcluster"
 	"github.com/linode/karpenter-provider-linode/test/localcluster/nodesim"
@@ -129,7 +130,7 @@ type dayInput struct {
 func loadDayInput(ctx context.Context, tracePath string, run dayRun) (*dayInput, error) {
 	if tracePath == "" {
 		var err error
-		if tracePath, err = repositoryFile(defaultTraceFile); err != nil {
+		if tracePath, err = shared.RepositoryFile(defaultTraceFile); err != nil {
 			return nil, err
 		}
 	}
@@ -146,7 +147,7 @@ func loadDayInput(ctx context.Context, tracePath string, run dayRun) (*dayInput,
 		in.sample = defaultDaySample
 	}
 	in.midnight, in.events = trace.schedule(objects)
-	path, err := repositoryFile(defaultNodePoolFile)
+	path, err := shared.RepositoryFile(defaultNodePoolFile)
 	if err != nil {
 		return nil, err
 	}

@@ -12,13 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/linode/karpenter-provider-linode/pkg/mode"
+	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 	"github.com/linode/karpenter-provider-linode/test/harness"
 )
 
 // TestDefaultDayTrace reads the committed trace and checks the day it plays: the web curve's night
 // floor and noon peak, the API's rollout at 10:30, and a run of the report batch every four hours.
 func TestDefaultDayTrace(t *testing.T) {
-	path, err := repositoryFile(defaultTraceFile)
+	path, err := shared.RepositoryFile(defaultTraceFile)
 	if err != nil {
 		t.Fatal(err)
 	}

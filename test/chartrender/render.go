@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -28,15 +27,21 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/yaml"
 	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 )
 
 // Namespace is where the install instructions put the release.
 const Namespace = "kube-system"
 
-// Dir returns the directory of the named chart under charts/.
+// Dir returns the directory of the named chart under charts/; relative to the working directory
+// when that is outside the repository, so that loading it fails naming the path.
 func Dir(name string) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "charts", name)
+	root, err := shared.RepositoryRoot()
+	if err != nil {
+		return filepath.Join("charts", name)
+	}
+	return filepath.Join(root, "charts", name)
 }
 
 // Render renders the named chart as release "karpenter" in Namespace with values over the

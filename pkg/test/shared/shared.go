@@ -9,9 +9,10 @@
 package shared
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
+	"strings"
 )
 
 // The directories of ../shared.
@@ -31,10 +32,56 @@ var what = map[string]string{
 	CloudInit:  "cloud-init's schema of #cloud-config",
 }
 
-// Dir is the path of the named directory of ../shared, whether or not it exists.
+// Dir is the path of the named directory of ../shared, whether or not it exists; empty when the
+// working directory is not inside the repository.
 func Dir(name string) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", name)
+	root, err := RepositoryRoot()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(root, "..", "shared", name)
+}
+
+// ModulePath is this repository's Go module.
+const ModulePath = "github.com/linode/karpenter-provider-linode"
+
+// RepositoryRoot is the directory of this repository: the first directory up from the working
+// directory whose go.mod is this module's (go test runs in the package's directory, and
+// `go run ./test/cmd/...` in the repository's). It is found from the working directory rather
+// than from a source file's compiled-in path, which -trimpath, the flag tests and releases are
+// built with so that one compile serves both, leaves relative.
+func RepositoryRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if goMod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && goModulePath(goMod) == ModulePath {
+			return dir, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("no directory above %s holds the go.mod of %s: run this inside the repository", wd, ModulePath)
+		}
+	}
+}
+
+// RepositoryFile is the path of a file of this repository by its path from the root.
+func RepositoryFile(name string) (string, error) {
+	root, err := RepositoryRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, name), nil
+}
+
+// goModulePath is the path a go.mod's module directive names.
+func goModulePath(goMod []byte) string {
+	for line := range strings.Lines(string(goMod)) {
+		if path, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(path), `"`)
+		}
+	}
+	return ""
 }
 
 // T is what Require needs of a test: testing.TB, or Ginkgo's GinkgoT().
@@ -49,7 +96,7 @@ type T interface {
 func Require(t T, name string) string {
 	t.Helper()
 	dir := Dir(name)
-	if _, err := os.Stat(dir); err == nil {
+	if _, err := os.Stat(dir); dir != "" && err == nil {
 		return dir
 	}
 	message := "needs ../shared/%s (%s) beside the repository, which this checkout lacks: CONTRIBUTING.md says how to get it"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 )
 
 // cloudConfigSchema is cloud-init's own schema of #cloud-config (JSON Schema draft 4), from
@@ -24,8 +24,7 @@ import (
 // CI, where it fails.
 func cloudConfigSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	path := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "..", "shared", "cloud-init", "schema-cloud-config-v1.json")
+	path := filepath.Join(shared.Dir(shared.CloudInit), "schema-cloud-config-v1.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		missing := fmt.Sprintf("cloud-init's schema %s is missing: apt-get download cloud-init, then dpkg-deb -x it and copy usr/lib/python3/dist-packages/cloudinit/config/schemas/schema-cloud-config-v1.json there (%v)", filepath.Clean(path), err)
