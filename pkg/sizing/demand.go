@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -83,6 +84,13 @@ func nodePoolDemand(template *corescheduling.NodeClaimTemplate, instanceTypes []
 	for i, c := range candidates {
 		overheads[i] = daemonOverhead(template, taints, c.it, daemons)
 		addDims(overheads[i])
+	}
+	// In the same order in every decision, so that the packs a recent decision saved serve the
+	// next (packMemo), whatever order the maps were read in.
+	names := slices.Sorted(maps.Keys(dims))
+	names = slices.DeleteFunc(names, func(name corev1.ResourceName) bool { return name == corev1.ResourcePods })
+	for i, name := range names {
+		dims[name] = i + 1
 	}
 	toVector := func(list corev1.ResourceList) vector {
 		v := make(vector, len(dims))

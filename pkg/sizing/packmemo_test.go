@@ -114,3 +114,34 @@ func TestPackIDCoversEveryInput(t *testing.T) {
 		t.Error("shapes spread over different groups have the same ID")
 	}
 }
+
+// TestTheSameDecisionPacksNothingNew: asked again with nothing changed (as core asks every
+// provisioning round and disruption pass), a decision finds every fleet it needs among the recent
+// packs. Resources are numbered in the same order each time, whatever order Go's maps are read
+// in; with another order the same pods make other vectors, other pack keys and misses.
+func TestTheSameDecisionPacksNothingNew(t *testing.T) {
+	instanceTypes := usOrdPlans(t)
+	template := nodeClaimTemplate("standard", "dedicated", "highmem")
+	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	var groups []*podGroup
+	for i := range 6 {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Labels: map[string]string{"app": fmt.Sprint(i)}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse(fmt.Sprintf("%dm", 500*(1+i))), corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dGi", 1+i%3)),
+				corev1.ResourceEphemeralStorage: resource.MustParse("1Gi"),
+			}}}}}}
+		groups = append(groups, &podGroup{shape: shapeOf(pod, false), pods: 10 + 5*i})
+	}
+	slices.SortStableFunc(groups, func(a, b *podGroup) int {
+		return cmp.Or(cmp.Compare(b.shape.cpu, a.shape.cpu), cmp.Compare(b.shape.memory, a.shape.memory))
+	})
+	recent := newPackMemo()
+	decide(tradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, recent, nil)
+	for ask := range 10 {
+		before := len(recent.current) + len(recent.earlier)
+		decide(tradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, recent, nil)
+		if packed := len(recent.current) + len(recent.earlier) - before; packed > 0 {
+			t.Fatalf("asked again (%d) with nothing changed, the decision packed %d fleets afresh", ask+1, packed)
+		}
+	}
+}
