@@ -39,7 +39,7 @@ func BenchmarkDecide(b *testing.B) {
 		}}}}}}
 		groups = append(groups, &podGroup{shape: shapeOf(pod, false), pods: g.pods})
 	}
-	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	tradeoff := defaultTradeoff
 	b.ReportAllocs()
 	for b.Loop() {
 		d := nodePoolDemand(template, instanceTypes, groups, groupsInOrder(groups), nil, nil)
@@ -70,6 +70,9 @@ func usOrdPlans(tb testing.TB) []*cloudprovider.InstanceType {
 	return instanceTypes
 }
 
+// defaultTradeoff is the policy's trade-off at the chart's default settings.
+var defaultTradeoff = Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+
 // nodeClaimTemplate is a NodePool's template allowing the plan classes.
 func nodeClaimTemplate(classes ...string) *corescheduling.NodeClaimTemplate {
 	return corescheduling.NewNodeClaimTemplate(&karpv1.NodePool{
@@ -89,7 +92,7 @@ func nodeClaimTemplate(classes ...string) *corescheduling.NodeClaimTemplate {
 // the small NodePool's pods join the default's NodeClaims.
 func BenchmarkJointFleet(b *testing.B) {
 	instanceTypes := usOrdPlans(b)
-	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	tradeoff := defaultTradeoff
 	group := func(pods int, cpu, memory string, classes ...string) *podGroup {
 		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory),
@@ -125,7 +128,7 @@ func BenchmarkJointFleet(b *testing.B) {
 func BenchmarkDistinctShapes(b *testing.B) {
 	instanceTypes := usOrdPlans(b)
 	template := nodeClaimTemplate("standard", "dedicated", "highmem")
-	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	tradeoff := defaultTradeoff
 	for _, n := range []int{1000, 2000, 4000, 6000, 8000} {
 		b.Run(fmt.Sprintf("shapes=%d", n), func(b *testing.B) {
 			pending := distinctPendingPods(n)

@@ -10,8 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 )
 
 // Dimensions of the hand-made cases: pods, then CPU in millicores.
@@ -383,7 +381,7 @@ func TestPackReusedAcrossCeilings(t *testing.T) {
 func TestDefaultTradeoff(t *testing.T) {
 	instanceTypes := usOrdPlans(t)
 	template := nodeClaimTemplate("standard", "dedicated")
-	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	tradeoff := defaultTradeoff
 	oneCPU := shapeOf(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"),
 	}}}}}}, false)

@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	corescheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
-
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 )
 
 // Anyone who may create pods sets the pending pods' shapes, and so how much work a change in them
@@ -20,7 +18,7 @@ import (
 func TestDecisionWorkGrowsAsNLogN(t *testing.T) {
 	instanceTypes := usOrdPlans(t)
 	template := nodeClaimTemplate("standard", "dedicated", "highmem")
-	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	tradeoff := defaultTradeoff
 	work := func(shapes int) int {
 		groups, queue := pendingOn(template, instanceTypes, distinctPendingPods(shapes))
 		budget := newTimeBudget(time.Hour)
@@ -43,7 +41,7 @@ func TestDecisionWorkGrowsAsNLogN(t *testing.T) {
 // found that NodeClaim through the index, it tried every NodeClaim for every pod.
 func TestJointRoundWorkGrowsAsNLogN(t *testing.T) {
 	instanceTypes := usOrdPlans(t)
-	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	tradeoff := defaultTradeoff
 	work := func(shapes int) int {
 		pending := distinctPendingPods(2 * shapes)
 		// The small NodePool's pods join the default's NodeClaims, which hold standard plans too.

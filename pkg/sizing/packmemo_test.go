@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/linode/karpenter-provider-linode/pkg/operator/options"
 )
 
 // TestRecentPacksKeepDecisions: a burst arrives pod by pod, and each decision reuses the fleets
@@ -19,7 +17,7 @@ import (
 func TestRecentPacksKeepDecisions(t *testing.T) {
 	instanceTypes := usOrdPlans(t)
 	template := nodeClaimTemplate("standard", "dedicated", "highmem")
-	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	tradeoff := defaultTradeoff
 	var groups []*podGroup
 	for i := range 10 {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Labels: map[string]string{"app": fmt.Sprint(i)}},
@@ -33,10 +31,7 @@ func TestRecentPacksKeepDecisions(t *testing.T) {
 		}
 		groups = append(groups, &podGroup{shape: shapeOf(pod, false), pods: 20 + 10*i, coming: 5 * (i % 2)})
 	}
-	// In core's queue order: most CPU, then most memory first.
-	slices.SortStableFunc(groups, func(a, b *podGroup) int {
-		return cmp.Or(cmp.Compare(b.shape.cpu, a.shape.cpu), cmp.Compare(b.shape.memory, a.shape.memory))
-	})
+	sortAsCoreQueues(groups)
 	recent := newPackMemo()
 	reused := 0
 	for step := range 12 {
@@ -122,7 +117,7 @@ func TestPackIDCoversEveryInput(t *testing.T) {
 func TestTheSameDecisionPacksNothingNew(t *testing.T) {
 	instanceTypes := usOrdPlans(t)
 	template := nodeClaimTemplate("standard", "dedicated", "highmem")
-	tradeoff := Tradeoff{LargeFleetNodes: options.DefaultSizingLargeFleetNodes, Tolerance: float64(options.DefaultSizingTolerancePercent) / 100}
+	tradeoff := defaultTradeoff
 	var groups []*podGroup
 	for i := range 6 {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Labels: map[string]string{"app": fmt.Sprint(i)}},
@@ -132,9 +127,7 @@ func TestTheSameDecisionPacksNothingNew(t *testing.T) {
 			}}}}}}
 		groups = append(groups, &podGroup{shape: shapeOf(pod, false), pods: 10 + 5*i})
 	}
-	slices.SortStableFunc(groups, func(a, b *podGroup) int {
-		return cmp.Or(cmp.Compare(b.shape.cpu, a.shape.cpu), cmp.Compare(b.shape.memory, a.shape.memory))
-	})
+	sortAsCoreQueues(groups)
 	recent := newPackMemo()
 	decide(tradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, recent, nil)
 	for ask := range 10 {
@@ -144,4 +137,11 @@ func TestTheSameDecisionPacksNothingNew(t *testing.T) {
 			t.Fatalf("asked again (%d) with nothing changed, the decision packed %d fleets afresh", ask+1, packed)
 		}
 	}
+}
+
+// sortAsCoreQueues puts groups in core's queue order: most CPU, then most memory first.
+func sortAsCoreQueues(groups []*podGroup) {
+	slices.SortStableFunc(groups, func(a, b *podGroup) int {
+		return cmp.Or(cmp.Compare(b.shape.cpu, a.shape.cpu), cmp.Compare(b.shape.memory, a.shape.memory))
+	})
 }
