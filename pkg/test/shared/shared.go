@@ -12,7 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"golang.org/x/mod/modfile"
 )
 
 // The directories of ../shared.
@@ -56,7 +57,7 @@ func RepositoryRoot() (string, error) {
 		return "", err
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
-		if goMod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && goModulePath(goMod) == ModulePath {
+		if goMod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modfile.ModulePath(goMod) == ModulePath {
 			return dir, nil
 		}
 		if filepath.Dir(dir) == dir {
@@ -72,16 +73,6 @@ func RepositoryFile(name string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(root, name), nil
-}
-
-// goModulePath is the path a go.mod's module directive names.
-func goModulePath(goMod []byte) string {
-	for line := range strings.Lines(string(goMod)) {
-		if path, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
-			return strings.Trim(strings.TrimSpace(path), `"`)
-		}
-	}
-	return ""
 }
 
 // T is what Require needs of a test: testing.TB, or Ginkgo's GinkgoT().
