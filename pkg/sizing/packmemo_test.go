@@ -20,10 +20,9 @@ func TestRecentPacksKeepDecisions(t *testing.T) {
 	tradeoff := defaultTradeoff
 	var groups []*podGroup
 	for i := range 10 {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Labels: map[string]string{"app": fmt.Sprint(i)}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse(fmt.Sprintf("%dm", 250*(1+i%5))), corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", 512<<(i/3))),
-			}}}}}}
+		pod := appPod(i, corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(fmt.Sprintf("%dm", 250*(1+i%5))), corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", 512<<(i/3))),
+		})
 		if i == 4 {
 			// One pod of the group a node.
 			pod.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
@@ -117,22 +116,20 @@ func TestPackIDCoversEveryInput(t *testing.T) {
 func TestTheSameDecisionPacksNothingNew(t *testing.T) {
 	instanceTypes := usOrdPlans(t)
 	template := nodeClaimTemplate("standard", "dedicated", "highmem")
-	tradeoff := defaultTradeoff
 	var groups []*podGroup
 	for i := range 6 {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Labels: map[string]string{"app": fmt.Sprint(i)}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse(fmt.Sprintf("%dm", 500*(1+i))), corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dGi", 1+i%3)),
-				corev1.ResourceEphemeralStorage: resource.MustParse("1Gi"),
-			}}}}}}
+		pod := appPod(i, corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(fmt.Sprintf("%dm", 500*(1+i))), corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dGi", 1+i%3)),
+			corev1.ResourceEphemeralStorage: resource.MustParse("1Gi"),
+		})
 		groups = append(groups, &podGroup{shape: shapeOf(pod, false), pods: 10 + 5*i})
 	}
 	sortAsCoreQueues(groups)
 	recent := newPackMemo()
-	decide(tradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, recent, nil)
+	decide(defaultTradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, recent, nil)
 	for ask := range 10 {
 		before := len(recent.current) + len(recent.earlier)
-		decide(tradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, recent, nil)
+		decide(defaultTradeoff, template, instanceTypes, groups, groupsInOrder(groups), nil, nil, 0, false, recent, nil)
 		if packed := len(recent.current) + len(recent.earlier) - before; packed > 0 {
 			t.Fatalf("asked again (%d) with nothing changed, the decision packed %d fleets afresh", ask+1, packed)
 		}
@@ -144,4 +141,10 @@ func sortAsCoreQueues(groups []*podGroup) {
 	slices.SortStableFunc(groups, func(a, b *podGroup) int {
 		return cmp.Or(cmp.Compare(b.shape.cpu, a.shape.cpu), cmp.Compare(b.shape.memory, a.shape.memory))
 	})
+}
+
+// appPod is a pod of app i asking for requests.
+func appPod(i int, requests corev1.ResourceList) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Labels: map[string]string{"app": fmt.Sprint(i)}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: requests}}}}}
 }
