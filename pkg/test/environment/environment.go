@@ -95,6 +95,9 @@ func New(opts ...option.Function[Options]) (*Environment, error) {
 		binDir:      binDir,
 		workingDir:  workingDir,
 	}
+	if syncing, ok := env.Client.(*coretest.CacheSyncingClient); ok {
+		env.Client = bindingSyncingClient{syncing}
+	}
 	if err := env.start(o); err != nil {
 		return nil, errors.Join(err, env.Stop())
 	}
