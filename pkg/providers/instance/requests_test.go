@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/pkg/test/examples"
 )
 
 // What instance mode sends Linode, read on the wire, for the classes a new user starts from:
@@ -98,7 +99,7 @@ var _ = Describe("What a launch sends Linode", func() {
 	})
 
 	It("creates the Linode of examples/instance.yaml with the fields the class sets, and nothing else", func() {
-		example, _, err := test.Example("instance.yaml")
+		example, _, err := examples.File("instance.yaml")
 		Expect(err).ToNot(HaveOccurred())
 		launched(nodeClaimOf(readyNodeClass(example.Spec), "g6-standard-2"))
 		body := sentBody(instanceCreateRoute)
@@ -109,7 +110,7 @@ var _ = Describe("What a launch sends Linode", func() {
 	})
 
 	It("gives the vpc-nat class of docs/instance-mode.md Linode interfaces whose VPC IPv6 Linode accepts, and changes only the boot profile's devices", func() {
-		readme, err := test.DocsNodeClass("docs/instance-mode.md", "vpc-nat")
+		readme, err := examples.DocsNodeClass("docs/instance-mode.md", "vpc-nat")
 		Expect(err).ToNot(HaveOccurred())
 		_, subnetID := prodNodes()
 		firewall := emu.AddFirewall("nodes")

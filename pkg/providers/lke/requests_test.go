@@ -19,6 +19,7 @@ import (
 	"github.com/linode/karpenter-provider-linode/pkg/providers/lke"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/pkg/test/examples"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
@@ -31,7 +32,7 @@ const (
 // example is the LinodeNodeClass and NodePool of examples/<file>.
 func example(t *testing.T, file string) (*v1.LinodeNodeClass, *karpv1.NodePool) {
 	t.Helper()
-	nodeClass, nodePool, err := test.Example(file)
+	nodeClass, nodePool, err := examples.File(file)
 	if err != nil {
 		t.Fatal(err)
 	}

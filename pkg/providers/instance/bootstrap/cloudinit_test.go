@@ -15,7 +15,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstrap"
-	"github.com/linode/karpenter-provider-linode/pkg/test"
+	"github.com/linode/karpenter-provider-linode/pkg/test/examples"
 	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 )
 
@@ -150,11 +150,11 @@ func validate(schema *jsonschema.Schema, doc map[string]any) error {
 // #cloud-config part and their merge against cloud-init's own schema.
 func TestUserDataIsValidCloudConfig(t *testing.T) {
 	schema := cloudConfigSchema(t)
-	example, _, err := test.Example("instance.yaml")
+	example, _, err := examples.File("instance.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := test.DocsNodeClass("docs/instance-mode.md", "vpc-nat")
+	readme, err := examples.DocsNodeClass("docs/instance-mode.md", "vpc-nat")
 	if err != nil {
 		t.Fatal(err)
 	}

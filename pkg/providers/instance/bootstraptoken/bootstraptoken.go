@@ -68,8 +68,8 @@ const (
 	// KeySecretKey is the entry of the key Secret that holds the key tokens' secrets derive from,
 	// and the name of the file the chart mounts it as.
 	KeySecretKey = "key"
-	// keySize is the key's length in bytes: that of the HMAC-SHA256 it keys.
-	keySize = 32
+	// KeySize is the key's length in bytes: that of the HMAC-SHA256 it keys.
+	KeySize = 32
 )
 
 // Key is the key every token's secret half derives from.
@@ -89,8 +89,8 @@ func (k Key) secret(uid types.UID) string {
 }
 
 func parseKey(data []byte, source string) (Key, error) {
-	if len(data) < keySize {
-		return nil, fmt.Errorf("%s holds no bootstrap token key of %d bytes", source, keySize)
+	if len(data) < KeySize {
+		return nil, fmt.Errorf("%s holds no bootstrap token key of %d bytes", source, KeySize)
 	}
 	return Key(data), nil
 }
@@ -157,8 +157,7 @@ func NewIssuer(kube client.Client, reader client.Reader, keyRef types.Namespaced
 // made from the same key and NodeClaim, with the same expiration. While another NodeClaim holds
 // the token id (heldBy), Issue is an *IDTakenError: the Secret of that name is the other's.
 func (i *Issuer) Issue(ctx context.Context, nodeClaim *karpv1.NodeClaim) error {
-	expires := nodeClaim.CreationTimestamp.Add(TTL)
-	if !i.clock.Now().Before(expires) {
+	if !i.clock.Now().Before(nodeClaim.CreationTimestamp.Add(TTL)) {
 		return nil
 	}
 	key, err := i.Key(ctx)
@@ -172,16 +171,20 @@ func (i *Issuer) Issue(ctx context.Context, nodeClaim *karpv1.NodeClaim) error {
 	if holder != "" {
 		return &IDTakenError{NodeClaim: nodeClaim.Name, Holder: holder}
 	}
-	if err := i.kube.Create(ctx, tokenSecret(nodeClaim, key, expires)); client.IgnoreAlreadyExists(err) != nil {
+	if err := i.kube.Create(ctx, key.TokenSecret(nodeClaim)); client.IgnoreAlreadyExists(err) != nil {
 		return fmt.Errorf("creating the bootstrap token of NodeClaim %s: %w", nodeClaim.Name, err)
 	}
 	return nil
 }
 
-func tokenSecret(nodeClaim *karpv1.NodeClaim, key Key, expires time.Time) *corev1.Secret {
+// TokenSecret is the Secret Issue creates for the NodeClaim's token, expiring TTL after the
+// NodeClaim's creation: what the chart's admission policies must let the node identity component
+// create, and nothing more (test/charts/tokenpolicy fuzzes them against it).
+func (k Key) TokenSecret(nodeClaim *karpv1.NodeClaim) *corev1.Secret {
+	expires := nodeClaim.CreationTimestamp.Add(TTL)
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        key.SecretName(nodeClaim),
+			Name:        k.SecretName(nodeClaim),
 			Namespace:   Namespace,
 			Labels:      map[string]string{LabelNodeClaimToken: "true"},
 			Annotations: map[string]string{AnnotationNodeClaim: nodeClaim.Name},
@@ -191,8 +194,8 @@ func tokenSecret(nodeClaim *karpv1.NodeClaim, key Key, expires time.Time) *corev
 		},
 		Type: bootstrapapi.SecretTypeBootstrapToken,
 		StringData: map[string]string{
-			bootstrapapi.BootstrapTokenIDKey:               key.ID(nodeClaim),
-			bootstrapapi.BootstrapTokenSecretKey:           key.secret(nodeClaim.UID),
+			bootstrapapi.BootstrapTokenIDKey:               k.ID(nodeClaim),
+			bootstrapapi.BootstrapTokenSecretKey:           k.secret(nodeClaim.UID),
 			bootstrapapi.BootstrapTokenExpirationKey:       expires.UTC().Format(time.RFC3339),
 			bootstrapapi.BootstrapTokenUsageAuthentication: "true",
 			bootstrapapi.BootstrapTokenExtraGroupsKey:      Group,
@@ -230,7 +233,7 @@ func (i *Issuer) Key(ctx context.Context) (Key, error) {
 }
 
 func (i *Issuer) createKey(ctx context.Context) (*corev1.Secret, error) {
-	key := make([]byte, keySize)
+	key := make([]byte, KeySize)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("generating the bootstrap token key: %w", err)
 	}

@@ -1,4 +1,9 @@
-package bootstraptoken
+// Package tokenpolicy fuzzes the chart's admission policies on Secrets against the bootstrap
+// tokens the node identity component issues. It is a package of its own, with nothing but this
+// test, because go test -fuzz instruments every package the test binary links: here the chart
+// renderer and the token issuer, not the control plane and fixtures of bootstraptoken's other
+// tests (a fifth of the packages of every fuzz target's build together).
+package tokenpolicy_test
 
 import (
 	"context"
@@ -19,6 +24,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/linode/karpenter-provider-linode/pkg/providers/instance/bootstraptoken"
 	"github.com/linode/karpenter-provider-linode/test/chartrender"
 )
 
@@ -59,7 +65,7 @@ func FuzzTokenSecretPolicy(f *testing.F) {
 		f.Fatal(err)
 	}
 	created := time.Date(2026, 12, 7, 13, 0, 0, 0, time.UTC).Unix()
-	ttl := int32(TTL / time.Second)
+	ttl := int32(bootstraptoken.TTL / time.Second)
 	token := policyChoices{asNodeIdentity: true, owners: 1, present: 0b011111}
 	with := func(change func(*policyChoices)) []byte {
 		c := token
@@ -67,7 +73,7 @@ func FuzzTokenSecretPolicy(f *testing.F) {
 		return c.pack()
 	}
 	const tokenType, ns = string(bootstrapapi.SecretTypeBootstrapToken), "kube-system"
-	values := "abc123|0123456789abcdef|" + time.Unix(created, 0).UTC().Add(TTL).Format(time.RFC3339) + "|true|" + Group + "|"
+	values := "abc123|0123456789abcdef|" + time.Unix(created, 0).UTC().Add(bootstraptoken.TTL).Format(time.RFC3339) + "|true|" + bootstraptoken.Group + "|"
 	f.Add(with(func(c *policyChoices) { c.fromIssue = true }), ns, "node-a", "", "", "", "", "", created, int32(0))
 	f.Add(with(func(c *policyChoices) { c.fromIssue = true }), ns, "default-x9k2p", "", "", "", "", "", created, ttl-1)
 	// Expiring TTL after creation, then at the edge of the minute of skew, and a second past it.
@@ -75,9 +81,9 @@ func FuzzTokenSecretPolicy(f *testing.F) {
 		f.Add(with(func(c *policyChoices) { c.relativeExpiration = true }), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim", values, created, after)
 	}
 	f.Add(token.pack(), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim",
-		"abc123|0123456789abcdef|2999-01-01T00:00:00Z|true|"+Group+"|", created, int32(0))
+		"abc123|0123456789abcdef|2999-01-01T00:00:00Z|true|"+bootstraptoken.Group+"|", created, int32(0))
 	f.Add(with(func(c *policyChoices) { c.present = 0b1011111 }), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim",
-		"abc123|0123456789abcdef|2026-12-07T13:01:00Z|true|"+Group+",system:masters|usage-bootstrap-signing", created, int32(0))
+		"abc123|0123456789abcdef|2026-12-07T13:01:00Z|true|"+bootstraptoken.Group+",system:masters|usage-bootstrap-signing", created, int32(0))
 	f.Add(with(func(c *policyChoices) { c.operation, c.owners, c.present = 2, 2, 0b111111 }), ns, "bootstrap-token-abc123", tokenType, "true", "karpenter.sh/v1", "NodeClaim", values, created, int32(0))
 	f.Add(with(func(c *policyChoices) { c.owners, c.present, c.immutable = 0, 0, true }), ns, keySecretName, string(corev1.SecretTypeOpaque), "", "", "", "", created, int32(0))
 	f.Add(with(func(c *policyChoices) { c.operation, c.asNodeIdentity, c.owners, c.present = 1, false, 0, 0 }), ns, "karpenter-cert", string(corev1.SecretTypeTLS), "", "", "", "", created, int32(0))
@@ -93,7 +99,7 @@ func FuzzTokenSecretPolicy(f *testing.F) {
 			}}
 			// Issue makes a token only until TTL after the NodeClaim's creation.
 			now = now.Add(time.Duration(int64(after)&0x7fffffff%int64(ttl)) * time.Second)
-			secret = tokenSecret(nodeClaim, Key(strings.Repeat("k", keySize)), nodeClaim.CreationTimestamp.Add(TTL))
+			secret = bootstraptoken.Key(strings.Repeat("k", bootstraptoken.KeySize)).TokenSecret(nodeClaim)
 			namespace = secret.Namespace
 		} else {
 			entries := append(strings.SplitN(values, "|", 6), "", "", "", "", "", "")
@@ -182,7 +188,7 @@ func mayCreate(namespace string, secret *corev1.Secret, created time.Time) bool 
 	// An expiration is compared as written, YYYYMMDDhhmmss, whose order is the times' (a date
 	// that is no date, 2026-13-45, kube-apiserver takes for an expired token).
 	expiration := string(secret.Data[bootstrapapi.BootstrapTokenExpirationKey])
-	latest := created.Add(TTL + time.Minute).Format("20060102150405")
+	latest := created.Add(bootstraptoken.TTL + time.Minute).Format("20060102150405")
 	return isToken(namespace, secret) && tokenExpiration.MatchString(expiration) &&
 		strings.NewReplacer("-", "", "T", "", ":", "", "Z", "").Replace(expiration) <= latest
 }
@@ -194,8 +200,8 @@ func isToken(namespace string, secret *corev1.Secret) bool {
 	owners := secret.OwnerReferences
 	keys := slices.Collect(maps.Keys(secret.Data))
 	usage := string(secret.Data[bootstrapapi.BootstrapTokenUsageAuthentication])
-	return namespace == Namespace && secret.Type == bootstrapapi.SecretTypeBootstrapToken && tokenSecretName.MatchString(secret.Name) &&
-		secret.Labels[LabelNodeClaimToken] == "true" &&
+	return namespace == bootstraptoken.Namespace && secret.Type == bootstrapapi.SecretTypeBootstrapToken && tokenSecretName.MatchString(secret.Name) &&
+		secret.Labels[bootstraptoken.LabelNodeClaimToken] == "true" &&
 		len(owners) == 1 && owners[0].APIVersion == "karpenter.sh/v1" && owners[0].Kind == "NodeClaim" &&
 		!slices.ContainsFunc(keys, func(k string) bool { return !slices.Contains(tokenDataKeys, k) }) &&
 		!slices.ContainsFunc(requiredTokenKeys, func(k string) bool { return !slices.Contains(keys, k) }) &&
@@ -203,7 +209,7 @@ func isToken(namespace string, secret *corev1.Secret) bool {
 		// show them: bytes whose base64 is "true" pass, and make a token kube-apiserver does not
 		// authenticate.
 		(usage == "true" || base64.StdEncoding.EncodeToString([]byte(usage)) == "true") &&
-		string(secret.Data[bootstrapapi.BootstrapTokenExtraGroupsKey]) == Group
+		string(secret.Data[bootstrapapi.BootstrapTokenExtraGroupsKey]) == bootstraptoken.Group
 }
 
 // fuzzedSecret builds a Secret from the fuzzer's choices: owners owner references (the first of
@@ -220,7 +226,7 @@ func fuzzedSecret(namespace, name, secretType, label string, owners uint8, owner
 		secret.Immutable = &immutable
 	}
 	if label != "" {
-		secret.Labels = map[string]string{LabelNodeClaimToken: label}
+		secret.Labels = map[string]string{bootstraptoken.LabelNodeClaimToken: label}
 	}
 	for i := range int(owners % 4) {
 		owner := metav1.OwnerReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: "owner", UID: "owner-uid"}

@@ -1,4 +1,8 @@
-package test
+// Package examples reads the LinodeNodeClasses and NodePools a user copies: the files of
+// examples/ and the yaml blocks of the docs. It links nothing but the APIs and a YAML reader, so
+// that a test binary that reads an example (a fuzz target's, whose every package go test -fuzz
+// instruments) stays small.
+package examples
 
 import (
 	"bufio"
@@ -10,19 +14,16 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"k8s.io/apimachinery/pkg/util/rand"
 	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
-	"sigs.k8s.io/karpenter/pkg/cloudprovider"
-	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/test/shared"
 )
 
-// Example is the LinodeNodeClass and NodePool of examples/<file>, as a user applies them.
-func Example(file string) (*v1.LinodeNodeClass, *karpv1.NodePool, error) {
+// File is the LinodeNodeClass and NodePool of examples/<file>, as a user applies them.
+func File(file string) (*v1.LinodeNodeClass, *karpv1.NodePool, error) {
 	path, err := shared.RepositoryFile(filepath.Join("examples", file))
 	if err != nil {
 		return nil, nil, err
@@ -95,15 +96,4 @@ func DocsNodeClass(page, name string) (*v1.LinodeNodeClass, error) {
 		}
 	}
 	return nil, fmt.Errorf("%s has no LinodeNodeClass %s", page, name)
-}
-
-// NodeClaimFor is the NodeClaim Karpenter core's scheduler makes of the NodePool's template for
-// the instance types that fit its pods (core's own NodeClaimTemplate): the template's labels and
-// taints, the NodePool and NodeClass labels, and an instance-type requirement of those types.
-func NodeClaimFor(nodePool *karpv1.NodePool, instanceTypes ...*cloudprovider.InstanceType) *karpv1.NodeClaim {
-	template := scheduling.NewNodeClaimTemplate(nodePool)
-	template.InstanceTypeOptions = instanceTypes
-	nodeClaim := template.ToNodeClaim()
-	nodeClaim.Name = nodeClaim.GenerateName + rand.String(5)
-	return nodeClaim
 }
