@@ -116,20 +116,21 @@ lint: $(GOLANGCI_LINT) ## golangci-lint: go vet's analyzers, staticcheck, errche
 
 # Tools are built from hack/codegen/go.mod, a module of their own, into bin/.
 build-tool = cd $(TOOLS_MOD) && go build -o $@ $(1)
-# controller-gen is a tool of the project's own go.mod, at the release made for Kubernetes 0.35 whose
-# requirements our module graph already meets: it compiles against the very k8s.io packages our
-# builds compile (one compile of k8s.io/api and apimachinery, where the tools module's newer
-# Kubernetes was a second one on a new machine).
+# controller-gen and helm are tools of the project's own go.mod (controller-gen at the release made
+# for Kubernetes 0.35, whose requirements our module graph already meets; helm at the version of
+# the Helm library the chart tests link): they compile against the very k8s.io and Helm packages
+# our builds compile, where the tools module's newer Kubernetes compiled them a second time on a
+# new machine.
 $(CONTROLLER_GEN): go.mod
 	go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+$(HELM): go.mod
+	go build -o $@ helm.sh/helm/v4/cmd/helm
 $(GOTESTSUM): $(TOOLS_MOD)/go.mod
 	$(call build-tool,gotest.tools/gotestsum)
 $(GOLANGCI_LINT): $(TOOLS_MOD)/go.mod
 	$(call build-tool,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
 $(HELM_DOCS): $(TOOLS_MOD)/go.mod
 	$(call build-tool,github.com/norwoodj/helm-docs/cmd/helm-docs)
-$(HELM): $(TOOLS_MOD)/go.mod
-	$(call build-tool,helm.sh/helm/v4/cmd/helm)
 # actionlint is built with its own go.mod's requirements: the tools module's YAML library is newer
 # than it compiles with.
 $(ACTIONLINT): Makefile
