@@ -39,7 +39,7 @@ help: ## Show this help
 # their minutes waiting on their local clusters, so each takes a slot of TEST_PARALLEL (go test's
 # -p) while using little CPU, and the other packages compile and run beside them in the two
 # slots left over.
-E2E_PKGS := ./test/e2e ./test/e2e/upkeep ./test/e2e/instance ./test/e2e/lifecycle/enterprise
+E2E_PKGS := ./test/e2e ./test/e2e/disruption ./test/e2e/upkeep ./test/e2e/instance ./test/e2e/lifecycle/enterprise
 
 # go vet runs in make lint, with every analyzer, not a second time here.
 TEST_FLAGS ?= -count=1 -vet=off

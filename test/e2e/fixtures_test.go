@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/linode/linodego"
 	. "github.com/onsi/ginkgo/v2"
@@ -40,11 +39,6 @@ func cpuOf(nodes []corev1.Node) int64 {
 		total += node.Status.Capacity.Cpu().Value()
 	}
 	return total
-}
-
-// consistently is a short Consistently, for "this does not happen".
-func consistently(ctx context.Context, actual any) AsyncAssertion {
-	return Consistently(actual).WithContext(ctx).WithTimeout(10 * time.Second).WithPolling(500 * time.Millisecond)
 }
 
 // sizingDecision reads a SizingDecision event's message: the ceiling's plan and price and the

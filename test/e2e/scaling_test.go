@@ -68,7 +68,7 @@ var _ = Describe("Scaling", func() {
 			g.Expect(f.Nodes(ctx)).NotTo(BeEmpty())
 			g.Expect(f.Pods(ctx, "inflate")).To(ContainElement(HaveField("Status.Phase", corev1.PodRunning)))
 		}).WithContext(ctx).Should(Succeed())
-		consistently(ctx, func(g Gomega) {
+		framework.Consistently(ctx, func(g Gomega) {
 			g.Expect(cpuOf(f.Nodes(ctx))).To(BeNumerically("<=", 4), "nodes %v exceed the NodePool's 4 CPUs", plans(f.Nodes(ctx)))
 		}).Should(Succeed())
 		pending := 0

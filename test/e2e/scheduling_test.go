@@ -35,7 +35,7 @@ var _ = Describe("Scheduling", func() {
 		Expect(nodes[0].Labels).To(HaveKeyWithValue(v1.LabelInstanceCPU, "4"))
 		Expect(nodes[0].Labels).To(HaveKeyWithValue(corev1.LabelInstanceTypeStable, "g6-dedicated-4"))
 		Expect(framework.HasTaint(nodes[0], "e2e/dedicated", corev1.TaintEffectNoSchedule)).To(BeTrue(), "taints %v", nodes[0].Spec.Taints)
-		consistently(ctx, func() []corev1.Pod { return f.Pods(ctx, "intolerant") }).
+		framework.Consistently(ctx, func() []corev1.Pod { return f.Pods(ctx, "intolerant") }).
 			Should(HaveEach(HaveField("Status.Phase", corev1.PodPending)), "a pod that does not tolerate the NodePool's taint never runs")
 	})
 

@@ -256,3 +256,8 @@ func Scale(ctx context.Context, kube client.Client, deployment *appsv1.Deploymen
 	deployment.Spec.Replicas = &replicas
 	gomega.Expect(kube.Patch(ctx, deployment, patch)).To(gomega.Succeed())
 }
+
+// Consistently is a short Consistently, for "this does not happen".
+func Consistently(ctx context.Context, actual any) gomega.AsyncAssertion {
+	return gomega.Consistently(actual).WithContext(ctx).WithTimeout(10 * time.Second).WithPolling(500 * time.Millisecond)
+}

@@ -1,4 +1,4 @@
-package e2e_test
+package disruption_test
 
 import (
 	"time"
@@ -14,6 +14,7 @@ import (
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
 	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
+	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
 	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
@@ -86,7 +87,7 @@ var _ = Describe("Disruption", func() {
 		By("launching nothing more for it")
 		Expect(kube.Create(ctx, f.Deployment("more", 2, "1"))).To(Succeed())
 		claimsBefore := len(f.NodeClaims(ctx))
-		consistently(ctx, func() int {
+		framework.Consistently(ctx, func() int {
 			return len(slices.DeleteFunc(f.NodeClaims(ctx), func(c karpv1.NodeClaim) bool { return !c.DeletionTimestamp.IsZero() }))
 		}).Should(BeNumerically("<=", claimsBefore))
 
