@@ -72,7 +72,8 @@ if ((${#missing[@]})); then
   trap 'rm -rf "$out"' EXIT
   packages=()
   for name in "${missing[@]}"; do packages+=("${package_of[$name]}"); done
-  (cd "$here/tools" && go build -ldflags "$ldflags" -o "$out/" "${packages[@]}")
+  # GOGC=200: the compiler and the linker collect garbage less often (the Makefile's BUILD_GOGC).
+  (cd "$here/tools" && GOGC=200 go build -ldflags "$ldflags" -o "$out/" "${packages[@]}")
   for name in "${missing[@]}"; do
     mv "$out/${built_as[$name]:-$name}" "$bin_dir/$name"
   done
