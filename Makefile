@@ -17,9 +17,10 @@ export GOFLAGS += -trimpath -ldflags=-s
 # generated packages: k8s.io/api and client-go compiled from an empty cache took 139 CPU-s instead
 # of 176-179 at Go's default; the five Kubernetes binaries (hack/build-k8s-binaries.sh) 757
 # instead of 910, kube-scheduler alone 508 instead of 518; golangci-lint's analysis of this module
-# 73-85 instead of 88-98 (warm runs), at 5.3 GB instead of 3.9 at the peak. Commands that only build, go test's compiles and the short fuzz runs (mostly their
-# instrumented builds) run with BUILD_GOGC; what runs the code we build (test binaries, local
-# clusters, the controller in the benchmarks, whose memory they report) keeps Go's default.
+# 73-85 instead of 88-98 (warm runs), at 5.3 GB instead of 3.9 at the peak. Commands that only
+# build, go test's compiles and the short fuzz runs (mostly their instrumented builds) run with
+# BUILD_GOGC; what runs the code we build (test binaries, local clusters, the controller in the
+# benchmarks, whose memory they report) keeps Go's default.
 BUILD_GOGC := GOGC=200
 FUZZTIME ?= 10s
 
