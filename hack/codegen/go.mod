@@ -1,5 +1,5 @@
-// Lint and test tools (golangci-lint, gotestsum, helm-docs), kept out of the project's go.mod so
-// their dependencies do not constrain ours. The Makefile builds them into bin/.
+// The lint, test-output and chart-docs tools (golangci-lint, gotestsum, helm-docs), kept out of the
+// project's go.mod so their dependencies do not constrain ours. The Makefile builds them into bin/.
 module github.com/linode/karpenter-provider-linode/hack/codegen
 
 go 1.26.9
