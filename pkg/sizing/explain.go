@@ -127,8 +127,9 @@ func timeBudgetEvent(nodePool *karpv1.NodePool, budget time.Duration, pods, shap
 		InvolvedObject: nodePool,
 		Type:           corev1.EventTypeWarning,
 		Reason:         ReasonSizingTimeBudgetExceeded,
-		Message: truncate(fmt.Sprintf("Offered every plan: sizing for %d pending pods in %d shapes took longer than its time budget of %v (SIZING_TIME_BUDGET)",
-			pods, shapes, budget)),
+		Message: truncate(fmt.Sprintf("Offered every plan: sizing for %d pending pods in %d shapes took longer than its time budget of %v (SIZING_TIME_BUDGET); "+
+			"every plan is offered without sizing for %v, or until the pending pods are in fewer than half as many shapes",
+			pods, shapes, budget, holdOffFor)),
 		DedupeValues:  []string{string(nodePool.UID)},
 		DedupeTimeout: deferredEventEvery,
 		RateLimiter:   timeBudgetEventLimiter,

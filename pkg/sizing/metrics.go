@@ -42,4 +42,10 @@ var (
 		Name:      "time_budget_exceeded_total",
 		Help:      "Decisions for the NodePool's pending pods that took longer than SIZING_TIME_BUDGET, after which the NodePool was offered every plan, as Karpenter core does on its own.",
 	}, []opmetrics.Label{nodePoolLabel}, opmetrics.Beta)
+	heldOffDecisions = opmetrics.NewPrometheusCounter(crmetrics.Registry, prometheus.CounterOpts{
+		Namespace: metrics.Namespace,
+		Subsystem: subsystem,
+		Name:      "held_off_total",
+		Help:      "Answers for the NodePool's changed pending pods that offered every plan without sizing, because sizing for about as many shapes took longer than SIZING_TIME_BUDGET less than a minute before.",
+	}, []opmetrics.Label{nodePoolLabel}, opmetrics.Beta)
 )

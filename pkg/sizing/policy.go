@@ -70,6 +70,8 @@ type Policy struct {
 	sized map[string]*sizedPool
 	// simulating are the decisions being simulated, by NodePool name.
 	simulating map[string]*simulation
+	// overran are the NodePools whose last decision took longer than the time budget, by name.
+	overran map[string]overrun
 	// largeUntil is when each NodePool that counted as large stops counting as large, unless it
 	// does on its own again, by NodePool name.
 	largeUntil map[string]time.Time
@@ -134,6 +136,7 @@ func NewPolicy(kubeClient client.Client, recorder events.Recorder, tradeoff Trad
 		decisions:          map[string]*memo{},
 		sized:              map[string]*sizedPool{},
 		simulating:         map[string]*simulation{},
+		overran:            map[string]overrun{},
 		largeUntil:         map[string]time.Time{},
 		templates:          map[string]cachedTemplate{},
 		unknownAnnotations: map[string]string{},
@@ -244,6 +247,13 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		p.tell(ctx, nodePool.Name, previous.explanation, groups)
 		return previous.instanceTypes, nil
 	}
+	if held := p.heldOff(nodePool.Name, len(groups)); held != nil {
+		next := &memo{inputs: inputs, generation: nodePool.Generation, uid: nodePool.UID, instanceTypes: instanceTypes, template: template, explanation: held}
+		p.decisions[nodePool.Name] = next
+		heldOffDecisions.Inc(map[string]string{nodePoolLabel.Name: nodePool.Name})
+		p.tell(ctx, nodePool.Name, held, nil)
+		return instanceTypes, nil
+	}
 	// Another caller simulating the same inputs answers this one too.
 	if f, ok := p.simulating[nodePool.Name]; ok && f.inputs == inputs {
 		p.mu.Unlock()
@@ -290,6 +300,7 @@ func (p *Policy) InstanceTypes(ctx context.Context, nodePool *karpv1.NodePool, i
 		p.overBudget(ctx, nodePool, next, pending.pods, groups)
 		return next.instanceTypes, nil
 	}
+	delete(p.overran, nodePool.Name)
 	for _, r := range append(others, asking) {
 		if r.sized != nil && !r.offersAll {
 			p.sized[r.name] = r.sized

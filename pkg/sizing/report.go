@@ -18,6 +18,7 @@ func (p *Policy) overBudget(ctx context.Context, nodePool *karpv1.NodePool, next
 	p.offerAll(ctx, nodePool.Name, p.decisions[nodePool.Name], next.explanation.why)
 	log.FromContext(ctx).WithValues("NodePool", nodePool.Name).Info("offering every plan: "+next.explanation.why, "pods", len(pending), "shapes", len(groups))
 	p.decisions[nodePool.Name] = next
+	p.overran[nodePool.Name] = overrun{at: p.clock.Now(), shapes: len(groups)}
 	timeBudgetExceeded.Inc(map[string]string{nodePoolLabel.Name: nodePool.Name})
 	if p.recorder != nil {
 		p.recorder.Publish(timeBudgetEvent(nodePool, p.timeBudget, len(pending), len(groups)))
@@ -30,6 +31,7 @@ const noPendingPod = "no pending pod left to size for"
 
 // offerAll forgets the NodePool's ceiling, saying so, and why, if it had one.
 func (p *Policy) offerAll(ctx context.Context, nodePool string, previous *memo, why string) {
+	delete(p.overran, nodePool)
 	if previous == nil {
 		return
 	}
