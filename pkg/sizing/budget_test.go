@@ -76,7 +76,7 @@ var _ = Describe("The time budget", func() {
 		}
 		exceeded, heldOff := budgetExceeded(), heldOffAnswers()
 		ask()
-		Expect(budgetExceeded() - exceeded).To(Equal(1.0), "four shapes overran the budget")
+		Expect(budgetExceeded()-exceeded).To(Equal(1.0), "four shapes overran the budget")
 
 		By("one more shape: held off, not sized")
 		apply(pendingPods("shape-4", 1, shapes[4][0], shapes[4][1]))
@@ -101,7 +101,7 @@ var _ = Describe("The time budget", func() {
 		By("a minute after that overrun, a change is sized again")
 		apply(pendingPods("shape-1-again", 1, shapes[1][0], shapes[1][1]))
 		ask()
-		Expect(budgetExceeded() - exceeded).To(Equal(2.0), "within the minute: held off")
+		Expect(budgetExceeded()-exceeded).To(Equal(2.0), "within the minute: held off")
 		Expect(heldOffAnswers() - heldOff).To(Equal(3.0))
 		emu.Clock.Step(time.Minute)
 		apply(pendingPods("shape-2-again", 1, shapes[2][0], shapes[2][1]))
