@@ -78,7 +78,7 @@ func (p *Policy) heldOff(nodePool string, shapes int) *explanation {
 		return nil
 	}
 	if since := p.clock.Since(o.at); since < holdOffFor && 2*shapes >= o.shapes {
-		return &explanation{every: true, why: fmt.Sprintf("sizing for %d shapes of its pending pods took longer than the time budget of %v %v ago; it has %d now",
+		return &explanation{every: true, why: fmt.Sprintf("sizing for %d shapes of its pending pods took longer than the time budget of %v %v ago, and they are in %d shapes now",
 			o.shapes, p.timeBudget, since.Round(time.Second), shapes)}
 	}
 	delete(p.overran, nodePool)
