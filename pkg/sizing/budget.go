@@ -53,34 +53,56 @@ func (b *timeBudget) spend(work int) bool {
 	return b.over()
 }
 
-// overrun is a decision that took longer than the time budget: when it ended, and for how many
-// shapes of pending pods.
+// overrun is a decision that took longer than the time budget: when it ended, for how many
+// shapes of pending pods, and how many decisions in a row overran, with no decision within the
+// budget between them.
 type overrun struct {
 	at     time.Time
 	shapes int
+	streak int
 }
 
 // holdOffFor is how long after a decision ran past the time budget the NodePool is offered every
-// plan without sizing, while its pending pods keep at least half as many shapes. A pod of a new
-// shape changes the inputs, and sizing them again would spend the budget again for the same
-// answer: thousands of pods of distinct shapes, which anyone who may create pods can make, would
-// cost every provisioning round the budget. A minute is a few of core's provisioning rounds; once
-// it has passed, or the shapes have halved, the next change is sized again, so a decision that
-// overran only because the machine was busy holds the NodePool back from sizing that long at most.
-const holdOffFor = time.Minute
+// plan without sizing, while its pending pods keep at least half as many shapes; it doubles with
+// each overrun in a row, up to holdOffMax. A pod of a new shape changes the inputs, and sizing
+// them again would spend the budget again for the same answer: thousands of pods of distinct
+// shapes, which anyone who may create pods can make, would cost every provisioning round the
+// budget, and then once a minute, once every 16 minutes when they stay. A minute is a few of
+// core's provisioning rounds, so a decision that overran only because the machine was busy holds
+// the NodePool back from sizing that long, once.
+const (
+	holdOffFor = time.Minute
+	holdOffMax = 16 * time.Minute
+)
+
+// hold is how long the overrun holds its NodePool off sizing.
+func (o overrun) hold() time.Duration {
+	hold := holdOffFor
+	for i := 1; i < o.streak && hold < holdOffMax; i++ {
+		hold *= 2
+	}
+	return min(hold, holdOffMax)
+}
+
+// overBudgetAgain records a decision for the NodePool's shapes that took longer than the time
+// budget, one more in a row after last, the NodePool's overrun before it (zero for none).
+func (p *Policy) overBudgetAgain(nodePool string, last overrun, shapes int) overrun {
+	o := overrun{at: p.clock.Now(), shapes: shapes, streak: last.streak + 1}
+	p.overran[nodePool] = o
+	return o
+}
 
 // heldOff says why the NodePool is offered every plan without sizing, when its last decision
-// overran the time budget less than holdOffFor ago for at most twice as many shapes as it has now;
-// nil when it is sized. It forgets an overrun that no longer holds the NodePool off.
+// overran the time budget less than its hold ago for at most twice as many shapes as it has now;
+// nil when it is sized.
 func (p *Policy) heldOff(nodePool string, shapes int) *explanation {
 	o, ok := p.overran[nodePool]
 	if !ok {
 		return nil
 	}
-	if since := p.clock.Since(o.at); since < holdOffFor && 2*shapes >= o.shapes {
+	if since := p.clock.Since(o.at); since < o.hold() && 2*shapes >= o.shapes {
 		return &explanation{every: true, why: fmt.Sprintf("sizing for %d shapes of its pending pods took longer than the time budget of %v %v ago, and they are in %d shapes now",
 			o.shapes, p.timeBudget, since.Round(time.Second), shapes)}
 	}
-	delete(p.overran, nodePool)
 	return nil
 }

@@ -54,7 +54,7 @@ var _ = Describe("The time budget", func() {
 			ContainSubstring("every plan is offered without sizing for 1m0s, or until the pending pods are in fewer than half as many shapes"))))
 	})
 
-	It("offers every plan without sizing again for a minute after a decision overran, while the pending pods keep half as many shapes", func() {
+	It("offers every plan without sizing after a decision overran, for a minute doubling with each overrun in a row, while the pending pods keep half as many shapes", func() {
 		hurried := linodeexpectations.ExpectLKE(ctx, emu, env.Client, test.WithCluster("sizing-hold-off", lke.TierStandard, test.Region),
 			test.WithSettings(func(o *options.Options) { o.SizingTimeBudget = time.Nanosecond }))
 		hurried.Sizing.Track(cluster)
@@ -68,46 +68,70 @@ var _ = Describe("The time budget", func() {
 				}
 			}
 		}
-		shapes := [][2]string{{"1", "1Gi"}, {"2", "2Gi"}, {"500m", "512Mi"}, {"3", "4Gi"}, {"1500m", "3Gi"}}
+		added := 0
+		addShape := func() {
+			GinkgoHelper()
+			added++
+			apply(pendingPods(fmt.Sprintf("added-%d", added), 1, fmt.Sprintf("%dm", 100+added), "1Gi"))
+		}
+		deleteAll := func(pods []*corev1.Pod) {
+			GinkgoHelper()
+			ExpectDeleted(ctx, env.Client, lo.Map(pods, func(p *corev1.Pod, _ int) client.Object { return p })...)
+		}
 		var pods [][]*corev1.Pod
-		for i, shape := range shapes[:4] {
+		for i, shape := range [][2]string{{"1", "1Gi"}, {"2", "2Gi"}, {"500m", "512Mi"}, {"3", "4Gi"}} {
 			pods = append(pods, pendingPods(fmt.Sprintf("shape-%d", i), 3, shape[0], shape[1]))
 			apply(pods[i])
 		}
 		exceeded, heldOff := budgetExceeded(), heldOffAnswers()
+		overran := func() float64 { GinkgoHelper(); return budgetExceeded() - exceeded }
+		held := func() float64 { GinkgoHelper(); return heldOffAnswers() - heldOff }
 		ask()
-		Expect(budgetExceeded()-exceeded).To(Equal(1.0), "four shapes overran the budget")
+		Expect(overran()).To(Equal(1.0), "four shapes overran the budget")
 
 		By("one more shape: held off, not sized")
-		apply(pendingPods("shape-4", 1, shapes[4][0], shapes[4][1]))
+		addShape()
 		ask()
-		Expect(budgetExceeded() - exceeded).To(Equal(1.0))
-		Expect(heldOffAnswers() - heldOff).To(Equal(1.0))
+		Expect(overran()).To(Equal(1.0))
+		Expect(held()).To(Equal(1.0))
 
-		By("down to two of the five shapes, half the four that overran: still held off")
-		for _, group := range pods[2:] {
-			ExpectDeleted(ctx, env.Client, lo.Map(group, func(p *corev1.Pod, _ int) client.Object { return p })...)
+		By("down to two shapes, half the four that overran: still held off")
+		for _, group := range pods[1:] {
+			deleteAll(group)
 		}
-		ExpectDeleted(ctx, env.Client, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "shape-4-000", Namespace: "default"}})
 		ask()
-		Expect(budgetExceeded() - exceeded).To(Equal(1.0))
-		Expect(heldOffAnswers() - heldOff).To(Equal(2.0))
+		Expect(overran()).To(Equal(1.0))
+		Expect(held()).To(Equal(2.0))
 
-		By("down to one shape: sized again (and over the budget again)")
-		ExpectDeleted(ctx, env.Client, lo.Map(pods[1], func(p *corev1.Pod, _ int) client.Object { return p })...)
+		By("down to one shape: sized again, and over the budget a second time in a row")
+		deleteAll(pods[0])
 		ask()
-		Expect(budgetExceeded() - exceeded).To(Equal(2.0))
+		Expect(overran()).To(Equal(2.0))
 
-		By("a minute after that overrun, a change is sized again")
-		apply(pendingPods("shape-1-again", 1, shapes[1][0], shapes[1][1]))
-		ask()
-		Expect(budgetExceeded()-exceeded).To(Equal(2.0), "within the minute: held off")
-		Expect(heldOffAnswers() - heldOff).To(Equal(3.0))
+		By("held off for two minutes after the second overrun, not one")
 		emu.Clock.Step(time.Minute)
-		apply(pendingPods("shape-2-again", 1, shapes[2][0], shapes[2][1]))
+		addShape()
 		ask()
-		Expect(budgetExceeded() - exceeded).To(Equal(3.0))
-		Expect(heldOffAnswers() - heldOff).To(Equal(3.0))
+		Expect(overran()).To(Equal(2.0))
+		Expect(held()).To(Equal(3.0))
+		emu.Clock.Step(time.Minute)
+		addShape()
+		ask()
+		Expect(overran()).To(Equal(3.0), "two minutes after the second overrun, a change is sized")
+
+		By("once no pod is pending, the next overrun holds the NodePool off for a minute again")
+		deleteAll(lo.Map(lo.Range(added), func(i, _ int) *corev1.Pod {
+			return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("added-%d-000", i+1), Namespace: "default"}}
+		}))
+		ask()
+		addShape()
+		ask()
+		Expect(overran()).To(Equal(4.0))
+		emu.Clock.Step(time.Minute)
+		addShape()
+		ask()
+		Expect(overran()).To(Equal(5.0))
+		Expect(held()).To(Equal(3.0))
 	})
 })
 

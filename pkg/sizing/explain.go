@@ -122,14 +122,14 @@ const deferredEventEvery = 5 * time.Minute
 var timeBudgetEventLimiter = flowcontrol.NewTokenBucketRateLimiter(1, 5)
 
 // timeBudgetEvent tells a NodePool that sizing for its pending pods took longer than the budget.
-func timeBudgetEvent(nodePool *karpv1.NodePool, budget time.Duration, pods, shapes int) events.Event {
+func timeBudgetEvent(nodePool *karpv1.NodePool, budget time.Duration, pods, shapes int, hold time.Duration) events.Event {
 	return events.Event{
 		InvolvedObject: nodePool,
 		Type:           corev1.EventTypeWarning,
 		Reason:         ReasonSizingTimeBudgetExceeded,
 		Message: truncate(fmt.Sprintf("Offered every plan: sizing for %d pending pods in %d shapes took longer than its time budget of %v (SIZING_TIME_BUDGET); "+
 			"every plan is offered without sizing for %v, or until the pending pods are in fewer than half as many shapes",
-			pods, shapes, budget, holdOffFor)),
+			pods, shapes, budget, hold)),
 		DedupeValues:  []string{string(nodePool.UID)},
 		DedupeTimeout: deferredEventEvery,
 		RateLimiter:   timeBudgetEventLimiter,

@@ -46,6 +46,6 @@ var (
 		Namespace: metrics.Namespace,
 		Subsystem: subsystem,
 		Name:      "held_off_total",
-		Help:      "Answers for the NodePool's changed pending pods that offered every plan without sizing, because sizing for about as many shapes took longer than SIZING_TIME_BUDGET less than a minute before.",
+		Help:      "Answers for the NodePool's changed pending pods that offered every plan without sizing, because sizing for at most twice as many shapes took longer than SIZING_TIME_BUDGET shortly before (a minute, doubling with each overrun in a row up to 16).",
 	}, []opmetrics.Label{nodePoolLabel}, opmetrics.Beta)
 )

@@ -15,13 +15,14 @@ import (
 // budget, and says so: in the log, a metric and an event on the NodePool. The answer is kept for
 // the same inputs, so that core's next calls do not spend the budget again.
 func (p *Policy) overBudget(ctx context.Context, nodePool *karpv1.NodePool, next *memo, pending []pendingPod, groups []*podGroup) {
+	last := p.overran[nodePool.Name]
 	p.offerAll(ctx, nodePool.Name, p.decisions[nodePool.Name], next.explanation.why)
 	log.FromContext(ctx).WithValues("NodePool", nodePool.Name).Info("offering every plan: "+next.explanation.why, "pods", len(pending), "shapes", len(groups))
 	p.decisions[nodePool.Name] = next
-	p.overran[nodePool.Name] = overrun{at: p.clock.Now(), shapes: len(groups)}
+	overrun := p.overBudgetAgain(nodePool.Name, last, len(groups))
 	timeBudgetExceeded.Inc(map[string]string{nodePoolLabel.Name: nodePool.Name})
 	if p.recorder != nil {
-		p.recorder.Publish(timeBudgetEvent(nodePool, p.timeBudget, len(pending), len(groups)))
+		p.recorder.Publish(timeBudgetEvent(nodePool, p.timeBudget, len(pending), len(groups), overrun.hold()))
 	}
 	p.tell(ctx, nodePool.Name, next.explanation, nil)
 }
