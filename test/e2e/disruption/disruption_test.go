@@ -1,21 +1,17 @@
 package disruption_test
 
 import (
-	"time"
-
 	"slices"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	v1 "github.com/linode/karpenter-provider-linode/pkg/apis/v1"
-	"github.com/linode/karpenter-provider-linode/pkg/providers/nodeprovider"
 	"github.com/linode/karpenter-provider-linode/test/e2e/framework"
-	"github.com/linode/karpenter-provider-linode/test/emulator"
 )
 
 var _ = Describe("Disruption", func() {
@@ -24,26 +20,7 @@ var _ = Describe("Disruption", func() {
 		f.Create(ctx)
 		Expect(kube.Create(ctx, f.Deployment("inflate", 2, "1"))).To(Succeed())
 		f.ExpectRunning(ctx, "inflate", 2)
-		node := f.Nodes(ctx)[0]
-		instanceID, err := nodeprovider.ParseProviderID(node.Spec.ProviderID)
-		Expect(err).NotTo(HaveOccurred())
-
-		Expect(kube.Delete(ctx, &node)).To(Succeed())
-		Eventually(func(g Gomega) {
-			current := &corev1.Node{}
-			g.Expect(kube.Get(ctx, client.ObjectKeyFromObject(&node), current)).To(Succeed())
-			g.Expect(current.DeletionTimestamp.IsZero()).To(BeFalse())
-			g.Expect(current.Finalizers).To(ContainElement(karpv1.TerminationFinalizer), "Karpenter's finalizer holds the node while it drains")
-		}).WithContext(ctx).Should(Succeed())
-		Eventually(func() []emulator.InstanceInfo { return cluster.Emulator.Instances() }).WithContext(ctx).
-			ShouldNot(ContainElement(HaveField("ID", instanceID)), "the node's Linode is deleted")
-		Eventually(func() bool {
-			return apierrors.IsNotFound(kube.Get(ctx, client.ObjectKeyFromObject(&node), &corev1.Node{}))
-		}).WithContext(ctx).Should(BeTrue(), "the node is gone")
-		f.ExpectRunning(ctx, "inflate", 2)
-		for _, pod := range f.Pods(ctx, "inflate") {
-			Expect(pod.Spec.NodeName).NotTo(Equal(node.Name))
-		}
+		f.ExpectNodeDeletedByHandDrains(ctx, "inflate", 2)
 	})
 
 	It("replaces nodes whose LinodeNodeClass changed (drift)", func(ctx SpecContext) {

@@ -15,7 +15,6 @@ import (
 	"github.com/samber/lo"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,24 +79,7 @@ var _ = Describe("Instance mode", func() {
 		f.Create(ctx)
 		Expect(kube.Create(ctx, f.Deployment("inflate", 2, "1"))).To(Succeed())
 		f.ExpectRunning(ctx, "inflate", 2)
-		node := f.Nodes(ctx)[0]
-		instanceID, err := nodeprovider.ParseProviderID(node.Spec.ProviderID)
-		Expect(err).NotTo(HaveOccurred())
-
-		Expect(kube.Delete(ctx, &node)).To(Succeed())
-		Eventually(func(g Gomega) {
-			current := &corev1.Node{}
-			g.Expect(kube.Get(ctx, client.ObjectKeyFromObject(&node), current)).To(Succeed())
-			g.Expect(current.Finalizers).To(ContainElement(karpv1.TerminationFinalizer), "Karpenter's finalizer holds the node while it drains")
-		}).WithContext(ctx).Should(Succeed())
-		Eventually(cluster.Emulator.Instances).WithContext(ctx).ShouldNot(ContainElement(HaveField("ID", instanceID)), "the node's Linode is deleted")
-		Eventually(func() bool {
-			return apierrors.IsNotFound(kube.Get(ctx, client.ObjectKeyFromObject(&node), &corev1.Node{}))
-		}).WithContext(ctx).Should(BeTrue())
-		f.ExpectRunning(ctx, "inflate", 2)
-		for _, pod := range f.Pods(ctx, "inflate") {
-			Expect(pod.Spec.NodeName).NotTo(Equal(node.Name))
-		}
+		f.ExpectNodeDeletedByHandDrains(ctx, "inflate", 2)
 	})
 
 	It("replaces nodes one at a time when a newer image matches the class's imageSelector", func(ctx SpecContext) {
