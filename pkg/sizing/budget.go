@@ -67,9 +67,9 @@ type overrun struct {
 // each overrun in a row, up to holdOffMax. A pod of a new shape changes the inputs, and sizing
 // them again would spend the budget again for the same answer: thousands of pods of distinct
 // shapes, which anyone who may create pods can make, would cost every provisioning round the
-// budget, and then once a minute, once every 16 minutes when they stay. A minute is a few of
-// core's provisioning rounds, so a decision that overran only because the machine was busy holds
-// the NodePool back from sizing that long, once.
+// budget; held off, they cost it after 1, 3, 7 and 15 minutes, then every 16. A minute is a few
+// of core's provisioning rounds, so a decision that overran only because the machine was busy
+// keeps the NodePool from being sized for that long, once.
 const (
 	holdOffFor = time.Minute
 	holdOffMax = 16 * time.Minute

@@ -30,7 +30,8 @@ func (p *Policy) overBudget(ctx context.Context, nodePool *karpv1.NodePool, next
 // noPendingPod is why the policy offers every plan when nothing waits for the NodePool.
 const noPendingPod = "no pending pod left to size for"
 
-// offerAll forgets the NodePool's ceiling, saying so, and why, if it had one.
+// offerAll forgets the NodePool's ceiling, saying so, and why, if it had one, and its overruns of
+// the time budget.
 func (p *Policy) offerAll(ctx context.Context, nodePool string, previous *memo, why string) {
 	delete(p.overran, nodePool)
 	if previous == nil {
