@@ -85,6 +85,11 @@ func startSimulatorWithEvents(t *testing.T, joinTimeout time.Duration) (*emulato
 	return emu, emu.NewClient(), events
 }
 
+// settleWithin bounds this file's waits for the simulator on a machine that CI loads with a dozen
+// other test binaries: a wait ends as soon as its condition holds, so only a failure pays it. Ten
+// seconds were too few for a Linode's 1.6 s boot and its node's registration once in a cold CI run.
+const settleWithin = time.Minute
+
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -116,7 +121,7 @@ func TestLKENodeRegistersLikeLKEKubelet(t *testing.T) {
 	emu.InjectFault(emulator.Fault{Route: "/lke/clusters/{clusterId}/pools/{poolId}", Unreachable: true})
 
 	var instance emulator.InstanceInfo
-	waitFor(t, "the pool's Linode", 5*time.Second, func() bool {
+	waitFor(t, "the pool's Linode", settleWithin, func() bool {
 		for _, in := range emu.Instances() {
 			if in.LKEPoolID == pool.ID {
 				instance = in
@@ -137,7 +142,7 @@ func TestLKENodeRegistersLikeLKEKubelet(t *testing.T) {
 	}
 
 	node := &corev1.Node{}
-	waitFor(t, "node "+instance.Label, 10*time.Second, func() bool {
+	waitFor(t, "node "+instance.Label, settleWithin, func() bool {
 		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node) == nil
 	})
 	if got := emu.Instances(); got[0].Status != "running" {
@@ -183,7 +188,7 @@ func TestLKENodeRegistersLikeLKEKubelet(t *testing.T) {
 	if err := linode.DeleteLKENodePoolNode(ctx, clusterID, instance.NodeID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "node "+instance.Label+" to be removed with its Linode", 5*time.Second, func() bool {
+	waitFor(t, "node "+instance.Label+" to be removed with its Linode", settleWithin, func() bool {
 		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, &corev1.Node{}) != nil
 	})
 }
@@ -201,7 +206,7 @@ func TestGPUPlanAdvertisesGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var node corev1.Node
-	waitFor(t, "the GPU node", 10*time.Second, func() bool {
+	waitFor(t, "the GPU node", settleWithin, func() bool {
 		var nodes corev1.NodeList
 		if err := env.Client.List(ctx, &nodes, client.HasLabels{nodesim.LabelLKEPoolID}); err != nil || len(nodes.Items) == 0 {
 			return false
@@ -227,7 +232,7 @@ func TestNodeIsNotReadyWhileItsLinodeIsDown(t *testing.T) {
 	}
 	var instance emulator.InstanceInfo
 	node := &corev1.Node{}
-	waitFor(t, "the pool's node, Ready", 10*time.Second, func() bool {
+	waitFor(t, "the pool's node, Ready", settleWithin, func() bool {
 		instances := emu.Instances()
 		if len(instances) != 1 {
 			return false
@@ -239,7 +244,7 @@ func TestNodeIsNotReadyWhileItsLinodeIsDown(t *testing.T) {
 	if _, err := emu.FailHost(instance.ID, emulator.HostFailure{RestartAfter: time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the node to be marked down", 5*time.Second, func() bool {
+	waitFor(t, "the node to be marked down", settleWithin, func() bool {
 		if err := env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node); err != nil {
 			return false
 		}
@@ -250,13 +255,13 @@ func TestNodeIsNotReadyWhileItsLinodeIsDown(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, "the node to be handed back to kwok once its Linode runs again", 10*time.Second, func() bool {
+	waitFor(t, "the node to be handed back to kwok once its Linode runs again", settleWithin, func() bool {
 		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, node) == nil && node.Annotations[nodesim.AnnotationKwokStatus] == ""
 	})
 	if err := linode.DeleteLKENodePool(ctx, clusterID, pool.ID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the node to be removed", 5*time.Second, func() bool {
+	waitFor(t, "the node to be removed", settleWithin, func() bool {
 		return env.Client.Get(ctx, types.NamespacedName{Name: instance.Label}, &corev1.Node{}) != nil
 	})
 }
